@@ -1,0 +1,13 @@
+/** The states a job moves through; see README.md for the diagram. */
+export const JOB_STATES = ['QUEUED', 'SCHEDULED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export const TERMINAL_STATES: ReadonlySet<JobState> = new Set<JobState>(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+
+export function isTerminal(state: JobState): boolean {
+  return TERMINAL_STATES.has(state);
+}
+
+export function isJobState(value: unknown): value is JobState {
+  return typeof value === 'string' && (JOB_STATES as readonly string[]).includes(value);
+}

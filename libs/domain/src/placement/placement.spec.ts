@@ -1,0 +1,86 @@
+import fc from 'fast-check';
+import { allocate, isOverCommitted, fitsNow, ResourceRequest } from '../resources/resources';
+import { PendingJob, PlacementNode, planPlacements } from './placement';
+
+function node(id: string, over: Partial<PlacementNode> = {}): PlacementNode {
+  return {
+    id, rack: 'r1', health: 'HEALTHY', cordoned: false, version: 1,
+    gpuModel: 'H100', gpusTotal: 8, gpusAllocated: 0, cpuCores: 64, cpuAllocated: 0,
+    memoryMiB: 524288, memoryAllocated: 0, ...over,
+  };
+}
+function job(id: string, res: Partial<ResourceRequest> = {}, nodes = 1): PendingJob {
+  return { id, nodes, resources: { gpus: 1, gpuModel: null, cpuCores: 1, memoryMiB: 1024, ...res } };
+}
+
+describe('planPlacements', () => {
+  it.each<[string, PlacementNode[], PendingJob, string[] | string]>([
+    ['fits on the only node', [node('a')], job('j'), ['a']],
+    ['best fit picks the fuller node', [node('a'), node('b', { gpusAllocated: 6 })], job('j', { gpus: 2 }), ['b']],
+    ['skips a DEGRADED node', [node('a', { health: 'DEGRADED' }), node('b')], job('j'), ['b']],
+    ['skips an UNHEALTHY node', [node('a', { health: 'UNHEALTHY' })], job('j'), 'INSUFFICIENT_CAPACITY:gpus'],
+    ['skips a cordoned node', [node('a', { cordoned: true }), node('b')], job('j'), ['b']],
+    ['matches the GPU model', [node('a', { gpuModel: 'A100' }), node('b')], job('j', { gpuModel: 'H100' }), ['b']],
+    ['no node has the model', [node('a', { gpuModel: 'A100' })], job('j', { gpuModel: 'H100' }), 'NO_MATCHING_NODES'],
+    ['too many GPUs for any node', [node('a')], job('j', { gpus: 16 }), 'NO_MATCHING_NODES'],
+    ['gpus 0 ignores the model', [node('a', { gpuModel: null, gpusTotal: 0 })], job('j', { gpus: 0, gpuModel: 'H100' }), ['a']],
+    ['CPU is short now', [node('a', { cpuAllocated: 64 })], job('j'), 'INSUFFICIENT_CAPACITY:cpuCores'],
+    ['memory is short now', [node('a', { memoryAllocated: 524288 })], job('j'), 'INSUFFICIENT_CAPACITY:memoryMiB'],
+    ['gang on one rack', [node('a', { rack: 'r1' }), node('b', { rack: 'r2' }), node('c', { rack: 'r2' })], job('j', {}, 2), ['b', 'c']],
+    ['gang across racks when none holds it', [node('a', { rack: 'r1' }), node('b', { rack: 'r2' })], job('j', {}, 2), ['a', 'b']],
+    ['gang larger than the fleet', [node('a')], job('j', {}, 2), 'NO_MATCHING_NODES'],
+    ['gang waiting for a busy node', [node('a'), node('b', { gpusAllocated: 8 })], job('j', {}, 2), 'GANG_WAITING'],
+  ])('%s', (_name, nodes, j, expected) => {
+    const plan = planPlacements([j], nodes);
+    if (typeof expected === 'string') {
+      expect(plan.placements).toEqual([]);
+      expect(plan.pending).toEqual([{ jobId: j.id, reason: expected }]);
+    } else {
+      expect(plan.pending).toEqual([]);
+      expect(plan.placements).toEqual([{ jobId: j.id, nodeIds: expected }]);
+    }
+  });
+
+  it('subtracts earlier placements before later jobs', () => {
+    const plan = planPlacements([job('j1', { gpus: 8 }), job('j2', { gpus: 1 })], [node('a')]);
+    expect(plan.placements).toEqual([{ jobId: 'j1', nodeIds: ['a'] }]);
+    expect(plan.pending).toEqual([{ jobId: 'j2', reason: 'INSUFFICIENT_CAPACITY:gpus' }]);
+  });
+
+  it('never over-commits and every placement fits (property)', () => {
+    const arbNode = fc.record({
+      gpusTotal: fc.integer({ min: 0, max: 8 }),
+      gpusAllocated: fc.integer({ min: 0, max: 8 }),
+      cpu: fc.integer({ min: 1, max: 64 }),
+      model: fc.constantFrom('H100', 'A100', null),
+      rack: fc.constantFrom('r1', 'r2', 'r3'),
+    });
+    const arbJob = fc.record({
+      gpus: fc.integer({ min: 0, max: 8 }),
+      cpu: fc.integer({ min: 1, max: 32 }),
+      model: fc.constantFrom('H100', 'A100', null),
+      nodes: fc.integer({ min: 1, max: 3 }),
+    });
+    fc.assert(
+      fc.property(fc.array(arbNode, { maxLength: 12 }), fc.array(arbJob, { maxLength: 20 }), (ns, js) => {
+        const nodes = ns.map((n, i) =>
+          node(`n${i}`, { gpusTotal: n.gpusTotal, gpusAllocated: Math.min(n.gpusAllocated, n.gpusTotal), cpuCores: n.cpu, gpuModel: n.model, rack: n.rack }),
+        );
+        const jobs = js.map((j, i) => job(`j${i}`, { gpus: j.gpus, cpuCores: j.cpu, gpuModel: j.model }, j.nodes));
+        const plan = planPlacements(jobs, nodes);
+        const state = new Map(nodes.map((n) => [n.id, n]));
+        for (const p of plan.placements) {
+          const j = jobs.find((x) => x.id === p.jobId)!;
+          expect(new Set(p.nodeIds).size).toBe(j.nodes);
+          for (const id of p.nodeIds) {
+            const n = state.get(id)!;
+            expect(fitsNow(n, j.resources)).toBe(true);
+            state.set(id, allocate(n, j.resources));
+          }
+        }
+        for (const n of state.values()) expect(isOverCommitted(n)).toBe(false);
+        expect(plan.placements.length + plan.pending.length).toBe(jobs.length);
+      }),
+    );
+  });
+});

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# Start a single-node KRaft Apache Kafka broker (no Docker, no ZooKeeper) in the background.
+#
+# Usage: scripts/kafka/start.sh [--data-dir DIR] [--port 9092] [--controller-port PORT+1]
+#   --data-dir         default <repo>/.cache/kafka/data-<port>; holds server.properties,
+#                      the Kafka logs (kraft-logs/), broker.log and broker.pid
+#   --port             client (PLAINTEXT) port, default 9092
+#   --controller-port  KRaft controller port, default port+1 (9093 for the default port)
+# Env:
+#   KAFKA_START_TIMEOUT_S  readiness deadline in seconds (default 90)
+#   KAFKA_JAVA_OPTS        extra JVM options appended to the defaults
+#
+# Exits 0 once the port accepts TCP and the log says "Kafka Server started", printing
+# the broker address (host:port) as the only line on stdout. If this data dir's broker
+# is already running it says so (stderr), still prints the address, and exits 0.
+set -euo pipefail
+
+KAFKA_SCRIPT="start.sh"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+port=9092
+cport=""
+data_dir=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --data-dir) [ $# -ge 2 ] || kafka_die "--data-dir needs a value"; data_dir="$2"; shift 2 ;;
+    --data-dir=*) data_dir="${1#*=}"; shift ;;
+    --port) [ $# -ge 2 ] || kafka_die "--port needs a value"; port="$2"; shift 2 ;;
+    --port=*) port="${1#*=}"; shift ;;
+    --controller-port) [ $# -ge 2 ] || kafka_die "--controller-port needs a value"; cport="$2"; shift 2 ;;
+    --controller-port=*) cport="${1#*=}"; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) kafka_die "unknown argument: $1 (see --help)" ;;
+  esac
+done
+kafka_is_port "$port" || kafka_die "invalid --port: $port"
+# Default the controller port to port+1 so a non-default --port never collides with
+# the dev broker's 9093.
+[ -n "$cport" ] || cport=$(( port + 1 ))
+kafka_is_port "$cport" || kafka_die "invalid --controller-port: $cport"
+[ "$port" != "$cport" ] || kafka_die "--port and --controller-port must differ"
+[ -n "$data_dir" ] || data_dir="$(kafka_default_data_dir "$port")"
+data_dir="$(kafka_abs_path "$data_dir")"
+
+timeout_s="${KAFKA_START_TIMEOUT_S:-90}"
+[[ "$timeout_s" =~ ^[0-9]+$ ]] || kafka_die "KAFKA_START_TIMEOUT_S must be whole seconds, got: $timeout_s"
+addr="127.0.0.1:$port"
+props="$data_dir/server.properties"
+log_dirs="$data_dir/kraft-logs"
+broker_log="$data_dir/broker.log"
+pid_file="$data_dir/broker.pid"
+infra="$KAFKA_REPO_ROOT/infra/kafka"
+
+if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then JAVA="$JAVA_HOME/bin/java"; else JAVA="java"; fi
+command -v "$JAVA" >/dev/null 2>&1 || kafka_die "java not found (need Java 11+; set JAVA_HOME or PATH)"
+
+mkdir -p "$data_dir"
+# Serialise concurrent starts on the same data dir (e.g. two test workers), so only one
+# of them launches a JVM; the others see it running. fd 8 is closed for the JVM below.
+exec 8>"$data_dir/.start.lock"
+if command -v flock >/dev/null 2>&1; then
+  flock -w "$timeout_s" 8 || kafka_die "timed out after ${timeout_s}s waiting for another start.sh on $data_dir"
+fi
+
+# Wait for readiness of the broker PID, bounded by the deadline. Readiness = the client
+# port accepts TCP AND the broker logged "Kafka Server started" (the port opens a little
+# before the broker has registered with its own controller and can serve metadata).
+wait_ready() {
+  local pid="$1" deadline=$(( SECONDS + timeout_s )) port_ok=0 log_ok=0
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      fail "broker process $pid exited before it became ready"
+    fi
+    [ "$port_ok" = 1 ] || { kafka_port_open "$port" && port_ok=1; } || true
+    [ "$log_ok" = 1 ] || { grep -qF "Kafka Server started" "$broker_log" 2>/dev/null && log_ok=1; } || true
+    [ "$port_ok" = 1 ] && [ "$log_ok" = 1 ] && return 0
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      local what=()
+      [ "$port_ok" = 1 ] || what+=("port $port is not accepting connections")
+      [ "$log_ok" = 1 ] || what+=("no 'Kafka Server started' in the log")
+      fail "broker not ready after ${timeout_s}s: $(IFS=';'; echo "${what[*]}")"
+    fi
+    sleep 0.5
+  done
+}
+
+started_pid=""
+fail() {
+  echo "$KAFKA_SCRIPT: $*" >&2
+  echo "$KAFKA_SCRIPT: broker log: $broker_log (last 40 lines follow)" >&2
+  tail -n 40 "$broker_log" 2>/dev/null | sed 's/^/  | /' >&2 || true
+  # Don't leave a half-started broker behind when we report failure.
+  if [ -n "$started_pid" ] && kill -0 "$started_pid" 2>/dev/null; then
+    echo "$KAFKA_SCRIPT: stopping broker pid $started_pid" >&2
+    kafka_terminate "$started_pid" 15 || true
+    rm -f "$pid_file"
+  fi
+  exit 1
+}
+
+if pid="$(kafka_running_pid "$data_dir")"; then
+  echo "$KAFKA_SCRIPT: broker already running (pid $pid, data dir $data_dir)" >&2
+  wait_ready "$pid"
+  echo "$addr"
+  exit 0
+fi
+rm -f "$pid_file" # stale
+
+# Fail fast (instead of waiting out the deadline) if another process holds our ports.
+for p in "$port" "$cport"; do
+  if kafka_port_open "$p"; then
+    kafka_die "port $p is already in use by another process (a broker started from a different data dir? try: scripts/kafka/stop.sh --port $port)"
+  fi
+done
+
+"$KAFKA_REPO_ROOT/scripts/kafka/fetch.sh"
+classpath="$KAFKA_LIBS_DIR/*"
+
+# Rewritten on every start so it always matches the flags; the data in log.dirs survives.
+cat > "$props" <<PROPS
+# Generated by scripts/kafka/start.sh -- edits are overwritten on the next start.
+# Single-node KRaft: this one process is both the broker and the metadata controller.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$log_dirs
+
+# One broker, so every internal topic must have replication factor 1.
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+default.replication.factor=1
+min.insync.replicas=1
+# Tests create many consumer groups; don't wait the default 3 s before each first rebalance.
+group.initial.rebalance.delay.ms=0
+
+# Topics are created explicitly (kafkajs admin); a typo must not silently create one.
+auto.create.topics.enable=false
+num.partitions=6
+
+# Dev/test sizing: 2-core machines, short retention, small segments.
+num.network.threads=2
+num.io.threads=4
+log.retention.hours=24
+log.segment.bytes=16777216
+log.retention.check.interval.ms=60000
+PROPS
+
+# Format the storage once (KRaft needs a cluster id in meta.properties before first start).
+if [ ! -f "$log_dirs/meta.properties" ]; then
+  tools_java=("$JAVA" -Xmx256m -cp "$classpath" "-Dlog4j.configuration=file:$infra/tools-log4j.properties")
+  # stdout of random-uuid is exactly the id (tools log config sends logging to stderr).
+  cluster_id="$(timeout 60 "${tools_java[@]}" kafka.tools.StorageTool random-uuid)" \
+    || kafka_die "StorageTool random-uuid failed"
+  [[ "$cluster_id" =~ ^[A-Za-z0-9_-]{22}$ ]] || kafka_die "unexpected cluster id from StorageTool: '$cluster_id'"
+  timeout 60 "${tools_java[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$props" --ignore-formatted >&2 \
+    || kafka_die "StorageTool format failed for $log_dirs"
+fi
+
+# Keep the previous run's log for post-mortems; the readiness grep must only see this run.
+[ -f "$broker_log" ] && mv -f "$broker_log" "$broker_log.1"
+: > "$broker_log"
+
+# Own session (setsid) so Ctrl-C in the calling terminal / test runner doesn't kill it,
+# and all three std streams redirected so a caller capturing our output (execSync,
+# $(...)) is not kept waiting on pipes held open by the JVM. The inner shell writes its
+# own pid and then execs java, so the pid file holds the JVM's pid.
+# shellcheck disable=SC2086  # KAFKA_JAVA_OPTS is intentionally word-split
+setsid bash -c 'echo $$ > "$0"; exec "$@"' "$pid_file" \
+  "$JAVA" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
+  "-Dlog4j.configuration=file:$infra/log4j.properties" ${KAFKA_JAVA_OPTS:-} \
+  -cp "$classpath" kafka.Kafka "$props" \
+  < /dev/null >> "$broker_log" 2>&1 8>&- &
+launcher=$!
+
+# The pid file appears as soon as the inner shell runs; bounded wait.
+for _ in $(seq 1 40); do [ -s "$pid_file" ] && break; sleep 0.05; done
+started_pid="$(cat "$pid_file" 2>/dev/null || echo "$launcher")"
+echo "$started_pid" > "$pid_file"
+
+# If we're interrupted while waiting, don't leave an orphaned half-started broker.
+trap 'fail "interrupted while waiting for the broker"' INT TERM
+wait_ready "$started_pid"
+trap - INT TERM
+echo "$KAFKA_SCRIPT: Kafka broker ready at $addr (pid $started_pid, data dir $data_dir)" >&2
+echo "$addr"
