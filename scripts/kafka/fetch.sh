@@ -73,4 +73,4 @@ printf '%s\n' "$POM_SUM" > "$TMP_DIR/.fetched-kafka-$KAFKA_VERSION"
 rm -rf "$LIBS_DIR"
 mv "$TMP_DIR" "$LIBS_DIR"
 trap - EXIT
-echo "fetch.sh: $(ls "$LIBS_DIR"/*.jar | wc -l) jars in $LIBS_DIR ($(( $(date +%s) - start_s ))s)" >&2
+echo "fetch.sh: $(find "$LIBS_DIR" -name "*.jar" | wc -l) jars in $LIBS_DIR ($(( $(date +%s) - start_s ))s)" >&2

@@ -3,6 +3,7 @@
 
 KAFKA_REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 KAFKA_CACHE_DIR="$KAFKA_REPO_ROOT/.cache/kafka"
+# shellcheck disable=SC2034  # used by start.sh
 KAFKA_LIBS_DIR="$KAFKA_CACHE_DIR/libs"
 
 kafka_die() { echo "$KAFKA_SCRIPT: $*" >&2; exit 1; }

@@ -79,7 +79,7 @@ wait_ready() {
       local what=()
       [ "$port_ok" = 1 ] || what+=("port $port is not accepting connections")
       [ "$log_ok" = 1 ] || what+=("no 'Kafka Server started' in the log")
-      fail "broker not ready after ${timeout_s}s: $(IFS=';'; echo "${what[*]}")"
+      fail "broker not ready after ${timeout_s}s: ${what[0]}${what[1]:+; ${what[1]}}"
     fi
     sleep 0.5
   done
@@ -91,9 +91,11 @@ fail() {
   echo "$KAFKA_SCRIPT: broker log: $broker_log (last 40 lines follow)" >&2
   tail -n 40 "$broker_log" 2>/dev/null | sed 's/^/  | /' >&2 || true
   # Don't leave a half-started broker behind when we report failure.
-  if [ -n "$started_pid" ] && kill -0 "$started_pid" 2>/dev/null; then
-    echo "$KAFKA_SCRIPT: stopping broker pid $started_pid" >&2
-    kafka_terminate "$started_pid" 15 || true
+  if [ -n "$started_pid" ]; then
+    if kill -0 "$started_pid" 2>/dev/null; then
+      echo "$KAFKA_SCRIPT: stopping broker pid $started_pid" >&2
+      kafka_terminate "$started_pid" 15 || true
+    fi
     rm -f "$pid_file"
   fi
   exit 1
@@ -101,6 +103,12 @@ fail() {
 
 if pid="$(kafka_running_pid "$data_dir")"; then
   echo "$KAFKA_SCRIPT: broker already running (pid $pid, data dir $data_dir)" >&2
+  # Report the port it actually runs on, which may differ from this call's --port.
+  running_port="$(sed -n 's|^advertised.listeners=PLAINTEXT://127.0.0.1:\([0-9]*\)$|\1|p' "$props" 2>/dev/null || true)"
+  if [ -n "$running_port" ] && [ "$running_port" != "$port" ]; then
+    echo "$KAFKA_SCRIPT: warning: it listens on port $running_port, not $port; stop it first to change ports" >&2
+    port="$running_port"; addr="127.0.0.1:$port"
+  fi
   wait_ready "$pid"
   echo "$addr"
   exit 0
@@ -110,7 +118,7 @@ rm -f "$pid_file" # stale
 # Fail fast (instead of waiting out the deadline) if another process holds our ports.
 for p in "$port" "$cport"; do
   if kafka_port_open "$p"; then
-    kafka_die "port $p is already in use by another process (a broker started from a different data dir? try: scripts/kafka/stop.sh --port $port)"
+    kafka_die "port $p is already in use by another process (a broker from another data dir? stop it with scripts/kafka/stop.sh --data-dir DIR or --port N)"
   fi
 done
 
@@ -171,7 +179,7 @@ fi
 # and all three std streams redirected so a caller capturing our output (execSync,
 # $(...)) is not kept waiting on pipes held open by the JVM. The inner shell writes its
 # own pid and then execs java, so the pid file holds the JVM's pid.
-# shellcheck disable=SC2086  # KAFKA_JAVA_OPTS is intentionally word-split
+# shellcheck disable=SC2016,SC2086  # $$ is for the inner shell; KAFKA_JAVA_OPTS is word-split on purpose
 setsid bash -c 'echo $$ > "$0"; exec "$@"' "$pid_file" \
   "$JAVA" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
   "-Dlog4j.configuration=file:$infra/log4j.properties" ${KAFKA_JAVA_OPTS:-} \

@@ -1,0 +1,48 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { JOB_STATES, JobState } from '@gantry/domain';
+import { ResourcesDto } from './create-job.dto';
+
+/** The job resource returned by every job endpoint. */
+export class JobView {
+  @ApiProperty() id!: string;
+  @ApiProperty() owner!: string;
+  @ApiProperty() queue!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() image!: string;
+  @ApiProperty({ type: [String] }) command!: string[];
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) env!: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) labels!: Record<string, string>;
+  @ApiProperty({ type: ResourcesDto }) resources!: { gpus: number; gpuModel: string | null; cpuCores: number; memoryMiB: number };
+  @ApiProperty() nodes!: number;
+  @ApiProperty() maxRetries!: number;
+  @ApiProperty({ enum: JOB_STATES }) state!: JobState;
+  @ApiProperty() cancelRequested!: boolean;
+  @ApiProperty({ description: '0 until first placed, then the current or last attempt' }) attempt!: number;
+  @ApiPropertyOptional({ nullable: true, type: String }) pendingReason!: string | null;
+  @ApiPropertyOptional({ nullable: true, type: Number }) exitCode!: number | null;
+  @ApiPropertyOptional({ nullable: true, type: String }) reason!: string | null;
+  @ApiProperty({ type: [String], description: 'Nodes of the current attempt, by gang rank' }) nodeIds!: string[];
+  @ApiProperty({ format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt!: string;
+  @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String }) startedAt!: string | null;
+  @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String }) finishedAt!: string | null;
+}
+
+export const JOB_EVENT_TYPES = ['CREATED', 'STATE_CHANGED', 'CANCEL_REQUESTED', 'REPORT_REJECTED', 'RECONCILED'] as const;
+export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
+
+export class JobEventView {
+  @ApiProperty() seq!: number;
+  @ApiProperty({ enum: JOB_EVENT_TYPES }) type!: JobEventType;
+  @ApiProperty({ format: 'date-time' }) at!: string;
+  @ApiPropertyOptional({ enum: JOB_STATES }) fromState?: JobState;
+  @ApiPropertyOptional({ enum: JOB_STATES }) toState?: JobState;
+  @ApiPropertyOptional() attempt?: number;
+  @ApiPropertyOptional({ type: [String] }) nodeIds?: string[];
+  @ApiPropertyOptional() reason?: string;
+}
+
+export class JobEventPage {
+  @ApiProperty({ type: [JobEventView] }) items!: JobEventView[];
+  @ApiPropertyOptional({ nullable: true, type: String }) nextCursor!: string | null;
+}

@@ -1,0 +1,10 @@
+import 'reflect-metadata';
+export * from './topics';
+export * from './kafka/heartbeat.message';
+export * from './kafka/job-report.message';
+export * from './kafka/agent-command.message';
+export * from './kafka/job-lifecycle.message';
+export * from './kafka/parse-message';
+export * from './http/is-string-record';
+export * from './http/create-job.dto';
+export * from './http/job.view';

@@ -1,0 +1,17 @@
+import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Min } from 'class-validator';
+import { NODE_ID_PATTERN } from './heartbeat.message';
+
+export const REPORTED_STATES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export type ReportedState = (typeof REPORTED_STATES)[number];
+
+/** gantry.job-reports.v1: what an agent saw happen to one attempt on its node; key = nodeId. */
+export class JobReportMessage {
+  @Matches(NODE_ID_PATTERN) nodeId!: string;
+  @IsString() @Length(1, 64) jobId!: string;
+  @IsInt() @Min(1) attempt!: number;
+  @IsIn(REPORTED_STATES) state!: ReportedState;
+  @IsOptional() @IsInt() exitCode?: number;
+  @IsOptional() @IsString() @Length(0, 1024) reason?: string;
+  /** Epoch milliseconds. */
+  @IsInt() @Min(0) at!: number;
+}

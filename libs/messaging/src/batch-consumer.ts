@@ -1,0 +1,128 @@
+import { Consumer, EachBatchPayload, IHeaders, Kafka } from 'kafkajs';
+import type { ParseResult } from '@gantry/contracts';
+import { DeadLetter, DeadLetterPublisher } from './dead-letter';
+
+export interface ConsumedMessage<T> {
+  value: T;
+  key: string | null;
+  headers: IHeaders | undefined;
+  partition: number;
+  offset: string;
+}
+
+/** A message the handler can never process (bad reference, impossible request): dead-lettered, not retried. */
+export class TerminalMessageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TerminalMessageError';
+  }
+}
+
+export interface TerminalFailure<T> {
+  item: ConsumedMessage<T>;
+  error: Error;
+}
+
+export interface ConsumerLogger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface BatchConsumerOptions<T> {
+  kafka: Kafka;
+  groupId: string;
+  topic: string;
+  fromBeginning?: boolean;
+  parse: (raw: Buffer | null) => ParseResult<T>;
+  /**
+   * Handles every valid message of a batch. Throw for a retryable failure (the whole batch is retried
+   * with backoff, offsets uncommitted); return terminal failures to dead-letter them.
+   */
+  handleBatch: (items: ConsumedMessage<T>[]) => Promise<TerminalFailure<T>[]>;
+  deadLetters: DeadLetterPublisher;
+  partitionsConsumedConcurrently?: number;
+  logger: ConsumerLogger;
+  onBatchDone?: (stats: { size: number; deadLettered: number; partition: number; lag: number }) => void;
+  sessionTimeoutMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * kafkajs `eachBatch` with the failure policy every Gantry consumer shares: a message that does not
+ * parse or validate goes to the dead-letter topic and the consumer moves on; a failing dependency
+ * is retried with capped exponential backoff, heartbeating so the member is not evicted meanwhile.
+ */
+export class BatchConsumer<T> {
+  private consumer: Consumer | null = null;
+  private joined = false;
+  private stopping = false;
+
+  constructor(private readonly opts: BatchConsumerOptions<T>) {}
+
+  get isJoined(): boolean {
+    return this.joined;
+  }
+
+  async start(): Promise<void> {
+    const o = this.opts;
+    const consumer = o.kafka.consumer({
+      groupId: o.groupId,
+      sessionTimeout: o.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: 3_000,
+      maxWaitTimeInMs: 100,
+      retry: { retries: 1_000_000, initialRetryTime: 300, maxRetryTime: 5_000 },
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, () => (this.joined = true));
+    consumer.on(consumer.events.CRASH, (e) => o.logger.error({ err: e.payload.error, groupId: o.groupId }, 'consumer crashed; kafkajs restarts it'));
+    await consumer.connect();
+    await consumer.subscribe({ topic: o.topic, fromBeginning: o.fromBeginning ?? true });
+    await consumer.run({
+      autoCommit: true,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: o.partitionsConsumedConcurrently ?? 4,
+      eachBatch: (payload) => this.onBatch(payload),
+    });
+  }
+
+  private async onBatch({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const o = this.opts;
+    const valid: ConsumedMessage<T>[] = [];
+    const dead: DeadLetter[] = [];
+    for (const m of batch.messages) {
+      const parsed = o.parse(m.value);
+      if (parsed.ok) {
+        valid.push({ value: parsed.value, key: m.key?.toString('utf8') ?? null, headers: m.headers, partition: batch.partition, offset: m.offset });
+      } else {
+        dead.push({ sourceTopic: batch.topic, partition: batch.partition, offset: m.offset, key: m.key, value: m.value, reason: parsed.reason });
+      }
+    }
+    for (let attempt = 0; ; attempt++) {
+      if (!isRunning() || isStale() || this.stopping) return; // uncommitted: redelivered to whoever owns the partition next
+      try {
+        const failures = valid.length > 0 ? await o.handleBatch(valid) : [];
+        for (const f of failures) {
+          dead.push({ sourceTopic: batch.topic, partition: batch.partition, offset: f.item.offset, key: f.item.key ? Buffer.from(f.item.key) : null, value: Buffer.from(JSON.stringify(f.item.value)), reason: f.error.message });
+        }
+        await o.deadLetters.publish(dead);
+        break;
+      } catch (e) {
+        const delay = Math.min(5_000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
+        o.logger.warn({ err: e, topic: batch.topic, partition: batch.partition, attempt }, 'batch failed; retrying');
+        await sleep(delay);
+        await heartbeat().catch(() => undefined);
+      }
+    }
+    resolveOffset(batch.lastOffset());
+    await commitOffsetsIfNecessary();
+    await heartbeat();
+    o.onBatchDone?.({ size: batch.messages.length, deadLettered: dead.length, partition: batch.partition, lag: Number(batch.offsetLag()) });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.joined = false;
+    await this.consumer?.disconnect();
+  }
+}

@@ -1,0 +1,47 @@
+import { Context, SpanKind, context, propagation, trace } from '@opentelemetry/api';
+import type { IHeaders } from 'kafkajs';
+
+const tracer = trace.getTracer('gantry-messaging');
+
+/** W3C trace context of the active span, to store with an outbox row or put on a Kafka message. */
+export function currentTraceHeaders(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier;
+}
+
+function headersToCarrier(headers: IHeaders | undefined): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    if (v === undefined) continue;
+    const first = Array.isArray(v) ? v[0] : v;
+    carrier[k] = Buffer.isBuffer(first) ? first.toString('utf8') : String(first);
+  }
+  return carrier;
+}
+
+export function extractTraceContext(headers: IHeaders | undefined): Context {
+  return propagation.extract(context.active(), headersToCarrier(headers));
+}
+
+/**
+ * Runs `fn` in a consumer span that continues the producer's trace, so one trace follows a job
+ * from the POST, through the outbox and Kafka, to the agent.
+ */
+export function withConsumerSpan<T>(headers: IHeaders | undefined, name: string, attrs: Record<string, string | number>, fn: () => Promise<T>): Promise<T> {
+  const parent = extractTraceContext(headers);
+  return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes: attrs }, parent, async (span) => {
+    try {
+      return await fn();
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** The trace id of the active span, or null; handy for logs and tests. */
+export function activeTraceId(): string | null {
+  const span = trace.getSpan(context.active());
+  const id = span?.spanContext().traceId;
+  return id && !/^0+$/.test(id) ? id : null;
+}

@@ -1,0 +1,37 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { JobState } from '@gantry/domain';
+
+const bigintAsNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? null : Number(v)) };
+
+@Entity({ name: 'jobs' })
+export class JobEntity {
+  @PrimaryColumn('uuid') id!: string;
+  @Column('text') owner!: string;
+  @Column('text') queue!: string;
+  @Column('text') name!: string;
+  @Column('text') image!: string;
+  @Column('jsonb') command!: string[];
+  @Column('jsonb') env!: Record<string, string>;
+  @Column('jsonb') labels!: Record<string, string>;
+  @Column('int') gpus!: number;
+  @Column({ name: 'gpu_model', type: 'text', nullable: true }) gpuModel!: string | null;
+  @Column({ name: 'cpu_cores', type: 'int' }) cpuCores!: number;
+  @Column({ name: 'memory_mib', type: 'bigint', transformer: bigintAsNumber }) memoryMiB!: number;
+  @Column('int') nodes!: number;
+  @Column({ name: 'max_retries', type: 'int' }) maxRetries!: number;
+  @Column('text') state!: JobState;
+  @Column({ name: 'cancel_requested', type: 'boolean' }) cancelRequested!: boolean;
+  @Column('int') attempt!: number;
+  @Column({ name: 'node_ids', type: 'text', array: true }) nodeIds!: string[];
+  @Column({ name: 'pending_reason', type: 'text', nullable: true }) pendingReason!: string | null;
+  @Column({ name: 'exit_code', type: 'int', nullable: true }) exitCode!: number | null;
+  @Column({ type: 'text', nullable: true }) reason!: string | null;
+  /** Compare-and-set version: every state change bumps it. */
+  @Column({ type: 'bigint', transformer: bigintAsNumber }) version!: number;
+  @Column({ name: 'last_event_seq', type: 'int' }) lastEventSeq!: number;
+  @Column({ name: 'trace_parent', type: 'text', nullable: true }) traceParent!: string | null;
+  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
+  @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
+  @Column({ name: 'started_at', type: 'timestamptz', nullable: true }) startedAt!: Date | null;
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true }) finishedAt!: Date | null;
+}

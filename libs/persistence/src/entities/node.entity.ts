@@ -1,0 +1,22 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+const bigintAsNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? null : Number(v)) };
+
+/** Durable topology (written when it changes) and allocations (written by placement, with CAS on `version`). */
+@Entity({ name: 'nodes' })
+export class NodeEntity {
+  @PrimaryColumn('text') id!: string;
+  @Column('text') zone!: string;
+  @Column('text') rack!: string;
+  @Column({ name: 'gpu_model', type: 'text', nullable: true }) gpuModel!: string | null;
+  @Column({ name: 'gpus_total', type: 'int' }) gpusTotal!: number;
+  @Column({ name: 'cpu_cores', type: 'int' }) cpuCores!: number;
+  @Column({ name: 'memory_mib', type: 'bigint', transformer: bigintAsNumber }) memoryMiB!: number;
+  @Column({ name: 'gpus_allocated', type: 'int' }) gpusAllocated!: number;
+  @Column({ name: 'cpu_allocated', type: 'int' }) cpuAllocated!: number;
+  @Column({ name: 'memory_allocated', type: 'bigint', transformer: bigintAsNumber }) memoryAllocated!: number;
+  @Column('boolean') cordoned!: boolean;
+  @Column({ type: 'bigint', transformer: bigintAsNumber }) version!: number;
+  @Column({ name: 'first_seen_at', type: 'timestamptz' }) firstSeenAt!: Date;
+  @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
+}

@@ -1,0 +1,4 @@
+import { CreateCoreTables1764410000000 } from './1764410000000-CreateCoreTables';
+
+/** Every migration, in order. A new one is added here as well as in its own file. */
+export const MIGRATIONS = [CreateCoreTables1764410000000];

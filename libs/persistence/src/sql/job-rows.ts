@@ -1,0 +1,138 @@
+import type { JobState, RankState } from '@gantry/domain';
+import { JobEntity } from '../entities/job.entity';
+import { ConcurrentUpdateError, Sql } from './sql';
+
+export type JobRecord = Omit<JobEntity, never>;
+
+const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+export function toJobRecord(r: Record<string, any>): JobRecord {
+  return {
+    id: r.id, owner: r.owner, queue: r.queue, name: r.name, image: r.image,
+    command: r.command, env: r.env, labels: r.labels,
+    gpus: r.gpus, gpuModel: r.gpu_model, cpuCores: r.cpu_cores, memoryMiB: Number(r.memory_mib),
+    nodes: r.nodes, maxRetries: r.max_retries, state: r.state, cancelRequested: r.cancel_requested,
+    attempt: r.attempt, nodeIds: r.node_ids ?? [], pendingReason: r.pending_reason, exitCode: r.exit_code,
+    reason: r.reason, version: Number(r.version), lastEventSeq: r.last_event_seq, traceParent: r.trace_parent,
+    createdAt: r.created_at, updatedAt: r.updated_at, startedAt: r.started_at, finishedAt: r.finished_at,
+  };
+}
+
+export interface NewJob {
+  id: string; owner: string; queue: string; name: string; image: string;
+  command: string[]; env: Record<string, string>; labels: Record<string, string>;
+  gpus: number; gpuModel: string | null; cpuCores: number; memoryMiB: number;
+  nodes: number; maxRetries: number; traceParent: string | null; createdAt: Date;
+}
+
+export async function insertJob(sql: Sql, j: NewJob): Promise<JobRecord> {
+  const [row] = await sql.rows(
+    `INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
+       nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq)
+     VALUES ($1,$2,$3,$4,$5,$6::jsonb,$7::jsonb,$8::jsonb,$9,$10,$11,$12,$13,$14,'QUEUED',$15,$16,$16,1)
+     RETURNING *`,
+    [j.id, j.owner, j.queue, j.name, j.image, JSON.stringify(j.command), JSON.stringify(j.env), JSON.stringify(j.labels),
+     j.gpus, j.gpuModel, j.cpuCores, j.memoryMiB, j.nodes, j.maxRetries, j.traceParent, j.createdAt],
+  );
+  return toJobRecord(row);
+}
+
+export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
+  const [row] = await sql.rows(`SELECT * FROM jobs WHERE id = $1`, [id]);
+  return row ? toJobRecord(row) : null;
+}
+
+/** The columns a state change may write; anything else is immutable after creation. */
+export interface JobChanges {
+  state?: JobState;
+  attempt?: number;
+  nodeIds?: string[];
+  pendingReason?: string | null;
+  exitCode?: number | null;
+  reason?: string | null;
+  cancelRequested?: boolean;
+  startedAt?: Date | null;
+  finishedAt?: Date | null;
+}
+
+const COLUMNS: Record<keyof JobChanges, string> = {
+  state: 'state', attempt: 'attempt', nodeIds: 'node_ids', pendingReason: 'pending_reason', exitCode: 'exit_code',
+  reason: 'reason', cancelRequested: 'cancel_requested', startedAt: 'started_at', finishedAt: 'finished_at',
+};
+
+/**
+ * Compare-and-set on the job's version: applies `changes` only if nobody wrote the job since it was read,
+ * and reserves `eventCount` event seqs. Returns the first reserved seq. Throws ConcurrentUpdateError on a lost race.
+ */
+export async function casUpdateJob(
+  sql: Sql, id: string, expectedVersion: number, changes: JobChanges, eventCount: number, now: Date,
+): Promise<{ firstSeq: number; version: number }> {
+  const params: unknown[] = [id, expectedVersion, eventCount, now];
+  const sets = Object.entries(changes).map(([k, v]) => {
+    params.push(v);
+    return `${COLUMNS[k as keyof JobChanges]} = $${params.length}`;
+  });
+  const [row] = await sql.rows<{ last_event_seq: number; version: string }>(
+    `UPDATE jobs SET ${[...sets, 'version = version + 1', 'last_event_seq = last_event_seq + $3', 'updated_at = $4'].join(', ')}
+     WHERE id = $1 AND version = $2 RETURNING last_event_seq, version`,
+    params,
+  );
+  if (!row) throw new ConcurrentUpdateError(`job ${id}`);
+  return { firstSeq: row.last_event_seq - eventCount + 1, version: Number(row.version) };
+}
+
+export interface RankRecord {
+  rank: number;
+  nodeId: string;
+  state: RankState;
+  released: boolean;
+}
+
+export async function loadRanks(sql: Sql, jobId: string, attempt: number): Promise<RankRecord[]> {
+  const rows = await sql.rows<{ rank: number; node_id: string; state: RankState; released_at: Date | null }>(
+    `SELECT rank, node_id, state, released_at FROM attempt_nodes WHERE job_id = $1 AND attempt = $2 ORDER BY rank`,
+    [jobId, attempt],
+  );
+  return rows.map((r) => ({ rank: r.rank, nodeId: r.node_id, state: r.state, released: r.released_at !== null }));
+}
+
+export async function setRankState(sql: Sql, jobId: string, attempt: number, nodeId: string, state: RankState, exitCode: number | null): Promise<void> {
+  await sql.rows(
+    `UPDATE attempt_nodes SET state = $4, exit_code = COALESCE($5, exit_code) WHERE job_id = $1 AND attempt = $2 AND node_id = $3`,
+    [jobId, attempt, nodeId, state, exitCode],
+  );
+}
+
+/**
+ * Frees what one rank held on its node, exactly once: only the update that flips released_at
+ * from NULL gives capacity back. Returns whether this call released it.
+ */
+export async function releaseRank(sql: Sql, jobId: string, attempt: number, nodeId: string, now: Date): Promise<boolean> {
+  const rows = await sql.rows(
+    `WITH r AS (
+       UPDATE attempt_nodes SET released_at = $4
+       WHERE job_id = $1 AND attempt = $2 AND node_id = $3 AND released_at IS NULL
+       RETURNING node_id, gpus, cpu_cores, memory_mib)
+     UPDATE nodes n SET gpus_allocated = n.gpus_allocated - r.gpus, cpu_allocated = n.cpu_allocated - r.cpu_cores,
+       memory_allocated = n.memory_allocated - r.memory_mib, version = n.version + 1, updated_at = $4
+     FROM r WHERE n.id = r.node_id RETURNING n.id`,
+    [jobId, attempt, nodeId, now],
+  );
+  return rows.length > 0;
+}
+
+export interface JobEventRecord {
+  seq: number; type: string; at: Date; fromState: string | null; toState: string | null;
+  attempt: number | null; nodeIds: string[] | null; reason: string | null;
+}
+
+export async function listJobEvents(sql: Sql, jobId: string, afterSeq: number, limit: number): Promise<JobEventRecord[]> {
+  const rows = await sql.rows<Record<string, any>>(
+    `SELECT * FROM job_events WHERE job_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    [jobId, afterSeq, limit],
+  );
+  return rows.map((r) => ({
+    seq: r.seq, type: r.type, at: r.at, fromState: r.from_state, toState: r.to_state,
+    attempt: r.attempt, nodeIds: r.node_ids, reason: r.reason,
+  }));
+}

@@ -1,0 +1,54 @@
+import { DataSource, QueryRunner } from 'typeorm';
+
+/** The one query shape the stores use: rows back for SELECT, INSERT/UPDATE ... RETURNING alike. */
+export interface Sql {
+  rows<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+}
+
+function onRunner(qr: QueryRunner): Sql {
+  return {
+    async rows<T>(text: string, params: unknown[] = []): Promise<T[]> {
+      const result = await qr.query(text, params, true);
+      return (result.records ?? []) as T[];
+    },
+  };
+}
+
+/** Runs `fn` in one transaction (READ COMMITTED; writers rely on compare-and-set, not isolation). */
+export async function inTransaction<T>(ds: DataSource, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  const qr = ds.createQueryRunner();
+  await qr.connect();
+  await qr.startTransaction();
+  try {
+    const result = await fn(onRunner(qr));
+    await qr.commitTransaction();
+    return result;
+  } catch (e) {
+    if (qr.isTransactionActive) await qr.rollbackTransaction();
+    throw e;
+  } finally {
+    await qr.release();
+  }
+}
+
+/** Outside a transaction: one statement, autocommit. */
+export function autocommit(ds: DataSource): Sql {
+  return {
+    async rows<T>(text: string, params: unknown[] = []): Promise<T[]> {
+      const qr = ds.createQueryRunner();
+      try {
+        return onRunner(qr).rows<T>(text, params);
+      } finally {
+        await qr.release();
+      }
+    },
+  };
+}
+
+/** Thrown when a compare-and-set lost a race; the caller reloads and decides again. */
+export class ConcurrentUpdateError extends Error {
+  constructor(what: string) {
+    super(`concurrent update of ${what}`);
+    this.name = 'ConcurrentUpdateError';
+  }
+}

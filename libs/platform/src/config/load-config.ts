@@ -1,0 +1,25 @@
+import { plainToInstance } from 'class-transformer';
+import { ValidationError, validateSync } from 'class-validator';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Reads environment variables into a validated config class; fails listing every bad variable by name.
+ * Defaults live on the class fields; strings are converted to numbers/booleans where the field says so.
+ */
+export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.ProcessEnv = process.env): T {
+  const defined = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const config = plainToInstance(cls, defined, { enableImplicitConversion: true, exposeDefaultValues: true });
+  const errors: ValidationError[] = validateSync(config, { whitelist: true, forbidUnknownValues: true });
+  if (errors.length > 0) {
+    throw new ConfigError(
+      errors.map((e) => `${e.property}=${JSON.stringify(env[e.property] ?? null)}: ${Object.values(e.constraints ?? {}).join('; ')}`),
+    );
+  }
+  return config;
+}

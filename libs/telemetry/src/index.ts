@@ -1,0 +1,37 @@
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { getNodeAutoInstrumentations } from '@opentelemetry/auto-instrumentations-node';
+
+let sdk: NodeSDK | null = null;
+
+/**
+ * Starts OpenTelemetry. Must run before anything it instruments (http, express, pg, ioredis, pino)
+ * is required, so each service's `instrumentation.ts` is the first import of its main.ts.
+ * Exporters follow the standard OTEL_* variables; with no OTLP endpoint configured, traces are
+ * created (for trace ids in logs and Kafka headers) but not exported.
+ */
+export function startTelemetry(serviceName: string): void {
+  if (sdk) return;
+  process.env.OTEL_SERVICE_NAME ??= serviceName;
+  const hasEndpoint = Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  process.env.OTEL_TRACES_EXPORTER ??= hasEndpoint ? 'otlp' : 'none';
+  process.env.OTEL_METRICS_EXPORTER ??= 'none'; // Prometheus /metrics is served by prom-client
+  process.env.OTEL_LOGS_EXPORTER ??= 'none';
+  sdk = new NodeSDK({
+    serviceName,
+    instrumentations: [
+      getNodeAutoInstrumentations({
+        '@opentelemetry/instrumentation-fs': { enabled: false },
+        '@opentelemetry/instrumentation-dns': { enabled: false },
+        '@opentelemetry/instrumentation-net': { enabled: false },
+        // Kafka context is carried explicitly (through the outbox), see libs/messaging/src/trace-headers.ts.
+        '@opentelemetry/instrumentation-kafkajs': { enabled: false },
+      }),
+    ],
+  });
+  sdk.start();
+}
+
+export async function stopTelemetry(): Promise<void> {
+  await sdk?.shutdown().catch(() => undefined);
+  sdk = null;
+}
