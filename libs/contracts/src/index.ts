@@ -8,3 +8,4 @@ export * from './kafka/parse-message';
 export * from './http/is-string-record';
 export * from './http/create-job.dto';
 export * from './http/job.view';
+export * from './kafka/run-commands';

@@ -5,3 +5,5 @@ export * from './jobs/job-report-decision';
 export * from './resources/resources';
 export * from './nodes/node-health';
 export * from './placement/placement';
+export * from './jobs/cancel-decision';
+export * from './reconciliation/node-reconciliation';

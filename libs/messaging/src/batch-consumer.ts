@@ -40,6 +40,8 @@ export interface BatchConsumerOptions<T> {
    */
   handleBatch: (items: ConsumedMessage<T>[]) => Promise<TerminalFailure<T>[]>;
   deadLetters: DeadLetterPublisher;
+  /** A second reader of a topic skips bad messages instead of dead-lettering them again. */
+  skipDeadLetters?: boolean;
   partitionsConsumedConcurrently?: number;
   logger: ConsumerLogger;
   onBatchDone?: (stats: { size: number; deadLettered: number; partition: number; lag: number }) => void;
@@ -56,12 +58,33 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class BatchConsumer<T> {
   private consumer: Consumer | null = null;
   private joined = false;
+  private fetching = false;
   private stopping = false;
 
   constructor(private readonly opts: BatchConsumerOptions<T>) {}
 
+  /** Joined its group and started fetching, so its offsets are resolved: nothing produced from now on is missed. */
   get isJoined(): boolean {
-    return this.joined;
+    return this.joined && this.fetching;
+  }
+
+  /** Resolves once isJoined, or rejects after `timeoutMs`. */
+  async whenJoined(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.isJoined) {
+      if (Date.now() > deadline) throw new Error(`consumer group ${this.opts.groupId} did not join within ${timeoutMs} ms`);
+      await sleep(20);
+    }
+  }
+
+  /** Ready once the consumer has joined its group (before that, messages would be missed or late). */
+  readinessCheck(name: string): { name: string; check(): Promise<void> } {
+    return {
+      name,
+      check: async () => {
+        if (!this.isJoined) throw new Error(`${name} has not joined consumer group ${this.opts.groupId}`);
+      },
+    };
   }
 
   async start(): Promise<void> {
@@ -74,7 +97,11 @@ export class BatchConsumer<T> {
       retry: { retries: 1_000_000, initialRetryTime: 300, maxRetryTime: 5_000 },
     });
     this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, () => (this.joined = true));
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      this.joined = true;
+      this.fetching = false;
+    });
+    consumer.on(consumer.events.FETCH_START, () => (this.fetching = this.joined));
     consumer.on(consumer.events.CRASH, (e) => o.logger.error({ err: e.payload.error, groupId: o.groupId }, 'consumer crashed; kafkajs restarts it'));
     await consumer.connect();
     await consumer.subscribe({ topic: o.topic, fromBeginning: o.fromBeginning ?? true });
@@ -105,7 +132,7 @@ export class BatchConsumer<T> {
         for (const f of failures) {
           dead.push({ sourceTopic: batch.topic, partition: batch.partition, offset: f.item.offset, key: f.item.key ? Buffer.from(f.item.key) : null, value: Buffer.from(JSON.stringify(f.item.value)), reason: f.error.message });
         }
-        await o.deadLetters.publish(dead);
+        if (!o.skipDeadLetters) await o.deadLetters.publish(dead);
         break;
       } catch (e) {
         const delay = Math.min(5_000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);

@@ -6,3 +6,5 @@ export * from './sql/outbox';
 export * from './sql/job-events';
 export * from './sql/job-rows';
 export * from './sql/nodes';
+export * from './redis/node-live-store';
+export * from './redis/node-leases';

@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 export * from './config/load-config';
 export * from './config/env';
 export * from './http/problem';
@@ -9,3 +10,4 @@ export * from './health/ops-endpoints';
 export * from './metrics/metrics.controller';
 export * from './logging/logger';
 export * from './bootstrap/bootstrap-service';
+export * from './http/body-parser-errors';

@@ -136,3 +136,60 @@ export async function listJobEvents(sql: Sql, jobId: string, afterSeq: number, l
     attempt: r.attempt, nodeIds: r.node_ids, reason: r.reason,
   }));
 }
+
+/** Oldest queued jobs first; the partial index jobs_queued serves this. */
+export async function loadQueuedJobs(sql: Sql, limit: number): Promise<JobRecord[]> {
+  const rows = await sql.rows(`SELECT * FROM jobs WHERE state = 'QUEUED' ORDER BY created_at, id LIMIT $1`, [limit]);
+  return rows.map(toJobRecord);
+}
+
+/** Informational, so no version bump and no event: rewritten only where it changed. */
+export async function setPendingReasons(sql: Sql, reasons: Array<{ jobId: string; reason: string }>): Promise<void> {
+  if (reasons.length === 0) return;
+  await sql.rows(
+    `UPDATE jobs j SET pending_reason = r.reason
+     FROM unnest($1::uuid[], $2::text[]) AS r(id, reason)
+     WHERE j.id = r.id AND j.state = 'QUEUED' AND j.pending_reason IS DISTINCT FROM r.reason`,
+    [reasons.map((r) => r.jobId), reasons.map((r) => r.reason)],
+  );
+}
+
+export interface NewRank {
+  rank: number;
+  nodeId: string;
+  gpus: number;
+  cpuCores: number;
+  memoryMiB: number;
+}
+
+export async function insertAttemptRanks(sql: Sql, jobId: string, attempt: number, ranks: NewRank[], now: Date): Promise<void> {
+  const params: unknown[] = [jobId, attempt, now];
+  const tuples = ranks.map((r) => {
+    params.push(r.rank, r.nodeId, r.gpus, r.cpuCores, r.memoryMiB);
+    const b = params.length - 5;
+    return `($1, $2, $${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $3)`;
+  });
+  await sql.rows(
+    `INSERT INTO attempt_nodes (job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, created_at) VALUES ${tuples.join(', ')}`,
+    params,
+  );
+}
+
+export interface LiveRankRow {
+  job: JobRecord;
+  nodeId: string;
+  rankState: RankState;
+  placedAt: Date;
+}
+
+/** Every unreleased rank of a current attempt on the given nodes, with its job: the desired state. */
+export async function loadLiveRanksOnNodes(sql: Sql, nodeIds: string[]): Promise<LiveRankRow[]> {
+  if (nodeIds.length === 0) return [];
+  const rows = await sql.rows<Record<string, any>>(
+    `SELECT j.*, a.node_id AS rank_node_id, a.state AS rank_state, a.created_at AS rank_created_at
+     FROM attempt_nodes a JOIN jobs j ON j.id = a.job_id AND j.attempt = a.attempt
+     WHERE a.released_at IS NULL AND a.node_id = ANY($1::text[])`,
+    [nodeIds],
+  );
+  return rows.map((r) => ({ job: toJobRecord(r), nodeId: r.rank_node_id, rankState: r.rank_state, placedAt: r.rank_created_at }));
+}

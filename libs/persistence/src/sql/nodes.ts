@@ -81,3 +81,8 @@ export async function casAllocate(sql: Sql, allocations: Allocation[], now: Date
     if (rows.length === 0) throw new ConcurrentUpdateError(`node ${a.nodeId}`);
   }
 }
+
+export async function loadAllNodes(sql: Sql): Promise<NodeRecord[]> {
+  const rows = await sql.rows(`SELECT * FROM nodes ORDER BY id`);
+  return rows.map(toNodeRecord);
+}

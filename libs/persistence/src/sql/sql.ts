@@ -37,7 +37,7 @@ export function autocommit(ds: DataSource): Sql {
     async rows<T>(text: string, params: unknown[] = []): Promise<T[]> {
       const qr = ds.createQueryRunner();
       try {
-        return onRunner(qr).rows<T>(text, params);
+        return await onRunner(qr).rows<T>(text, params);
       } finally {
         await qr.release();
       }

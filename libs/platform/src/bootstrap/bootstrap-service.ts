@@ -1,4 +1,4 @@
-import { INestApplication, Type } from '@nestjs/common';
+import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Logger as PinoNestLogger, LoggerModule } from 'nestjs-pino';
 import { createValidationPipe } from '../http/validation-pipe';
@@ -14,7 +14,7 @@ export interface BootstrapOptions {
  * Creates and starts a service's Nest app the same way everywhere: pino logs, problem+json errors,
  * strict validation, shutdown hooks (SIGTERM stops consumers, drains, closes clients), then listen.
  */
-export async function bootstrapService(module: Type<unknown>, config: ServiceEnv, opts: BootstrapOptions = {}): Promise<INestApplication> {
+export async function bootstrapService(module: Type<unknown> | DynamicModule, config: ServiceEnv, opts: BootstrapOptions = {}): Promise<INestApplication> {
   const app = await NestFactory.create(module, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(PinoNestLogger));
   app.useGlobalFilters(new ProblemDetailsFilter());

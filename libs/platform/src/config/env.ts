@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
 
 const BROKER_LIST = /^[^,\s]+:\d+(,[^,\s]+:\d+)*$/;

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
-import { READINESS_CHECKS, ReadinessCheck, withTimeout } from './readiness-check';
+import { READINESS_CHECKS, ReadinessSource, withTimeout } from './readiness-check';
 
 @ApiExcludeController()
 @Controller()
@@ -9,7 +9,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
-    @Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[],
+    @Inject(READINESS_CHECKS) private readonly source: ReadinessSource,
   ) {}
 
   /** Alive: the process answers. Never checks dependencies, so a database outage does not restart pods. */
@@ -23,7 +23,7 @@ export class HealthController {
   @HealthCheck()
   readyz() {
     return this.health.check(
-      this.checks.map((c) => async () => {
+      this.source.checks().map((c) => async () => {
         const session = this.indicators.check(c.name);
         try {
           await withTimeout(c.check(), 2_000, c.name);

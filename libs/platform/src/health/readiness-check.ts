@@ -5,6 +5,11 @@ export interface ReadinessCheck {
   check(): Promise<void>;
 }
 
+/** What READINESS_CHECKS provides: the current list, read on every probe. */
+export interface ReadinessSource {
+  checks(): ReadinessCheck[];
+}
+
 export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
 
 /** Rejects if `p` takes longer than `ms`, so one hung dependency cannot hang /readyz. */

@@ -3,12 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import { ApiError, ErrorCode, ProblemDetails, problemFor } from './problem';
 
-/** Body-parser failures arrive as plain errors carrying a `type`. */
-interface BodyParserError {
-  type?: string;
-  status?: number;
-}
-
 /** Renders every error as RFC 9457 application/problem+json. A 5xx hides internals and logs an error id. */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
@@ -22,9 +16,6 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   private toProblem(e: unknown): ProblemDetails {
     if (e instanceof ApiError) return e.getResponse() as ProblemDetails;
-    const bp = e as BodyParserError;
-    if (bp?.type === 'entity.too.large') return problemFor(ErrorCode.PAYLOAD_TOO_LARGE, 'request body exceeds 1 MiB');
-    if (bp?.type === 'entity.parse.failed') return problemFor(ErrorCode.MALFORMED_JSON, 'request body is not valid JSON');
     if (e instanceof HttpException && e.getStatus() < 500) {
       const status = e.getStatus();
       const code = status === 404 ? ErrorCode.NOT_FOUND : status === 413 ? ErrorCode.PAYLOAD_TOO_LARGE : status === 401 ? ErrorCode.UNAUTHENTICATED : status === 403 ? ErrorCode.FORBIDDEN : ErrorCode.VALIDATION_FAILED;

@@ -1,0 +1,53 @@
+# syntax=docker/dockerfile:1
+#
+# One image for every Gantry service. The container command picks the service:
+#   node dist/apps/api-gateway/src/main.js          (the default CMD)
+#   node dist/apps/scheduler/src/main.js
+#   node dist/apps/heartbeat-ingester/src/main.js
+#   node dist/apps/reconciler/src/main.js
+#   node dist/apps/node-agent/src/main.js
+#   node dist/libs/persistence/src/cli/migrate.js    (one-shot: apply migrations to DATABASE_URL)
+#   node dist/tools/infra/create-topics.js           (one-shot: create Kafka topics on KAFKA_BROKERS)
+#
+# Build:  docker build -t gantry:dev .
+#
+# Only the files the build needs are copied (there is no .dockerignore, so `COPY . .` would drag in the
+# host's node_modules, dist and .git).
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# ---- build: install every dependency, compile with swc, then drop the dev dependencies -------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+
+# Dependencies first, so a source change does not re-run `npm ci`.
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
+
+COPY tsconfig.json tsconfig.base.json .swcrc nx.json ./
+COPY apps ./apps
+COPY libs ./libs
+COPY tools ./tools
+
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
+
+# ---- runtime: node, production node_modules, compiled JavaScript; nothing else ---------------------
+FROM ${NODE_IMAGE} AS runtime
+WORKDIR /app
+
+ENV NODE_ENV=production \
+    GANTRY_HTTP_HOST=0.0.0.0 \
+    GANTRY_HTTP_PORT=8080
+
+# Files stay owned by root and are only read by the `node` user (uid 1000), so the image also runs
+# with a read-only root filesystem.
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+
+USER node
+EXPOSE 8080
+
+# Node is PID 1: each service installs its own SIGTERM handler (Nest shutdown hooks) and exits on it.
+CMD ["node", "dist/apps/api-gateway/src/main.js"]

@@ -1,0 +1,3 @@
+import { startTelemetry } from '@gantry/telemetry';
+
+startTelemetry('api-gateway');

@@ -1,0 +1,26 @@
+import { JobEventView, JobView } from '@gantry/contracts';
+import { JobEventRecord, JobRecord } from '@gantry/persistence';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toJobView(j: JobRecord): JobView {
+  return {
+    id: j.id, owner: j.owner, queue: j.queue, name: j.name, image: j.image, command: j.command, env: j.env,
+    labels: j.labels,
+    resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB },
+    nodes: j.nodes, maxRetries: j.maxRetries, state: j.state, cancelRequested: j.cancelRequested,
+    attempt: j.attempt, pendingReason: j.pendingReason, exitCode: j.exitCode, reason: j.reason, nodeIds: j.nodeIds,
+    createdAt: j.createdAt.toISOString(), updatedAt: j.updatedAt.toISOString(),
+    startedAt: iso(j.startedAt), finishedAt: iso(j.finishedAt),
+  };
+}
+
+export function toEventView(e: JobEventRecord): JobEventView {
+  const view: JobEventView = { seq: e.seq, type: e.type as JobEventView['type'], at: e.at.toISOString() };
+  if (e.fromState) view.fromState = e.fromState as JobEventView['fromState'];
+  if (e.toState) view.toState = e.toState as JobEventView['toState'];
+  if (e.attempt !== null) view.attempt = e.attempt;
+  if (e.nodeIds) view.nodeIds = e.nodeIds;
+  if (e.reason) view.reason = e.reason;
+  return view;
+}

@@ -1,0 +1,28 @@
+import { HeartbeatMessage } from '@gantry/contracts';
+import { isNewer, topologyOf } from './node-topology';
+
+const gpu = (model: string, healthy = true) => ({ index: 0, model, memoryMiB: 1, memoryUsedMiB: 0, utilization: 0, healthy });
+const beat = (over: Partial<HeartbeatMessage> = {}): HeartbeatMessage =>
+  ({ nodeId: 'n', bootId: 'b', seq: 1, sentAt: 10, zone: 'z', rack: 'r', gpus: [], cpu: { cores: 8, utilization: 0 }, memory: { totalMiB: 64, usedMiB: 0 }, running: [], ...over }) as HeartbeatMessage;
+
+describe('topologyOf', () => {
+  it.each([
+    ['no GPUs', [], null, 0],
+    ['uniform', [gpu('H100'), gpu('H100')], 'H100', 2],
+    ['unhealthy GPUs are not capacity', [gpu('H100'), gpu('H100', false)], 'H100', 1],
+    ['mixed models: the most common wins', [gpu('A100'), gpu('H100'), gpu('H100')], 'H100', 2],
+  ])('%s', (_n, gpus, model, total) => {
+    const t = topologyOf(beat({ gpus: gpus as HeartbeatMessage['gpus'] }));
+    expect([t.gpuModel, t.gpusTotal, t.cpuCores, t.memoryMiB]).toEqual([model, total, 8, 64]);
+  });
+});
+
+describe('isNewer', () => {
+  it.each([
+    [beat({ seq: 2 }), beat({ seq: 1 }), true],
+    [beat({ seq: 1 }), beat({ seq: 2 }), false],
+    [beat({ seq: 1 }), beat({ seq: 1 }), false],
+    [beat({ bootId: 'b2', seq: 1, sentAt: 20 }), beat({ bootId: 'b', seq: 50, sentAt: 10 }), true],
+    [beat({ bootId: 'b2', seq: 99, sentAt: 5 }), beat({ bootId: 'b', seq: 1, sentAt: 10 }), false],
+  ])('case %#', (a, b, expected) => expect(isNewer(a, b)).toBe(expected));
+});

@@ -1,0 +1,26 @@
+import 'reflect-metadata';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ServiceEnv } from '@gantry/platform';
+
+export class AgentEnv extends ServiceEnv {
+  /** Simulated nodes in this process; 0 runs one real agent for this host. */
+  @IsInt() @Min(0) @Max(100000) GANTRY_SIM_NODES: number = 0;
+  /** What a job does: `process` runs its command; `sleep` ends it after SIM_DURATION_MS (from the job env, default 1000) with exit 0. */
+  @IsIn(['process', 'sleep']) GANTRY_SIM_EXECUTOR: 'process' | 'sleep' = 'process';
+  /** Prefix of simulated node ids: `<prefix>-00042`. */
+  @Matches(/^[a-z0-9][a-z0-9-]{0,40}$/) GANTRY_SIM_PREFIX: string = 'sim';
+  /** Identity of this agent process (its command consumer group); defaults to the host name. */
+  @IsString() GANTRY_AGENT_ID: string = hostname();
+  /** Node id of a real agent; defaults to the host name. */
+  @IsOptional() @IsString() GANTRY_NODE_ID?: string;
+  @IsString() GANTRY_ZONE: string = 'local';
+  @IsString() GANTRY_RACK: string = 'local';
+  /** Un-acknowledged heartbeat time after which the agent stops its own attempts, ms (< GANTRY_NODE_DEAD_MS). */
+  @IsInt() @Min(1000) GANTRY_AGENT_FENCE_MS: number = 30000;
+  /** SIGTERM-to-SIGKILL grace when stopping a job, ms. */
+  @IsInt() @Min(0) GANTRY_KILL_GRACE_MS: number = 10000;
+  /** Where job logs are written. */
+  @IsString() GANTRY_AGENT_WORKDIR: string = join(tmpdir(), 'gantry-agent');
+}

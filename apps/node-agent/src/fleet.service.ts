@@ -1,0 +1,87 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Kafka, Producer } from 'kafkajs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { BatchConsumer } from '@gantry/messaging';
+import { AgentCommandMessage } from '@gantry/contracts';
+import type { Logger } from '@gantry/platform';
+import { CONFIG, KAFKA, KAFKA_PRODUCER, ReadinessRegistry, SERVICE_LOGGER } from '@gantry/runtime';
+import { AgentEnv } from './config';
+import { createCommandConsumer } from './command-consumer';
+import { Executor } from './executors/executor';
+import { ProcessExecutor } from './executors/process-executor';
+import { SleepExecutor } from './executors/sleep-executor';
+import { simulatedNode } from './fleet/fleet-layout';
+import { HeartbeatSender } from './heartbeat-sender';
+import { NodeRuntime } from './node-runtime';
+import { ReportPublisher } from './report-publisher';
+import { HostTelemetry } from './telemetry/host-telemetry';
+import { SimulatedTelemetry } from './telemetry/simulated-telemetry';
+
+/** The nodes this process speaks for: one real host, or GANTRY_SIM_NODES simulated ones. */
+@Injectable()
+export class FleetService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly nodes = new Map<string, NodeRuntime>();
+  private readonly reports: ReportPublisher;
+  private readonly commands: BatchConsumer<AgentCommandMessage>;
+  private readonly beats: HeartbeatSender;
+  private beating = false;
+
+  constructor(
+    @Inject(KAFKA) kafka: Kafka,
+    @Inject(KAFKA_PRODUCER) producer: Producer,
+    @Inject(CONFIG) private readonly config: AgentEnv,
+    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    readiness: ReadinessRegistry,
+  ) {
+    this.reports = new ReportPublisher(producer, logger);
+    const executor: Executor =
+      config.GANTRY_SIM_EXECUTOR === 'sleep' ? new SleepExecutor() : new ProcessExecutor(join(config.GANTRY_AGENT_WORKDIR, config.GANTRY_AGENT_ID), config.GANTRY_KILL_GRACE_MS);
+    if (config.GANTRY_SIM_NODES > 0) {
+      for (let i = 0; i < config.GANTRY_SIM_NODES; i++) {
+        const spec = simulatedNode(config.GANTRY_SIM_PREFIX, i);
+        let runtime: NodeRuntime | null = null;
+        const telemetry = new SimulatedTelemetry(spec, () => runtime?.busyGpus() ?? 0);
+        runtime = new NodeRuntime({ nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack }, executor, telemetry, this.reports);
+        this.nodes.set(spec.nodeId, runtime);
+      }
+    } else {
+      const nodeId = config.GANTRY_NODE_ID ?? hostname();
+      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK }, executor, new HostTelemetry(), this.reports));
+    }
+    this.commands = createCommandConsumer(kafka, producer, config.GANTRY_AGENT_ID, this.nodes, logger);
+    this.beats = new HeartbeatSender(producer, [...this.nodes.values()], {
+      periodMs: config.GANTRY_HEARTBEAT_MS,
+      fenceMs: config.GANTRY_AGENT_FENCE_MS,
+      logger,
+    });
+    readiness.add(this.commands.readinessCheck('command-consumer'));
+    readiness.add({
+      name: 'heartbeats',
+      check: async () => {
+        if (!this.beating) throw new Error('first heartbeats not yet acknowledged');
+      },
+    });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.commands.start();
+    // Beats make nodes placeable; commands for them must not arrive before the consumer can see them.
+    await this.commands.whenJoined(60_000);
+    await this.beats.start();
+    this.beating = true;
+    this.logger.info({ nodes: this.nodes.size, executor: this.config.GANTRY_SIM_EXECUTOR }, 'agent started');
+  }
+
+  /** Stops heartbeats and commands, stops every attempt (nothing is left behind), flushes reports. */
+  async onApplicationShutdown(): Promise<void> {
+    this.beats.stop();
+    await this.commands.stop();
+    for (const n of this.nodes.values()) n.stopAll('AGENT_STOPPED');
+    const deadline = Date.now() + this.config.GANTRY_KILL_GRACE_MS + 1000;
+    while ([...this.nodes.values()].some((n) => n.runningCount > 0) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await this.reports.drain(3000);
+  }
+}

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { AgentCommandMessage, HeartbeatMessage, JobReportMessage, ReportedState } from '@gantry/contracts';
+import { Execution, ExecutionResult, Executor } from './executors/executor';
+import { ReportSink } from './report-publisher';
+import { TelemetrySource } from './telemetry/telemetry-source';
+
+export interface NodeIdentity {
+  nodeId: string;
+  zone: string;
+  rack: string;
+}
+
+interface LiveAttempt {
+  jobId: string;
+  attempt: number;
+  gpus: number;
+  execution: Execution;
+}
+
+const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
+const FINISHED_MEMORY = 1000;
+
+/**
+ * One node as its agent sees it: what it runs, its heartbeats, and its answers to RUN/KILL.
+ * Commands are level-triggered: a repeated RUN for a live or finished attempt is a no-op (a finished
+ * one re-sends its final report, in case the first was lost); a KILL for an unknown attempt is a no-op.
+ */
+export class NodeRuntime {
+  readonly bootId = randomUUID();
+  private seq = 0;
+  private readonly live = new Map<string, LiveAttempt>();
+  private readonly finished = new Map<string, JobReportMessage>();
+
+  constructor(
+    readonly identity: NodeIdentity,
+    private readonly executor: Executor,
+    private readonly telemetry: TelemetrySource,
+    private readonly reports: ReportSink,
+  ) {}
+
+  get runningCount(): number {
+    return this.live.size;
+  }
+
+  busyGpus(): number {
+    let n = 0;
+    for (const a of this.live.values()) n += a.gpus;
+    return n;
+  }
+
+  handle(cmd: AgentCommandMessage): void {
+    const k = key(cmd.jobId, cmd.attempt);
+    if (cmd.type === 'KILL') {
+      this.live.get(k)?.execution.stop(cmd.reason ?? 'KILLED');
+      return;
+    }
+    if (this.live.has(k)) return;
+    const done = this.finished.get(k);
+    if (done) return this.reports.publish(done);
+    const execution = this.executor.start(
+      { jobId: cmd.jobId, attempt: cmd.attempt, image: cmd.image!, command: cmd.command!, env: cmd.env ?? {}, gang: cmd.gang! },
+      (result) => this.onExit(cmd.jobId, cmd.attempt, result),
+    );
+    // The exit callback may already have run (spawn failure); only track what is still alive.
+    if (!this.finished.has(k)) {
+      this.live.set(k, { jobId: cmd.jobId, attempt: cmd.attempt, gpus: cmd.resources?.gpus ?? 0, execution });
+      this.report(cmd.jobId, cmd.attempt, 'RUNNING');
+    }
+  }
+
+  private onExit(jobId: string, attempt: number, r: ExecutionResult): void {
+    const k = key(jobId, attempt);
+    this.live.delete(k);
+    let state: ReportedState;
+    let reason: string | undefined;
+    if (r.stoppedFor) {
+      state = 'CANCELLED';
+      reason = r.stoppedFor;
+    } else if (r.error) {
+      state = 'FAILED';
+      reason = `SPAWN_FAILED: ${r.error}`;
+    } else if (r.exitCode === 0) {
+      state = 'SUCCEEDED';
+    } else {
+      state = 'FAILED';
+      reason = r.exitCode === null ? `SIGNAL_${r.signal}` : undefined;
+    }
+    const report = this.report(jobId, attempt, state, r.exitCode ?? undefined, reason);
+    this.finished.set(k, report);
+    if (this.finished.size > FINISHED_MEMORY) this.finished.delete(this.finished.keys().next().value!);
+  }
+
+  private report(jobId: string, attempt: number, state: ReportedState, exitCode?: number, reason?: string): JobReportMessage {
+    const report: JobReportMessage = { nodeId: this.identity.nodeId, jobId, attempt, state, at: Date.now() };
+    if (exitCode !== undefined) report.exitCode = exitCode;
+    if (reason !== undefined) report.reason = reason;
+    this.reports.publish(report);
+    return report;
+  }
+
+  /** Stops every attempt: the agent believes it is cut off and its work will be placed elsewhere. */
+  stopAll(reason: string): void {
+    for (const a of this.live.values()) a.execution.stop(reason);
+  }
+
+  async heartbeat(now = Date.now()): Promise<HeartbeatMessage> {
+    const t = await this.telemetry.read();
+    return {
+      nodeId: this.identity.nodeId,
+      bootId: this.bootId,
+      seq: ++this.seq,
+      sentAt: now,
+      zone: this.identity.zone,
+      rack: this.identity.rack,
+      gpus: t.gpus,
+      cpu: t.cpu,
+      memory: t.memory,
+      running: [...this.live.values()].map((a) => ({ jobId: a.jobId, attempt: a.attempt })),
+    };
+  }
+}

@@ -1,0 +1,101 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Counter } from 'prom-client';
+import { JobLifecycleMessage, JobReportMessage, KillCommand, TOPICS } from '@gantry/contracts';
+import { JobState, decideReport, isTerminal } from '@gantry/domain';
+import {
+  JobChanges, NewJobEvent, OutboxMessage, Sql, appendJobEvents, casUpdateJob, enqueueOutbox, findJob, inTransaction,
+  loadRanks, releaseRank, setRankState,
+} from '@gantry/persistence';
+
+export type ReportOutcome = 'applied' | 'noop' | 'stale' | 'rejected' | 'unknown-job';
+
+const reportsApplied = new Counter({ name: 'gantry_job_reports_total', help: 'Agent job reports by outcome', labelNames: ['outcome'] });
+
+function kill(nodeId: string, jobId: string, attempt: number, reason: string): OutboxMessage {
+  const cmd: KillCommand = { type: 'KILL', nodeId, jobId, attempt, reason };
+  return { topic: TOPICS.agentCommands, key: nodeId, value: cmd };
+}
+
+function lifecycle(type: JobLifecycleMessage['type'], jobId: string, now: Date): OutboxMessage {
+  const msg: JobLifecycleMessage = { type, jobId, at: now.getTime() };
+  return { topic: TOPICS.jobLifecycle, key: jobId, value: msg };
+}
+
+/**
+ * Applies one agent report to Postgres through the domain's decision: fenced by attempt number,
+ * terminal states absorb, each state change is one event, capacity is released exactly once, and
+ * the job's version compare-and-set makes racing writers retry instead of both winning.
+ */
+@Injectable()
+export class JobReportApplier {
+  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+
+  async apply(report: JobReportMessage): Promise<ReportOutcome> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const outcome = await inTransaction(this.ds, (sql) => this.applyOnce(sql, report));
+        reportsApplied.inc({ outcome });
+        return outcome;
+      } catch (e) {
+        if ((e as Error).name !== 'ConcurrentUpdateError' || attempt >= 10) throw e;
+      }
+    }
+  }
+
+  private async applyOnce(sql: Sql, report: JobReportMessage): Promise<ReportOutcome> {
+    const now = new Date();
+    const job = await findJob(sql, report.jobId);
+    if (!job) {
+      // Nothing here wants this work: an orphan. Stop it if it runs.
+      if (report.state === 'RUNNING') await enqueueOutbox(sql, [kill(report.nodeId, report.jobId, report.attempt, 'UNKNOWN_JOB')]);
+      return 'unknown-job';
+    }
+    const ranks = await loadRanks(sql, job.id, job.attempt);
+    const decision = decideReport({ state: job.state, attempt: job.attempt }, ranks, report);
+
+    if (decision.kind === 'stale') {
+      if (decision.killAttempt) await enqueueOutbox(sql, [kill(report.nodeId, job.id, report.attempt, 'STALE_ATTEMPT')]);
+      return 'stale';
+    }
+    if (decision.kind === 'rejected') {
+      const { firstSeq } = await casUpdateJob(sql, job.id, job.version, {}, 1, now);
+      await appendJobEvents(sql, job.id, firstSeq, [
+        { type: 'REPORT_REJECTED', at: now, attempt: report.attempt, nodeIds: [report.nodeId], reason: `${decision.reason}: ${report.state} while ${job.state}` },
+      ]);
+      return 'rejected';
+    }
+
+    const rank = ranks.find((r) => r.nodeId === report.nodeId)!;
+    if (rank.state !== decision.rankState) {
+      await setRankState(sql, job.id, job.attempt, report.nodeId, decision.rankState, report.exitCode ?? null);
+    }
+    const released = decision.releaseRank && (await releaseRank(sql, job.id, job.attempt, report.nodeId, now));
+    const outbox: OutboxMessage[] = decision.killNodeIds.map((n) => kill(n, job.id, job.attempt, 'GANG_ENDED'));
+
+    if (decision.path.length > 0) {
+      const final = decision.path[decision.path.length - 1];
+      const changes: JobChanges = { state: final };
+      if (decision.path.includes('RUNNING') && !job.startedAt) changes.startedAt = now;
+      if (isTerminal(final)) {
+        changes.finishedAt = now;
+        changes.exitCode = report.exitCode ?? null;
+        changes.reason = report.reason ?? (final === 'FAILED' ? `EXIT_CODE_${report.exitCode ?? 'UNKNOWN'}` : final === 'CANCELLED' ? 'CANCELLED' : null);
+      }
+      const { firstSeq } = await casUpdateJob(sql, job.id, job.version, changes, decision.path.length, now);
+      let from: JobState = job.state;
+      const events: NewJobEvent[] = decision.path.map((to) => {
+        const e: NewJobEvent = { type: 'STATE_CHANGED', at: now, fromState: from, toState: to, attempt: job.attempt, nodeIds: job.nodeIds };
+        if (isTerminal(to) && changes.reason) e.reason = changes.reason;
+        from = to;
+        return e;
+      });
+      await appendJobEvents(sql, job.id, firstSeq, events);
+      outbox.push(lifecycle('JOB_STATE_CHANGED', job.id, now));
+    } else if (released) {
+      outbox.push(lifecycle('CAPACITY_RELEASED', job.id, now));
+    }
+    await enqueueOutbox(sql, outbox);
+    return decision.path.length > 0 || released ? 'applied' : 'noop';
+  }
+}

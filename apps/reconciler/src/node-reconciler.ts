@@ -1,0 +1,56 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Producer } from 'kafkajs';
+import { DataSource } from 'typeorm';
+import { Counter } from 'prom-client';
+import { AgentCommandMessage, HeartbeatMessage, TOPICS, buildRunCommands } from '@gantry/contracts';
+import { reconcileNode } from '@gantry/domain';
+import { autocommit, loadLiveRanksOnNodes } from '@gantry/persistence';
+import { CONFIG, KAFKA_PRODUCER } from '@gantry/runtime';
+import { ReconcilerEnv } from './config';
+
+const actions = new Counter({ name: 'gantry_reconciler_actions_total', help: 'Commands sent to close desired/observed gaps', labelNames: ['kind', 'reason'] });
+
+/**
+ * Compares each heartbeat's `running` set with the ranks the control plane wants on that node and
+ * sends the commands that close the gap (RUN repeated, KILL for orphans and unexecuted cancels).
+ * Commands go straight to Kafka: they change no durable state and agents treat repeats as no-ops.
+ */
+@Injectable()
+export class NodeReconciler {
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(KAFKA_PRODUCER) private readonly producer: Producer,
+    @Inject(CONFIG) private readonly config: ReconcilerEnv,
+  ) {}
+
+  async reconcile(beats: HeartbeatMessage[], nowMs = Date.now()): Promise<number> {
+    const newest = new Map<string, HeartbeatMessage>();
+    for (const b of beats) {
+      const cur = newest.get(b.nodeId);
+      if (!cur || b.sentAt > cur.sentAt) newest.set(b.nodeId, b);
+    }
+    const live = await loadLiveRanksOnNodes(autocommit(this.ds), [...newest.keys()]);
+    const byNode = new Map<string, typeof live>();
+    for (const r of live) byNode.set(r.nodeId, [...(byNode.get(r.nodeId) ?? []), r]);
+
+    const commands: AgentCommandMessage[] = [];
+    for (const beat of newest.values()) {
+      const ranks = byNode.get(beat.nodeId) ?? [];
+      const desired = ranks.map((r) => ({ jobId: r.job.id, attempt: r.job.attempt, rankState: r.rankState, cancelRequested: r.job.cancelRequested, placedAt: r.placedAt.getTime() }));
+      // Judge from the beat's own time: a beat that sat in Kafka says nothing about the present.
+      for (const a of reconcileNode(beat.running, desired, Math.min(nowMs, beat.sentAt), this.config.GANTRY_HEARTBEAT_MS)) {
+        actions.inc({ kind: a.kind, reason: a.reason });
+        if (a.kind === 'KILL') {
+          commands.push({ type: 'KILL', nodeId: beat.nodeId, jobId: a.jobId, attempt: a.attempt, reason: a.reason });
+        } else {
+          const job = ranks.find((r) => r.job.id === a.jobId)!.job;
+          commands.push(...buildRunCommands(job, job.attempt, job.nodeIds).filter((c) => c.nodeId === beat.nodeId));
+        }
+      }
+    }
+    if (commands.length > 0) {
+      await this.producer.send({ topic: TOPICS.agentCommands, messages: commands.map((c) => ({ key: c.nodeId, value: JSON.stringify(c) })) });
+    }
+    return commands.length;
+  }
+}

@@ -1,0 +1,18 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { RuntimeModule } from '@gantry/runtime';
+import { ReconcilerEnv } from './config';
+import { JobReportApplier } from './job-report-applier';
+import { JobReportConsumer } from './job-report-consumer';
+import { HeartbeatReconcileConsumer } from './heartbeat-reconcile-consumer';
+import { NodeReconciler } from './node-reconciler';
+
+@Module({})
+export class ReconcilerModule {
+  static forConfig(config: ReconcilerEnv): DynamicModule {
+    return {
+      module: ReconcilerModule,
+      imports: [RuntimeModule.forRoot({ service: 'reconciler', config, needs: { postgres: true, redis: true }, outboxRelay: true })],
+      providers: [JobReportApplier, JobReportConsumer, NodeReconciler, HeartbeatReconcileConsumer],
+    };
+  }
+}

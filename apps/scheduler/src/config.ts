@@ -1,0 +1,14 @@
+import 'reflect-metadata';
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { StatefulServiceEnv } from '@gantry/platform';
+
+export class SchedulerEnv extends StatefulServiceEnv {
+  /** Longest wait between scheduling cycles when nothing wakes the scheduler, ms. */
+  @IsInt() @Min(10) GANTRY_SCHEDULER_INTERVAL_MS: number = 1000;
+  /** Queued jobs considered per cycle. */
+  @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_BATCH: number = 500;
+  /** Lifetime of a node lease taken while committing a placement, ms. */
+  @IsInt() @Min(100) GANTRY_NODE_LEASE_MS: number = 2000;
+  /** Identity of this replica in leases; defaults to hostname-pid. */
+  @IsOptional() @IsString() GANTRY_INSTANCE_ID?: string;
+}

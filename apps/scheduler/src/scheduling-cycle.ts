@@ -1,0 +1,89 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { Counter, Histogram } from 'prom-client';
+import { PendingJob, PlacementNode, nodeHealth, planPlacements } from '@gantry/domain';
+import { NodeLeases, NodeLiveStore, autocommit, loadAllNodes, loadQueuedJobs, setPendingReasons } from '@gantry/persistence';
+import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
+import type { Logger } from '@gantry/platform';
+import { SchedulerEnv } from './config';
+import { PlacementCommitter } from './placement-committer';
+
+const placements = new Counter({ name: 'gantry_scheduler_placements_total', help: 'Attempts placed', labelNames: ['outcome'] });
+const cycleSeconds = new Histogram({ name: 'gantry_scheduler_cycle_seconds', help: 'Duration of one scheduling cycle', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] });
+
+export interface CycleResult {
+  considered: number;
+  placed: number;
+  lostRaces: number;
+}
+
+/** One scheduling pass over a snapshot of queued jobs and nodes. */
+@Injectable()
+export class SchedulingCycle {
+  private readonly live: NodeLiveStore;
+  private readonly leases: NodeLeases;
+
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(REDIS) redis: Redis,
+    @Inject(CONFIG) private readonly config: SchedulerEnv,
+    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    private readonly committer: PlacementCommitter,
+  ) {
+    this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
+    const instance = config.GANTRY_INSTANCE_ID ?? `${require('node:os').hostname()}-${process.pid}`;
+    this.leases = new NodeLeases(redis, instance, config.GANTRY_NODE_LEASE_MS);
+  }
+
+  async run(nowMs = Date.now()): Promise<CycleResult> {
+    const end = cycleSeconds.startTimer();
+    const sql = autocommit(this.ds);
+    // 1. Snapshot: queued jobs (oldest first), every node, and when each node was last heard.
+    const [jobs, nodeRows, heard] = await Promise.all([
+      loadQueuedJobs(sql, this.config.GANTRY_SCHEDULER_BATCH),
+      loadAllNodes(sql),
+      this.live.heardSince(nowMs - this.config.GANTRY_NODE_DEAD_MS),
+    ]);
+    if (jobs.length === 0) {
+      end();
+      return { considered: 0, placed: 0, lostRaces: 0 };
+    }
+    const thresholds = { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS };
+    const nodes: PlacementNode[] = nodeRows.map((n) => ({ ...n, health: nodeHealth(heard.get(n.id) ?? null, nowMs, thresholds) }));
+    const versions = new Map(nodes.map((n) => [n.id, n.version]));
+    const byId = new Map(jobs.map((j) => [j.id, j]));
+
+    // 2. Decide: the pure placement function plans every job against the snapshot.
+    const pending: PendingJob[] = jobs.map((j) => ({ id: j.id, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB } }));
+    const plan = planPlacements(pending, nodes);
+
+    // 3. Commit each placement under node leases; a lost compare-and-set is retried next cycle.
+    let placed = 0;
+    let lostRaces = 0;
+    for (const p of plan.placements) {
+      if (!(await this.leases.acquire(p.nodeIds))) {
+        lostRaces++;
+        continue;
+      }
+      try {
+        await this.committer.commit(byId.get(p.jobId)!, p.nodeIds, versions, new Date());
+        for (const id of p.nodeIds) versions.set(id, versions.get(id)! + 1);
+        placed++;
+      } catch (e) {
+        if ((e as Error).name !== 'ConcurrentUpdateError') throw e;
+        lostRaces++;
+      } finally {
+        await this.leases.release(p.nodeIds);
+      }
+    }
+    placements.inc({ outcome: 'placed' }, placed);
+    placements.inc({ outcome: 'lost_race' }, lostRaces);
+
+    // 4. Say why the rest wait.
+    await setPendingReasons(sql, plan.pending.map((p) => ({ jobId: p.jobId, reason: p.reason })));
+    end();
+    if (lostRaces > 0) this.logger.debug({ lostRaces }, 'placements lost to concurrent writers; retrying next cycle');
+    return { considered: jobs.length, placed, lostRaces };
+  }
+}

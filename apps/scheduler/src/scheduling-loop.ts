@@ -1,0 +1,62 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
+import type { Logger } from '@gantry/platform';
+import { SchedulerEnv } from './config';
+import { SchedulingCycle } from './scheduling-cycle';
+
+/**
+ * Runs scheduling cycles: at once when woken (a job was created, capacity was freed), otherwise
+ * every GANTRY_SCHEDULER_INTERVAL_MS. Wake-ups during a cycle coalesce into one more cycle.
+ */
+@Injectable()
+export class SchedulingLoop implements OnApplicationBootstrap, OnApplicationShutdown {
+  private running = false;
+  private woken = false;
+  private wake: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly cycle: SchedulingCycle,
+    @Inject(CONFIG) private readonly config: SchedulerEnv,
+    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  poke(): void {
+    this.woken = true;
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      this.woken = false;
+      try {
+        const r = await this.cycle.run();
+        // A full batch or a lost race means more may be placeable right now.
+        if (r.considered >= this.config.GANTRY_SCHEDULER_BATCH && r.placed > 0) this.woken = true;
+        if (r.lostRaces > 0) this.woken = true;
+      } catch (e) {
+        this.logger.warn({ err: e }, 'scheduling cycle failed; retrying');
+      }
+      if (this.woken || !this.running) continue;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, this.config.GANTRY_SCHEDULER_INTERVAL_MS);
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+}

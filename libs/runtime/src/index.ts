@@ -1,0 +1,3 @@
+export * from './tokens';
+export * from './service-clients';
+export * from './runtime.module';

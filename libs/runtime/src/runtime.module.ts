@@ -1,0 +1,104 @@
+import { DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Counter } from 'prom-client';
+import { OutboxRelay } from '@gantry/messaging';
+import { READINESS_CHECKS, ReadinessCheck, ReadinessSource, ServiceEnv, StatefulServiceEnv, createLogger, loggerModule, opsEndpoints, Logger } from '@gantry/platform';
+import { ClientNeeds, ServiceClients } from './service-clients';
+import { KAFKA, KAFKA_PRODUCER, REDIS, SERVICE_LOGGER } from './tokens';
+
+export interface RuntimeOptions {
+  service: string;
+  config: ServiceEnv;
+  needs: ClientNeeds;
+  /** Run an outbox relay in this process (services that write outbox rows). */
+  outboxRelay?: boolean;
+}
+
+export const CONFIG = Symbol('CONFIG');
+
+/** Service-specific readiness (a consumer has joined its group, ...): providers add theirs at construction. */
+@Injectable()
+export class ReadinessRegistry {
+  readonly checks: ReadinessCheck[] = [];
+  add(check: ReadinessCheck): void {
+    this.checks.push(check);
+  }
+}
+
+const outboxPublished = new Counter({ name: 'gantry_outbox_published_total', help: 'Outbox rows published to Kafka' });
+
+/** Starts and stops the outbox relay with the app. */
+@Injectable()
+class OutboxRelayLifecycle implements OnModuleInit, OnApplicationShutdown {
+  private relay: OutboxRelay | null = null;
+
+  constructor(
+    private readonly clients: ServiceClients,
+    @Inject(CONFIG) private readonly config: StatefulServiceEnv,
+    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    this.relay = new OutboxRelay({
+      dataSource: this.clients.dataSource!,
+      databaseUrl: this.config.DATABASE_URL,
+      producer: this.clients.producer,
+      logger: this.logger,
+      onPublished: (n) => outboxPublished.inc(n),
+    });
+    await this.relay.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.relay?.stop();
+  }
+}
+
+/** Closes clients last, after every consumer and loop has stopped. */
+@Injectable()
+class ClientsLifecycle implements OnApplicationShutdown {
+  constructor(private readonly clients: ServiceClients) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.clients.close();
+  }
+}
+
+/**
+ * Everything a Gantry service shares: config, logger, Kafka/Postgres/Redis clients, readiness
+ * checks over them, /healthz /readyz /metrics, and optionally the outbox relay.
+ */
+@Global()
+@Module({})
+export class RuntimeModule {
+  static forRoot(opts: RuntimeOptions): DynamicModule {
+    const ops = opsEndpoints();
+    const providers: Provider[] = [
+      { provide: CONFIG, useValue: opts.config },
+      { provide: SERVICE_LOGGER, useValue: createLogger(opts.service, opts.config.LOG_LEVEL) },
+      { provide: ServiceClients, useFactory: () => ServiceClients.connect(opts.service, opts.config, opts.needs) },
+      { provide: KAFKA, useFactory: (c: ServiceClients) => c.kafka, inject: [ServiceClients] },
+      { provide: KAFKA_PRODUCER, useFactory: (c: ServiceClients) => c.producer, inject: [ServiceClients] },
+      { provide: DataSource, useFactory: (c: ServiceClients) => c.dataSource, inject: [ServiceClients] },
+      { provide: REDIS, useFactory: (c: ServiceClients) => c.redis, inject: [ServiceClients] },
+      ReadinessRegistry,
+      {
+        provide: READINESS_CHECKS,
+        // Read on every probe, so checks registered after start-up are included.
+        useFactory: (c: ServiceClients, registry: ReadinessRegistry): ReadinessSource => {
+          const base = c.readinessChecks();
+          return { checks: () => [...base, ...registry.checks] };
+        },
+        inject: [ServiceClients, ReadinessRegistry],
+      },
+      ClientsLifecycle,
+      ...(opts.outboxRelay ? [OutboxRelayLifecycle] : []),
+    ];
+    return {
+      module: RuntimeModule,
+      imports: [loggerModule(opts.service, opts.config.LOG_LEVEL), ...ops.imports],
+      controllers: ops.controllers,
+      providers,
+      exports: [CONFIG, SERVICE_LOGGER, ReadinessRegistry, ServiceClients, KAFKA, KAFKA_PRODUCER, DataSource, REDIS, READINESS_CHECKS],
+    };
+  }
+}

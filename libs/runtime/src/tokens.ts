@@ -1,0 +1,5 @@
+/** Injection tokens for the clients a service holds. */
+export const REDIS = Symbol('REDIS');
+export const KAFKA = Symbol('KAFKA');
+export const KAFKA_PRODUCER = Symbol('KAFKA_PRODUCER');
+export const SERVICE_LOGGER = Symbol('SERVICE_LOGGER');

@@ -1,0 +1,65 @@
+import { join } from 'node:path';
+import { SERVICES, ServiceName, ServiceProcess } from './service-process';
+
+export interface StackOptions {
+  root: string;
+  logDir: string;
+  /** First port; services take consecutive ones (gateway first). */
+  basePort: number;
+  env: Record<string, string>;
+  /** Extra env per service. */
+  serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+  readyTimeoutMs?: number;
+}
+
+/** Starts the four control-plane services and the agent as processes; stops them in reverse. */
+export class Stack {
+  readonly services: ServiceProcess[];
+
+  constructor(private readonly opts: StackOptions) {
+    this.services = SERVICES.map(
+      (service, i) =>
+        new ServiceProcess({
+          name: service,
+          service,
+          port: opts.basePort + i,
+          env: { ...opts.env, ...(opts.serviceEnv?.[service] ?? {}) },
+          logDir: opts.logDir,
+          root: opts.root,
+        }),
+    );
+  }
+
+  get(service: ServiceName): ServiceProcess {
+    return this.services.find((s) => s.opts.service === service)!;
+  }
+
+  get gatewayUrl(): string {
+    return this.get('api-gateway').url;
+  }
+
+  /** Control plane first (consumers joined before agents produce), then the agent. */
+  async start(): Promise<void> {
+    const timeout = this.opts.readyTimeoutMs ?? 60_000;
+    const controlPlane = this.services.filter((s) => s.opts.service !== 'node-agent');
+    try {
+      for (const s of controlPlane) s.start();
+      await Promise.all(controlPlane.map((s) => s.ready(timeout)));
+      const agent = this.get('node-agent');
+      agent.start();
+      await agent.ready(timeout);
+    } catch (e) {
+      await this.stop();
+      throw e;
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.get('node-agent').stop();
+    await Promise.all(this.services.filter((s) => s.opts.service !== 'node-agent').map((s) => s.stop()));
+  }
+
+  logDir(): string {
+    return join(this.opts.logDir);
+  }
+}
