@@ -67,12 +67,18 @@ export class JobReportApplier {
     }
 
     const rank = ranks.find((r) => r.nodeId === report.nodeId)!;
-    if (rank.state !== decision.rankState) {
+    const rankChanged = rank.state !== decision.rankState;
+    if (rankChanged) {
       await setRankState(sql, job.id, job.attempt, report.nodeId, decision.rankState, report.exitCode ?? null);
     }
     const released = decision.releaseRank && (await releaseRank(sql, job.id, job.attempt, report.nodeId, now));
     const outbox: OutboxMessage[] = decision.killNodeIds.map((n) => kill(n, job.id, job.attempt, 'GANG_ENDED'));
 
+    if (decision.path.length === 0 && (rankChanged || released)) {
+      // Ranks of one job change only under the job's compare-and-set, so two ranks reported at once
+      // cannot each miss the other's end (which would leave a gang RUNNING forever).
+      await casUpdateJob(sql, job.id, job.version, {}, 0, now);
+    }
     if (decision.path.length > 0) {
       const final = decision.path[decision.path.length - 1];
       const changes: JobChanges = { state: final };

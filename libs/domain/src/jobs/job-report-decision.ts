@@ -41,10 +41,9 @@ export function decideReport(job: JobSnapshot, ranks: readonly RankSnapshot[], r
     return { kind: 'stale', killAttempt: report.state === 'RUNNING' };
   }
   if (isRankFinished(rank.state)) {
-    // A rank that finished stays finished; repeating the same end is harmless.
-    return rank.state === report.state || isTerminal(job.state)
-      ? { kind: 'apply', rankState: rank.state, releaseRank: false, path: [], killNodeIds: [] }
-      : { kind: 'rejected', reason: 'ILLEGAL_TRANSITION' };
+    // A rank that finished stays finished: the same end repeated is accepted, anything else is a conflict.
+    if (rank.state === report.state) return { kind: 'apply', rankState: rank.state, releaseRank: false, path: [], killNodeIds: [] };
+    return { kind: 'rejected', reason: isTerminal(job.state) ? 'TERMINAL_STATE' : 'ILLEGAL_TRANSITION' };
   }
   const nextRanks = ranks.map((r) => (r.nodeId === report.nodeId ? { ...r, state: report.state as RankState } : r));
   const target = attemptOutcome(nextRanks.map((r) => r.state));

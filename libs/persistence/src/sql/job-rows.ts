@@ -4,8 +4,6 @@ import { ConcurrentUpdateError, Sql } from './sql';
 
 export type JobRecord = Omit<JobEntity, never>;
 
-const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-
 export function toJobRecord(r: Record<string, any>): JobRecord {
   return {
     id: r.id, owner: r.owner, queue: r.queue, name: r.name, image: r.image,

@@ -1,0 +1,83 @@
+import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { HeartbeatMessage } from '@gantry/contracts';
+import { NodeLiveStore, autocommit, loadNodes } from '@gantry/persistence';
+import { openDataSource, openRedis, uniqueTag } from '@gantry/testing';
+import { HeartbeatBatchWriter } from '../src/heartbeat-batch-writer';
+import { IngesterEnv } from '../src/config';
+
+let ds: DataSource;
+let redis: Redis;
+let writer: HeartbeatBatchWriter;
+let live: NodeLiveStore;
+
+beforeAll(async () => {
+  ds = await openDataSource();
+  redis = await openRedis();
+  writer = new HeartbeatBatchWriter(redis, ds, Object.assign(new IngesterEnv(), { GANTRY_NODE_DEAD_MS: 40_000 }));
+  live = new NodeLiveStore(redis, 120_000);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await ds.destroy();
+});
+
+function beat(nodeId: string, over: Partial<HeartbeatMessage> = {}): HeartbeatMessage {
+  return {
+    nodeId, bootId: 'boot-1', seq: 1, sentAt: Date.now(), zone: 'z1', rack: 'r1',
+    gpus: Array.from({ length: 8 }, (_, index) => ({ index, model: 'H100', memoryMiB: 81920, memoryUsedMiB: 0, utilization: 0.1, healthy: true })),
+    cpu: { cores: 96, utilization: 0.2 }, memory: { totalMiB: 1048576, usedMiB: 1000 }, running: [],
+    ...over,
+  } as HeartbeatMessage;
+}
+
+describe('HeartbeatBatchWriter', () => {
+  it('registers a node in Postgres on its first beat and marks it live in Redis', async () => {
+    const id = uniqueTag('n');
+    const before = Date.now();
+    await writer.write([beat(id)]);
+    const [node] = await loadNodes(autocommit(ds), [id]);
+    expect(node).toMatchObject({ id, zone: 'z1', rack: 'r1', gpuModel: 'H100', gpusTotal: 8, cpuCores: 96, memoryMiB: 1048576, gpusAllocated: 0 });
+    expect(await live.lastSeen(id)).toBeGreaterThanOrEqual(before);
+  });
+
+  it('never lets an older beat overwrite a newer one (redelivery, reordering)', async () => {
+    const id = uniqueTag('n');
+    await writer.write([beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.5 } })]);
+    await writer.write([beat(id, { seq: 4, cpu: { cores: 96, utilization: 0.9 } })]);
+    await writer.write([beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.7 } })]); // redelivered
+    const stored = await live.livePayload(id);
+    expect(stored!.seq).toBe('5');
+    expect(JSON.parse(stored!.payload).cpu.utilization).toBe(0.5);
+  });
+
+  it('keeps the newest beat of a batch whatever the order', async () => {
+    const id = uniqueTag('n');
+    await writer.write([beat(id, { seq: 9 }), beat(id, { seq: 7 }), beat(id, { seq: 8 })]);
+    expect((await live.livePayload(id))!.seq).toBe('9');
+  });
+
+  it('accepts a new boot sent later even with a lower seq, and refuses an older boot', async () => {
+    const id = uniqueTag('n');
+    const t = Date.now();
+    await writer.write([beat(id, { bootId: 'old', seq: 100, sentAt: t })]);
+    await writer.write([beat(id, { bootId: 'new', seq: 1, sentAt: t + 1000 })]);
+    expect((await live.livePayload(id))!.bootId).toBe('new');
+    await writer.write([beat(id, { bootId: 'old', seq: 101, sentAt: t + 500 })]);
+    expect((await live.livePayload(id))!.bootId).toBe('new');
+  });
+
+  it('writes a capacity change to Postgres, and an unchanged beat does not rewrite the row', async () => {
+    const id = uniqueTag('n');
+    await writer.write([beat(id)]);
+    const [v1] = await loadNodes(autocommit(ds), [id]);
+    await writer.write([beat(id, { seq: 2 })]);
+    const [v2] = await loadNodes(autocommit(ds), [id]);
+    expect(v2.version).toBe(v1.version);
+    const sixGpus = beat(id, { seq: 3 }).gpus.map((g, i) => ({ ...g, healthy: i < 6 }));
+    await writer.write([beat(id, { seq: 3, gpus: sixGpus })]);
+    const [v3] = await loadNodes(autocommit(ds), [id]);
+    expect(v3.gpusTotal).toBe(6);
+    expect(v3.version).toBe(v1.version + 1);
+  });
+});

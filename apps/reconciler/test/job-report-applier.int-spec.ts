@@ -1,0 +1,109 @@
+import { DataSource } from 'typeorm';
+import { JobReportMessage, TOPICS } from '@gantry/contracts';
+import { JobRecord, appendJobEvents, autocommit, casAllocate, casUpdateJob, findJob, inTransaction, insertAttemptRanks, listJobEvents, loadNodes } from '@gantry/persistence';
+import { makeJob, makeNode, openDataSource } from '@gantry/testing';
+import { JobReportApplier } from '../src/job-report-applier';
+
+let ds: DataSource;
+let applier: JobReportApplier;
+beforeAll(async () => {
+  ds = await openDataSource();
+  applier = new JobReportApplier(ds);
+});
+afterAll(async () => ds.destroy());
+
+/** A job placed (attempt 1) on fresh nodes, as the scheduler would leave it. */
+async function placedJob(nodes = 1, gpus = 2): Promise<{ job: JobRecord; nodeIds: string[] }> {
+  const nodeIds = [];
+  for (let i = 0; i < nodes; i++) nodeIds.push((await makeNode().gpus(8).insert(ds)).id);
+  const job = await makeJob().gpus(gpus).gang(nodes).insert(ds);
+  const now = new Date();
+  await inTransaction(ds, async (sql) => {
+    const current = await loadNodes(sql, nodeIds);
+    await casAllocate(sql, current.map((n) => ({ nodeId: n.id, expectedVersion: n.version, gpus, cpuCores: 1, memoryMiB: 1024 })), now);
+    const { firstSeq } = await casUpdateJob(sql, job.id, job.version, { state: 'SCHEDULED', attempt: 1, nodeIds }, 1, now);
+    await appendJobEvents(sql, job.id, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: 'QUEUED', toState: 'SCHEDULED', attempt: 1, nodeIds }]);
+    await insertAttemptRanks(sql, job.id, 1, nodeIds.map((nodeId, rank) => ({ rank, nodeId, gpus, cpuCores: 1, memoryMiB: 1024 })), now);
+  });
+  return { job: (await findJob(autocommit(ds), job.id))!, nodeIds };
+}
+
+const report = (job: JobRecord, nodeId: string, state: JobReportMessage['state'], over: Partial<JobReportMessage> = {}): JobReportMessage =>
+  ({ nodeId, jobId: job.id, attempt: 1, state, at: Date.now(), ...over }) as JobReportMessage;
+
+async function outboxFor(jobId: string) {
+  return (await ds.query(`SELECT topic, value FROM outbox WHERE value::jsonb->>'jobId' = $1 ORDER BY id`, [jobId])) as Array<{ topic: string; value: string }>;
+}
+
+describe('JobReportApplier', () => {
+  it('drives a job RUNNING then SUCCEEDED, one event per change, and frees its capacity once', async () => {
+    const { job, nodeIds } = await placedJob();
+    expect(await applier.apply(report(job, nodeIds[0], 'RUNNING'))).toBe('applied');
+    expect(await applier.apply(report(job, nodeIds[0], 'RUNNING'))).toBe('noop');
+    expect(await applier.apply(report(job, nodeIds[0], 'SUCCEEDED', { exitCode: 0 }))).toBe('applied');
+    expect(await applier.apply(report(job, nodeIds[0], 'SUCCEEDED', { exitCode: 0 }))).toBe('noop');
+    const after = (await findJob(autocommit(ds), job.id))!;
+    expect(after).toMatchObject({ state: 'SUCCEEDED', exitCode: 0 });
+    expect(after.startedAt).not.toBeNull();
+    expect(after.finishedAt).not.toBeNull();
+    const [node] = await loadNodes(autocommit(ds), nodeIds);
+    expect(node.gpusAllocated).toBe(0);
+    const events = await listJobEvents(autocommit(ds), job.id, 0, 50);
+    expect(events.filter((e) => e.type === 'STATE_CHANGED').map((e) => `${e.fromState}>${e.toState}`)).toEqual(['QUEUED>SCHEDULED', 'SCHEDULED>RUNNING', 'RUNNING>SUCCEEDED']);
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('records a failing exit code', async () => {
+    const { job, nodeIds } = await placedJob();
+    await applier.apply(report(job, nodeIds[0], 'FAILED', { exitCode: 3 }));
+    expect(await findJob(autocommit(ds), job.id)).toMatchObject({ state: 'FAILED', exitCode: 3, reason: 'EXIT_CODE_3' });
+  });
+
+  it('terminal absorbs: a later RUNNING is rejected, recorded, and changes nothing', async () => {
+    const { job, nodeIds } = await placedJob();
+    await applier.apply(report(job, nodeIds[0], 'SUCCEEDED', { exitCode: 0 }));
+    expect(await applier.apply(report(job, nodeIds[0], 'FAILED', { exitCode: 1 }))).toBe('rejected');
+    const after = (await findJob(autocommit(ds), job.id))!;
+    expect(after).toMatchObject({ state: 'SUCCEEDED', exitCode: 0 });
+    const events = await listJobEvents(autocommit(ds), job.id, 0, 50);
+    expect(events[events.length - 1]).toMatchObject({ type: 'REPORT_REJECTED' });
+  });
+
+  it('fences by attempt: a RUNNING report for another attempt changes nothing and is answered with KILL', async () => {
+    const { job, nodeIds } = await placedJob();
+    expect(await applier.apply(report(job, nodeIds[0], 'RUNNING', { attempt: 7 }))).toBe('stale');
+    expect((await findJob(autocommit(ds), job.id))!.state).toBe('SCHEDULED');
+    const out = await outboxFor(job.id);
+    expect(out.map((o) => [o.topic, JSON.parse(o.value).type, JSON.parse(o.value).attempt])).toContainEqual([TOPICS.agentCommands, 'KILL', 7]);
+  });
+
+  it('a gang succeeds only when every rank succeeds', async () => {
+    const { job, nodeIds } = await placedJob(2);
+    await applier.apply(report(job, nodeIds[0], 'SUCCEEDED', { exitCode: 0 }));
+    expect((await findJob(autocommit(ds), job.id))!.state).toBe('RUNNING');
+    await applier.apply(report(job, nodeIds[1], 'SUCCEEDED', { exitCode: 0 }));
+    expect((await findJob(autocommit(ds), job.id))!.state).toBe('SUCCEEDED');
+    expect((await loadNodes(autocommit(ds), nodeIds)).map((n) => n.gpusAllocated)).toEqual([0, 0]);
+  });
+
+  it('a gang fails as a whole when one rank fails, and the other rank is killed', async () => {
+    const { job, nodeIds } = await placedJob(2);
+    await applier.apply(report(job, nodeIds[0], 'RUNNING'));
+    await applier.apply(report(job, nodeIds[1], 'RUNNING'));
+    await applier.apply(report(job, nodeIds[1], 'FAILED', { exitCode: 2 }));
+    expect((await findJob(autocommit(ds), job.id))!.state).toBe('FAILED');
+    const kills = (await outboxFor(job.id)).map((o) => JSON.parse(o.value)).filter((v) => v.type === 'KILL');
+    expect(kills).toEqual([expect.objectContaining({ nodeId: nodeIds[0], attempt: 1, reason: 'GANG_ENDED' })]);
+    // The killed rank's own end frees its capacity later.
+    await applier.apply(report(job, nodeIds[0], 'CANCELLED'));
+    expect((await loadNodes(autocommit(ds), nodeIds)).map((n) => n.gpusAllocated)).toEqual([0, 0]);
+  });
+
+  it('concurrent reports for one job do not lose updates', async () => {
+    const { job, nodeIds } = await placedJob(4);
+    await Promise.all(nodeIds.map((n) => applier.apply(report(job, n, 'SUCCEEDED', { exitCode: 0 }))));
+    expect((await findJob(autocommit(ds), job.id))!.state).toBe('SUCCEEDED');
+    const seqs = (await listJobEvents(autocommit(ds), job.id, 0, 50)).map((e) => e.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+  });
+});

@@ -1,0 +1,164 @@
+import { Kafka, Producer } from 'kafkajs';
+import { DataSource } from 'typeorm';
+import { context, trace } from '@opentelemetry/api';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { propagation } from '@opentelemetry/api';
+import { JobLifecycleMessage, TOPICS, parseMessage } from '@gantry/contracts';
+import {
+  BatchConsumer, DEAD_LETTER_HEADERS, DEFAULT_PARTITIONER, DeadLetterPublisher, OutboxRelay, createKafka,
+  currentTraceHeaders, ensureTopics, extractTraceContext,
+} from '@gantry/messaging';
+import { enqueueOutbox, inTransaction } from '@gantry/persistence';
+import { openDataSource, silentLogger, testEnv, uniqueTag } from '@gantry/testing';
+import { waitFor } from '@gantry/stack';
+
+let ds: DataSource;
+let kafka: Kafka;
+let producer: Producer;
+
+beforeAll(async () => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(new BasicTracerProvider());
+  ds = await openDataSource();
+  kafka = createKafka({ brokers: testEnv.kafkaBrokers, clientId: 'messaging-int' });
+  producer = kafka.producer({ createPartitioner: DEFAULT_PARTITIONER });
+  await producer.connect();
+});
+afterAll(async () => {
+  await producer.disconnect();
+  await ds.destroy();
+});
+
+/** Reads everything on `topic` from the start with a fresh group until `until` holds. */
+async function collect(topic: string, until: (msgs: Array<{ key: string | null; value: string; headers: Record<string, string> }>) => boolean) {
+  const consumer = kafka.consumer({ groupId: uniqueTag('collect'), maxWaitTimeInMs: 100 });
+  const seen: Array<{ key: string | null; value: string; headers: Record<string, string> }> = [];
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
+      seen.push({ key: message.key?.toString() ?? null, value: message.value?.toString() ?? '', headers });
+    },
+  });
+  try {
+    await waitFor(`messages on ${topic}`, () => until(seen), { timeoutMs: 30_000 });
+    return seen;
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
+describe('OutboxRelay', () => {
+  it('publishes committed rows with their headers, deletes them, and never publishes rolled-back ones', async () => {
+    const jobId = uniqueTag('job');
+    const rolledBack = uniqueTag('never');
+    const relay = new OutboxRelay({ dataSource: ds, databaseUrl: testEnv.databaseUrl, producer, logger: silentLogger(), pollIntervalMs: 200 });
+    await relay.start();
+    try {
+      await inTransaction(ds, (sql) =>
+        enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: jobId, value: { type: 'JOB_CREATED', jobId, at: 1 }, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } }]),
+      );
+      await expect(
+        inTransaction(ds, async (sql) => {
+          await enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: rolledBack, value: { type: 'JOB_CREATED', jobId: rolledBack, at: 1 } }]);
+          throw new Error('abort');
+        }),
+      ).rejects.toThrow('abort');
+      const seen = await collect(TOPICS.jobLifecycle, (m) => m.some((x) => x.key === jobId));
+      const mine = seen.find((x) => x.key === jobId)!;
+      expect(JSON.parse(mine.value)).toEqual({ type: 'JOB_CREATED', jobId, at: 1 });
+      expect(mine.headers.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+      expect(seen.some((x) => x.key === rolledBack)).toBe(false);
+      await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE key = $1`, [jobId]))[0].n === 0, { timeoutMs: 10_000 });
+    } finally {
+      await relay.stop();
+    }
+  });
+});
+
+describe('BatchConsumer', () => {
+  it('dead-letters poison messages with the reason and source, and keeps consuming good ones', async () => {
+    const topic = uniqueTag('poison-test');
+    await ensureTopics(kafka, { [topic]: 2 });
+    const handled: string[] = [];
+    const consumer = new BatchConsumer<JobLifecycleMessage>({
+      kafka,
+      groupId: uniqueTag('group'),
+      topic,
+      parse: (raw) => parseMessage(JobLifecycleMessage, raw),
+      handleBatch: async (items) => {
+        handled.push(...items.map((i) => i.value.jobId));
+        return [];
+      },
+      deadLetters: new DeadLetterPublisher(producer),
+      logger: silentLogger(),
+    });
+    await consumer.start();
+    try {
+      const marker = uniqueTag('bad');
+      await producer.send({
+        topic,
+        messages: [
+          { key: 'a', value: JSON.stringify({ type: 'JOB_CREATED', jobId: 'good-1', at: 1 }) },
+          { key: marker, value: '{not json' },
+          { key: marker, value: JSON.stringify({ type: 'NOPE', jobId: 'x', at: 1 }) },
+          { key: 'a', value: JSON.stringify({ type: 'JOB_CREATED', jobId: 'good-2', at: 2 }) },
+        ],
+      });
+      await waitFor('good messages handled', () => handled.includes('good-1') && handled.includes('good-2'), { timeoutMs: 30_000 });
+      const dead = await collect(TOPICS.deadLetter, (m) => m.filter((x) => x.key === marker).length === 2);
+      const mine = dead.filter((x) => x.key === marker);
+      expect(mine.map((m) => m.headers[DEAD_LETTER_HEADERS.reason])).toEqual([expect.stringMatching(/invalid JSON/), expect.stringMatching(/type/)]);
+      expect(mine.every((m) => m.headers[DEAD_LETTER_HEADERS.sourceTopic] === topic)).toBe(true);
+      expect(mine.every((m) => /^\d+$/.test(m.headers[DEAD_LETTER_HEADERS.sourceOffset]))).toBe(true);
+      expect(mine[0].value).toBe('{not json');
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it('retries a failing handler without losing or skipping the batch', async () => {
+    const topic = uniqueTag('retry-test');
+    await ensureTopics(kafka, { [topic]: 1 });
+    let failures = 2;
+    const handled: string[] = [];
+    const consumer = new BatchConsumer<JobLifecycleMessage>({
+      kafka,
+      groupId: uniqueTag('group'),
+      topic,
+      parse: (raw) => parseMessage(JobLifecycleMessage, raw),
+      handleBatch: async (items) => {
+        if (failures-- > 0) throw new Error('database briefly away');
+        handled.push(...items.map((i) => i.value.jobId));
+        return [];
+      },
+      deadLetters: new DeadLetterPublisher(producer),
+      logger: silentLogger(),
+    });
+    await consumer.start();
+    try {
+      await producer.send({ topic, messages: [{ key: 'k', value: JSON.stringify({ type: 'JOB_CREATED', jobId: 'only', at: 1 }) }] });
+      await waitFor('handled after retries', () => handled.includes('only'), { timeoutMs: 30_000 });
+      expect(handled).toEqual(['only']);
+    } finally {
+      await consumer.stop();
+    }
+  });
+});
+
+describe('trace context', () => {
+  it('survives the trip through stored headers', () => {
+    const tracer = trace.getTracer('test');
+    tracer.startActiveSpan('producer', (span) => {
+      const headers = currentTraceHeaders();
+      const extracted = trace.getSpanContext(extractTraceContext(headers));
+      expect(extracted?.traceId).toBe(span.spanContext().traceId);
+      span.end();
+    });
+  });
+});

@@ -1,0 +1,34 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { JobRecord, NewJob, appendJobEvents, inTransaction, insertJob } from '@gantry/persistence';
+
+/** makeJob().gpus(8).model('H100').insert(ds): a QUEUED job row with its CREATED event. */
+export class JobBuilder {
+  private job: NewJob = {
+    id: randomUUID(), owner: 'test', queue: 'default', name: 'test-job', image: 'none',
+    command: ['sh', '-c', 'exit 0'], env: {}, labels: {}, gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1024,
+    nodes: 1, maxRetries: 0, traceParent: null, createdAt: new Date(),
+  };
+
+  gpus(n: number): this { this.job.gpus = n; return this; }
+  model(m: string | null): this { this.job.gpuModel = m; return this; }
+  cpu(n: number): this { this.job.cpuCores = n; return this; }
+  memory(mib: number): this { this.job.memoryMiB = mib; return this; }
+  gang(n: number): this { this.job.nodes = n; return this; }
+  owner(o: string): this { this.job.owner = o; return this; }
+  command(...c: string[]): this { this.job.command = c; return this; }
+
+  build(): NewJob {
+    return { ...this.job };
+  }
+
+  async insert(ds: DataSource): Promise<JobRecord> {
+    return inTransaction(ds, async (sql) => {
+      const row = await insertJob(sql, this.job);
+      await appendJobEvents(sql, row.id, 1, [{ type: 'CREATED', at: this.job.createdAt, toState: 'QUEUED' }]);
+      return row;
+    });
+  }
+}
+
+export const makeJob = () => new JobBuilder();

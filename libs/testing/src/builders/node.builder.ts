@@ -1,0 +1,25 @@
+import { DataSource } from 'typeorm';
+import { NodeTopology, autocommit, upsertNodeTopology } from '@gantry/persistence';
+import { uniqueTag } from '../test-env';
+
+/** makeNode().gpus(8, 'H100').insert(ds): a registered node with nothing allocated. */
+export class NodeBuilder {
+  private node: NodeTopology = { id: uniqueTag('node'), zone: 'z1', rack: 'r1', gpuModel: 'H100', gpusTotal: 8, cpuCores: 64, memoryMiB: 524288 };
+
+  id(id: string): this { this.node.id = id; return this; }
+  gpus(n: number, model: string | null = 'H100'): this { this.node.gpusTotal = n; this.node.gpuModel = model; return this; }
+  cpu(n: number): this { this.node.cpuCores = n; return this; }
+  memory(mib: number): this { this.node.memoryMiB = mib; return this; }
+  rack(r: string): this { this.node.rack = r; return this; }
+
+  build(): NodeTopology {
+    return { ...this.node };
+  }
+
+  async insert(ds: DataSource): Promise<NodeTopology> {
+    await upsertNodeTopology(autocommit(ds), [this.node], new Date());
+    return this.build();
+  }
+}
+
+export const makeNode = () => new NodeBuilder();

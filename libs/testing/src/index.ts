@@ -1,0 +1,4 @@
+export * from './test-env';
+export * from './clients';
+export * from './builders/job.builder';
+export * from './builders/node.builder';

@@ -1,0 +1,14 @@
+/**
+ * Where tests find their infrastructure. `npm test` (tools/ci/test.sh) exports these; the defaults
+ * match what it starts: a broker on 29092, the gantry_test database, Redis logical db 1.
+ */
+export const testEnv = {
+  databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gantry_test',
+  redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/1',
+  kafkaBrokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:29092').split(','),
+};
+
+/** A short random tag so tests never collide on node ids, consumer groups or owners. */
+export function uniqueTag(prefix = 't'): string {
+  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
