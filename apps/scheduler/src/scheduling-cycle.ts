@@ -61,6 +61,7 @@ export class SchedulingCycle {
     // 3. Commit each placement under node leases; a lost compare-and-set is retried next cycle.
     let placed = 0;
     let lostRaces = 0;
+    let failed = 0;
     for (const p of plan.placements) {
       if (!(await this.leases.acquire(p.nodeIds))) {
         lostRaces++;
@@ -71,14 +72,20 @@ export class SchedulingCycle {
         for (const id of p.nodeIds) versions.set(id, versions.get(id)! + 1);
         placed++;
       } catch (e) {
-        if ((e as Error).name !== 'ConcurrentUpdateError') throw e;
-        lostRaces++;
+        if ((e as Error).name === 'ConcurrentUpdateError') {
+          lostRaces++;
+        } else {
+          // One job that cannot be committed must not stop every other placement.
+          failed++;
+          this.logger.error({ err: e, jobId: p.jobId }, 'placement commit failed');
+        }
       } finally {
         await this.leases.release(p.nodeIds);
       }
     }
     placements.inc({ outcome: 'placed' }, placed);
     placements.inc({ outcome: 'lost_race' }, lostRaces);
+    placements.inc({ outcome: 'failed' }, failed);
 
     // 4. Say why the rest wait.
     await setPendingReasons(sql, plan.pending.map((p) => ({ jobId: p.jobId, reason: p.reason })));

@@ -70,6 +70,7 @@ describe('releaseRank', () => {
     await inTransaction(ds, async (sql) => {
       await casAllocate(sql, [{ nodeId: node.id, expectedVersion: n.version, gpus: 4, cpuCores: 1, memoryMiB: 1024 }], new Date());
       await insertAttemptRanks(sql, job.id, 1, [{ rank: 0, nodeId: node.id, gpus: 4, cpuCores: 1, memoryMiB: 1024 }], new Date());
+      await casUpdateJob(sql, job.id, job.version, { state: 'SCHEDULED', attempt: 1, nodeIds: [node.id] }, 0, new Date());
     });
     const first = await Promise.all(Array.from({ length: 5 }, () => inTransaction(ds, (sql) => releaseRank(sql, job.id, 1, node.id, new Date()))));
     expect(first.filter(Boolean)).toHaveLength(1);

@@ -1,0 +1,93 @@
+import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { NodeLiveStore, autocommit, findJob, loadNodes } from '@gantry/persistence';
+import { makeJob, makeNode, openDataSource, openRedis, silentLogger, uniqueTag } from '@gantry/testing';
+import { SchedulerEnv } from '../src/config';
+import { PlacementCommitter } from '../src/placement-committer';
+import { SchedulingCycle } from '../src/scheduling-cycle';
+
+let ds: DataSource;
+let redis: Redis;
+let live: NodeLiveStore;
+
+beforeAll(async () => {
+  ds = await openDataSource();
+  redis = await openRedis();
+  live = new NodeLiveStore(redis, 120_000);
+  // Earlier tests leave queued jobs behind; they must not crowd this suite's batch.
+  await ds.query(`UPDATE jobs SET state = 'CANCELLED' WHERE state = 'QUEUED'`);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await ds.destroy();
+});
+
+function cycle(): SchedulingCycle {
+  const config = Object.assign(new SchedulerEnv(), { GANTRY_SCHEDULER_BATCH: 1000, GANTRY_INSTANCE_ID: uniqueTag('sched') });
+  return new SchedulingCycle(ds, redis, config, silentLogger() as never, new PlacementCommitter(ds));
+}
+
+async function heard(nodeId: string, at = Date.now()) {
+  await live.recordBeats([{ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, payload: '{}' }]);
+}
+
+async function outboxCommands(jobId: string) {
+  const rows = (await ds.query(`SELECT value FROM outbox WHERE topic = 'gantry.agent-commands.v1' AND value::jsonb->>'jobId' = $1`, [jobId])) as Array<{ value: string }>;
+  return rows.map((r) => JSON.parse(r.value));
+}
+
+describe('SchedulingCycle', () => {
+  it('places a queued job on a healthy node with free capacity, with RUN in the same commit', async () => {
+    const model = uniqueTag('GPU');
+    const node = await makeNode().gpus(8, model).insert(ds);
+    await heard(node.id);
+    const job = await makeJob().gpus(4).model(model).insert(ds);
+    await cycle().run();
+    const placed = (await findJob(autocommit(ds), job.id))!;
+    expect(placed).toMatchObject({ state: 'SCHEDULED', attempt: 1, nodeIds: [node.id], pendingReason: null });
+    expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(4);
+    expect(await outboxCommands(job.id)).toEqual([
+      expect.objectContaining({ type: 'RUN', nodeId: node.id, attempt: 1, gang: { size: 1, rank: 0, nodeIds: [node.id] } }),
+    ]);
+  });
+
+  it('does not place on a node that has been silent past the suspect timeout', async () => {
+    const model = uniqueTag('GPU');
+    const node = await makeNode().gpus(8, model).insert(ds);
+    await heard(node.id, Date.now() - 20_000);
+    const job = await makeJob().gpus(1).model(model).insert(ds);
+    await cycle().run();
+    expect(await findJob(autocommit(ds), job.id)).toMatchObject({ state: 'QUEUED', pendingReason: 'INSUFFICIENT_CAPACITY:gpus' });
+  });
+
+  it('says at once when no node could ever fit', async () => {
+    const job = await makeJob().gpus(8).model(uniqueTag('NOSUCH')).insert(ds);
+    await cycle().run();
+    expect(await findJob(autocommit(ds), job.id)).toMatchObject({ state: 'QUEUED', pendingReason: 'NO_MATCHING_NODES' });
+  });
+
+  it('places a gang on all its nodes in one commit, one RUN per rank', async () => {
+    const model = uniqueTag('GPU');
+    const nodes = [await makeNode().gpus(8, model).rack('gang-r').insert(ds), await makeNode().gpus(8, model).rack('gang-r').insert(ds)];
+    for (const n of nodes) await heard(n.id);
+    const job = await makeJob().gpus(8).model(model).gang(2).insert(ds);
+    await cycle().run();
+    const placed = (await findJob(autocommit(ds), job.id))!;
+    expect(placed.state).toBe('SCHEDULED');
+    expect([...placed.nodeIds].sort()).toEqual(nodes.map((n) => n.id).sort());
+    const runs = await outboxCommands(job.id);
+    expect(runs.map((r) => r.gang.rank).sort()).toEqual([0, 1]);
+  });
+
+  it('two schedulers racing over one node never over-commit it', async () => {
+    const model = uniqueTag('GPU');
+    const node = await makeNode().gpus(8, model).insert(ds);
+    await heard(node.id);
+    const jobs = [];
+    for (let i = 0; i < 6; i++) jobs.push(await makeJob().gpus(4).model(model).insert(ds));
+    for (let round = 0; round < 3; round++) await Promise.all([cycle().run(), cycle().run(), cycle().run()]);
+    const states = await Promise.all(jobs.map(async (j) => (await findJob(autocommit(ds), j.id))!.state));
+    expect(states.filter((s) => s === 'SCHEDULED')).toHaveLength(2);
+    expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(8);
+  });
+});

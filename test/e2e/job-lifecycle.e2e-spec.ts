@@ -1,0 +1,170 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Stack, waitFor } from '@gantry/stack';
+import { testEnv, uniqueTag } from '@gantry/testing';
+import { GatewayClient } from './gateway-client';
+
+const root = join(__dirname, '..', '..');
+const token = `e2e-token-${uniqueTag()}`;
+const tag = uniqueTag('e2e');
+let stack: Stack;
+let api: GatewayClient;
+const work = mkdtempSync(join(tmpdir(), 'gantry-e2e-'));
+
+jest.setTimeout(120_000);
+
+beforeAll(async () => {
+  stack = new Stack({
+    root,
+    logDir: join(root, '.cache', 'test-logs', tag),
+    basePort: 18180,
+    env: {
+      GANTRY_ADMIN_TOKEN: token,
+      KAFKA_BROKERS: testEnv.kafkaBrokers.join(','),
+      DATABASE_URL: testEnv.databaseUrl,
+      REDIS_URL: testEnv.redisUrl,
+      GANTRY_HEARTBEAT_MS: '1000',
+      LOG_LEVEL: 'info',
+    },
+    serviceEnv: {
+      'node-agent': {
+        GANTRY_SIM_NODES: '3',
+        GANTRY_SIM_PREFIX: tag,
+        GANTRY_AGENT_ID: tag,
+        GANTRY_SIM_EXECUTOR: 'process',
+        GANTRY_KILL_GRACE_MS: '2000',
+        GANTRY_AGENT_WORKDIR: join(work, 'agent'),
+      },
+    },
+  });
+  await stack.start();
+  api = new GatewayClient(stack.gatewayUrl, token);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+function jobBody(command: string[], extra: object = {}) {
+  return { name: 'e2e', image: 'none', command, labels: { suite: tag }, resources: { gpus: 0, cpuCores: 1, memoryMiB: 256 }, ...extra };
+}
+
+async function waitForState(id: string, states: string[], timeoutMs = 30_000) {
+  return waitFor(`job ${id} in ${states.join('|')}`, async () => {
+    const r = await api.request('GET', `/v1/jobs/${id}`);
+    return states.includes(r.body.state) ? r.body : undefined;
+  }, { timeoutMs, intervalMs: 100 });
+}
+
+describe('a job through the real services', () => {
+  it('runs a command for real and goes QUEUED -> SCHEDULED -> RUNNING -> SUCCEEDED', async () => {
+    const marker = join(work, `ran-${uniqueTag()}`);
+    const created = await api.request('POST', '/v1/jobs', jobBody(['sh', '-c', 'echo "rank=$GANTRY_GANG_RANK" > "$MARKER"'], { env: { MARKER: marker } }));
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe(`/v1/jobs/${created.body.id}`);
+    expect(created.body).toMatchObject({ state: 'QUEUED', attempt: 0, owner: 'admin', cancelRequested: false });
+
+    const done = await waitForState(created.body.id, ['SUCCEEDED', 'FAILED', 'CANCELLED']);
+    expect(done).toMatchObject({ state: 'SUCCEEDED', exitCode: 0, attempt: 1 });
+    expect(readFileSync(marker, 'utf8').trim()).toBe('rank=0');
+    expect(done.nodeIds[0]).toMatch(new RegExp(`^${tag}-`));
+
+    const events = await api.request('GET', `/v1/jobs/${created.body.id}/events`);
+    expect(events.body.items.map((e: any) => [e.seq, e.type, e.fromState ?? null, e.toState])).toEqual([
+      [1, 'CREATED', null, 'QUEUED'],
+      [2, 'STATE_CHANGED', 'QUEUED', 'SCHEDULED'],
+      [3, 'STATE_CHANGED', 'SCHEDULED', 'RUNNING'],
+      [4, 'STATE_CHANGED', 'RUNNING', 'SUCCEEDED'],
+    ]);
+    expect(events.body.nextCursor).toBeNull();
+  });
+
+  it('reports a failing command as FAILED with its exit code', async () => {
+    const created = await api.request('POST', '/v1/jobs', jobBody(['sh', '-c', 'exit 3']));
+    const done = await waitForState(created.body.id, ['SUCCEEDED', 'FAILED', 'CANCELLED']);
+    expect(done).toMatchObject({ state: 'FAILED', exitCode: 3, reason: 'EXIT_CODE_3' });
+  });
+
+  it('cancels a running job through its agent: 202 now, the process stopped, CANCELLED later', async () => {
+    const pidFile = join(work, `pid-${uniqueTag()}`);
+    const created = await api.request('POST', '/v1/jobs', jobBody(['sh', '-c', 'echo $$ > "$PIDFILE"; exec sleep 60'], { env: { PIDFILE: pidFile } }));
+    await waitForState(created.body.id, ['RUNNING']);
+    await waitFor('pid file', () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim().length > 0, { timeoutMs: 10_000 });
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+
+    const cancel = await api.request('POST', `/v1/jobs/${created.body.id}/cancel`);
+    expect(cancel.status).toBe(202);
+    expect(cancel.body).toMatchObject({ cancelRequested: true, state: 'RUNNING' });
+    const again = await api.request('POST', `/v1/jobs/${created.body.id}/cancel`);
+    expect(again.status).toBe(202);
+
+    const done = await waitForState(created.body.id, ['CANCELLED', 'FAILED', 'SUCCEEDED']);
+    expect(done.state).toBe('CANCELLED');
+    expect(() => process.kill(pid, 0)).toThrow();
+    const types = (await api.request('GET', `/v1/jobs/${created.body.id}/events`)).body.items.map((e: any) => e.type);
+    expect(types.filter((t: string) => t === 'CANCEL_REQUESTED')).toHaveLength(1);
+
+    const terminal = await api.request('POST', `/v1/jobs/${created.body.id}/cancel`);
+    expect(terminal.status).toBe(200);
+    expect(terminal.body.state).toBe('CANCELLED');
+  });
+
+  it('cancels a job that was never dispatched at once', async () => {
+    const created = await api.request('POST', '/v1/jobs', jobBody(['true'], { resources: { gpus: 8, gpuModel: 'NO-SUCH-GPU', cpuCores: 1, memoryMiB: 1 } }));
+    await waitFor('pending reason', async () => (await api.request('GET', `/v1/jobs/${created.body.id}`)).body.pendingReason === 'NO_MATCHING_NODES', { timeoutMs: 15_000 });
+    const cancel = await api.request('POST', `/v1/jobs/${created.body.id}/cancel`);
+    expect(cancel.status).toBe(202);
+    expect(cancel.body).toMatchObject({ state: 'CANCELLED', cancelRequested: true });
+  });
+});
+
+describe('the gateway at its edges', () => {
+  it('answers 401 without a token and for an unknown one, as problem+json', async () => {
+    const none = await new GatewayClient(stack.gatewayUrl, null).request('GET', '/v1/jobs/00000000-0000-0000-0000-000000000000');
+    expect(none.status).toBe(401);
+    expect(none.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(none.body).toMatchObject({ status: 401, title: 'Unauthenticated' });
+    expect((await new GatewayClient(stack.gatewayUrl, 'wrong-token').request('GET', '/v1/jobs/x')).status).toBe(401);
+  });
+
+  it('rejects bad bodies naming the fields, and creates nothing', async () => {
+    const marker = uniqueTag('never-created');
+    const bad = await api.request('POST', '/v1/jobs', { ...jobBody(['true']), name: marker, nodes: 0, bogus: true });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors.map((e: any) => e.field).sort()).toEqual(['bogus', 'nodes']);
+    const malformed = await api.request('POST', '/v1/jobs', '{"name":');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.title).toBe('Malformed JSON');
+    const huge = await api.request('POST', '/v1/jobs', { ...jobBody(['true']), env: { BIG: 'x'.repeat(1024 * 1024 + 10) } });
+    expect(huge.status).toBe(413);
+  });
+
+  it('404 for a job that does not exist', async () => {
+    expect((await api.request('GET', '/v1/jobs/00000000-0000-0000-0000-000000000000')).status).toBe(404);
+    expect((await api.request('GET', '/v1/jobs/not-a-uuid')).status).toBe(404);
+  });
+
+  it('rejects a tampered events cursor', async () => {
+    const created = await api.request('POST', '/v1/jobs', jobBody(['true']));
+    await waitForState(created.body.id, ['SUCCEEDED']);
+    const page = await api.request('GET', `/v1/jobs/${created.body.id}/events?limit=1`);
+    expect(page.body.items).toHaveLength(1);
+    const cursor: string = page.body.nextCursor;
+    expect(cursor).toEqual(expect.any(String));
+    const next = await api.request('GET', `/v1/jobs/${created.body.id}/events?limit=1&cursor=${encodeURIComponent(cursor)}`);
+    expect(next.body.items[0].seq).toBe(2);
+    const tampered = await api.request('GET', `/v1/jobs/${created.body.id}/events?cursor=${encodeURIComponent('x' + cursor.slice(1))}`);
+    expect(tampered.status).toBe(400);
+  });
+
+  it('serves health, readiness, metrics and the OpenAPI document', async () => {
+    for (const s of stack.services) {
+      expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
+      expect(await (await fetch(`${s.url}/metrics`)).text()).toContain('process_cpu_user_seconds_total');
+    }
+    const doc = await (await fetch(`${stack.gatewayUrl}/openapi.json`)).json();
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/jobs', '/v1/jobs/{id}', '/v1/jobs/{id}/cancel', '/v1/jobs/{id}/events']));
+  });
+});
