@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stack, waitFor } from '@gantry/stack';
-import { testEnv, uniqueTag } from '@gantry/testing';
+import { isolatedRedisUrl, testEnv, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
 
 const root = join(__dirname, '..', '..');
@@ -23,7 +23,7 @@ beforeAll(async () => {
       GANTRY_ADMIN_TOKEN: token,
       KAFKA_BROKERS: testEnv.kafkaBrokers.join(','),
       DATABASE_URL: testEnv.databaseUrl,
-      REDIS_URL: testEnv.redisUrl,
+      REDIS_URL: isolatedRedisUrl(2),
       GANTRY_HEARTBEAT_MS: '1000',
       LOG_LEVEL: 'info',
     },
@@ -164,7 +164,7 @@ describe('the gateway at its edges', () => {
       expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
       expect(await (await fetch(`${s.url}/metrics`)).text()).toContain('process_cpu_user_seconds_total');
     }
-    const doc = await (await fetch(`${stack.gatewayUrl}/openapi.json`)).json();
+    const doc = (await (await fetch(`${stack.gatewayUrl}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/jobs', '/v1/jobs/{id}', '/v1/jobs/{id}/cancel', '/v1/jobs/{id}/events']));
   });
 });

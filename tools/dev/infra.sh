@@ -6,6 +6,7 @@
 GANTRY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 GANTRY_STARTED_KAFKA_PORT=""
 GANTRY_STARTED_REDIS_PORT=""
+GANTRY_STARTED_POSTGRES=""
 
 say() { printf '[gantry] %s\n' "$*" >&2; }
 die() { printf '[gantry] error: %s\n' "$*" >&2; exit 1; }
@@ -43,7 +44,7 @@ ensure_postgres() {
   if node -e "const {Client}=require('pg');const c=new Client({connectionString:process.argv[1].replace(/\/[^/]*$/,'/postgres')});c.connect().then(()=>c.end()).catch(()=>process.exit(1))" "$url" 2>/dev/null; then return; fi
   if command -v pg_ctlcluster >/dev/null && [ -z "${DATABASE_URL_GIVEN:-}" ]; then
     say "Postgres not reachable; starting the local cluster"
-    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || true
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start && GANTRY_STARTED_POSTGRES=1
   fi
   local i
   for i in $(seq 1 60); do
@@ -83,6 +84,11 @@ stop_started_infra() {
     say "stopping the Kafka broker it started"
     bash "$GANTRY_ROOT/scripts/kafka/stop.sh" --port "$GANTRY_STARTED_KAFKA_PORT" >/dev/null 2>&1 || true
     GANTRY_STARTED_KAFKA_PORT=""
+  fi
+  if [ -n "$GANTRY_STARTED_POSTGRES" ]; then
+    say "stopping the Postgres cluster it started"
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main stop >/dev/null 2>&1 || true
+    GANTRY_STARTED_POSTGRES=""
   fi
   if [ -n "$GANTRY_STARTED_REDIS_PORT" ]; then
     redis-cli -p "$GANTRY_STARTED_REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true

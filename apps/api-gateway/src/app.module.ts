@@ -12,7 +12,7 @@ export class GatewayModule {
   static forConfig(config: GatewayEnv) {
     return {
       module: GatewayModule,
-      imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: true }, outboxRelay: true })],
+      imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: false }, outboxRelay: true })],
       controllers: [JobsController],
       providers: [
         JobsService,

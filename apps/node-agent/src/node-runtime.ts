@@ -19,6 +19,8 @@ interface LiveAttempt {
 
 const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
 const FINISHED_MEMORY = 1000;
+/** Stops the agent makes on its own; they are not reported (see onExit). */
+export const SILENT_STOPS = new Set(['FENCED', 'AGENT_STOPPED']);
 
 /**
  * One node as its agent sees it: what it runs, its heartbeats, and its answers to RUN/KILL.
@@ -73,7 +75,11 @@ export class NodeRuntime {
     this.live.delete(k);
     let state: ReportedState;
     let reason: string | undefined;
-    if (r.stoppedFor) {
+    if (r.stoppedFor && SILENT_STOPS.has(r.stoppedFor)) {
+      // Cut off or shutting down: the control plane will judge the node lost and place the work
+      // elsewhere. Reporting CANCELLED would end the job as if its owner had asked.
+      return;
+    } else if (r.stoppedFor) {
       state = 'CANCELLED';
       reason = r.stoppedFor;
     } else if (r.error) {

@@ -1,7 +1,8 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Kafka, Producer } from 'kafkajs';
 import { JobReportMessage, TOPICS, parseMessage } from '@gantry/contracts';
-import { BatchConsumer, DeadLetterPublisher, withConsumerSpan } from '@gantry/messaging';
+import { BatchConsumer, DeadLetterPublisher, TerminalFailure, withConsumerSpan } from '@gantry/messaging';
+import { isPermanentDataError } from '@gantry/persistence';
 import { CONFIG, KAFKA, KAFKA_PRODUCER, ReadinessRegistry, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { ReconcilerEnv } from './config';
@@ -27,11 +28,18 @@ export class JobReportConsumer implements OnApplicationBootstrap, OnApplicationS
       fromBeginning: true, // every report ever accepted is applied; none is lost before the first start
       parse: (raw) => parseMessage(JobReportMessage, raw),
       handleBatch: async (items) => {
+        const failures: TerminalFailure<JobReportMessage>[] = [];
         for (const item of items) {
           const r = item.value;
-          await withConsumerSpan(item.headers, 'apply job report', { 'gantry.job_id': r.jobId, 'gantry.attempt': r.attempt }, () => applier.apply(r));
+          try {
+            await withConsumerSpan(item.headers, 'apply job report', { 'gantry.job_id': r.jobId, 'gantry.attempt': r.attempt }, () => applier.apply(r));
+          } catch (e) {
+            // A report the database can never accept is parked; anything else is retried.
+            if (!isPermanentDataError(e)) throw e;
+            failures.push({ item, error: e as Error });
+          }
         }
-        return [];
+        return failures;
       },
       deadLetters: new DeadLetterPublisher(producer),
       partitionsConsumedConcurrently: config.GANTRY_REPORT_CONCURRENCY,

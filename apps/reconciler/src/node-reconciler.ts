@@ -3,7 +3,7 @@ import { Producer } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
 import { AgentCommandMessage, HeartbeatMessage, TOPICS, buildRunCommands } from '@gantry/contracts';
-import { reconcileNode } from '@gantry/domain';
+import { isTerminal, reconcileNode } from '@gantry/domain';
 import { autocommit, loadLiveRanksOnNodes } from '@gantry/persistence';
 import { CONFIG, KAFKA_PRODUCER } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
@@ -36,7 +36,9 @@ export class NodeReconciler {
     const commands: AgentCommandMessage[] = [];
     for (const beat of newest.values()) {
       const ranks = byNode.get(beat.nodeId) ?? [];
-      const desired = ranks.map((r) => ({ jobId: r.job.id, attempt: r.job.attempt, rankState: r.rankState, cancelRequested: r.job.cancelRequested, placedAt: r.placedAt.getTime() }));
+      // A rank of a job that already ended (a gang whose other rank failed) is no longer wanted,
+      // so a lost KILL for it is repeated here as an orphan kill.
+      const desired = ranks.filter((r) => !isTerminal(r.job.state)).map((r) => ({ jobId: r.job.id, attempt: r.job.attempt, rankState: r.rankState, cancelRequested: r.job.cancelRequested, placedAt: r.placedAt.getTime() }));
       // Judge from the beat's own time: a beat that sat in Kafka says nothing about the present.
       for (const a of reconcileNode(beat.running, desired, Math.min(nowMs, beat.sentAt), this.config.GANTRY_HEARTBEAT_MS)) {
         actions.inc({ kind: a.kind, reason: a.reason });

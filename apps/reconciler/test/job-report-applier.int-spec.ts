@@ -14,7 +14,7 @@ afterAll(async () => ds.destroy());
 
 /** A job placed (attempt 1) on fresh nodes, as the scheduler would leave it. */
 async function placedJob(nodes = 1, gpus = 2): Promise<{ job: JobRecord; nodeIds: string[] }> {
-  const nodeIds = [];
+  const nodeIds: string[] = [];
   for (let i = 0; i < nodes; i++) nodeIds.push((await makeNode().gpus(8).insert(ds)).id);
   const job = await makeJob().gpus(gpus).gang(nodes).insert(ds);
   const now = new Date();

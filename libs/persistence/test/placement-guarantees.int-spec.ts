@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import {
   ConcurrentUpdateError, appendJobEvents, autocommit, casAllocate, casUpdateJob, findJob, inTransaction,
-  insertAttemptRanks, listJobEvents, loadNodes, releaseRank,
+  insertAttemptRanks, listJobEvents, loadNodes, releaseRank, upsertNodeTopology,
 } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource } from '@gantry/testing';
 
@@ -56,9 +56,19 @@ describe('casAllocate (the placement guarantee)', () => {
     expect(after.gpusAllocated).toBe(8);
   });
 
-  it('the database itself rejects over-commit (CHECK constraint)', async () => {
+  it('the database itself refuses a negative allocation (a double release)', async () => {
     const node = await makeNode().gpus(2).insert(ds);
-    await expect(ds.query(`UPDATE nodes SET gpus_allocated = 3 WHERE id = $1`, [node.id])).rejects.toThrow(/nodes_no_overcommit/);
+    await expect(ds.query(`UPDATE nodes SET gpus_allocated = -1 WHERE id = $1`, [node.id])).rejects.toThrow(/nodes_allocation_non_negative/);
+  });
+
+  it('records a node shrinking below what its running work holds, and places nothing more on it', async () => {
+    const node = await makeNode().gpus(8).insert(ds);
+    const [n] = await loadNodes(autocommit(ds), [node.id]);
+    await inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, n.version, 8)], new Date()));
+    await upsertNodeTopology(autocommit(ds), [{ ...node, gpusTotal: 6 }], new Date());
+    const [shrunk] = await loadNodes(autocommit(ds), [node.id]);
+    expect([shrunk.gpusTotal, shrunk.gpusAllocated]).toEqual([6, 8]);
+    await expect(inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, shrunk.version, 0)], new Date()))).rejects.toBeInstanceOf(ConcurrentUpdateError);
   });
 });
 

@@ -8,6 +8,16 @@ export const testEnv = {
   kafkaBrokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:29092').split(','),
 };
 
+/**
+ * The Redis database a suite of real processes uses: a logical db of its own, so nodes that
+ * integration tests marked live (with no agent behind them) are never candidates for its jobs.
+ */
+export function isolatedRedisUrl(db: number): string {
+  const url = new URL(testEnv.redisUrl);
+  url.pathname = `/${db}`;
+  return url.toString();
+}
+
 /** A short random tag so tests never collide on node ids, consumer groups or owners. */
 export function uniqueTag(prefix = 't'): string {
   return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;

@@ -15,12 +15,12 @@ export class GpuTelemetry {
 }
 
 export class CpuTelemetry {
-  @IsInt() @Min(0) cores!: number;
+  @IsInt() @Min(0) @Max(65536) cores!: number;
   @IsNumber() @Min(0) @Max(1) utilization!: number;
 }
 
 export class MemoryTelemetry {
-  @IsInt() @Min(0) totalMiB!: number;
+  @IsInt() @Min(0) @Max(2 ** 40) totalMiB!: number;
   @IsInt() @Min(0) usedMiB!: number;
 }
 

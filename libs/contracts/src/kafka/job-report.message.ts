@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { NODE_ID_PATTERN } from './heartbeat.message';
 
 export const REPORTED_STATES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
@@ -10,7 +10,7 @@ export class JobReportMessage {
   @IsString() @Length(1, 64) jobId!: string;
   @IsInt() @Min(1) attempt!: number;
   @IsIn(REPORTED_STATES) state!: ReportedState;
-  @IsOptional() @IsInt() exitCode?: number;
+  @IsOptional() @IsInt() @Min(-2147483648) @Max(2147483647) exitCode?: number;
   @IsOptional() @IsString() @Length(0, 1024) reason?: string;
   /** Epoch milliseconds. */
   @IsInt() @Min(0) at!: number;

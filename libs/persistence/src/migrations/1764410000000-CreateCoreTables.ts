@@ -67,10 +67,11 @@ export class CreateCoreTables1764410000000 implements MigrationInterface {
         version bigint NOT NULL DEFAULT 1,
         first_seen_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL,
-        -- The database refuses over-commit even if every other guard failed.
-        CONSTRAINT nodes_no_overcommit CHECK (
-          gpus_allocated BETWEEN 0 AND gpus_total AND cpu_allocated BETWEEN 0 AND cpu_cores
-          AND memory_allocated BETWEEN 0 AND memory_mib)
+        -- Allocations never go negative (a double release). They may exceed the total when a node
+        -- reports less capacity than its running work holds (a GPU failed): that is a fact to
+        -- record, not a write to refuse; placement's compare-and-set refuses to add to it.
+        CONSTRAINT nodes_allocation_non_negative CHECK (
+          gpus_allocated >= 0 AND cpu_allocated >= 0 AND memory_allocated >= 0)
       )`);
     await q.query(`
       CREATE TABLE attempt_nodes (

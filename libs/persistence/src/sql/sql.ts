@@ -52,3 +52,12 @@ export class ConcurrentUpdateError extends Error {
     this.name = 'ConcurrentUpdateError';
   }
 }
+
+/**
+ * Whether a database error is about the data itself (SQLSTATE class 22, data exception, or 23,
+ * integrity violation): retrying the same message can never succeed, so it is dead-lettered.
+ */
+export function isPermanentDataError(e: unknown): boolean {
+  const code = (e as { code?: unknown; driverError?: { code?: unknown } })?.driverError?.code ?? (e as { code?: unknown })?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
