@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,7 +61,10 @@ async function waitForState(id: string, states: string[], timeoutMs = 30_000) {
 describe('a job through the real services', () => {
   it('runs a command for real and goes QUEUED -> SCHEDULED -> RUNNING -> SUCCEEDED', async () => {
     const marker = join(work, `ran-${uniqueTag()}`);
-    const created = await api.request('POST', '/v1/jobs', jobBody(['sh', '-c', 'echo "rank=$GANTRY_GANG_RANK" > "$MARKER"'], { env: { MARKER: marker } }));
+    const traceId = randomBytes(16).toString('hex');
+    const created = await api.request('POST', '/v1/jobs', jobBody(['sh', '-c', 'echo "rank=$GANTRY_GANG_RANK" > "$MARKER"'], { env: { MARKER: marker } }), {
+      traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+    });
     expect(created.status).toBe(201);
     expect(created.headers.get('location')).toBe(`/v1/jobs/${created.body.id}`);
     expect(created.body).toMatchObject({ state: 'QUEUED', attempt: 0, owner: 'admin', cancelRequested: false });
@@ -78,6 +82,10 @@ describe('a job through the real services', () => {
       [4, 'STATE_CHANGED', 'RUNNING', 'SUCCEEDED'],
     ]);
     expect(events.body.nextCursor).toBeNull();
+
+    // One trace from the POST, through the outbox and Kafka, to the agent that ran it.
+    const agentLog = readFileSync(stack.get('node-agent').logFile, 'utf8').split('\n').filter((l) => l.includes(created.body.id));
+    expect(agentLog.map((l) => JSON.parse(l)).find((l) => l.type === 'RUN')).toMatchObject({ traceId });
   });
 
   it('reports a failing command as FAILED with its exit code', async () => {

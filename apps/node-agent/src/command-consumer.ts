@@ -1,6 +1,6 @@
 import { Kafka, Producer } from 'kafkajs';
 import { AgentCommandMessage, TOPICS, parseMessage } from '@gantry/contracts';
-import { BatchConsumer, DeadLetterPublisher, withConsumerSpan } from '@gantry/messaging';
+import { BatchConsumer, DeadLetterPublisher, activeTraceId, withConsumerSpan } from '@gantry/messaging';
 import type { Logger } from '@gantry/platform';
 import { NodeRuntime } from './node-runtime';
 
@@ -20,7 +20,7 @@ export function createCommandConsumer(kafka: Kafka, producer: Producer, agentId:
         const node = nodes.get(item.value.nodeId);
         if (!node) continue;
         await withConsumerSpan(item.headers, `agent ${item.value.type}`, { 'gantry.job_id': item.value.jobId, 'gantry.node_id': item.value.nodeId }, async () => {
-          logger.info({ type: item.value.type, jobId: item.value.jobId, attempt: item.value.attempt, nodeId: item.value.nodeId }, 'command');
+          logger.info({ type: item.value.type, jobId: item.value.jobId, attempt: item.value.attempt, nodeId: item.value.nodeId, traceId: activeTraceId() }, 'command');
           node.handle(item.value);
         });
       }
