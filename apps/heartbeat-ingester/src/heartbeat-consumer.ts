@@ -1,10 +1,7 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Kafka, Producer } from 'kafkajs';
+import { Inject, Injectable } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { HeartbeatMessage, TOPICS, parseMessage } from '@gantry/contracts';
-import { BatchConsumer, DeadLetterPublisher } from '@gantry/messaging';
-import { CONFIG, KAFKA, KAFKA_PRODUCER, ReadinessRegistry, SERVICE_LOGGER } from '@gantry/runtime';
-import type { Logger } from '@gantry/platform';
+import { CONFIG, Consumers } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 import { HeartbeatBatchWriter } from './heartbeat-batch-writer';
 
@@ -13,19 +10,9 @@ const consumerLag = new Gauge({ name: 'gantry_heartbeat_consumer_lag', help: 'Me
 
 /** Consumes gantry.heartbeats.v1 in batches, several partitions at once. */
 @Injectable()
-export class HeartbeatConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly consumer: BatchConsumer<HeartbeatMessage>;
-
-  constructor(
-    @Inject(KAFKA) kafka: Kafka,
-    @Inject(KAFKA_PRODUCER) producer: Producer,
-    @Inject(SERVICE_LOGGER) logger: Logger,
-    @Inject(CONFIG) config: IngesterEnv,
-    writer: HeartbeatBatchWriter,
-    readiness: ReadinessRegistry,
-  ) {
-    this.consumer = new BatchConsumer<HeartbeatMessage>({
-      kafka,
+export class HeartbeatConsumer {
+  constructor(consumers: Consumers, @Inject(CONFIG) config: IngesterEnv, writer: HeartbeatBatchWriter) {
+    consumers.create<HeartbeatMessage>('heartbeat-consumer', {
       groupId: 'gantry-heartbeat-ingester',
       topic: TOPICS.heartbeats,
       fromBeginning: false, // an old beat says nothing about liveness now
@@ -34,22 +21,11 @@ export class HeartbeatConsumer implements OnApplicationBootstrap, OnApplicationS
         await writer.write(items.map((i) => i.value));
         return [];
       },
-      deadLetters: new DeadLetterPublisher(producer),
       partitionsConsumedConcurrently: config.GANTRY_INGEST_CONCURRENCY,
-      logger,
       onBatchDone: (s) => {
         deadLettered.inc(s.deadLettered);
         consumerLag.set({ partition: String(s.partition) }, s.lag);
       },
     });
-    readiness.add(this.consumer.readinessCheck('heartbeat-consumer'));
-  }
-
-  async onApplicationBootstrap(): Promise<void> {
-    await this.consumer.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.consumer.stop();
   }
 }

@@ -1,16 +1,15 @@
-import { Kafka, Producer } from 'kafkajs';
 import { AgentCommandMessage, TOPICS, parseMessage } from '@gantry/contracts';
-import { BatchConsumer, DeadLetterPublisher, activeTraceId, withConsumerSpan } from '@gantry/messaging';
+import { BatchConsumer, activeTraceId, withConsumerSpan } from '@gantry/messaging';
 import type { Logger } from '@gantry/platform';
+import { Consumers } from '@gantry/runtime';
 import { NodeRuntime } from './node-runtime';
 
 /**
  * Reads gantry.agent-commands.v1 and hands each command to the node it names; commands for other
  * nodes are skipped. One consumer group per agent process, so every agent sees every partition.
  */
-export function createCommandConsumer(kafka: Kafka, producer: Producer, agentId: string, nodes: Map<string, NodeRuntime>, logger: Logger): BatchConsumer<AgentCommandMessage> {
-  return new BatchConsumer<AgentCommandMessage>({
-    kafka,
+export function createCommandConsumer(consumers: Consumers, agentId: string, nodes: Map<string, NodeRuntime>, logger: Logger): BatchConsumer<AgentCommandMessage> {
+  return consumers.create<AgentCommandMessage>('command-consumer', {
     groupId: `gantry-agent-${agentId}`,
     topic: TOPICS.agentCommands,
     fromBeginning: false, // a restarted agent resumes from its committed offset; missed commands are repeated by the control plane
@@ -26,8 +25,6 @@ export function createCommandConsumer(kafka: Kafka, producer: Producer, agentId:
       }
       return [];
     },
-    deadLetters: new DeadLetterPublisher(producer),
     partitionsConsumedConcurrently: 12,
-    logger,
   });
 }

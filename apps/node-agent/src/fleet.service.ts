@@ -1,11 +1,11 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Kafka, Producer } from 'kafkajs';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Producer } from 'kafkajs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { BatchConsumer } from '@gantry/messaging';
 import { AgentCommandMessage } from '@gantry/contracts';
 import type { Logger } from '@gantry/platform';
-import { CONFIG, KAFKA, KAFKA_PRODUCER, ReadinessRegistry, SERVICE_LOGGER } from '@gantry/runtime';
+import { CONFIG, Consumers, KAFKA_PRODUCER, ReadinessRegistry, SERVICE_LOGGER } from '@gantry/runtime';
 import { AgentEnv } from './config';
 import { createCommandConsumer } from './command-consumer';
 import { Executor } from './executors/executor';
@@ -20,7 +20,7 @@ import { SimulatedTelemetry } from './telemetry/simulated-telemetry';
 
 /** The nodes this process speaks for: one real host, or GANTRY_SIM_NODES simulated ones. */
 @Injectable()
-export class FleetService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly nodes = new Map<string, NodeRuntime>();
   private readonly reports: ReportPublisher;
   private readonly commands: BatchConsumer<AgentCommandMessage>;
@@ -28,8 +28,8 @@ export class FleetService implements OnApplicationBootstrap, OnApplicationShutdo
   private beating = false;
 
   constructor(
-    @Inject(KAFKA) kafka: Kafka,
     @Inject(KAFKA_PRODUCER) producer: Producer,
+    consumers: Consumers,
     @Inject(CONFIG) private readonly config: AgentEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     readiness: ReadinessRegistry,
@@ -49,13 +49,12 @@ export class FleetService implements OnApplicationBootstrap, OnApplicationShutdo
       const nodeId = config.GANTRY_NODE_ID ?? hostname();
       this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK }, executor, new HostTelemetry(), this.reports));
     }
-    this.commands = createCommandConsumer(kafka, producer, config.GANTRY_AGENT_ID, this.nodes, logger);
+    this.commands = createCommandConsumer(consumers, config.GANTRY_AGENT_ID, this.nodes, logger);
     this.beats = new HeartbeatSender(producer, [...this.nodes.values()], {
       periodMs: config.GANTRY_HEARTBEAT_MS,
       fenceMs: config.GANTRY_AGENT_FENCE_MS,
       logger,
     });
-    readiness.add(this.commands.readinessCheck('command-consumer'));
     readiness.add({
       name: 'heartbeats',
       check: async () => {
@@ -65,8 +64,7 @@ export class FleetService implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.commands.start();
-    // Beats make nodes placeable; commands for them must not arrive before the consumer can see them.
+    // Consumers (started by the runtime) come first. Beats make nodes placeable; commands for them must not arrive before the consumer can see them.
     await this.commands.whenJoined(60_000);
     await this.beats.start();
     this.beating = true;
@@ -74,9 +72,8 @@ export class FleetService implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   /** Stops heartbeats and commands, stops every attempt (nothing is left behind), flushes reports. */
-  async onApplicationShutdown(): Promise<void> {
+  async onModuleDestroy(): Promise<void> {
     this.beats.stop();
-    await this.commands.stop();
     for (const n of this.nodes.values()) n.stopAll('AGENT_STOPPED');
     const deadline = Date.now() + this.config.GANTRY_KILL_GRACE_MS + 1000;
     while ([...this.nodes.values()].some((n) => n.runningCount > 0) && Date.now() < deadline) {

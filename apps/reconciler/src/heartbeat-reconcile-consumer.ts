@@ -1,9 +1,6 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Kafka, Producer } from 'kafkajs';
+import { Injectable } from '@nestjs/common';
 import { HeartbeatMessage, TOPICS, parseMessage } from '@gantry/contracts';
-import { BatchConsumer, DeadLetterPublisher } from '@gantry/messaging';
-import { KAFKA, KAFKA_PRODUCER, ReadinessRegistry, SERVICE_LOGGER } from '@gantry/runtime';
-import type { Logger } from '@gantry/platform';
+import { Consumers } from '@gantry/runtime';
 import { NodeReconciler } from './node-reconciler';
 
 /**
@@ -12,18 +9,9 @@ import { NodeReconciler } from './node-reconciler';
  * so they are only skipped here.
  */
 @Injectable()
-export class HeartbeatReconcileConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly consumer: BatchConsumer<HeartbeatMessage>;
-
-  constructor(
-    @Inject(KAFKA) kafka: Kafka,
-    @Inject(KAFKA_PRODUCER) producer: Producer,
-    @Inject(SERVICE_LOGGER) logger: Logger,
-    reconciler: NodeReconciler,
-    readiness: ReadinessRegistry,
-  ) {
-    this.consumer = new BatchConsumer<HeartbeatMessage>({
-      kafka,
+export class HeartbeatReconcileConsumer {
+  constructor(consumers: Consumers, reconciler: NodeReconciler) {
+    consumers.create<HeartbeatMessage>('heartbeat-reconcile-consumer', {
       groupId: 'gantry-reconciler-heartbeats',
       topic: TOPICS.heartbeats,
       fromBeginning: false,
@@ -32,19 +20,8 @@ export class HeartbeatReconcileConsumer implements OnApplicationBootstrap, OnApp
         await reconciler.reconcile(items.map((i) => i.value));
         return [];
       },
-      deadLetters: new DeadLetterPublisher(producer),
       skipDeadLetters: true,
       partitionsConsumedConcurrently: 4,
-      logger,
     });
-    readiness.add(this.consumer.readinessCheck('heartbeat-reconcile-consumer'));
-  }
-
-  async onApplicationBootstrap(): Promise<void> {
-    await this.consumer.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.consumer.stop();
   }
 }

@@ -1,28 +1,16 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Kafka, Producer } from 'kafkajs';
+import { Inject, Injectable } from '@nestjs/common';
 import { JobReportMessage, TOPICS, parseMessage } from '@gantry/contracts';
-import { BatchConsumer, DeadLetterPublisher, TerminalFailure, withConsumerSpan } from '@gantry/messaging';
+import { TerminalFailure, withConsumerSpan } from '@gantry/messaging';
 import { isPermanentDataError } from '@gantry/persistence';
-import { CONFIG, KAFKA, KAFKA_PRODUCER, ReadinessRegistry, SERVICE_LOGGER } from '@gantry/runtime';
-import type { Logger } from '@gantry/platform';
+import { CONFIG, Consumers } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
 import { JobReportApplier } from './job-report-applier';
 
 /** Consumes gantry.job-reports.v1; reports of one node are applied in order (key = nodeId). */
 @Injectable()
-export class JobReportConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly consumer: BatchConsumer<JobReportMessage>;
-
-  constructor(
-    @Inject(KAFKA) kafka: Kafka,
-    @Inject(KAFKA_PRODUCER) producer: Producer,
-    @Inject(SERVICE_LOGGER) logger: Logger,
-    @Inject(CONFIG) config: ReconcilerEnv,
-    applier: JobReportApplier,
-    readiness: ReadinessRegistry,
-  ) {
-    this.consumer = new BatchConsumer<JobReportMessage>({
-      kafka,
+export class JobReportConsumer {
+  constructor(consumers: Consumers, @Inject(CONFIG) config: ReconcilerEnv, applier: JobReportApplier) {
+    consumers.create<JobReportMessage>('job-report-consumer', {
       groupId: 'gantry-reconciler',
       topic: TOPICS.jobReports,
       fromBeginning: true, // every report ever accepted is applied; none is lost before the first start
@@ -41,18 +29,7 @@ export class JobReportConsumer implements OnApplicationBootstrap, OnApplicationS
         }
         return failures;
       },
-      deadLetters: new DeadLetterPublisher(producer),
       partitionsConsumedConcurrently: config.GANTRY_REPORT_CONCURRENCY,
-      logger,
     });
-    readiness.add(this.consumer.readinessCheck('job-report-consumer'));
-  }
-
-  async onApplicationBootstrap(): Promise<void> {
-    await this.consumer.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.consumer.stop();
   }
 }

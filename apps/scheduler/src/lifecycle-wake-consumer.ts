@@ -1,25 +1,13 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Kafka, Producer } from 'kafkajs';
+import { Injectable } from '@nestjs/common';
 import { JobLifecycleMessage, TOPICS, parseMessage } from '@gantry/contracts';
-import { BatchConsumer, DeadLetterPublisher } from '@gantry/messaging';
-import { KAFKA, KAFKA_PRODUCER, ReadinessRegistry, SERVICE_LOGGER } from '@gantry/runtime';
-import type { Logger } from '@gantry/platform';
+import { Consumers } from '@gantry/runtime';
 import { SchedulingLoop } from './scheduling-loop';
 
 /** Wakes the scheduling loop when a job is created or capacity is freed, instead of waiting for the next tick. */
 @Injectable()
-export class LifecycleWakeConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly consumer: BatchConsumer<JobLifecycleMessage>;
-
-  constructor(
-    @Inject(KAFKA) kafka: Kafka,
-    @Inject(KAFKA_PRODUCER) producer: Producer,
-    @Inject(SERVICE_LOGGER) logger: Logger,
-    loop: SchedulingLoop,
-    readiness: ReadinessRegistry,
-  ) {
-    this.consumer = new BatchConsumer<JobLifecycleMessage>({
-      kafka,
+export class LifecycleWakeConsumer {
+  constructor(consumers: Consumers, loop: SchedulingLoop) {
+    consumers.create<JobLifecycleMessage>('lifecycle-consumer', {
       groupId: 'gantry-scheduler',
       topic: TOPICS.jobLifecycle,
       fromBeginning: false, // a missed wake-up is harmless: the loop also ticks
@@ -28,17 +16,6 @@ export class LifecycleWakeConsumer implements OnApplicationBootstrap, OnApplicat
         loop.poke();
         return [];
       },
-      deadLetters: new DeadLetterPublisher(producer),
-      logger,
     });
-    readiness.add(this.consumer.readinessCheck('lifecycle-consumer'));
-  }
-
-  async onApplicationBootstrap(): Promise<void> {
-    await this.consumer.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.consumer.stop();
   }
 }

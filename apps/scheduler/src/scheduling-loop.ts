@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -9,7 +9,7 @@ import { SchedulingCycle } from './scheduling-cycle';
  * every GANTRY_SCHEDULER_INTERVAL_MS. Wake-ups during a cycle coalesce into one more cycle.
  */
 @Injectable()
-export class SchedulingLoop implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
   private running = false;
   private woken = false;
   private wake: (() => void) | null = null;
@@ -60,7 +60,8 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnApplicationShut
     }
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Finishes the cycle in flight (its commit included), then stops. */
+  async onModuleDestroy(): Promise<void> {
     this.running = false;
     this.wake?.();
     await this.loop;

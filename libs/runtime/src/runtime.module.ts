@@ -1,8 +1,10 @@
-import { DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
+import { BeforeApplicationShutdown, DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
 import { OutboxRelay } from '@gantry/messaging';
-import { READINESS_CHECKS, ReadinessCheck, ReadinessSource, ServiceEnv, StatefulServiceEnv, createLogger, loggerModule, opsEndpoints, Logger } from '@gantry/platform';
+import { READINESS_CHECKS, ReadinessSource, ServiceEnv, StatefulServiceEnv, createLogger, loggerModule, opsEndpoints, Logger } from '@gantry/platform';
+import { Consumers } from './consumers';
+import { ReadinessRegistry } from './readiness-registry';
 import { ClientNeeds, ServiceClients } from './service-clients';
 import { KAFKA, KAFKA_PRODUCER, REDIS, SERVICE_LOGGER } from './tokens';
 
@@ -16,20 +18,12 @@ export interface RuntimeOptions {
 
 export const CONFIG = Symbol('CONFIG');
 
-/** Service-specific readiness (a consumer has joined its group, ...): providers add theirs at construction. */
-@Injectable()
-export class ReadinessRegistry {
-  readonly checks: ReadinessCheck[] = [];
-  add(check: ReadinessCheck): void {
-    this.checks.push(check);
-  }
-}
 
 const outboxPublished = new Counter({ name: 'gantry_outbox_published_total', help: 'Outbox rows published to Kafka' });
 
 /** Starts and stops the outbox relay with the app. */
 @Injectable()
-class OutboxRelayLifecycle implements OnModuleInit, OnApplicationShutdown {
+class OutboxRelayLifecycle implements OnModuleInit, BeforeApplicationShutdown {
   private relay: OutboxRelay | null = null;
 
   constructor(
@@ -49,12 +43,15 @@ class OutboxRelayLifecycle implements OnModuleInit, OnApplicationShutdown {
     await this.relay.start();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     await this.relay?.stop();
   }
 }
 
-/** Closes clients last, after every consumer and loop has stopped. */
+/**
+ * Shutdown runs in three phases: apps stop their loops (onModuleDestroy), consumers and the relay
+ * stop (beforeApplicationShutdown), then clients close (onApplicationShutdown).
+ */
 @Injectable()
 class ClientsLifecycle implements OnApplicationShutdown {
   constructor(private readonly clients: ServiceClients) {}
@@ -81,6 +78,7 @@ export class RuntimeModule {
       { provide: DataSource, useFactory: (c: ServiceClients) => c.dataSource, inject: [ServiceClients] },
       { provide: REDIS, useFactory: (c: ServiceClients) => c.redis, inject: [ServiceClients] },
       ReadinessRegistry,
+      Consumers,
       {
         provide: READINESS_CHECKS,
         // Read on every probe, so checks registered after start-up are included.
@@ -98,7 +96,7 @@ export class RuntimeModule {
       imports: [loggerModule(opts.service, opts.config.LOG_LEVEL), ...ops.imports],
       controllers: ops.controllers,
       providers,
-      exports: [CONFIG, SERVICE_LOGGER, ReadinessRegistry, ServiceClients, KAFKA, KAFKA_PRODUCER, DataSource, REDIS, READINESS_CHECKS],
+      exports: [CONFIG, SERVICE_LOGGER, ReadinessRegistry, Consumers, ServiceClients, KAFKA, KAFKA_PRODUCER, DataSource, REDIS, READINESS_CHECKS],
     };
   }
 }
