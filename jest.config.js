@@ -14,7 +14,7 @@ const swc = [
   },
 ];
 const moduleNameMapper = {
-  '^@gantry/(domain|contracts|persistence|messaging|platform|telemetry|testing|runtime|stack)$': '<rootDir>/libs/$1/src/index.ts',
+  '^@gantry/(domain|contracts|persistence|messaging|platform|telemetry|testing|runtime|stack|client)$': '<rootDir>/libs/$1/src/index.ts',
 };
 const base = { rootDir: __dirname, setupFiles: ['reflect-metadata'], transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node' };
 

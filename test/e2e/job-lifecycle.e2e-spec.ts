@@ -1,46 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack, waitFor } from '@gantry/stack';
-import { isolatedRedisUrl, testEnv, uniqueTag } from '@gantry/testing';
+import { uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
+import { startE2EStack } from './stack-fixture';
 
-const root = join(__dirname, '..', '..');
-const token = `e2e-token-${uniqueTag()}`;
-const tag = uniqueTag('e2e');
 let stack: Stack;
 let api: GatewayClient;
-const work = mkdtempSync(join(tmpdir(), 'gantry-e2e-'));
+let tag: string;
+let work: string;
 
 jest.setTimeout(120_000);
 
 beforeAll(async () => {
-  stack = new Stack({
-    root,
-    logDir: join(root, '.cache', 'test-logs', tag),
-    basePort: 18180,
-    env: {
-      GANTRY_ADMIN_TOKEN: token,
-      KAFKA_BROKERS: testEnv.kafkaBrokers.join(','),
-      DATABASE_URL: testEnv.databaseUrl,
-      REDIS_URL: isolatedRedisUrl(2),
-      GANTRY_HEARTBEAT_MS: '1000',
-      LOG_LEVEL: 'info',
-    },
-    serviceEnv: {
-      'node-agent': {
-        GANTRY_SIM_NODES: '3',
-        GANTRY_SIM_PREFIX: tag,
-        GANTRY_AGENT_ID: tag,
-        GANTRY_SIM_EXECUTOR: 'process',
-        GANTRY_KILL_GRACE_MS: '2000',
-        GANTRY_AGENT_WORKDIR: join(work, 'agent'),
-      },
-    },
-  });
-  await stack.start();
-  api = new GatewayClient(stack.gatewayUrl, token);
+  const e2e = await startE2EStack({ basePort: 18180, redisDb: 2 });
+  ({ stack, tag, work } = e2e);
+  api = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
 });
 
 afterAll(async () => {

@@ -1,22 +1,28 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { RuntimeModule, CONFIG } from '@gantry/runtime';
-import { GatewayEnv } from './config';
+import { CONFIG, RuntimeModule } from '@gantry/runtime';
 import { BearerAuthGuard } from './auth/bearer-auth.guard';
+import { TokenService } from './auth/token.service';
+import { GatewayEnv } from './config';
 import { CursorCodec } from './http/cursor-codec';
+import { IdempotencyKeySweeper } from './jobs/idempotency-key-sweeper';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
+import { QueuesController } from './queues/queues.controller';
+import { TokensController } from './tokens/tokens.controller';
 
 @Module({})
 export class GatewayModule {
-  static forConfig(config: GatewayEnv) {
+  static forConfig(config: GatewayEnv): DynamicModule {
     return {
       module: GatewayModule,
       imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: false }, outboxRelay: true })],
-      controllers: [JobsController],
+      controllers: [JobsController, QueuesController, TokensController],
       providers: [
         JobsService,
+        TokenService,
         BearerAuthGuard,
+        IdempotencyKeySweeper,
         {
           provide: CursorCodec,
           useFactory: (c: GatewayEnv) =>

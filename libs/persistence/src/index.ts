@@ -8,3 +8,6 @@ export * from './sql/job-rows';
 export * from './sql/nodes';
 export * from './redis/node-live-store';
 export * from './redis/node-leases';
+export * from './sql/api-tokens';
+export * from './sql/queues';
+export * from './sql/idempotency-keys';

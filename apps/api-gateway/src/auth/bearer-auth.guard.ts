@@ -1,28 +1,26 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, createParamDecorator } from '@nestjs/common';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { CanActivate, ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { ApiError, ErrorCode } from '@gantry/platform';
-import { CONFIG } from '@gantry/runtime';
-import { GatewayEnv } from '../config';
-import { Principal } from './principal';
+import { Principal, Role } from './principal';
+import { ROLES_KEY } from './roles.decorator';
+import { TokenService } from './token.service';
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/** Authenticates `Authorization: Bearer <token>`; 401 when missing or unknown. */
+/** `Authorization: Bearer <token>`: 401 when missing or unknown, 403 when the role is not allowed. */
 @Injectable()
 export class BearerAuthGuard implements CanActivate {
-  private readonly adminDigest: Buffer;
+  constructor(private readonly tokens: TokenService, private readonly reflector: Reflector) {}
 
-  constructor(@Inject(CONFIG) config: GatewayEnv) {
-    this.adminDigest = digest(config.GANTRY_ADMIN_TOKEN);
-  }
-
-  canActivate(ctx: ExecutionContext): boolean {
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<{ headers: Record<string, string | undefined>; principal?: Principal }>();
     const match = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
     if (!match) throw new ApiError(ErrorCode.UNAUTHENTICATED, 'missing bearer token');
-    // Comparing digests keeps the comparison constant-time whatever the token's length.
-    if (!timingSafeEqual(digest(match[1]), this.adminDigest)) throw new ApiError(ErrorCode.UNAUTHENTICATED, 'unknown token');
-    req.principal = { owner: 'admin', role: 'operator' };
+    const principal = await this.tokens.authenticate(match[1]);
+    if (!principal) throw new ApiError(ErrorCode.UNAUTHENTICATED, 'unknown token');
+    const allowed = this.reflector.getAllAndOverride<Role[] | undefined>(ROLES_KEY, [ctx.getHandler(), ctx.getClass()]);
+    if (allowed && !allowed.includes(principal.role)) {
+      throw new ApiError(ErrorCode.FORBIDDEN, `role ${principal.role} may not do this; needs ${allowed.join(' or ')}`);
+    }
+    req.principal = principal;
     return true;
   }
 }

@@ -1,13 +1,20 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
-import { CreateJobDto, JobEventPage, JobView } from '@gantry/contracts';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { CreateJobDto, JobEventPage, JobPage, JobView } from '@gantry/contracts';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
 import { Principal } from '../auth/principal';
+import { canonicalSha256 } from '../http/canonical-json';
 import { CursorCodec } from '../http/cursor-codec';
+import { ListJobsQuery } from './list-jobs.query';
 import { toEventView, toJobView } from './job-view.mapper';
 import { JobsService } from './jobs.service';
+
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+
+const isListCursor = (v: unknown): v is { t: number; i: string; f: string } =>
+  typeof v === 'object' && v !== null && Number.isFinite((v as { t?: unknown }).t) && typeof (v as { i?: unknown }).i === 'string' && typeof (v as { f?: unknown }).f === 'string';
 
 const isSeqCursor = (v: unknown): v is { jobId: string; seq: number } =>
   typeof v === 'object' && v !== null && typeof (v as { seq?: unknown }).seq === 'number' && typeof (v as { jobId?: unknown }).jobId === 'string';
@@ -30,11 +37,54 @@ export class JobsController {
 
   @Post()
   @HttpCode(201)
-  @ApiOkResponse({ type: JobView })
-  async create(@Body() dto: CreateJobDto, @CurrentPrincipal() who: Principal, @Res({ passthrough: true }) res: Response): Promise<JobView> {
-    const job = await this.jobs.create(dto, who);
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1..255 printable ASCII characters; a retry with the same key and body returns the same job' })
+  @ApiCreatedResponse({ type: JobView, description: 'Created; 200 with Idempotent-Replayed: true for a replay' })
+  async create(
+    @Body() dto: CreateJobDto,
+    @CurrentPrincipal() who: Principal,
+    @Headers('idempotency-key') key: string | undefined,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<JobView> {
+    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+      throw new ApiError(ErrorCode.VALIDATION_FAILED, 'Idempotency-Key must be 1..255 printable ASCII characters', [
+        { field: 'Idempotency-Key', message: 'must be 1..255 printable ASCII characters' },
+      ]);
+    }
+    // The hash is of the body as sent (keys sorted), so a retry that reorders keys is still a replay.
+    const idem = key === undefined ? null : { key, bodySha256: canonicalSha256(req.body) };
+    const { job, replayed } = await this.jobs.create(dto, who, idem);
     res.location(`/v1/jobs/${job.id}`);
+    if (replayed) {
+      res.status(200);
+      res.setHeader('Idempotent-Replayed', 'true');
+    }
     return toJobView(job);
+  }
+
+  @Get()
+  @ApiOkResponse({ type: JobPage, description: 'Ordered by (createdAt, id). A job that exists and matches the filter for the whole listing appears exactly once; one created meanwhile may or may not.' })
+  async list(@Query() q: ListJobsQuery, @CurrentPrincipal() who: Principal): Promise<JobPage> {
+    if (who.role !== 'operator' && q.owner !== undefined && q.owner !== who.owner) {
+      throw new ApiError(ErrorCode.FORBIDDEN, 'owner= is for operators; users see their own jobs');
+    }
+    const filter = { owner: who.role === 'operator' ? q.owner : who.owner, queue: q.queue, state: q.state };
+    const signature = canonicalSha256(filter).slice(0, 16);
+    const limit = q.limit ?? 50;
+    let after: { createdAt: Date; id: string } | null = null;
+    if (q.cursor) {
+      const c = this.cursors.decode(q.cursor, isListCursor);
+      // A cursor is bound to its filter: reused with another filter it would skip or repeat jobs.
+      if (c.f !== signature) throw new ApiError(ErrorCode.INVALID_CURSOR, 'cursor was issued for a different filter');
+      after = { createdAt: new Date(c.t), id: c.i };
+    }
+    const rows = await this.jobs.list(filter, after, limit + 1);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map(toJobView),
+      nextCursor: rows.length > limit ? this.cursors.encode({ t: last.createdAt.getTime(), i: last.id, f: signature }) : null,
+    };
   }
 
   @Get(':id')

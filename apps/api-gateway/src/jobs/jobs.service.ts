@@ -5,11 +5,19 @@ import { CreateJobDto, DEFAULT_RESOURCES, JobLifecycleMessage, KillCommand, TOPI
 import { decideCancel } from '@gantry/domain';
 import { currentTraceHeaders } from '@gantry/messaging';
 import {
-  JobEventRecord, JobRecord, appendJobEvents, autocommit, casUpdateJob, enqueueOutbox, findJob, inTransaction,
-  insertJob, listJobEvents, loadRanks,
+  JobEventRecord, JobListFilter, JobRecord, appendJobEvents, autocommit, casUpdateJob, claimIdempotencyKey, enqueueOutbox,
+  findJob, findQueue, inTransaction, insertJob, listJobEvents, listJobsPage, loadRanks,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
+import { CONFIG } from '@gantry/runtime';
 import { Principal } from '../auth/principal';
+import { GatewayEnv } from '../config';
+
+export interface CreateResult {
+  job: JobRecord;
+  /** true when an earlier request with the same Idempotency-Key created the job. */
+  replayed: boolean;
+}
 
 export interface CancelResult {
   job: JobRecord;
@@ -19,16 +27,30 @@ export interface CancelResult {
 
 @Injectable()
 export class JobsService {
-  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+  constructor(@Inject(DataSource) private readonly ds: DataSource, @Inject(CONFIG) private readonly config: GatewayEnv) {}
 
-  /** The job row, its CREATED event and the outbox message that wakes the scheduler: one transaction. */
-  async create(dto: CreateJobDto, who: Principal): Promise<JobRecord> {
+  /**
+   * The job row, its CREATED event, its idempotency key and the outbox message that wakes the
+   * scheduler: one transaction. With a key, (owner, key) is claimed first through the database's
+   * primary key, so racing retries produce one job and every response names it.
+   */
+  async create(dto: CreateJobDto, who: Principal, idem: { key: string; bodySha256: string } | null): Promise<CreateResult> {
     const now = new Date();
     const trace = currentTraceHeaders();
     const resources = { ...DEFAULT_RESOURCES, ...dto.resources };
-    return inTransaction(this.ds, async (sql) => {
+    const queue = dto.queue ?? 'default';
+    const id = randomUUID();
+    const outcome = await inTransaction(this.ds, async (sql): Promise<CreateResult | { mismatch: true }> => {
+      if (idem) {
+        const claim = await claimIdempotencyKey(sql, who.owner, idem.key, idem.bodySha256, id, now, this.config.GANTRY_IDEMPOTENCY_TTL_MS);
+        if (claim.kind === 'existing') {
+          if (claim.bodySha256 !== idem.bodySha256) return { mismatch: true };
+          return { job: (await findJob(sql, claim.jobId))!, replayed: true };
+        }
+      }
+      if (!(await findQueue(sql, queue))) throw new ApiError(ErrorCode.UNPROCESSABLE, `queue ${queue} does not exist`, [{ field: 'queue', message: 'unknown queue' }]);
       const job = await insertJob(sql, {
-        id: randomUUID(), owner: who.owner, queue: dto.queue ?? 'default', name: dto.name, image: dto.image,
+        id, owner: who.owner, queue, name: dto.name, image: dto.image,
         command: dto.command, env: dto.env ?? {}, labels: dto.labels ?? {},
         gpus: resources.gpus, gpuModel: resources.gpuModel ?? null, cpuCores: resources.cpuCores, memoryMiB: resources.memoryMiB,
         nodes: dto.nodes ?? 1, maxRetries: dto.maxRetries ?? 0, traceParent: trace.traceparent ?? null, createdAt: now,
@@ -36,8 +58,19 @@ export class JobsService {
       await appendJobEvents(sql, job.id, 1, [{ type: 'CREATED', at: now, toState: 'QUEUED' }]);
       const msg: JobLifecycleMessage = { type: 'JOB_CREATED', jobId: job.id, at: now.getTime() };
       await enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: job.id, value: msg, headers: trace }]);
-      return job;
+      return { job, replayed: false };
     });
+    if ('mismatch' in outcome) {
+      throw new ApiError(ErrorCode.UNPROCESSABLE, 'Idempotency-Key was already used with a different request body', [
+        { field: 'Idempotency-Key', message: 'reused with a different body' },
+      ]);
+    }
+    return outcome;
+  }
+
+  /** One page of the caller's (or, for operators, anyone's) jobs; see ListJobsQuery. */
+  async list(filter: JobListFilter, after: { createdAt: Date; id: string } | null, limit: number): Promise<JobRecord[]> {
+    return listJobsPage(autocommit(this.ds), filter, after, limit);
   }
 
   /** A job the caller may see, else 404 (others' jobs are invisible, not forbidden). */

@@ -46,3 +46,8 @@ export class JobEventPage {
   @ApiProperty({ type: [JobEventView] }) items!: JobEventView[];
   @ApiPropertyOptional({ nullable: true, type: String }) nextCursor!: string | null;
 }
+
+export class JobPage {
+  @ApiProperty({ type: [JobView] }) items!: JobView[];
+  @ApiPropertyOptional({ nullable: true, type: String }) nextCursor!: string | null;
+}

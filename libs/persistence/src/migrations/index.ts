@@ -1,4 +1,5 @@
 import { CreateCoreTables1764410000000 } from './1764410000000-CreateCoreTables';
+import { AddTokensQueuesIdempotencyKeys1764420000000 } from './1764420000000-AddTokensQueuesIdempotencyKeys';
 
 /** Every migration, in order. A new one is added here as well as in its own file. */
-export const MIGRATIONS = [CreateCoreTables1764410000000];
+export const MIGRATIONS = [CreateCoreTables1764410000000, AddTokensQueuesIdempotencyKeys1764420000000];

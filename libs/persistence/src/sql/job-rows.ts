@@ -191,3 +191,35 @@ export async function loadLiveRanksOnNodes(sql: Sql, nodeIds: string[]): Promise
   );
   return rows.map((r) => ({ job: toJobRecord(r), nodeId: r.rank_node_id, rankState: r.rank_state, placedAt: r.rank_created_at }));
 }
+
+export interface JobListFilter {
+  owner?: string;
+  queue?: string;
+  state?: JobState;
+}
+
+/**
+ * One page of jobs in (created_at, id) order after the given position: keyset pagination over an
+ * immutable key, so a job that exists and matches for the whole listing is returned exactly once.
+ */
+export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { createdAt: Date; id: string } | null, limit: number): Promise<JobRecord[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (clause: string, value: unknown) => {
+    params.push(value);
+    where.push(clause.replace('?', `$${params.length}`));
+  };
+  if (filter.owner !== undefined) add('owner = ?', filter.owner);
+  if (filter.queue !== undefined) add('queue = ?', filter.queue);
+  if (filter.state !== undefined) add('state = ?', filter.state);
+  if (after) {
+    params.push(after.createdAt, after.id);
+    where.push(`(created_at, id) > ($${params.length - 1}, $${params.length})`);
+  }
+  params.push(limit);
+  const rows = await sql.rows(
+    `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, id LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(toJobRecord);
+}

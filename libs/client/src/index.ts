@@ -1,0 +1,2 @@
+export * from './retry-policy';
+export * from './gantry-client';

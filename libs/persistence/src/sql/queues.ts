@@ -1,0 +1,63 @@
+import { Sql } from './sql';
+
+export interface QueueRecord {
+  name: string;
+  priority: number;
+  quotaGpus: number | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface QueueUsage {
+  gpusHeld: number;
+  jobsQueued: number;
+  jobsRunning: number;
+}
+
+const toQueue = (r: Record<string, any>): QueueRecord => ({
+  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+/** Inserts a queue; false when the name is taken (the primary key decides, not a prior read). */
+export async function insertQueue(sql: Sql, q: { name: string; priority: number; quotaGpus: number | null }, now: Date): Promise<boolean> {
+  const rows = await sql.rows(
+    `INSERT INTO queues (name, priority, quota_gpus, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+     ON CONFLICT (name) DO NOTHING RETURNING name`,
+    [q.name, q.priority, q.quotaGpus, now],
+  );
+  return rows.length === 1;
+}
+
+export async function findQueue(sql: Sql, name: string): Promise<QueueRecord | null> {
+  const [row] = await sql.rows(`SELECT * FROM queues WHERE name = $1`, [name]);
+  return row ? toQueue(row) : null;
+}
+
+export async function listQueues(sql: Sql): Promise<QueueRecord[]> {
+  return (await sql.rows(`SELECT * FROM queues ORDER BY priority DESC, name`)).map(toQueue);
+}
+
+export async function updateQueue(sql: Sql, name: string, changes: { priority?: number; quotaGpus?: number | null }, now: Date): Promise<QueueRecord | null> {
+  const [row] = await sql.rows(
+    `UPDATE queues SET priority = COALESCE($2, priority),
+       quota_gpus = CASE WHEN $3::boolean THEN $4 ELSE quota_gpus END, updated_at = $5
+     WHERE name = $1 RETURNING *`,
+    [name, changes.priority ?? null, 'quotaGpus' in changes, changes.quotaGpus ?? null, now],
+  );
+  return row ? toQueue(row) : null;
+}
+
+/** GPUs held by live attempts and job counts, per queue. */
+export async function queueUsage(sql: Sql, names: string[]): Promise<Map<string, QueueUsage>> {
+  const rows = await sql.rows<{ queue: string; gpus_held: string; queued: string; running: string }>(
+    `SELECT queue,
+       COALESCE(SUM(gpus * nodes) FILTER (WHERE state IN ('SCHEDULED', 'RUNNING')), 0) AS gpus_held,
+       COUNT(*) FILTER (WHERE state = 'QUEUED') AS queued,
+       COUNT(*) FILTER (WHERE state IN ('SCHEDULED', 'RUNNING')) AS running
+     FROM jobs WHERE queue = ANY($1::text[]) AND state IN ('QUEUED', 'SCHEDULED', 'RUNNING') GROUP BY queue`,
+    [names],
+  );
+  const usage = new Map(names.map((n) => [n, { gpusHeld: 0, jobsQueued: 0, jobsRunning: 0 }]));
+  for (const r of rows) usage.set(r.queue, { gpusHeld: Number(r.gpus_held), jobsQueued: Number(r.queued), jobsRunning: Number(r.running) });
+  return usage;
+}

@@ -1,0 +1,53 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GantryClient } from '@gantry/client';
+import { Stack } from '@gantry/stack';
+import { isolatedRedisUrl, testEnv, uniqueTag } from '@gantry/testing';
+
+export interface E2EStack {
+  stack: Stack;
+  tag: string;
+  adminToken: string;
+  admin: GantryClient;
+  /** Scratch directory shared with the agent's processes. */
+  work: string;
+  clientFor(token: string): GantryClient;
+}
+
+/**
+ * The real services as processes, with a small simulated fleet whose node ids carry this suite's
+ * tag. Its own Redis db keeps other suites' "live" nodes (which have no agent) out of placement.
+ */
+export async function startE2EStack(opts: { basePort: number; redisDb: number; simNodes?: number }): Promise<E2EStack> {
+  const root = join(__dirname, '..', '..');
+  const tag = uniqueTag('e2e');
+  const adminToken = `e2e-admin-${uniqueTag()}`;
+  const work = mkdtempSync(join(tmpdir(), 'gantry-e2e-'));
+  const stack = new Stack({
+    root,
+    logDir: join(root, '.cache', 'test-logs', tag),
+    basePort: opts.basePort,
+    env: {
+      GANTRY_ADMIN_TOKEN: adminToken,
+      KAFKA_BROKERS: testEnv.kafkaBrokers.join(','),
+      DATABASE_URL: testEnv.databaseUrl,
+      REDIS_URL: isolatedRedisUrl(opts.redisDb),
+      GANTRY_HEARTBEAT_MS: '1000',
+      LOG_LEVEL: 'info',
+    },
+    serviceEnv: {
+      'node-agent': {
+        GANTRY_SIM_NODES: String(opts.simNodes ?? 3),
+        GANTRY_SIM_PREFIX: tag,
+        GANTRY_AGENT_ID: tag,
+        GANTRY_SIM_EXECUTOR: 'process',
+        GANTRY_KILL_GRACE_MS: '2000',
+        GANTRY_AGENT_WORKDIR: join(work, 'agent'),
+      },
+    },
+  });
+  await stack.start();
+  const clientFor = (token: string) => new GantryClient({ baseUrl: stack.gatewayUrl, token, retry: { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200 } });
+  return { stack, tag, adminToken, admin: clientFor(adminToken), work, clientFor };
+}
