@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { TOPICS, buildRunCommands } from '@gantry/contracts';
+import { assertTransition } from '@gantry/domain';
 import {
   JobRecord, appendJobEvents, casAllocate, casUpdateJob, enqueueOutbox, inTransaction, insertAttemptRanks,
 } from '@gantry/persistence';
@@ -15,6 +16,7 @@ export class PlacementCommitter {
   constructor(@Inject(DataSource) private readonly ds: DataSource) {}
 
   async commit(job: JobRecord, nodeIds: string[], nodeVersions: Map<string, number>, now: Date): Promise<void> {
+    assertTransition(job.state, 'SCHEDULED');
     const attempt = job.attempt + 1;
     await inTransaction(this.ds, async (sql) => {
       await casAllocate(

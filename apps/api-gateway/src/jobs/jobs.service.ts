@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { CreateJobDto, DEFAULT_RESOURCES, JobLifecycleMessage, KillCommand, TOPICS } from '@gantry/contracts';
-import { decideCancel } from '@gantry/domain';
+import { assertTransition, decideCancel } from '@gantry/domain';
 import { currentTraceHeaders } from '@gantry/messaging';
 import {
   JobEventRecord, JobListFilter, JobRecord, appendJobEvents, autocommit, casUpdateJob, claimIdempotencyKey, enqueueOutbox,
@@ -113,6 +113,7 @@ export class JobsService {
       case 'already-requested':
         return { job, accepted: true };
       case 'cancel-now': {
+        assertTransition(job.state, 'CANCELLED');
         const { firstSeq } = await casUpdateJob(sql, id, job.version, { cancelRequested: true, state: 'CANCELLED', finishedAt: now, pendingReason: null, reason: 'CANCELLED_BY_USER' }, 2, now);
         await appendJobEvents(sql, id, firstSeq, [
           { type: 'CANCEL_REQUESTED', at: now },

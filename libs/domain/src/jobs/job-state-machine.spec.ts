@@ -1,5 +1,5 @@
 import { JOB_STATES, JobState } from './job-state';
-import { decideTransition, transitionPath } from './job-state-machine';
+import { IllegalTransitionError, assertTransition, decideTransition, transitionPath } from './job-state-machine';
 
 const legal: Array<[JobState, JobState]> = [
   ['QUEUED', 'SCHEDULED'],
@@ -44,4 +44,13 @@ describe('transitionPath', () => {
     ['SUCCEEDED', 'RUNNING', null],
     ['CANCELLED', 'FAILED', null],
   ])('%s to %s', (from, to, expected) => expect(transitionPath(from, to)).toEqual(expected));
+});
+
+describe('assertTransition', () => {
+  it('passes a legal change and throws on anything else', () => {
+    expect(() => assertTransition('QUEUED', 'SCHEDULED')).not.toThrow();
+    expect(() => assertTransition('SUCCEEDED', 'RUNNING')).toThrow(IllegalTransitionError);
+    expect(() => assertTransition('QUEUED', 'RUNNING')).toThrow(/ILLEGAL_TRANSITION/);
+    expect(() => assertTransition('RUNNING', 'RUNNING')).toThrow(/no change/);
+  });
 });

@@ -28,6 +28,19 @@ export function decideTransition(from: JobState, to: JobState): TransitionDecisi
   return { kind: 'apply', from, to };
 }
 
+export class IllegalTransitionError extends Error {
+  constructor(readonly from: JobState, readonly to: JobState, readonly reason: string) {
+    super(`job cannot go ${from} -> ${to}: ${reason}`);
+    this.name = 'IllegalTransitionError';
+  }
+}
+
+/** For write paths that have already decided on a change: refuses anything the machine does not allow. */
+export function assertTransition(from: JobState, to: JobState): void {
+  const d = decideTransition(from, to);
+  if (d.kind !== 'apply') throw new IllegalTransitionError(from, to, d.kind === 'reject' ? d.reason : 'no change');
+}
+
 export function canTransition(from: JobState, to: JobState): boolean {
   return decideTransition(from, to).kind === 'apply';
 }
