@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Redis from 'ioredis';
 import { GantryClient } from '@gantry/client';
 import { Stack } from '@gantry/stack';
 import { isolatedRedisUrl, testEnv, uniqueTag } from '@gantry/testing';
@@ -13,17 +14,23 @@ export interface E2EStack {
   /** Scratch directory shared with the agent's processes. */
   work: string;
   clientFor(token: string): GantryClient;
+  root: string;
 }
 
 /**
  * The real services as processes, with a small simulated fleet whose node ids carry this suite's
  * tag. Its own Redis db keeps other suites' "live" nodes (which have no agent) out of placement.
  */
-export async function startE2EStack(opts: { basePort: number; redisDb: number; simNodes?: number }): Promise<E2EStack> {
+export async function startE2EStack(opts: { basePort: number; redisDb: number; simNodes?: number; env?: Record<string, string> }): Promise<E2EStack> {
   const root = join(__dirname, '..', '..');
   const tag = uniqueTag('e2e');
   const adminToken = `e2e-admin-${uniqueTag()}`;
   const work = mkdtempSync(join(tmpdir(), 'gantry-e2e-'));
+  // The suite owns its Redis db: start it empty, so nothing a previous run left (live nodes with no
+  // agent behind them, running sums) leaks into this one. Redis here keeps nothing on disk anyway.
+  const redis = new Redis(isolatedRedisUrl(opts.redisDb));
+  await redis.flushdb();
+  redis.disconnect();
   const stack = new Stack({
     root,
     logDir: join(root, '.cache', 'test-logs', tag),
@@ -35,6 +42,7 @@ export async function startE2EStack(opts: { basePort: number; redisDb: number; s
       REDIS_URL: isolatedRedisUrl(opts.redisDb),
       GANTRY_HEARTBEAT_MS: '1000',
       LOG_LEVEL: 'info',
+      ...opts.env,
     },
     serviceEnv: {
       'node-agent': {
@@ -49,5 +57,5 @@ export async function startE2EStack(opts: { basePort: number; redisDb: number; s
   });
   await stack.start();
   const clientFor = (token: string) => new GantryClient({ baseUrl: stack.gatewayUrl, token, retry: { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200 } });
-  return { stack, tag, adminToken, admin: clientFor(adminToken), work, clientFor };
+  return { stack, tag, adminToken, admin: clientFor(adminToken), work, clientFor, root };
 }

@@ -4,10 +4,14 @@ import { CONFIG, RuntimeModule } from '@gantry/runtime';
 import { BearerAuthGuard } from './auth/bearer-auth.guard';
 import { TokenService } from './auth/token.service';
 import { GatewayEnv } from './config';
+import { ClusterSummaryService } from './cluster/cluster-summary.service';
+import { ClusterController } from './cluster/cluster.controller';
 import { CursorCodec } from './http/cursor-codec';
 import { IdempotencyKeySweeper } from './jobs/idempotency-key-sweeper';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
+import { NodesController } from './nodes/nodes.controller';
+import { NodesService } from './nodes/nodes.service';
 import { QueuesController } from './queues/queues.controller';
 import { TokensController } from './tokens/tokens.controller';
 
@@ -16,10 +20,12 @@ export class GatewayModule {
   static forConfig(config: GatewayEnv): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: false }, outboxRelay: true })],
-      controllers: [JobsController, QueuesController, TokensController],
+      imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: true }, outboxRelay: true })],
+      controllers: [JobsController, QueuesController, TokensController, NodesController, ClusterController],
       providers: [
         JobsService,
+        NodesService,
+        ClusterSummaryService,
         TokenService,
         BearerAuthGuard,
         IdempotencyKeySweeper,

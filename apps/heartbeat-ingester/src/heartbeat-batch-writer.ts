@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
 import { HeartbeatMessage } from '@gantry/contracts';
+import { utilisationContribution } from '@gantry/domain';
 import { NodeLiveStore, NodeTopology, autocommit, upsertNodeTopology } from '@gantry/persistence';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { IngesterEnv } from './config';
@@ -12,10 +13,11 @@ const beatsIngested = new Counter({ name: 'gantry_heartbeats_ingested_total', he
 const beatsStale = new Counter({ name: 'gantry_heartbeats_stale_total', help: 'Heartbeats older than the stored one, ignored' });
 const ingestLag = new Histogram({
   name: 'gantry_heartbeat_ingest_lag_seconds',
-  help: 'Agent sentAt to written in Redis',
-  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  help: 'Agent sentAt to written in Redis, per beat written',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10],
 });
-const batchSize = new Histogram({ name: 'gantry_heartbeat_batch_size', help: 'Heartbeats per Kafka batch', buckets: [1, 10, 50, 100, 250, 500, 1000, 2500] });
+const batchSize = new Histogram({ name: 'gantry_heartbeat_batch_size', help: 'Heartbeats per Kafka batch', buckets: [1, 10, 50, 100, 250, 500, 1000, 2500, 5000] });
+const writeSeconds = new Histogram({ name: 'gantry_heartbeat_batch_write_seconds', help: 'Time to write one batch (Postgres topology + Redis pipeline)', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1] });
 const topologyWrites = new Counter({ name: 'gantry_node_topology_writes_total', help: 'Node registrations and topology changes written to Postgres' });
 
 /**
@@ -39,6 +41,7 @@ export class HeartbeatBatchWriter {
 
   async write(beats: HeartbeatMessage[], receivedAt = Date.now()): Promise<void> {
     batchSize.observe(beats.length);
+    const timer = writeSeconds.startTimer();
     // 1. Keep only the newest beat per node in this batch.
     const newest = new Map<string, HeartbeatMessage>();
     for (const b of beats) {
@@ -55,16 +58,19 @@ export class HeartbeatBatchWriter {
       topologyWrites.inc(await upsertNodeTopology(autocommit(this.ds), changed, new Date(receivedAt)));
       for (const t of changed) this.knownTopology.set(t.id, topologySignature(t));
     }
-    // 3. Live state and liveness, one pipeline.
+    // 3. Live state, liveness and the node's share of the cluster sums, one pipeline. Telemetry is
+    //    kept as the latest value only (overwritten per beat, never durable): see ADR 0006.
     const written = await this.live.recordBeats(
       [...newest.values()].map((b) => ({
         nodeId: b.nodeId, bootId: b.bootId, seq: b.seq, sentAt: b.sentAt, receivedAt,
         payload: JSON.stringify({ gpus: b.gpus, cpu: b.cpu, memory: b.memory, running: b.running, zone: b.zone, rack: b.rack }),
+        contribution: utilisationContribution(b.gpus, b.cpu.utilization),
       })),
     );
     beatsIngested.inc(written);
     beatsStale.inc(beats.length - written);
     const now = Date.now();
     for (const b of newest.values()) ingestLag.observe(Math.max(0, now - b.sentAt) / 1000);
+    timer();
   }
 }

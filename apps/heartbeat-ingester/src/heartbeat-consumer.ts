@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
-import { HeartbeatMessage, TOPICS, parseMessage } from '@gantry/contracts';
+import { HeartbeatMessage, parseHeartbeat, TOPICS } from '@gantry/contracts';
 import { CONFIG, Consumers } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 import { HeartbeatBatchWriter } from './heartbeat-batch-writer';
@@ -16,7 +16,7 @@ export class HeartbeatConsumer {
       groupId: 'gantry-heartbeat-ingester',
       topic: TOPICS.heartbeats,
       fromBeginning: false, // an old beat says nothing about liveness now
-      parse: (raw) => parseMessage(HeartbeatMessage, raw),
+      parse: parseHeartbeat,
       handleBatch: async (items) => {
         await writer.write(items.map((i) => i.value));
         return [];

@@ -3,6 +3,7 @@ import { RuntimeModule } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 import { HeartbeatBatchWriter } from './heartbeat-batch-writer';
 import { HeartbeatConsumer } from './heartbeat-consumer';
+import { UtilisationSweeper } from './utilisation-sweeper';
 
 @Module({})
 export class IngesterModule {
@@ -10,7 +11,7 @@ export class IngesterModule {
     return {
       module: IngesterModule,
       imports: [RuntimeModule.forRoot({ service: 'heartbeat-ingester', config, needs: { postgres: true, redis: true } })],
-      providers: [HeartbeatBatchWriter, HeartbeatConsumer],
+      providers: [HeartbeatBatchWriter, HeartbeatConsumer, UtilisationSweeper],
     };
   }
 }

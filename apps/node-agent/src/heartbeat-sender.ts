@@ -1,10 +1,26 @@
 import { Producer } from 'kafkajs';
-import { Counter } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { TOPICS } from '@gantry/contracts';
 import { NodeRuntime } from './node-runtime';
 
 const beatsSent = new Counter({ name: 'gantry_agent_heartbeats_sent_total', help: 'Heartbeats acknowledged by Kafka' });
 const fences = new Counter({ name: 'gantry_agent_self_fences_total', help: 'Times the agent stopped its attempts after losing Kafka' });
+const beatsSkipped = new Counter({ name: 'gantry_agent_heartbeats_skipped_total', help: 'Beats not sent because the agent fell more than MAX_CATCH_UP_SLOTS ticks behind' });
+const sendsInFlight = new Gauge({ name: 'gantry_agent_heartbeat_sends_in_flight', help: 'Heartbeat sends not yet acknowledged; growing means the agent cannot keep up with its fleet' });
+const sendSeconds = new Histogram({ name: 'gantry_agent_heartbeat_send_seconds', help: 'Time from building a slot of beats to Kafka acknowledging them', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] });
+
+/**
+ * Beats per Kafka send. A catch-up after a stall may owe a whole period (50,000 beats, ~50 MB): in
+ * one request that exceeds the broker's message.max.bytes per partition batch and is refused, and
+ * kafkajs retries it forever while every later send queues behind it.
+ */
+export const MAX_BEATS_PER_SEND = 1000;
+/**
+ * Most slots sent by one tick. Further behind than this, the missed slots are skipped (those nodes
+ * beat next period): trying to send a whole late period at once builds tens of thousands of beats in
+ * one go, blocks the event loop for seconds and falls further behind (a death spiral).
+ */
+export const MAX_CATCH_UP_SLOTS = 5;
 
 export interface HeartbeatSenderOptions {
   periodMs: number;
@@ -15,36 +31,55 @@ export interface HeartbeatSenderOptions {
 
 /**
  * Sends every node's heartbeat once per period, spread evenly over it (node i beats in slot
- * i mod slots), many beats per Kafka send. Tracks when Kafka last acknowledged a beat and fences
+ * i mod slots), many beats per Kafka send. Slots are computed once, so a tick costs its own beats,
+ * not a pass over the whole fleet (50,000 nodes at 10 ticks/s). Tracks when Kafka last acknowledged a beat and fences
  * the node's attempts when that is longer ago than the fence timeout.
  */
 export class HeartbeatSender {
   private timer: NodeJS.Timeout | null = null;
   private tick = 0;
+  private startedAt = 0;
   private lastAckAt = Date.now();
   private fenced = false;
   private readonly tickMs: number;
-  private readonly slots: number;
+  private readonly slots: NodeRuntime[][];
 
   constructor(private readonly producer: Producer, private readonly nodes: NodeRuntime[], private readonly opts: HeartbeatSenderOptions) {
     this.tickMs = Math.min(100, opts.periodMs);
-    this.slots = Math.max(1, Math.round(opts.periodMs / this.tickMs));
+    const slotCount = Math.max(1, Math.round(opts.periodMs / this.tickMs));
+    this.slots = Array.from({ length: slotCount }, () => []);
+    nodes.forEach((n, i) => this.slots[i % slotCount].push(n));
   }
 
   /** One beat from every node now (registers the fleet at once), then the spread cadence. */
   async start(): Promise<void> {
-    for (let i = 0; i < this.nodes.length; i += 1000) await this.send(this.nodes.slice(i, i + 1000));
+    for (let i = 0; i < this.nodes.length; i += MAX_BEATS_PER_SEND) await this.send(this.nodes.slice(i, i + MAX_BEATS_PER_SEND));
+    this.startedAt = Date.now();
     this.timer = setInterval(() => this.onTick(), this.tickMs);
   }
 
+  /** Sends every slot due by the clock, so a late timer (a busy event loop) does not lower the rate. */
   private onTick(): void {
-    const slot = this.tick++ % this.slots;
-    const due = this.nodes.filter((_, i) => i % this.slots === slot);
-    if (due.length > 0) void this.send(due).catch(() => undefined);
+    // The slot whose time has come: slot 0 at the first tick after start, one more every tickMs.
+    const target = Math.floor((Date.now() - this.startedAt) / this.tickMs) - 1;
+    const skipTo = target - Math.min(MAX_CATCH_UP_SLOTS, this.slots.length) + 1;
+    if (skipTo > this.tick) beatsSkipped.inc(this.slotSize(this.tick, skipTo));
+    this.tick = Math.max(this.tick, skipTo);
+    const due: NodeRuntime[] = [];
+    while (this.tick <= target) due.push(...this.slots[this.tick++ % this.slots.length]);
+    for (let i = 0; i < due.length; i += MAX_BEATS_PER_SEND) void this.send(due.slice(i, i + MAX_BEATS_PER_SEND)).catch(() => undefined);
     this.checkFence();
   }
 
+  private slotSize(from: number, to: number): number {
+    let n = 0;
+    for (let t = from; t < to && t < from + this.slots.length; t++) n += this.slots[t % this.slots.length].length;
+    return n;
+  }
+
   private async send(nodes: NodeRuntime[]): Promise<void> {
+    const stopTimer = sendSeconds.startTimer();
+    sendsInFlight.inc();
     const beats = await Promise.all(nodes.map((n) => n.heartbeat()));
     try {
       await this.producer.send({
@@ -57,6 +92,9 @@ export class HeartbeatSender {
     } catch (err) {
       this.opts.logger.warn({ err, silentForMs: Date.now() - this.lastAckAt }, 'heartbeats not acknowledged');
       throw err;
+    } finally {
+      sendsInFlight.dec();
+      stopTimer();
     }
   }
 

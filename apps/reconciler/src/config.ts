@@ -1,8 +1,23 @@
 import 'reflect-metadata';
-import { IsInt, Max, Min } from 'class-validator';
+import { IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
 import { StatefulServiceEnv } from '@gantry/platform';
 
 export class ReconcilerEnv extends StatefulServiceEnv {
   /** Job-report partitions processed at once by this replica. */
   @IsInt() @Min(1) @Max(64) GANTRY_REPORT_CONCURRENCY: number = 3;
+  /** How long a RUNNING attempt may be missing from its node's beats before it is lost, ms. */
+  @IsInt() @Min(100) GANTRY_PHANTOM_GRACE_MS: number = 15000;
+  /** How often the failure detector looks for dead nodes, ms. */
+  @IsInt() @Min(100) GANTRY_DETECTOR_INTERVAL_MS: number = 2000;
+  /** Newest beat older than this means ingestion has stalled: nobody is judged dead, ms. */
+  @IsInt() @Min(100) GANTRY_INGEST_STALL_MS: number = 10000;
+  /** Lifetime of the detector's leader lease, ms. */
+  @IsInt() @Min(500) GANTRY_LEADER_LEASE_MS: number = 10000;
+  /** Evictions per second and burst (token bucket); share of a rack silent at once that means a partition. */
+  @IsNumber() @Min(0.01) GANTRY_EVICTIONS_PER_SECOND: number = 5;
+  @IsInt() @Min(1) GANTRY_EVICTION_BURST: number = 20;
+  @IsNumber() @Min(0) @Max(1) GANTRY_PARTITION_SHARE: number = 0.5;
+  @IsInt() @Min(1) GANTRY_PARTITION_MIN_RACK: number = 4;
+  /** Identity of this replica in leader leases; defaults to hostname-pid. */
+  @IsOptional() @IsString() GANTRY_INSTANCE_ID?: string;
 }

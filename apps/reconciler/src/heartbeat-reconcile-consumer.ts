@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { HeartbeatMessage, TOPICS, parseMessage } from '@gantry/contracts';
+import { HeartbeatMessage, TOPICS, parseHeartbeat } from '@gantry/contracts';
 import { Consumers } from '@gantry/runtime';
 import { NodeReconciler } from './node-reconciler';
 
@@ -15,7 +15,7 @@ export class HeartbeatReconcileConsumer {
       groupId: 'gantry-reconciler-heartbeats',
       topic: TOPICS.heartbeats,
       fromBeginning: false,
-      parse: (raw) => parseMessage(HeartbeatMessage, raw),
+      parse: parseHeartbeat,
       handleBatch: async (items) => {
         await reconciler.reconcile(items.map((i) => i.value));
         return [];

@@ -6,6 +6,7 @@ import { AgentCommandMessage, HeartbeatMessage, TOPICS, buildRunCommands } from 
 import { isTerminal, reconcileNode } from '@gantry/domain';
 import { autocommit, loadLiveRanksOnNodes } from '@gantry/persistence';
 import { CONFIG, KAFKA_PRODUCER } from '@gantry/runtime';
+import { AttemptLossApplier } from './attempt-loss-applier';
 import { ReconcilerEnv } from './config';
 
 const actions = new Counter({ name: 'gantry_reconciler_actions_total', help: 'Commands sent to close desired/observed gaps', labelNames: ['kind', 'reason'] });
@@ -17,7 +18,11 @@ const actions = new Counter({ name: 'gantry_reconciler_actions_total', help: 'Co
  */
 @Injectable()
 export class NodeReconciler {
+  /** Per node: since when each RUNNING rank has been missing from its beats (this replica's partitions only). */
+  private readonly missing = new Map<string, Map<string, number>>();
+
   constructor(
+    private readonly losses: AttemptLossApplier,
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(KAFKA_PRODUCER) private readonly producer: Producer,
     @Inject(CONFIG) private readonly config: ReconcilerEnv,
@@ -34,15 +39,21 @@ export class NodeReconciler {
     for (const r of live) byNode.set(r.nodeId, [...(byNode.get(r.nodeId) ?? []), r]);
 
     const commands: AgentCommandMessage[] = [];
+    const lost: Array<{ jobId: string; attempt: number; nodeId: string }> = [];
     for (const beat of newest.values()) {
       const ranks = byNode.get(beat.nodeId) ?? [];
       // A rank of a job that already ended (a gang whose other rank failed) is no longer wanted,
       // so a lost KILL for it is repeated here as an orphan kill.
       const desired = ranks.filter((r) => !isTerminal(r.job.state)).map((r) => ({ jobId: r.job.id, attempt: r.job.attempt, rankState: r.rankState, cancelRequested: r.job.cancelRequested, placedAt: r.placedAt.getTime() }));
       // Judge from the beat's own time: a beat that sat in Kafka says nothing about the present.
-      for (const a of reconcileNode(beat.running, desired, Math.min(nowMs, beat.sentAt), this.config.GANTRY_HEARTBEAT_MS)) {
+      const result = reconcileNode(beat.running, desired, Math.min(nowMs, beat.sentAt), this.config.GANTRY_HEARTBEAT_MS, this.missing.get(beat.nodeId), this.config.GANTRY_PHANTOM_GRACE_MS);
+      if (result.missingSince.size > 0) this.missing.set(beat.nodeId, result.missingSince);
+      else this.missing.delete(beat.nodeId);
+      for (const a of result.actions) {
         actions.inc({ kind: a.kind, reason: a.reason });
-        if (a.kind === 'KILL') {
+        if (a.kind === 'LOST') {
+          lost.push({ jobId: a.jobId, attempt: a.attempt, nodeId: beat.nodeId });
+        } else if (a.kind === 'KILL') {
           commands.push({ type: 'KILL', nodeId: beat.nodeId, jobId: a.jobId, attempt: a.attempt, reason: a.reason });
         } else {
           const job = ranks.find((r) => r.job.id === a.jobId)!.job;
@@ -53,6 +64,7 @@ export class NodeReconciler {
     if (commands.length > 0) {
       await this.producer.send({ topic: TOPICS.agentCommands, messages: commands.map((c) => ({ key: c.nodeId, value: JSON.stringify(c) })) });
     }
+    for (const l of lost) await this.losses.lose(l.jobId, l.attempt, l.nodeId, 'PHANTOM');
     return commands.length;
   }
 }

@@ -5,6 +5,9 @@ import { JobReportApplier } from './job-report-applier';
 import { JobReportConsumer } from './job-report-consumer';
 import { HeartbeatReconcileConsumer } from './heartbeat-reconcile-consumer';
 import { NodeReconciler } from './node-reconciler';
+import { AttemptLossApplier } from './attempt-loss-applier';
+import { FailureDetector } from './failure-detector';
+import { LeaderElection } from './leader-election';
 
 @Module({})
 export class ReconcilerModule {
@@ -12,7 +15,7 @@ export class ReconcilerModule {
     return {
       module: ReconcilerModule,
       imports: [RuntimeModule.forRoot({ service: 'reconciler', config, needs: { postgres: true, redis: true }, outboxRelay: true })],
-      providers: [JobReportApplier, JobReportConsumer, NodeReconciler, HeartbeatReconcileConsumer],
+      providers: [JobReportApplier, JobReportConsumer, AttemptLossApplier, NodeReconciler, HeartbeatReconcileConsumer, LeaderElection, FailureDetector],
     };
   }
 }

@@ -7,6 +7,8 @@ export class SchedulerEnv extends StatefulServiceEnv {
   @IsInt() @Min(10) GANTRY_SCHEDULER_INTERVAL_MS: number = 1000;
   /** Queued jobs considered per cycle. */
   @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_BATCH: number = 500;
+  /** Jobs considered from the head of each queue per cycle (FIFO lookahead past a job that cannot go yet). */
+  @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 200;
   /** Lifetime of a node lease taken while committing a placement, ms. */
   @IsInt() @Min(100) GANTRY_NODE_LEASE_MS: number = 2000;
   /** Identity of this replica in leases; defaults to hostname-pid. */

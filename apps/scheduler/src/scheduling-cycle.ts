@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { PendingJob, PlacementNode, nodeHealth, planPlacements } from '@gantry/domain';
-import { NodeLeases, NodeLiveStore, autocommit, loadAllNodes, loadQueuedJobs, setPendingReasons } from '@gantry/persistence';
+import { PlacementNode, QueueShareState, QueuedJob, nodeHealth, orderByPolicy, planPlacements } from '@gantry/domain';
+import { NodeLeases, NodeLiveStore, autocommit, listQueues, loadAllNodes, loadQueuedJobsPerQueue, queueHoldings, setPendingReasons } from '@gantry/persistence';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -39,9 +39,11 @@ export class SchedulingCycle {
   async run(nowMs = Date.now()): Promise<CycleResult> {
     const end = cycleSeconds.startTimer();
     const sql = autocommit(this.ds);
-    // 1. Snapshot: queued jobs (oldest first), every node, and when each node was last heard.
-    const [jobs, nodeRows, heard] = await Promise.all([
-      loadQueuedJobs(sql, this.config.GANTRY_SCHEDULER_BATCH),
+    // 1. Snapshot: the head of every queue, the queues and what they hold, every node, and when each node was last heard.
+    const [jobs, queueRows, holdings, nodeRows, heard] = await Promise.all([
+      loadQueuedJobsPerQueue(sql, this.config.GANTRY_SCHEDULER_LOOKAHEAD),
+      listQueues(sql),
+      queueHoldings(sql),
       loadAllNodes(sql),
       this.live.heardSince(nowMs - this.config.GANTRY_NODE_DEAD_MS),
     ]);
@@ -54,9 +56,19 @@ export class SchedulingCycle {
     const versions = new Map(nodes.map((n) => [n.id, n.version]));
     const byId = new Map(jobs.map((j) => [j.id, j]));
 
-    // 2. Decide: the pure placement function plans every job against the snapshot.
-    const pending: PendingJob[] = jobs.map((j) => ({ id: j.id, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB } }));
-    const plan = planPlacements(pending, nodes);
+    // 2. Decide: policy orders the jobs (priority bands, DRF, quotas), placement fits them to nodes.
+    const queued: QueuedJob[] = jobs.map((j) => ({ id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB } }));
+    const healthy = nodes.filter((n) => n.health === 'HEALTHY' && !n.cordoned);
+    const capacity = {
+      gpus: healthy.reduce((s, n) => s + n.gpusTotal, 0),
+      cpuCores: healthy.reduce((s, n) => s + n.cpuCores, 0),
+      memoryMiB: healthy.reduce((s, n) => s + n.memoryMiB, 0),
+    };
+    const queues: QueueShareState[] = queueRows.map((q) => ({
+      name: q.name, priority: q.priority, weight: 1, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 },
+    }));
+    const order = orderByPolicy(queued, queues, capacity, this.config.GANTRY_SCHEDULER_LOOKAHEAD);
+    const plan = planPlacements(order.ordered, nodes);
 
     // 3. Commit each placement under node leases; a lost compare-and-set is retried next cycle.
     let placed = 0;
@@ -88,7 +100,7 @@ export class SchedulingCycle {
     placements.inc({ outcome: 'failed' }, failed);
 
     // 4. Say why the rest wait.
-    await setPendingReasons(sql, plan.pending.map((p) => ({ jobId: p.jobId, reason: p.reason })));
+    await setPendingReasons(sql, [...order.held, ...plan.pending].map((p) => ({ jobId: p.jobId, reason: p.reason })));
     end();
     if (lostRaces > 0) this.logger.debug({ lostRaces }, 'placements lost to concurrent writers; retrying next cycle');
     return { considered: jobs.length, placed, lostRaces };

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { NodeLiveStore, autocommit, findJob, loadNodes } from '@gantry/persistence';
+import { NodeLiveStore, autocommit, findJob, insertQueue, loadNodes } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource, openRedis, silentLogger, uniqueTag } from '@gantry/testing';
 import { SchedulerEnv } from '../src/config';
 import { PlacementCommitter } from '../src/placement-committer';
@@ -89,5 +89,33 @@ describe('SchedulingCycle', () => {
     const states = await Promise.all(jobs.map(async (j) => (await findJob(autocommit(ds), j.id))!.state));
     expect(states.filter((s) => s === 'SCHEDULED')).toHaveLength(2);
     expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(8);
+  });
+
+  it('serves a higher priority band first, even when its job is younger', async () => {
+    const model = uniqueTag('GPU');
+    const node = await makeNode().gpus(8, model).insert(ds);
+    await heard(node.id);
+    const low = uniqueTag('low');
+    const high = uniqueTag('high');
+    await insertQueue(autocommit(ds), { name: low, priority: 1, quotaGpus: null }, new Date());
+    await insertQueue(autocommit(ds), { name: high, priority: 90, quotaGpus: null }, new Date());
+    const older = await makeJob().gpus(8).model(model).queue(low).insert(ds);
+    const younger = await makeJob().gpus(8).model(model).queue(high).insert(ds);
+    await cycle().run();
+    expect((await findJob(autocommit(ds), younger.id))!.state).toBe('SCHEDULED');
+    expect((await findJob(autocommit(ds), older.id))!.state).toBe('QUEUED');
+  });
+
+  it('holds a job that would take its queue past its GPU quota, with QUOTA_EXCEEDED', async () => {
+    const model = uniqueTag('GPU');
+    const node = await makeNode().gpus(8, model).insert(ds);
+    await heard(node.id);
+    const q = uniqueTag('capped');
+    await insertQueue(autocommit(ds), { name: q, priority: 5, quotaGpus: 4 }, new Date());
+    const first = await makeJob().gpus(4).model(model).queue(q).insert(ds);
+    const second = await makeJob().gpus(4).model(model).queue(q).insert(ds);
+    await cycle().run();
+    expect((await findJob(autocommit(ds), first.id))!.state).toBe('SCHEDULED');
+    expect(await findJob(autocommit(ds), second.id)).toMatchObject({ state: 'QUEUED', pendingReason: 'QUOTA_EXCEEDED' });
   });
 });

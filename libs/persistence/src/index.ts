@@ -11,3 +11,5 @@ export * from './redis/node-leases';
 export * from './sql/api-tokens';
 export * from './sql/queues';
 export * from './sql/idempotency-keys';
+export * from './sql/leader-leases';
+export * from './redis/cluster-utilisation';

@@ -6,7 +6,7 @@ import { assertTransition, decideCancel } from '@gantry/domain';
 import { currentTraceHeaders } from '@gantry/messaging';
 import {
   JobEventRecord, JobListFilter, JobRecord, appendJobEvents, autocommit, casUpdateJob, claimIdempotencyKey, enqueueOutbox,
-  findJob, findQueue, inTransaction, insertJob, listJobEvents, listJobsPage, loadRanks,
+  findJob, inTransaction, insertCreatedJob, listJobEvents, listJobsPage, loadRanks,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { CONFIG } from '@gantry/runtime';
@@ -48,16 +48,15 @@ export class JobsService {
           return { job: (await findJob(sql, claim.jobId))!, replayed: true };
         }
       }
-      if (!(await findQueue(sql, queue))) throw new ApiError(ErrorCode.UNPROCESSABLE, `queue ${queue} does not exist`, [{ field: 'queue', message: 'unknown queue' }]);
-      const job = await insertJob(sql, {
+      // The queue check, the job, its CREATED event and the outbox message: one statement.
+      const msg: JobLifecycleMessage = { type: 'JOB_CREATED', jobId: id, at: now.getTime() };
+      const job = await insertCreatedJob(sql, {
         id, owner: who.owner, queue, name: dto.name, image: dto.image,
         command: dto.command, env: dto.env ?? {}, labels: dto.labels ?? {},
         gpus: resources.gpus, gpuModel: resources.gpuModel ?? null, cpuCores: resources.cpuCores, memoryMiB: resources.memoryMiB,
         nodes: dto.nodes ?? 1, maxRetries: dto.maxRetries ?? 0, traceParent: trace.traceparent ?? null, createdAt: now,
-      });
-      await appendJobEvents(sql, job.id, 1, [{ type: 'CREATED', at: now, toState: 'QUEUED' }]);
-      const msg: JobLifecycleMessage = { type: 'JOB_CREATED', jobId: job.id, at: now.getTime() };
-      await enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: job.id, value: msg, headers: trace }]);
+      }, [{ topic: TOPICS.jobLifecycle, key: id, value: msg, headers: trace }]);
+      if (!job) throw new ApiError(ErrorCode.UNPROCESSABLE, `queue ${queue} does not exist`, [{ field: 'queue', message: 'unknown queue' }]);
       return { job, replayed: false };
     });
     if ('mismatch' in outcome) {

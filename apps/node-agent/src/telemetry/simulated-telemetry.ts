@@ -4,7 +4,7 @@ import { NodeTelemetry, TelemetrySource } from './telemetry-source';
 /** Fake telemetry that drifts: busier when the node runs work, never outside 0..1. */
 export class SimulatedTelemetry implements TelemetrySource {
   private cpuUtil = Math.random() * 0.2;
-  private gpuUtil: number[];
+  private readonly gpuUtil: number[];
 
   constructor(private readonly spec: SimulatedNodeSpec, private readonly busyGpus: () => number) {
     this.gpuUtil = Array.from({ length: spec.gpuCount }, () => 0);
@@ -14,17 +14,22 @@ export class SimulatedTelemetry implements TelemetrySource {
     return Math.min(1, Math.max(0, v + (target - v) * 0.3 + (Math.random() - 0.5) * 0.05));
   }
 
+  // One loop and Math.round instead of map + toFixed: 50,000 nodes read 10,000 times a second.
   async read(): Promise<NodeTelemetry> {
     const busy = this.busyGpus();
-    this.gpuUtil = this.gpuUtil.map((u, i) => this.drift(u, i < busy ? 0.9 : 0.02));
-    this.cpuUtil = this.drift(this.cpuUtil, busy > 0 ? 0.5 : 0.05);
     const s = this.spec;
-    return {
-      gpus: this.gpuUtil.map((u, index) => ({
+    const gpus: NodeTelemetry['gpus'] = [];
+    for (let index = 0; index < this.gpuUtil.length; index++) {
+      const u = (this.gpuUtil[index] = this.drift(this.gpuUtil[index], index < busy ? 0.9 : 0.02));
+      gpus.push({
         index, model: s.gpuModel ?? 'none', memoryMiB: s.gpuMemoryMiB, memoryUsedMiB: Math.round(u * s.gpuMemoryMiB * 0.9),
-        utilization: Number(u.toFixed(3)), healthy: true,
-      })),
-      cpu: { cores: s.cpuCores, utilization: Number(this.cpuUtil.toFixed(3)) },
+        utilization: Math.round(u * 1000) / 1000, healthy: true,
+      });
+    }
+    this.cpuUtil = this.drift(this.cpuUtil, busy > 0 ? 0.5 : 0.05);
+    return {
+      gpus,
+      cpu: { cores: s.cpuCores, utilization: Math.round(this.cpuUtil * 1000) / 1000 },
       memory: { totalMiB: s.memoryMiB, usedMiB: Math.round(s.memoryMiB * (0.05 + this.cpuUtil * 0.5)) },
     };
   }

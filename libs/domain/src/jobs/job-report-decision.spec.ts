@@ -75,3 +75,16 @@ describe('decideReport', () => {
     expect(d).toMatchObject({ kind: 'apply', path: ['SUCCEEDED'], killNodeIds: [] });
   });
 });
+
+describe('reports for an attempt the control plane has taken away', () => {
+  it('are stale: a RUNNING one is answered with KILL, nothing changes', () => {
+    const lostRank: RankSnapshot[] = [{ nodeId: 'n1', state: 'RUNNING', released: true }];
+    expect(decideReport({ state: 'QUEUED', attempt: 1 }, lostRank, { nodeId: 'n1', attempt: 1, state: 'RUNNING' })).toEqual({ kind: 'stale', killAttempt: true });
+    expect(decideReport({ state: 'QUEUED', attempt: 1 }, lostRank, { nodeId: 'n1', attempt: 1, state: 'SUCCEEDED' })).toEqual({ kind: 'stale', killAttempt: false });
+  });
+
+  it('a finished and released rank repeating its end is still accepted', () => {
+    const done: RankSnapshot[] = [{ nodeId: 'n1', state: 'SUCCEEDED', released: true }];
+    expect(decideReport({ state: 'SUCCEEDED', attempt: 1 }, done, { nodeId: 'n1', attempt: 1, state: 'SUCCEEDED' }).kind).toBe('apply');
+  });
+});

@@ -10,6 +10,8 @@ export interface JobSnapshot {
 export interface RankSnapshot {
   nodeId: string;
   state: RankState;
+  /** Its capacity was given back. Unfinished and released means the control plane took it away (node lost). */
+  released?: boolean;
 }
 
 export interface AgentReport {
@@ -37,7 +39,7 @@ export type ReportDecision =
 /** Decides what one agent report does to a job, given the ranks of its current attempt. */
 export function decideReport(job: JobSnapshot, ranks: readonly RankSnapshot[], report: AgentReport): ReportDecision {
   const rank = ranks.find((r) => r.nodeId === report.nodeId);
-  if (report.attempt !== job.attempt || !rank) {
+  if (report.attempt !== job.attempt || !rank || (rank.released && !isRankFinished(rank.state))) {
     return { kind: 'stale', killAttempt: report.state === 'RUNNING' };
   }
   if (isRankFinished(rank.state)) {

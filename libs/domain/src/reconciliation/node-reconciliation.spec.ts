@@ -14,8 +14,28 @@ describe('reconcileNode', () => {
     ['old attempt running', [obs('j', 1)], [want({ attempt: 2, placedAt: 9_999 })], 10_000, [{ kind: 'KILL', jobId: 'j', attempt: 1, reason: 'ORPHAN' }]],
     ['cancel intent not carried out', [obs()], [want({ rankState: 'RUNNING', cancelRequested: true })], 10_000, [{ kind: 'KILL', jobId: 'j', attempt: 1, reason: 'CANCEL_REQUESTED' }]],
     ['cancelled before it started: no RUN', [], [want({ cancelRequested: true })], 10_000, []],
-    ['running rank missing from the beat is not re-run', [], [want({ rankState: 'RUNNING' })], 10_000, []],
+    ['running rank missing from the beat is not re-run (first miss starts the clock)', [], [want({ rankState: 'RUNNING' })], 10_000, []],
   ])('%s', (_n, observed, desired, now, expected) => {
-    expect(reconcileNode(observed, desired, now, 5_000)).toEqual(expected);
+    expect(reconcileNode(observed, desired, now, 5_000).actions).toEqual(expected);
+  });
+});
+
+describe('phantoms', () => {
+  const running = want({ rankState: 'RUNNING' });
+  it('loses a RUNNING rank only after it has been missing for the phantom grace', () => {
+    const first = reconcileNode([], [running], 10_000, 1_000, new Map(), 5_000);
+    expect(first.actions).toEqual([]);
+    expect([...first.missingSince]).toEqual([['j#1', 10_000]]);
+    const stillWithin = reconcileNode([], [running], 14_999, 1_000, first.missingSince, 5_000);
+    expect(stillWithin.actions).toEqual([]);
+    const past = reconcileNode([], [running], 15_000, 1_000, stillWithin.missingSince, 5_000);
+    expect(past.actions).toEqual([{ kind: 'LOST', jobId: 'j', attempt: 1, reason: 'PHANTOM' }]);
+  });
+
+  it('forgets a miss as soon as the node lists the rank again', () => {
+    const first = reconcileNode([], [running], 10_000, 1_000, new Map(), 5_000);
+    const back = reconcileNode([obs()], [running], 11_000, 1_000, first.missingSince, 5_000);
+    expect(back.missingSince.size).toBe(0);
+    expect(reconcileNode([], [running], 15_500, 1_000, back.missingSince, 5_000).actions).toEqual([]);
   });
 });

@@ -20,7 +20,15 @@ export type ReconcileAction =
   /** Placed but not running after the grace period: the RUN was lost, send it again. */
   | { kind: 'RUN'; jobId: string; attempt: number; reason: 'MISSING' }
   /** Running but not wanted (unknown, old attempt, or ended here): stop it. */
-  | { kind: 'KILL'; jobId: string; attempt: number; reason: 'ORPHAN' | 'CANCEL_REQUESTED' };
+  | { kind: 'KILL'; jobId: string; attempt: number; reason: 'ORPHAN' | 'CANCEL_REQUESTED' }
+  /** RUNNING here by our records, but the node has not listed it for the phantom grace: the attempt is lost. */
+  | { kind: 'LOST'; jobId: string; attempt: number; reason: 'PHANTOM' };
+
+export interface NodeReconcileResult {
+  actions: ReconcileAction[];
+  /** Since when each RUNNING rank has been missing from the node's beats (carry into the next call). */
+  missingSince: Map<string, number>;
+}
 
 const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
 
@@ -28,9 +36,15 @@ const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
  * Level-based reconciliation of one node: compares the agent's whole truth (its heartbeat's
  * `running`) with what the control plane wants there, and returns the commands that close the
  * gap. A lost or repeated command is harmless because this runs on every heartbeat.
+ * `graceMs` delays a repeated RUN; `phantomGraceMs` is how long a RUNNING rank may be missing from
+ * the node's beats (an agent restart, a process that died unreported) before its attempt is lost.
  */
-export function reconcileNode(observed: ObservedAttempt[], desired: DesiredRank[], nowMs: number, graceMs: number): ReconcileAction[] {
+export function reconcileNode(
+  observed: ObservedAttempt[], desired: DesiredRank[], nowMs: number, graceMs: number,
+  missingSince: ReadonlyMap<string, number> = new Map(), phantomGraceMs = graceMs * 3,
+): NodeReconcileResult {
   const actions: ReconcileAction[] = [];
+  const nextMissing = new Map<string, number>();
   const wanted = new Map(desired.map((d) => [key(d.jobId, d.attempt), d]));
   const running = new Set(observed.map((o) => key(o.jobId, o.attempt)));
   for (const o of observed) {
@@ -39,10 +53,16 @@ export function reconcileNode(observed: ObservedAttempt[], desired: DesiredRank[
     else if (d.cancelRequested) actions.push({ kind: 'KILL', jobId: o.jobId, attempt: o.attempt, reason: 'CANCEL_REQUESTED' });
   }
   for (const d of desired) {
-    if (d.rankState !== 'SCHEDULED' || d.cancelRequested) continue;
-    if (!running.has(key(d.jobId, d.attempt)) && nowMs - d.placedAt >= graceMs) {
-      actions.push({ kind: 'RUN', jobId: d.jobId, attempt: d.attempt, reason: 'MISSING' });
+    const k = key(d.jobId, d.attempt);
+    if (running.has(k)) continue;
+    if (d.rankState === 'RUNNING') {
+      const since = missingSince.get(k) ?? nowMs;
+      nextMissing.set(k, since);
+      if (nowMs - since >= phantomGraceMs) actions.push({ kind: 'LOST', jobId: d.jobId, attempt: d.attempt, reason: 'PHANTOM' });
+      continue;
     }
+    if (d.rankState !== 'SCHEDULED' || d.cancelRequested) continue;
+    if (nowMs - d.placedAt >= graceMs) actions.push({ kind: 'RUN', jobId: d.jobId, attempt: d.attempt, reason: 'MISSING' });
   }
-  return actions;
+  return { actions, missingSince: nextMissing };
 }

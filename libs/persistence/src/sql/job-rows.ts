@@ -1,5 +1,6 @@
 import type { JobState, RankState } from '@gantry/domain';
 import { JobEntity } from '../entities/job.entity';
+import { OUTBOX_CHANNEL, OutboxMessage } from './outbox';
 import { ConcurrentUpdateError, Sql } from './sql';
 
 export type JobRecord = Omit<JobEntity, never>;
@@ -33,6 +34,44 @@ export async function insertJob(sql: Sql, j: NewJob): Promise<JobRecord> {
      j.gpus, j.gpuModel, j.cpuCores, j.memoryMiB, j.nodes, j.maxRetries, j.traceParent, j.createdAt],
   );
   return toJobRecord(row);
+}
+
+/**
+ * What insertJob, appendJobEvents(CREATED) and enqueueOutbox write for a new job, plus the check that
+ * its queue exists, in one statement: one round trip instead of five. Returns null, having written
+ * nothing, when the queue does not exist. The NOTIFY is delivered on commit only, as enqueueOutbox's.
+ */
+export async function insertCreatedJob(sql: Sql, j: NewJob, outbox: OutboxMessage[]): Promise<JobRecord | null> {
+  // INSERT ... SELECT (for the queue check) does not type its parameters from the columns: cast each.
+  const params: unknown[] = [
+    j.id, j.owner, j.queue, j.name, j.image, JSON.stringify(j.command), JSON.stringify(j.env), JSON.stringify(j.labels),
+    j.gpus, j.gpuModel, j.cpuCores, j.memoryMiB, j.nodes, j.maxRetries, j.traceParent, j.createdAt,
+  ];
+  const tuples = outbox.map((m) => {
+    params.push(m.topic, m.key, JSON.stringify(m.value), JSON.stringify(m.headers ?? {}));
+    const b = params.length - 4;
+    return `($${b + 1}::text, $${b + 2}::text, $${b + 3}::text, $${b + 4}::jsonb)`;
+  });
+  params.push(OUTBOX_CHANNEL);
+  const channel = `$${params.length}`;
+  const [row] = await sql.rows(
+    `WITH job AS (
+       INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
+         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq)
+       SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::jsonb, $9::int, $10::text, $11::int,
+         $12::bigint, $13::int, $14::int, 'QUEUED', $15::text, $16::timestamptz, $16::timestamptz, 1
+       WHERE EXISTS (SELECT 1 FROM queues WHERE name = $3::text)
+       RETURNING *
+     ), created AS (
+       INSERT INTO job_events (job_id, seq, type, at, to_state) SELECT id, 1, 'CREATED', created_at, 'QUEUED' FROM job
+     )${tuples.length ? `, queued AS (
+       INSERT INTO outbox (topic, key, value, headers)
+       SELECT m.* FROM (VALUES ${tuples.join(', ')}) AS m (topic, key, value, headers) WHERE EXISTS (SELECT 1 FROM job)
+     )` : ''}
+     SELECT job.*${tuples.length ? `, pg_notify(${channel}, '') AS notified` : ''} FROM job`,
+    params,
+  );
+  return row ? toJobRecord(row) : null;
 }
 
 export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
@@ -220,6 +259,18 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
   const rows = await sql.rows(
     `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, id LIMIT $${params.length}`,
     params,
+  );
+  return rows.map(toJobRecord);
+}
+
+/** The oldest `perQueue` queued jobs of every queue: what the fairness policy may choose from. */
+export async function loadQueuedJobsPerQueue(sql: Sql, perQueue: number): Promise<JobRecord[]> {
+  const rows = await sql.rows(
+    `SELECT * FROM (
+       SELECT j.*, row_number() OVER (PARTITION BY queue ORDER BY created_at, id) AS queue_rank
+       FROM jobs j WHERE state = 'QUEUED') t
+     WHERE queue_rank <= $1 ORDER BY created_at, id`,
+    [perQueue],
   );
   return rows.map(toJobRecord);
 }

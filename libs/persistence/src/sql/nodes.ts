@@ -86,3 +86,83 @@ export async function loadAllNodes(sql: Sql): Promise<NodeRecord[]> {
   const rows = await sql.rows(`SELECT * FROM nodes ORDER BY id`);
   return rows.map(toNodeRecord);
 }
+
+export interface NodeWithWork {
+  nodeId: string;
+  rack: string;
+}
+
+/** Nodes holding at least one unreleased rank: the only ones whose death changes anything. */
+export async function loadNodesWithLiveWork(sql: Sql): Promise<NodeWithWork[]> {
+  const rows = await sql.rows<{ id: string; rack: string }>(
+    `SELECT n.id, n.rack FROM nodes n WHERE EXISTS (SELECT 1 FROM attempt_nodes a WHERE a.node_id = n.id AND a.released_at IS NULL)`,
+  );
+  return rows.map((r) => ({ nodeId: r.id, rack: r.rack }));
+}
+
+/** Every node id with its rack, for judging whether a rack went silent as a whole. */
+export async function loadNodeRacks(sql: Sql): Promise<Array<{ nodeId: string; rack: string }>> {
+  const rows = await sql.rows<{ id: string; rack: string }>(`SELECT id, rack FROM nodes`);
+  return rows.map((r) => ({ nodeId: r.id, rack: r.rack }));
+}
+
+/** Unreleased ranks on one node: (job, attempt) pairs. */
+export async function liveRanksOnNode(sql: Sql, nodeId: string): Promise<Array<{ jobId: string; attempt: number }>> {
+  const rows = await sql.rows<{ job_id: string; attempt: number }>(
+    `SELECT job_id, attempt FROM attempt_nodes WHERE node_id = $1 AND released_at IS NULL`,
+    [nodeId],
+  );
+  return rows.map((r) => ({ jobId: r.job_id, attempt: r.attempt }));
+}
+
+export interface NodeListFilter {
+  gpuModel?: string;
+  zone?: string;
+}
+
+/** Nodes in id order after `afterId`, filtered on durable columns (health is live state, filtered by the caller). */
+export async function listNodesPage(sql: Sql, filter: NodeListFilter, afterId: string | null, limit: number): Promise<NodeRecord[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (afterId !== null) where.push(`id > $${params.push(afterId)}`);
+  if (filter.gpuModel !== undefined) where.push(`gpu_model = $${params.push(filter.gpuModel)}`);
+  if (filter.zone !== undefined) where.push(`zone = $${params.push(filter.zone)}`);
+  const rows = await sql.rows(
+    `SELECT * FROM nodes ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT $${params.push(limit)}`,
+    params,
+  );
+  return rows.map(toNodeRecord);
+}
+
+/**
+ * Sets a node's cordon flag; idempotent (an unchanged flag rewrites nothing). Null when the node
+ * is unknown. A change bumps `version`, so a plan made before it cannot commit onto the node.
+ */
+export async function setNodeCordoned(sql: Sql, id: string, cordoned: boolean, now: Date): Promise<NodeRecord | null> {
+  const changed = await sql.rows(
+    `UPDATE nodes SET cordoned = $2, version = version + 1, updated_at = $3 WHERE id = $1 AND cordoned <> $2 RETURNING *`,
+    [id, cordoned, now],
+  );
+  if (changed.length > 0) return toNodeRecord(changed[0]);
+  return (await loadNodes(sql, [id]))[0] ?? null;
+}
+
+export interface GpuCapacityByModel {
+  /** null for nodes without GPUs. */
+  gpuModel: string | null;
+  nodes: number;
+  total: number;
+  allocated: number;
+  /** Unallocated GPUs on uncordoned nodes (what new work could get, health aside). */
+  free: number;
+}
+
+/** Registered capacity per GPU model: one aggregate over the nodes table. */
+export async function gpuCapacityByModel(sql: Sql): Promise<GpuCapacityByModel[]> {
+  const rows = await sql.rows<Record<string, string | null>>(
+    `SELECT gpu_model, count(*) AS nodes, coalesce(sum(gpus_total), 0) AS total, coalesce(sum(gpus_allocated), 0) AS allocated,
+       coalesce(sum(CASE WHEN cordoned THEN 0 ELSE greatest(gpus_total - gpus_allocated, 0) END), 0) AS free
+     FROM nodes GROUP BY gpu_model ORDER BY gpu_model NULLS LAST`,
+  );
+  return rows.map((r) => ({ gpuModel: r.gpu_model, nodes: Number(r.nodes), total: Number(r.total), allocated: Number(r.allocated), free: Number(r.free) }));
+}

@@ -61,3 +61,18 @@ export async function queueUsage(sql: Sql, names: string[]): Promise<Map<string,
   for (const r of rows) usage.set(r.queue, { gpusHeld: Number(r.gpus_held), jobsQueued: Number(r.queued), jobsRunning: Number(r.running) });
   return usage;
 }
+
+export interface QueueHoldings {
+  gpus: number;
+  cpuCores: number;
+  memoryMiB: number;
+}
+
+/** What each queue's placed and running jobs hold now (a gang counts every node). */
+export async function queueHoldings(sql: Sql): Promise<Map<string, QueueHoldings>> {
+  const rows = await sql.rows<{ queue: string; gpus: string; cpu: string; mem: string }>(
+    `SELECT queue, SUM(gpus * nodes) AS gpus, SUM(cpu_cores * nodes) AS cpu, SUM(memory_mib * nodes) AS mem
+     FROM jobs WHERE state IN ('SCHEDULED', 'RUNNING') GROUP BY queue`,
+  );
+  return new Map(rows.map((r) => [r.queue, { gpus: Number(r.gpus), cpuCores: Number(r.cpu), memoryMiB: Number(r.mem) }]));
+}

@@ -16,6 +16,7 @@ export class JobBuilder {
   memory(mib: number): this { this.job.memoryMiB = mib; return this; }
   gang(n: number): this { this.job.nodes = n; return this; }
   owner(o: string): this { this.job.owner = o; return this; }
+  queue(q: string): this { this.job.queue = q; return this; }
   command(...c: string[]): this { this.job.command = c; return this; }
 
   build(): NewJob {

@@ -1,0 +1,60 @@
+import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { NodePage, NodeView } from '@gantry/contracts';
+import { ApiError, ErrorCode } from '@gantry/platform';
+import { BearerAuthGuard } from '../auth/bearer-auth.guard';
+import { Roles } from '../auth/roles.decorator';
+import { canonicalSha256 } from '../http/canonical-json';
+import { CursorCodec } from '../http/cursor-codec';
+import { ListNodesQuery } from './list-nodes.query';
+import { NodesService } from './nodes.service';
+
+const isNodeCursor = (v: unknown): v is { i: string; f: string } =>
+  typeof v === 'object' && v !== null && typeof (v as { i?: unknown }).i === 'string' && typeof (v as { f?: unknown }).f === 'string';
+
+/** Nodes: durable topology and allocations joined with live health and telemetry. Anyone reads; operators cordon. */
+@ApiTags('nodes')
+@ApiBearerAuth()
+@UseGuards(BearerAuthGuard)
+@Controller('v1/nodes')
+export class NodesController {
+  constructor(private readonly nodes: NodesService, @Inject(CursorCodec) private readonly cursors: CursorCodec) {}
+
+  @Get()
+  @ApiOkResponse({ type: NodePage, description: 'Ordered by id. A node that exists and matches the filter for the whole listing appears exactly once.' })
+  async list(@Query() q: ListNodesQuery): Promise<NodePage> {
+    const filter = { gpuModel: q.gpuModel, zone: q.zone };
+    const signature = canonicalSha256({ ...filter, health: q.health }).slice(0, 16);
+    let after: string | null = null;
+    if (q.cursor) {
+      const c = this.cursors.decode(q.cursor, isNodeCursor);
+      // A cursor is bound to its filter: reused with another filter it would skip or repeat nodes.
+      if (c.f !== signature) throw new ApiError(ErrorCode.INVALID_CURSOR, 'cursor was issued for a different filter');
+      after = c.i;
+    }
+    const { items, continueAfter } = await this.nodes.list(filter, q.health, after, q.limit ?? 50);
+    return { items, nextCursor: continueAfter === null ? null : this.cursors.encode({ i: continueAfter, f: signature }) };
+  }
+
+  @Get(':id')
+  @ApiOkResponse({ type: NodeView })
+  async get(@Param('id') id: string): Promise<NodeView> {
+    return this.nodes.get(id);
+  }
+
+  @Post(':id/cordon')
+  @HttpCode(200)
+  @Roles('operator')
+  @ApiOkResponse({ type: NodeView, description: 'The node, cordoned: it gets no new work. Repeating it is harmless.' })
+  async cordon(@Param('id') id: string): Promise<NodeView> {
+    return this.nodes.setCordoned(id, true);
+  }
+
+  @Post(':id/uncordon')
+  @HttpCode(200)
+  @Roles('operator')
+  @ApiOkResponse({ type: NodeView, description: 'The node, placeable again. Repeating it is harmless.' })
+  async uncordon(@Param('id') id: string): Promise<NodeView> {
+    return this.nodes.setCordoned(id, false);
+  }
+}

@@ -1,0 +1,74 @@
+import { Producer } from 'kafkajs';
+import { HeartbeatSender, MAX_BEATS_PER_SEND, MAX_CATCH_UP_SLOTS } from './heartbeat-sender';
+import { NodeRuntime } from './node-runtime';
+
+function fleet(n: number) {
+  const sent = new Map<string, number>();
+  const sends: number[] = [];
+  const nodes = Array.from({ length: n }, (_, i) => ({ heartbeat: async () => ({ nodeId: `n${i}` }), stopAll: () => undefined }) as unknown as NodeRuntime);
+  const producer = {
+    send: async ({ messages }: { messages: Array<{ key: string }> }) => {
+      sends.push(messages.length);
+      for (const m of messages) sent.set(m.key, (sent.get(m.key) ?? 0) + 1);
+    },
+  } as unknown as Producer;
+  const sender = new HeartbeatSender(producer, nodes, { periodMs: 1000, fenceMs: 60_000, logger: { warn: () => undefined } });
+  return { sender, sent, sends };
+}
+
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+};
+
+describe('HeartbeatSender', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('beats every node once per period, spread over ten slots of a tenth of the fleet each', async () => {
+    const { sender, sent, sends } = fleet(100);
+    await sender.start();
+    sent.clear();
+    sends.length = 0;
+    for (let t = 0; t < 50; t++) {
+      jest.advanceTimersByTime(100);
+      await flush();
+    }
+    sender.stop();
+    expect(Math.max(...sends)).toBe(10 * 1); // one slot per tick
+    const counts = [...sent.values()];
+    expect(sent.size).toBe(100);
+    expect(Math.min(...counts)).toBeGreaterThanOrEqual(5);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(6);
+  });
+
+  it('catches up with the clock when a tick comes late, without sending a node twice at once', async () => {
+    const { sender, sends } = fleet(100);
+    await sender.start();
+    jest.advanceTimersByTime(100);
+    await flush();
+    sends.length = 0;
+    jest.setSystemTime(Date.now() + 400); // the event loop was busy for 400 ms
+    jest.advanceTimersByTime(100);
+    await flush();
+    expect(sends).toEqual([50]); // the five slots due by now, in one send
+    jest.setSystemTime(Date.now() + 5000); // far behind: the rest is skipped, not sent in one burst
+    sends.length = 0;
+    jest.advanceTimersByTime(100);
+    await flush();
+    sender.stop();
+    expect(sends).toEqual([MAX_CATCH_UP_SLOTS * 10]);
+  });
+
+  it('splits the start-up burst and a catch-up into sends of at most MAX_BEATS_PER_SEND beats', async () => {
+    const { sender, sends } = fleet(5000);
+    await sender.start();
+    expect(sends).toEqual([1000, 1000, 1000, 1000, 1000]);
+    sends.length = 0;
+    jest.setSystemTime(Date.now() + 5000);
+    jest.advanceTimersByTime(100);
+    await flush();
+    sender.stop();
+    expect(Math.max(...sends)).toBeLessThanOrEqual(MAX_BEATS_PER_SEND);
+    expect(sends.reduce((a, b) => a + b, 0)).toBe(MAX_CATCH_UP_SLOTS * 500);
+  });
+});

@@ -1,0 +1,64 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Counter } from 'prom-client';
+import { JobLifecycleMessage, KillCommand, TOPICS } from '@gantry/contracts';
+import { decideAttemptLoss } from '@gantry/domain';
+import {
+  ConcurrentUpdateError, Leadership, OutboxMessage, appendJobEvents, casUpdateJob, enqueueOutbox, findJob, holdsLeadership,
+  inTransaction, loadRanks, releaseRank,
+} from '@gantry/persistence';
+
+export type LossReason = 'NODE_LOST' | 'PHANTOM';
+export type LossOutcome = 'requeued' | 'failed' | 'ignored' | 'deposed';
+
+const losses = new Counter({ name: 'gantry_attempts_lost_total', help: 'Attempts ended because their node died or they vanished from it', labelNames: ['reason', 'outcome'] });
+
+/**
+ * Ends an attempt the control plane has lost: every rank's capacity is released, live ranks on other
+ * nodes of a gang get a KILL, and the job goes back to QUEUED (placed again as attempt + 1) while
+ * retries remain, else FAILED. With a leadership, the write commits only if it is still held.
+ */
+@Injectable()
+export class AttemptLossApplier {
+  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+
+  async lose(jobId: string, attempt: number, lostNodeId: string, reason: LossReason, leadership: Leadership | null = null): Promise<LossOutcome> {
+    for (let tries = 0; ; tries++) {
+      try {
+        const outcome = await inTransaction(this.ds, async (sql): Promise<LossOutcome> => {
+          if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed';
+          const job = await findJob(sql, jobId);
+          if (!job) return 'ignored';
+          const decision = decideAttemptLoss(job, attempt);
+          if (decision.kind === 'ignore') return 'ignored';
+          const now = new Date();
+          const ranks = await loadRanks(sql, jobId, attempt);
+          const outbox: OutboxMessage[] = [];
+          for (const r of ranks) {
+            if (r.released) continue;
+            await releaseRank(sql, jobId, attempt, r.nodeId, now);
+            if (r.nodeId !== lostNodeId) {
+              const kill: KillCommand = { type: 'KILL', nodeId: r.nodeId, jobId, attempt, reason };
+              outbox.push({ topic: TOPICS.agentCommands, key: r.nodeId, value: kill });
+            }
+          }
+          const to = decision.kind === 'requeue' ? 'QUEUED' : 'FAILED';
+          const { firstSeq } = await casUpdateJob(
+            sql, jobId, job.version,
+            to === 'QUEUED' ? { state: 'QUEUED', nodeIds: [], pendingReason: null } : { state: 'FAILED', finishedAt: now, reason },
+            1, now,
+          );
+          await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);
+          const wake: JobLifecycleMessage = { type: 'JOB_STATE_CHANGED', jobId, at: now.getTime() };
+          outbox.push({ topic: TOPICS.jobLifecycle, key: jobId, value: wake });
+          await enqueueOutbox(sql, outbox);
+          return to === 'QUEUED' ? 'requeued' : 'failed';
+        });
+        losses.inc({ reason, outcome });
+        return outcome;
+      } catch (e) {
+        if (!(e instanceof ConcurrentUpdateError) || tries >= 10) throw e;
+      }
+    }
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Where a service's CPU went: reads a V8 .cpuprofile and prints self time by
+ * package (node_modules/<pkg>, node: internals, the repo's own apps/libs, GC, idle) and the hottest
+ * functions. Usage: node dist/bench/api/cpuprofile-summary.js <file.cpuprofile> [top=25]
+ *
+ * To profile every service during the bench (see cpu-profiler.ts):
+ *   BENCH_PROFILE_DIR=$PWD/.cache/bench/prof npm run bench:api
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+function bucket(url: string, fn: string): string {
+  if (fn === '(garbage collector)') return '(gc)';
+  if (fn === '(idle)') return '(idle)';
+  if (fn === '(program)') return '(program)';
+  const nm = url.lastIndexOf('node_modules/');
+  if (nm >= 0) {
+    const rest = url.slice(nm + 'node_modules/'.length).split('/');
+    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
+  }
+  if (url.startsWith('node:')) return 'node: internals';
+  const m = /\/dist\/((?:apps|libs)\/[^/]+)\//.exec(url);
+  if (m) return `gantry ${m[1]}`;
+  return url ? 'other' : '(native)';
+}
+
+export function summarise(profile: Profile, top = 25): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<number, number>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
+  const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+  const idle = [...selfUs].filter(([id]) => byId.get(id)?.callFrame.functionName === '(idle)').reduce((a, [, us]) => a + us, 0);
+  const busy = total - idle;
+  const byPkg = new Map<string, number>();
+  const byFn = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    const f = byId.get(id)!.callFrame;
+    const pkg = bucket(f.url, f.functionName);
+    if (pkg === '(idle)') continue;
+    byPkg.set(pkg, (byPkg.get(pkg) ?? 0) + us);
+    const name = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*node_modules\//, '').replace(/^.*\/dist\//, 'dist/')}:${f.lineNumber + 1}`;
+    byFn.set(name, (byFn.get(name) ?? 0) + us);
+  }
+  // Inclusive: the share of busy time with at least one frame of the package on the stack.
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const inclusive = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const f = byId.get(cur)!.callFrame;
+      seen.add(bucket(f.url, f.functionName));
+    }
+    for (const k of seen) inclusive.set(k, (inclusive.get(k) ?? 0) + us);
+  }
+  const pct = (us: number) => `${((us / busy) * 100).toFixed(1).padStart(5)}%`;
+  const lines = [
+    `profile ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s, busy ${(busy / 1e6).toFixed(1)} s, idle ${(idle / 1e6).toFixed(1)} s`,
+    '',
+    'self time by package (share of busy time):',
+    ...[...byPkg].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, us]) => `  ${pct(us)}  ${k}`),
+    '',
+    'time with the package on the stack (inclusive):',
+    ...[...inclusive].filter(([k]) => !k.startsWith('(') && k !== 'other').sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, us]) => `  ${pct(us)}  ${k}`),
+    '',
+    'hottest functions (self time):',
+    ...[...byFn].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, us]) => `  ${pct(us)}  ${k}`),
+  ];
+  return lines.join('\n');
+}
+
+if (require.main === module) {
+  const [file, top] = process.argv.slice(2);
+  if (!file) {
+    console.error('usage: node dist/bench/api/cpuprofile-summary.js <file.cpuprofile> [top]');
+    process.exit(2);
+  }
+  console.log(summarise(JSON.parse(readFileSync(file, 'utf8')) as Profile, top ? Number(top) : 25));
+}

@@ -1,0 +1,281 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+
+/** Children the bench is waiting on (pgbench, scripts), killed on Ctrl-C. */
+const children = new Set<ChildProcess>();
+export function killChildren(): void {
+  for (const c of children) c.kill('SIGTERM');
+}
+
+/** Runs a command to completion; stdout is returned, stderr goes to ours. Rejects on a non-zero exit. */
+export function run(cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', (e) => {
+      children.delete(child);
+      reject(e);
+    });
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      if (code === 0) resolve(out);
+      else reject(new Error(`${cmd} ${args.join(' ')} exited with ${code ?? signal}\n${(err || out).trim().split('\n').slice(-20).join('\n')}`));
+    });
+  });
+}
+
+export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ port, host });
+    const done = (open: boolean) => {
+      s.destroy();
+      resolve(open);
+    };
+    s.setTimeout(2000, () => done(false));
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
+}
+
+/** Starts the bench's own broker unless one already listens there; returns whether this call started it. */
+export async function startKafka(root: string, port: number): Promise<boolean> {
+  if (await portOpen(port)) return false;
+  await run('bash', [join(root, 'scripts/kafka/start.sh'), '--port', String(port)], { cwd: root });
+  return true;
+}
+
+export async function stopKafka(root: string, port: number): Promise<void> {
+  await run('bash', [join(root, 'scripts/kafka/stop.sh'), '--port', String(port)], { cwd: root });
+}
+
+export function kafkaPid(root: string, port: number): number | null {
+  try {
+    return Number(readFileSync(join(root, '.cache/kafka', `data-${port}`, 'broker.pid'), 'utf8').trim()) || null;
+  } catch {
+    return null;
+  }
+}
+
+function dbName(url: string): string {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  if (!/^gantry_bench_[a-z0-9_]+$/.test(name)) throw new Error(`refusing to drop database "${name}": the bench only recreates gantry_bench_* databases`);
+  return name;
+}
+
+/** Drops the bench database (every run starts from an empty schema), then creates and migrates it. */
+export async function recreateDatabase(root: string, url: string): Promise<void> {
+  const name = dbName(url);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const c = new Client({ connectionString: admin.toString() });
+  await c.connect();
+  try {
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await c.end();
+  }
+  await run(process.execPath, [join(root, 'dist/tools/infra/ensure-databases.js'), url], { cwd: root });
+  await run(process.execPath, [join(root, 'dist/libs/persistence/src/cli/migrate.js')], { cwd: root, env: { DATABASE_URL: url } });
+}
+
+export async function createTopics(root: string, brokers: string): Promise<void> {
+  await run(process.execPath, [join(root, 'dist/tools/infra/create-topics.js')], { cwd: root, env: { KAFKA_BROKERS: brokers } });
+}
+
+export async function withDb<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
+  const c = new Client({ connectionString: url, application_name: 'gantry-bench' });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+export function findPgbench(): string {
+  if (process.env.BENCH_PGBENCH) return process.env.BENCH_PGBENCH;
+  const base = '/usr/lib/postgresql';
+  const versions = existsSync(base) ? readdirSync(base).sort((a, b) => Number(b) - Number(a)) : [];
+  for (const v of versions) {
+    const p = join(base, v, 'bin', 'pgbench');
+    if (existsSync(p)) return p;
+  }
+  return 'pgbench';
+}
+
+export interface PgbenchResult {
+  command: string;
+  script: string;
+  tps: number;
+  latencyAvgMs: number | null;
+  transactions: number | null;
+  failed: number | null;
+  output: string;
+}
+
+/**
+ * The denominator: single-row INSERTs (autocommit, one statement per transaction) into a scratch
+ * table in the bench database, as many as pgbench's clients can do.
+ */
+export async function runPgbench(url: string, opts: { durationS: number; clients: number; threads: number }): Promise<PgbenchResult> {
+  await withDb(url, (c) =>
+    c.query(`CREATE TABLE IF NOT EXISTS bench_pgbench_insert (
+      id uuid PRIMARY KEY, owner text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL)`),
+  );
+  const script = `INSERT INTO bench_pgbench_insert (id, owner, payload, created_at) VALUES (gen_random_uuid(), 'bench', '{"name":"bench","command":["true"]}', now());\n`;
+  const file = join(mkdtempSync(join(tmpdir(), 'gantry-bench-')), 'insert.sql');
+  writeFileSync(file, script);
+  const args = ['-n', '-c', String(opts.clients), '-j', String(opts.threads), '-T', String(opts.durationS), '-f', file, url];
+  const output = await run(findPgbench(), args);
+  const num = (re: RegExp) => {
+    const m = re.exec(output);
+    return m ? Number(m[1]) : null;
+  };
+  const tps = num(/tps = ([\d.]+) \(without initial connection time\)/) ?? num(/tps = ([\d.]+)/);
+  if (tps === null) throw new Error(`could not read tps from pgbench output:\n${output}`);
+  return {
+    command: `pgbench ${args.slice(0, -1).join(' ')} <bench database>`,
+    script: script.trim(),
+    tps,
+    latencyAvgMs: num(/latency average = ([\d.]+) ms/),
+    transactions: num(/number of transactions actually processed: (\d+)/),
+    failed: num(/number of failed transactions: (\d+)/),
+    output,
+  };
+}
+
+/* ---- CPU accounting: who used the two cores during a phase ---- */
+
+const CLK_TCK = 100;
+
+export interface CpuSnapshot {
+  at: number;
+  machineBusy: number;
+  machineTotal: number;
+  /** CPU seconds per pid. */
+  pids: Map<number, { comm: string; cpuS: number }>;
+}
+
+function readPidCpu(pid: number): { comm: string; cpuS: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(stat.indexOf('(') + 1, close);
+    const f = stat.slice(close + 2).split(' ');
+    // fields after ")" start at field 3 (state); utime is field 14, stime 15.
+    return { comm, cpuS: (Number(f[11]) + Number(f[12])) / CLK_TCK };
+  } catch {
+    return null;
+  }
+}
+
+export function cpuSnapshot(): CpuSnapshot {
+  const [, ...cols] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const v = cols.map(Number);
+  // user nice system idle iowait irq softirq steal
+  const idle = v[3] + v[4];
+  const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
+  const pids = new Map<number, { comm: string; cpuS: number }>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const r = readPidCpu(Number(d));
+    if (r) pids.set(Number(d), r);
+  }
+  return { at: Date.now(), machineBusy: (total - idle) / CLK_TCK, machineTotal: total / CLK_TCK, pids };
+}
+
+export interface CpuUse {
+  wallS: number;
+  /** Busy share of the whole machine, 0..1 (all cores). */
+  machineBusy: number;
+  /** CPU seconds per component, and as a share of the machine's capacity over the phase. */
+  components: Record<string, { cpuS: number; shareOfMachine: number }>;
+}
+
+/**
+ * CPU seconds spent between two snapshots, grouped: the named pids, every `postgres` process
+ * (the whole cluster, so other sessions' queries count too), redis-server, and everything else.
+ */
+export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, named: Record<string, number | null | undefined>): CpuUse {
+  const wallS = (b.at - a.at) / 1000;
+  const capacity = b.machineTotal - a.machineTotal;
+  const byPid = new Map<number, string>();
+  for (const [name, pid] of Object.entries(named)) if (pid) byPid.set(pid, name);
+  const groups: Record<string, number> = {};
+  for (const [pid, end] of b.pids) {
+    const used = end.cpuS - (a.pids.get(pid)?.comm === end.comm ? a.pids.get(pid)!.cpuS : 0);
+    if (used <= 0) continue;
+    const group = byPid.get(pid) ?? (end.comm === 'postgres' ? 'postgres (all)' : end.comm === 'redis-server' ? 'redis' : 'other processes');
+    groups[group] = (groups[group] ?? 0) + used;
+  }
+  const components: CpuUse['components'] = {};
+  for (const [g, s] of Object.entries(groups).sort((x, y) => y[1] - x[1])) {
+    components[g] = { cpuS: round(s, 2), shareOfMachine: round(s / Math.max(capacity, 1e-9), 3) };
+  }
+  return { wallS: round(wallS, 1), machineBusy: round((b.machineBusy - a.machineBusy) / Math.max(capacity, 1e-9), 3), components };
+}
+
+const round = (n: number, d: number) => Math.round(n * 10 ** d) / 10 ** d;
+
+/* ---- Conditions recorded with every run (docs/benchmarks.md) ---- */
+
+function sh(cmd: string, args: string[], cwd?: string): string {
+  try {
+    return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return '';
+  }
+}
+
+export async function conditions(root: string, databaseUrl: string, kafkaPort: number): Promise<Record<string, unknown>> {
+  const status = sh('git', ['status', '--porcelain'], root);
+  const pg = await withDb(databaseUrl, async (c) => {
+    const one = async (q: string) => String((await c.query(q)).rows[0]?.v ?? '');
+    return {
+      version: await one(`SELECT version() AS v`),
+      shared_buffers: await one(`SELECT current_setting('shared_buffers') AS v`),
+      max_connections: await one(`SELECT current_setting('max_connections') AS v`),
+      synchronous_commit: await one(`SELECT current_setting('synchronous_commit') AS v`),
+      fsync: await one(`SELECT current_setting('fsync') AS v`),
+      otherBackends: await one(`SELECT count(*) AS v FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname IS DISTINCT FROM current_database()`),
+    };
+  }).catch((e) => ({ error: (e as Error).message }));
+  let kafkaSettings: Record<string, string> = {};
+  try {
+    const props = readFileSync(join(root, '.cache/kafka', `data-${kafkaPort}`, 'server.properties'), 'utf8');
+    kafkaSettings = Object.fromEntries(props.split('\n').filter((l) => l && !l.startsWith('#') && l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  } catch {
+    /* not ours */
+  }
+  const kafkaJar = (() => {
+    try {
+      return readdirSync(join(root, '.cache/kafka/libs')).find((f) => /^kafka_[\d.]+-[\d.]+\.jar$/.test(f)) ?? '';
+    } catch {
+      return '';
+    }
+  })();
+  return {
+    commit: sh('git', ['rev-parse', 'HEAD'], root),
+    treeClean: status === '',
+    treeChanges: status ? status.split('\n') : [],
+    cpu: `${cpus()[0]?.model ?? '?'} x ${cpus().length}`,
+    memoryGiB: round(totalmem() / 2 ** 30, 1),
+    kernel: release(),
+    os: sh('sh', ['-c', '. /etc/os-release && echo "$PRETTY_NAME"']),
+    disk: sh('sh', ['-c', 'findmnt -no SOURCE,FSTYPE / ; lsblk -dno NAME,ROTA,SIZE 2>/dev/null | head -5']),
+    loadAvgAtStart: loadavg().map((x) => round(x, 2)),
+    node: process.version,
+    postgres: pg,
+    redis: sh('redis-server', ['--version']),
+    kafka: { jar: kafkaJar, settings: kafkaSettings },
+    sameHost: 'everything (load generator, five services, Kafka, Postgres, Redis) on one host, over loopback',
+  };
+}

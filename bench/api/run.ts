@@ -1,0 +1,458 @@
+/**
+ * `npm run bench:api`: create throughput and latency of the gateway (POST /v1/jobs) against a
+ * whole local stack that this script starts and stops itself, next to a same-run pgbench
+ * single-row INSERT baseline. See docs/benchmarks.md, "bench:api".
+ *
+ * What it brings up, all on this host:
+ *   - its own Kafka broker on BENCH_KAFKA_PORT (39092), stopped at the end unless it was already running;
+ *   - its own database (gantry_bench_api, dropped and recreated each run, then migrated) and topics;
+ *   - Redis logical db 5 (flushed at the start);
+ *   - the five services as processes (gateway on BENCH_BASE_PORT, 18400), the agent simulating
+ *     BENCH_SIM_NODES nodes (200) with the `sleep` executor, so every created job is also scheduled,
+ *     dispatched, run and finished while the bench creates more, as in production.
+ *
+ * Phases: warm-up -> drain -> 5 s idle (what the stack costs by itself) -> pgbench baseline (stack
+ * idle) -> creates at a fixed rate -> drain -> creates as fast as BENCH_CONNECTIONS connections go. Every request carries its own
+ * Idempotency-Key. Prints a summary and writes everything to .cache/bench/api-<timestamp>.json.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import Redis from 'ioredis';
+import { TOPIC_PARTITIONS } from '@gantry/contracts';
+import { Stack } from '@gantry/stack';
+import {
+  CpuSnapshot, CpuUse, conditions, cpuBetween, cpuSnapshot, createTopics, kafkaPid, killChildren, recreateDatabase,
+  runPgbench, startKafka, stopKafka, withDb, PgbenchResult,
+} from './infra';
+import { PhaseResult, runCreatePhase, stopLoad } from './load';
+import { PhaseSummary, fmt, summarisePhase, table } from './stats';
+
+const env = (name: string, dflt: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return n;
+};
+
+const config = {
+  warmupS: env('BENCH_WARMUP_S', 5),
+  maxS: env('BENCH_MAX_S', 30),
+  maxConnections: env('BENCH_CONNECTIONS', 64),
+  rateS: env('BENCH_RATE_S', 60),
+  rate: env('BENCH_RATE', 500),
+  rateConnections: env('BENCH_RATE_CONNECTIONS', 50),
+  rateLanes: env('BENCH_RATE_LANES', 10),
+  pgbenchS: env('BENCH_PGBENCH_S', 20),
+  pgbenchClients: env('BENCH_PGBENCH_CLIENTS', 8),
+  pgbenchThreads: env('BENCH_PGBENCH_THREADS', 2),
+  simNodes: env('BENCH_SIM_NODES', 200),
+  simDurationMs: env('BENCH_SIM_DURATION_MS', 1000),
+  drainTimeoutS: env('BENCH_DRAIN_TIMEOUT_S', 180),
+  basePort: env('BENCH_BASE_PORT', 18400),
+  kafkaPort: env('BENCH_KAFKA_PORT', 39092),
+  databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gantry_bench_api',
+  redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/5',
+  /** Extra NODE_OPTIONS for the gateway only, e.g. "--max-semi-space-size=64" (Node refuses --cpu-prof there). */
+  gatewayNodeOptions: process.env.BENCH_GATEWAY_NODE_OPTIONS ?? '',
+  /** When set, every service writes a V8 CPU profile to <dir>/<service>/<pid>.cpuprofile when it stops. */
+  profileDir: process.env.BENCH_PROFILE_DIR ?? '',
+  logLevel: process.env.BENCH_LOG_LEVEL || 'info',
+};
+
+const root = join(__dirname, '..', '..', '..');
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const outFile = join(root, '.cache', 'bench', `api-${stamp}.json`);
+const logDir = join(root, '.cache', 'bench', 'logs', `api-${stamp}`);
+const say = (msg: string) => console.error(`[bench:api] ${msg}`);
+
+/* ---- Everything started is stopped, in reverse, on success, failure, or Ctrl-C ---- */
+
+const cleanups: { what: string; fn: () => Promise<void> }[] = [];
+let cleaning: Promise<void> | null = null;
+let stack: Stack | null = null;
+
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    try {
+      stopLoad();
+      killChildren();
+    } catch (e) {
+      say(`could not stop the load or a child: ${(e as Error).message}`);
+    }
+    while (cleanups.length) {
+      const { what, fn } = cleanups.pop()!;
+      say(`stopping ${what}`);
+      await fn().catch((e) => say(`could not stop ${what}: ${(e as Error).message}`));
+    }
+  })();
+  return cleaning;
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (interrupted) {
+      // Second signal: don't wait for graceful shutdown any more.
+      say(`${signal} again: killing the services`);
+      for (const s of stack?.services ?? []) s.kill('SIGKILL');
+      process.exit(130);
+    }
+    interrupted = true;
+    say(`${signal}: stopping everything (again to force)`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+let fatal = false;
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(event, (e: unknown) => {
+    if (fatal) return; // already stopping; don't report (or loop on) follow-on failures
+    fatal = true;
+    say(`${event}: ${(e as Error)?.stack ?? e}`);
+    void cleanup().finally(() => process.exit(1));
+  });
+}
+
+function checkInterrupted(): void {
+  if (interrupted) throw new Error('interrupted');
+}
+
+/* ---- The stack ---- */
+
+async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
+  const brokers = `127.0.0.1:${config.kafkaPort}`;
+  say(`Kafka on ${brokers}`);
+  const startedKafka = await startKafka(root, config.kafkaPort);
+  if (startedKafka) cleanups.push({ what: `Kafka on ${brokers}`, fn: () => stopKafka(root, config.kafkaPort) });
+  else say(`a broker already listens on ${brokers}: using it and leaving it running`);
+  checkInterrupted();
+
+  say(`database ${new URL(config.databaseUrl).pathname.slice(1)} (recreated), Redis ${config.redisUrl} (flushed), topics`);
+  await recreateDatabase(root, config.databaseUrl);
+  await flushRedis(config.redisUrl);
+  await createTopics(root, brokers);
+  checkInterrupted();
+
+  const adminToken = `bench-admin-${randomBytes(12).toString('base64url')}`;
+  const agentWork = mkdtempSync(join(tmpdir(), 'gantry-bench-agent-'));
+  cleanups.push({ what: 'agent work dir', fn: async () => rmSync(agentWork, { recursive: true, force: true }) });
+  stack = new Stack({
+    root,
+    logDir,
+    basePort: config.basePort,
+    env: {
+      GANTRY_ADMIN_TOKEN: adminToken,
+      KAFKA_BROKERS: brokers,
+      DATABASE_URL: config.databaseUrl,
+      REDIS_URL: config.redisUrl,
+      LOG_LEVEL: config.logLevel,
+      KAFKAJS_NO_PARTITIONER_WARNING: '1',
+    },
+    serviceEnv: {
+      'api-gateway': nodeOptions('api-gateway', config.gatewayNodeOptions),
+      scheduler: nodeOptions('scheduler'),
+      'heartbeat-ingester': nodeOptions('heartbeat-ingester'),
+      reconciler: nodeOptions('reconciler'),
+      'node-agent': {
+        ...nodeOptions('node-agent'),
+        GANTRY_SIM_NODES: String(config.simNodes),
+        GANTRY_SIM_EXECUTOR: 'sleep',
+        GANTRY_SIM_PREFIX: 'bench',
+        GANTRY_AGENT_ID: 'bench-api',
+        GANTRY_AGENT_WORKDIR: agentWork,
+      },
+    },
+    readyTimeoutMs: 120_000,
+  });
+  const s = stack;
+  cleanups.push({ what: 'services', fn: () => s.stop() });
+  say(`services on ${config.basePort}..${config.basePort + 4} (logs ${relative(root, logDir)})`);
+  await s.start();
+  checkInterrupted();
+
+  if (config.simNodes > 0) {
+    say(`waiting for ${config.simNodes} simulated nodes to register`);
+    await waitUntil(`${config.simNodes} nodes registered`, 120_000, async () =>
+      withDb(config.databaseUrl, async (c) => Number((await c.query(`SELECT count(*) AS n FROM nodes`)).rows[0].n) >= config.simNodes),
+    );
+  }
+  return { gatewayUrl: s.gatewayUrl, adminToken };
+}
+
+/** Node refuses --cpu-prof in NODE_OPTIONS, so profiles come from a preloaded inspector session. */
+function nodeOptions(service: string, extra = ''): Record<string, string> {
+  const profile = config.profileDir ? `--require ${join(__dirname, 'cpu-profiler.js')}` : '';
+  const opts = [profile, extra].filter(Boolean).join(' ');
+  return {
+    ...(opts ? { NODE_OPTIONS: opts } : {}),
+    ...(config.profileDir ? { GANTRY_CPU_PROF_DIR: join(config.profileDir, service) } : {}),
+  };
+}
+
+async function flushRedis(url: string): Promise<void> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await r.connect();
+  try {
+    await r.flushdb();
+  } finally {
+    r.disconnect();
+  }
+}
+
+async function waitUntil(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    checkInterrupted();
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function api(gatewayUrl: string, token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${gatewayUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as Record<string, unknown> | null };
+}
+
+/* ---- Measurements ---- */
+
+interface DbCounters {
+  xact_commit: number;
+  xact_rollback: number;
+  tup_inserted: number;
+  tup_updated: number;
+  tup_deleted: number;
+}
+
+async function dbCounters(): Promise<DbCounters> {
+  return withDb(config.databaseUrl, async (c) => {
+    // Backends flush their statistics at most once a second: wait that out so the numbers are whole.
+    await new Promise((r) => setTimeout(r, 1100));
+    const { rows } = await c.query(
+      `SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted FROM pg_stat_database WHERE datname = current_database()`,
+    );
+    return Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, Number(v)])) as unknown as DbCounters;
+  });
+}
+
+/** Waits until every created job has finished and the outbox is empty, so phases don't overlap. */
+async function drain(label: string): Promise<{ drained: boolean; seconds: number; openJobs: number; outbox: number }> {
+  const t0 = Date.now();
+  let last = { open: 0, outbox: 0 };
+  const probe = async () => {
+    last = await withDb(config.databaseUrl, async (c) => {
+      const open = config.simNodes > 0 ? Number((await c.query(`SELECT count(*) AS n FROM jobs WHERE state IN ('QUEUED','SCHEDULED','RUNNING')`)).rows[0].n) : 0;
+      const outbox = Number((await c.query(`SELECT count(*) AS n FROM outbox`)).rows[0].n);
+      return { open, outbox };
+    });
+    return last.open === 0 && last.outbox === 0;
+  };
+  let drained = true;
+  try {
+    await waitUntil(`drain after ${label}`, config.drainTimeoutS * 1000, probe);
+  } catch (e) {
+    if (interrupted) throw e;
+    drained = false;
+    say(`${(e as Error).message}: ${last.open} jobs still open, ${last.outbox} outbox rows; going on`);
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  say(`drain after ${label}: ${drained ? 'done' : 'NOT done'} in ${seconds.toFixed(1)} s`);
+  return { drained, seconds, openJobs: last.open, outbox: last.outbox };
+}
+
+function servicePids(): Record<string, number | null | undefined> {
+  return {
+    'api-gateway': stack?.get('api-gateway').pid, scheduler: stack?.get('scheduler').pid,
+    'heartbeat-ingester': stack?.get('heartbeat-ingester').pid, reconciler: stack?.get('reconciler').pid,
+    'node-agent': stack?.get('node-agent').pid, kafka: kafkaPid(root, config.kafkaPort), 'bench (autocannon)': process.pid,
+  };
+}
+
+interface MeasuredPhase {
+  name: string;
+  connections: number;
+  targetRate: number | null;
+  lanes: number;
+  summary: PhaseSummary;
+  cpu: CpuUse;
+  /** CPU milliseconds per 2xx create, per component (the whole pipeline: the job also runs). */
+  cpuMsPerCreate: Record<string, number>;
+  db: { commits: number; rollbacks: number; inserted: number; updated: number; deleted: number; commitsPerCreate: number };
+  autocannon: PhaseResult['autocannon'];
+  drainAfter?: Awaited<ReturnType<typeof drain>>;
+}
+
+async function measure(
+  name: string, target: { baseUrl: string; token: string; body: string }, opts: { connections: number; durationS: number; rate?: number; lanes?: number },
+): Promise<MeasuredPhase> {
+  const before = await dbCounters();
+  say(`${name}: ${opts.rate ? `${opts.rate}/s` : 'as fast as possible'}, ${opts.connections} connections, ${opts.durationS} s`);
+  const a: CpuSnapshot = cpuSnapshot();
+  const result = await runCreatePhase(target, opts);
+  const b: CpuSnapshot = cpuSnapshot();
+  checkInterrupted();
+  const after = await dbCounters();
+  const summary = summarisePhase(result, opts.durationS);
+  const commits = after.xact_commit - before.xact_commit;
+  const cpu = cpuBetween(a, b, servicePids());
+  const cpuMsPerCreate = Object.fromEntries(
+    Object.entries(cpu.components).map(([k, v]) => [k, Math.round((v.cpuS * 1000 * 100) / Math.max(1, summary.ok2xx)) / 100]),
+  );
+  say(`${name}: ${fmt(summary.createsPerS)} creates/s, p50 ${fmt(summary.latencyMs.p50)} ms, p99 ${fmt(summary.latencyMs.p99)} ms, ` +
+    `non-2xx ${summary.non2xx}, errors ${summary.errors}`);
+  return {
+    name,
+    connections: opts.connections,
+    targetRate: opts.rate ?? null,
+    lanes: result.autocannon.length,
+    summary,
+    cpu,
+    cpuMsPerCreate,
+    db: {
+      commits, rollbacks: after.xact_rollback - before.xact_rollback, inserted: after.tup_inserted - before.tup_inserted,
+      updated: after.tup_updated - before.tup_updated, deleted: after.tup_deleted - before.tup_deleted,
+      commitsPerCreate: Math.round((commits / Math.max(1, summary.ok2xx)) * 100) / 100,
+    },
+    autocannon: result.autocannon,
+  };
+}
+
+/* ---- Main ---- */
+
+async function main(): Promise<void> {
+  say(`config ${JSON.stringify(config)}`);
+  const t0 = Date.now();
+  const { gatewayUrl, adminToken } = await prepare();
+  const cond = await conditions(root, config.databaseUrl, config.kafkaPort);
+
+  // A user token (the realistic caller; after its first use the gateway authenticates it from memory).
+  const minted = await api(gatewayUrl, adminToken, 'POST', '/v1/tokens', { owner: 'bench', role: 'user' });
+  if (minted.status !== 201) throw new Error(`POST /v1/tokens answered ${minted.status}: ${JSON.stringify(minted.json)}`);
+  const token = String(minted.json!.token);
+  const job = { name: 'bench', image: 'none', command: ['true'], env: { SIM_DURATION_MS: String(config.simDurationMs) } };
+  const body = JSON.stringify(job);
+
+  // Sanity: a create is 201, its replay 200 with the same job, so keys are really in play.
+  const first = await api(gatewayUrl, token, 'POST', '/v1/jobs', job, { 'Idempotency-Key': 'bench-sanity' });
+  const replay = await api(gatewayUrl, token, 'POST', '/v1/jobs', job, { 'Idempotency-Key': 'bench-sanity' });
+  if (first.status !== 201 || replay.status !== 200 || replay.json?.id !== first.json?.id) {
+    throw new Error(`sanity check failed: create ${first.status}, replay ${replay.status} (${JSON.stringify(first.json)})`);
+  }
+  say(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s; gateway ${gatewayUrl}`);
+
+  const target = { baseUrl: gatewayUrl, token, body };
+  const phases: MeasuredPhase[] = [];
+  let warmup: PhaseSummary | null = null;
+  if (config.warmupS > 0) {
+    say(`warm-up: ${config.warmupS} s at ${config.maxConnections} connections`);
+    const w = await runCreatePhase(target, { connections: config.maxConnections, durationS: config.warmupS });
+    warmup = summarisePhase(w, config.warmupS);
+    checkInterrupted();
+    await drain('warm-up');
+  }
+  // What the idle, warmed-up stack (heartbeats of the simulated fleet, consumers polling) costs by itself.
+  const idleA = cpuSnapshot();
+  await new Promise((r) => setTimeout(r, 5000));
+  const idleCpu = cpuBetween(idleA, cpuSnapshot(), servicePids());
+  checkInterrupted();
+
+  let pgbench: PgbenchResult | null = null;
+  let pgbenchMachineBusy: number | null = null;
+  if (config.pgbenchS > 0) {
+    say(`pgbench: single-row INSERT, ${config.pgbenchClients} clients, ${config.pgbenchThreads} threads, ${config.pgbenchS} s (stack idle)`);
+    const a = cpuSnapshot();
+    pgbench = await runPgbench(config.databaseUrl, { durationS: config.pgbenchS, clients: config.pgbenchClients, threads: config.pgbenchThreads });
+    // Only the machine as a whole: pgbench's backends exit before the second snapshot.
+    pgbenchMachineBusy = cpuBetween(a, cpuSnapshot(), {}).machineBusy;
+    say(`pgbench: ${fmt(pgbench.tps)} tps`);
+  }
+  checkInterrupted();
+
+  if (config.rateS > 0 && config.rate > 0) {
+    const p = await measure('fixed-rate', target, { connections: config.rateConnections, durationS: config.rateS, rate: config.rate, lanes: config.rateLanes });
+    p.drainAfter = await drain('fixed-rate');
+    phases.push(p);
+  }
+  if (config.maxS > 0) {
+    const p = await measure('max-throughput', target, { connections: config.maxConnections, durationS: config.maxS });
+    p.drainAfter = await drain('max-throughput');
+    phases.push(p);
+  }
+
+  // Every 2xx was a new job (no replays): the database holds one job per 2xx response (+1 sanity
+  // job), plus at most one per connection for requests still in flight when a phase stopped.
+  const created = 1 + (warmup?.ok2xx ?? 0) + phases.reduce((n, p) => n + p.summary.ok2xx, 0);
+  const inFlightBound = (warmup ? config.maxConnections : 0) + phases.reduce((n, p) => n + p.connections, 0);
+  const jobsInDb = await withDb(config.databaseUrl, async (c) => Number((await c.query(`SELECT count(*) AS n FROM jobs`)).rows[0].n));
+  const createsMatch = jobsInDb >= created && jobsInDb - created <= inFlightBound;
+
+  const rate = phases.find((p) => p.name === 'fixed-rate');
+  const max = phases.find((p) => p.name === 'max-throughput');
+  const ratio = max && pgbench ? max.summary.createsPerS / pgbench.tps : null;
+  const report = {
+    bench: 'api',
+    startedAt: new Date(t0).toISOString(),
+    config,
+    conditions: {
+      ...cond,
+      gantry: {
+        services: 'one replica each: api-gateway, scheduler, heartbeat-ingester, reconciler, node-agent',
+        GANTRY_SIM_NODES: config.simNodes, GANTRY_SIM_EXECUTOR: 'sleep', SIM_DURATION_MS: config.simDurationMs,
+        LOG_LEVEL: config.logLevel, otherGantryVariables: 'defaults (GANTRY_DB_POOL_SIZE 10, GANTRY_HEARTBEAT_MS 5000, ...)',
+        topicPartitions: TOPIC_PARTITIONS,
+      },
+      requestBody: body,
+      command: 'npm run bench:api',
+    },
+    idleCpu,
+    pgbench: pgbench && { ...pgbench, machineBusy: pgbenchMachineBusy },
+    warmup,
+    phases,
+    check: { createdByBench: created, jobsInDb, unansweredAtPhaseEnds: jobsInDb - created, inFlightBound, match: createsMatch },
+    ratio: { maxCreatesPerS: max?.summary.createsPerS ?? null, pgbenchTps: pgbench?.tps ?? null, createsPerPgbenchInsert: ratio },
+    floors: {
+      sustained1000: max ? max.summary.createsPerS >= 1000 : null,
+      aim2500: max ? max.summary.createsPerS >= 2500 : null,
+      p99Under100msAtRate: rate ? rate.summary.latencyMs.p99 < 100 : null,
+    },
+    logs: relative(root, logDir),
+  };
+  mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
+  writeFileSync(outFile, JSON.stringify(report, null, 2));
+
+  const rows = [['phase', 'conns', 'target/s', 'creates/s', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'commits/create']];
+  for (const p of phases) {
+    const s = p.summary;
+    rows.push([p.name, String(p.connections), p.targetRate ? String(p.targetRate) : '-', fmt(s.createsPerS), fmt(s.latencyMs.p50), fmt(s.latencyMs.p95),
+      fmt(s.latencyMs.p99), fmt(s.latencyMs.max), String(s.non2xx), String(s.errors), fmt(p.db.commitsPerCreate, 2)]);
+  }
+  console.log(`\nbench:api  ${cond.commit}${cond.treeClean ? '' : ' (dirty tree)'}  ${cond.cpu}  sim nodes ${config.simNodes}\n`);
+  console.log(table(rows));
+  console.log('');
+  console.log(`pgbench single-row INSERT (${config.pgbenchClients} clients, ${config.pgbenchS} s): ${pgbench ? fmt(pgbench.tps) : '-'} tps`);
+  console.log(`ratio max creates/s / pgbench tps: ${ratio === null ? '-' : ratio.toFixed(3)}`);
+  console.log(`jobs in database ${jobsInDb}, 2xx creates ${created} (+ up to ${inFlightBound} in flight at phase ends): ${createsMatch ? 'consistent' : 'MISMATCH'}`);
+  const idleTop = Object.entries(idleCpu.components).slice(0, 6).map(([k, v]) => `${k} ${(v.shareOfMachine * 100).toFixed(0)}%`).join(', ');
+  console.log(`cpu with the stack idle: machine ${(idleCpu.machineBusy * 100).toFixed(0)}% busy; ${idleTop}`);
+  for (const p of phases) {
+    const top = Object.entries(p.cpu.components).slice(0, 7).map(([k, v]) => `${k} ${(v.shareOfMachine * 100).toFixed(0)}% (${p.cpuMsPerCreate[k]} ms/create)`).join(', ');
+    console.log(`cpu during ${p.name}: machine ${(p.cpu.machineBusy * 100).toFixed(0)}% busy; ${top}`);
+  }
+  console.log(`floors: >= 1,000 creates/s ${report.floors.sustained1000 ? 'met' : 'MISSED'}; p99 < 100 ms at ${config.rate}/s ` +
+    `${report.floors.p99Under100msAtRate ? 'met' : 'MISSED'}; aim 2,500/s ${report.floors.aim2500 ? 'met' : 'not reached'}`);
+  console.log(`raw results: ${relative(root, outFile)}`);
+}
+
+main()
+  .then(() => cleanup())
+  .then(() => process.exit(0))
+  .catch(async (e) => {
+    say(`failed: ${(e as Error).stack ?? e}`);
+    await cleanup();
+    process.exit(interrupted ? 130 : 1);
+  });

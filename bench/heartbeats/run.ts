@@ -1,0 +1,189 @@
+/**
+ * bench:heartbeats: drives a simulated fleet through the whole local stack and reports sustained
+ * ingestion, sentAt -> Redis lag, the ingester's CPU per beat, the summary endpoint's latency, and a
+ * same-run `redis-benchmark -P 16` rate as the denominator of a machine-independent ratio.
+ *
+ * Needs a running broker (default 127.0.0.1:49092: `bash scripts/kafka/start.sh --port 49092`),
+ * Postgres and Redis. Creates its database, migrates it and creates the topics itself.
+ *
+ * Steps: 1. prepare database and topics; 2. redis-benchmark baseline on a quiet machine;
+ * 3. start the services and the fleet; 4. warm up; 5. sample metrics, /proc and the summary
+ * endpoint for the measured window; 6. stop everything and print (and keep) the results.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { Stack } from '@gantry/stack';
+import { buckets, histogramQuantile, parsePrometheus, sum } from './prometheus-text';
+
+const env = (k: string, d: string) => process.env[k] || d;
+const cfg = {
+  nodes: Number(env('BENCH_NODES', '50000')),
+  heartbeatMs: Number(env('BENCH_HEARTBEAT_MS', '5000')),
+  durationS: Number(env('BENCH_DURATION_S', '300')),
+  warmupS: Number(env('BENCH_WARMUP_S', '30')),
+  basePort: Number(env('BENCH_BASE_PORT', '18500')),
+  kafka: env('KAFKA_BROKERS', '127.0.0.1:49092'),
+  databaseUrl: env('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gantry_bench_hb'),
+  redisUrl: env('REDIS_URL', 'redis://127.0.0.1:6379/6'),
+  /** Empty the Redis db first (only for a db of the benchmark's own). */
+  flushRedis: env('BENCH_FLUSH_REDIS', '0') === '1',
+  ingestConcurrency: env('GANTRY_INGEST_CONCURRENCY', '4'),
+};
+const root = join(__dirname, '..', '..', '..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const CLK_TCK = 100;
+
+function cpuSeconds(pid: number): number {
+  // Fields 14 and 15 of /proc/<pid>/stat (after the parenthesised name): utime, stime in ticks.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+async function scrape(url: string) {
+  return parsePrometheus(await (await fetch(`${url}/metrics`)).text());
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
+}
+
+function redisBenchmark(redisUrl: string): { set: number; get: number; raw: string } {
+  const u = new URL(redisUrl);
+  const raw = execFileSync('redis-benchmark', ['-h', u.hostname, '-p', u.port || '6379', '-P', '16', '-q', '-t', 'set,get', '-n', '200000'], { encoding: 'utf8' });
+  const rate = (cmd: string) => Number(new RegExp(`${cmd}: ([\\d.]+) requests per second`).exec(raw.replace(/\r/g, '\n'))?.[1] ?? NaN);
+  return { set: rate('SET'), get: rate('GET'), raw: raw.trim().split(/\r|\n/).filter((l) => l.includes('requests per second')).join('; ') };
+}
+
+async function main(): Promise<void> {
+  const runEnv = { ...process.env, KAFKA_BROKERS: cfg.kafka, DATABASE_URL: cfg.databaseUrl };
+  // 1. Database, migrations, topics (idempotent).
+  execFileSync(process.execPath, [join(root, 'dist/tools/infra/ensure-databases.js'), cfg.databaseUrl], { stdio: 'inherit', env: runEnv });
+  execFileSync(process.execPath, [join(root, 'dist/libs/persistence/src/cli/migrate.js')], { stdio: 'inherit', env: runEnv });
+  execFileSync(process.execPath, [join(root, 'dist/tools/infra/create-topics.js')], { stdio: 'inherit', env: runEnv });
+  const redis = new Redis(cfg.redisUrl);
+  if (cfg.flushRedis) await redis.flushdb();
+
+  // 2. Baseline before the stack starts, so it measures this machine's Redis, not the contention.
+  const baseline = redisBenchmark(cfg.redisUrl);
+  console.log(`redis-benchmark -P 16: SET ${baseline.set}/s, GET ${baseline.get}/s`);
+
+  // 3. The whole stack as processes.
+  const tag = `bench-${Date.now().toString(36)}`;
+  const stack = new Stack({
+    root,
+    logDir: join(root, '.cache', 'bench-logs', tag),
+    basePort: cfg.basePort,
+    readyTimeoutMs: 180_000,
+    env: {
+      GANTRY_ADMIN_TOKEN: `bench-admin-${tag}`,
+      KAFKA_BROKERS: cfg.kafka,
+      DATABASE_URL: cfg.databaseUrl,
+      REDIS_URL: cfg.redisUrl,
+      GANTRY_HEARTBEAT_MS: String(cfg.heartbeatMs),
+      GANTRY_INGEST_CONCURRENCY: cfg.ingestConcurrency,
+      LOG_LEVEL: 'warn',
+      KAFKAJS_NO_PARTITIONER_WARNING: '1',
+    },
+    serviceEnv: {
+      'node-agent': { GANTRY_SIM_NODES: String(cfg.nodes), GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_SIM_PREFIX: 'bench', GANTRY_AGENT_ID: tag },
+    },
+  });
+  const t0 = Date.now();
+  await stack.start();
+  console.log(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${cfg.nodes} nodes at ${cfg.heartbeatMs} ms = ${Math.round((cfg.nodes * 1000) / cfg.heartbeatMs)} beats/s offered`);
+  const ingester = stack.get('heartbeat-ingester');
+  const agent = stack.get('node-agent');
+  const reconciler = stack.get('reconciler');
+  try {
+    // 4. Warm-up.
+    await sleep(cfg.warmupS * 1000);
+
+    // 5. Measure.
+    const m0 = await scrape(ingester.url);
+    const a0 = await scrape(agent.url);
+    const cpu0 = { ingester: cpuSeconds(ingester.pid!), agent: cpuSeconds(agent.pid!), reconciler: cpuSeconds(reconciler.pid!) };
+    const start = Date.now();
+    const end = start + cfg.durationS * 1000;
+    const summaryMs: number[] = [];
+    const probeLagMs: number[] = [];
+    let maxConsumerLag = 0;
+    let summary: unknown = null;
+    const token = `bench-admin-${tag}`;
+    let lastLagScrape = 0;
+    while (Date.now() < end) {
+      const s0 = performance.now();
+      const res = await fetch(`${stack.gatewayUrl}/v1/cluster/summary`, { headers: { authorization: `Bearer ${token}` } });
+      summary = await res.json();
+      summaryMs.push(performance.now() - s0);
+      // Probe: a few random nodes' receivedAt - sentAt as stored (sentAt -> the ingester's write).
+      const pipeline = redis.pipeline();
+      for (let i = 0; i < 10; i++) pipeline.hmget(`gantry:node:bench-${String(Math.floor(Math.random() * cfg.nodes)).padStart(5, '0')}`, 'sentAt', 'receivedAt');
+      for (const [, v] of (await pipeline.exec()) ?? []) {
+        const [sent, received] = v as [string | null, string | null];
+        if (sent && received) probeLagMs.push(Number(received) - Number(sent));
+      }
+      if (Date.now() - lastLagScrape > 2000) {
+        lastLagScrape = Date.now();
+        const lag = (await scrape(ingester.url)).filter((x) => x.name === 'gantry_heartbeat_consumer_lag').reduce((a, x) => a + x.value, 0);
+        maxConsumerLag = Math.max(maxConsumerLag, lag);
+      }
+      await sleep(100);
+    }
+    const seconds = (Date.now() - start) / 1000;
+    const m1 = await scrape(ingester.url);
+    const a1 = await scrape(agent.url);
+    const cpu1 = { ingester: cpuSeconds(ingester.pid!), agent: cpuSeconds(agent.pid!), reconciler: cpuSeconds(reconciler.pid!) };
+
+    const ingested = sum(m1, 'gantry_heartbeats_ingested_total') - sum(m0, 'gantry_heartbeats_ingested_total');
+    const stale = sum(m1, 'gantry_heartbeats_stale_total') - sum(m0, 'gantry_heartbeats_stale_total');
+    const sent = sum(a1, 'gantry_agent_heartbeats_sent_total') - sum(a0, 'gantry_agent_heartbeats_sent_total');
+    const lagB0 = buckets(m0, 'gantry_heartbeat_ingest_lag_seconds');
+    const lagB1 = buckets(m1, 'gantry_heartbeat_ingest_lag_seconds');
+    const bs = (n: string) => sum(m1, n) - sum(m0, n);
+    summaryMs.sort((a, b) => a - b);
+    probeLagMs.sort((a, b) => a - b);
+    const beatsPerS = ingested / seconds;
+    const result = {
+      conditions: {
+        ...cfg, offeredPerS: Math.round((cfg.nodes * 1000) / cfg.heartbeatMs), measuredS: Math.round(seconds),
+        commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim(),
+        cpu: `${cpus().length} x ${cpus()[0]?.model}`, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version, loadavgAtEnd: loadavg().map((x) => x.toFixed(2)),
+      },
+      sentPerS: Math.round(sent / seconds),
+      ingestedPerS: Math.round(beatsPerS),
+      stalePerS: Math.round(stale / seconds),
+      lagHistogramS: {
+        p50: histogramQuantile(lagB0, lagB1, 0.5), p99: histogramQuantile(lagB0, lagB1, 0.99), p999: histogramQuantile(lagB0, lagB1, 0.999),
+      },
+      lagProbeMs: { samples: probeLagMs.length, p50: quantile(probeLagMs, 0.5), p99: quantile(probeLagMs, 0.99), max: probeLagMs[probeLagMs.length - 1] },
+      meanBatchSize: bs('gantry_heartbeat_batch_size_count') ? bs('gantry_heartbeat_batch_size_sum') / bs('gantry_heartbeat_batch_size_count') : null,
+      maxConsumerLagMessages: maxConsumerLag,
+      ingesterCpuPerBeatUs: ingested ? ((cpu1.ingester - cpu0.ingester) / ingested) * 1e6 : null,
+      ingesterCpuCores: (cpu1.ingester - cpu0.ingester) / seconds,
+      agentCpuCores: (cpu1.agent - cpu0.agent) / seconds,
+      // The reconciler reads every beat too (level-based repair, ADR 0005): it shares the cores.
+      reconcilerCpuCores: (cpu1.reconciler - cpu0.reconciler) / seconds,
+      summaryLatencyMs: { samples: summaryMs.length, p50: quantile(summaryMs, 0.5), p99: quantile(summaryMs, 0.99), max: summaryMs[summaryMs.length - 1] },
+      redisBenchmark: baseline,
+      beatsPerRedisSet: beatsPerS / baseline.set,
+      lastSummary: summary,
+    };
+    console.log(JSON.stringify(result, null, 2));
+    mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
+    const file = join(root, '.cache', 'bench', `heartbeats-${tag}.json`);
+    writeFileSync(file, JSON.stringify(result, null, 2));
+    console.log(`raw results: ${file}`);
+  } finally {
+    redis.disconnect();
+    await stack.stop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

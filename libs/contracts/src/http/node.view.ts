@@ -1,0 +1,42 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { NODE_HEALTH, NodeHealth } from '@gantry/domain';
+import { CpuTelemetry, GpuTelemetry, MemoryTelemetry, RunningAttempt } from '../kafka/heartbeat.message';
+
+export class NodeGpusView {
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'null for a node without GPUs' }) model!: string | null;
+  @ApiProperty({ description: 'Healthy GPUs of the model' }) total!: number;
+  @ApiProperty({ description: 'GPUs held by placed work' }) allocated!: number;
+}
+
+/** The node's latest heartbeat as received (the live part; never stored durably). */
+export class NodeTelemetryView {
+  @ApiProperty({ format: 'date-time', description: 'When the agent sent the beat (its clock)' }) sentAt!: string;
+  @ApiProperty({ format: 'date-time', description: 'When the control plane wrote it (its clock)' }) receivedAt!: string;
+  @ApiProperty({ type: [GpuTelemetry] }) gpus!: GpuTelemetry[];
+  @ApiProperty({ type: CpuTelemetry }) cpu!: CpuTelemetry;
+  @ApiProperty({ type: MemoryTelemetry }) memory!: MemoryTelemetry;
+  @ApiProperty({ type: [RunningAttempt], description: 'Every attempt the agent said it was executing' }) running!: RunningAttempt[];
+}
+
+/** The node resource of GET /v1/nodes and GET /v1/nodes/{id}. */
+export class NodeView {
+  @ApiProperty() id!: string;
+  @ApiProperty() zone!: string;
+  @ApiProperty() rack!: string;
+  @ApiProperty({ enum: NODE_HEALTH, description: 'From heartbeat silence: DEGRADED after GANTRY_NODE_SUSPECT_MS, UNHEALTHY after GANTRY_NODE_DEAD_MS' })
+  health!: NodeHealth;
+  @ApiProperty({ description: 'A cordoned node gets no new work' }) cordoned!: boolean;
+  @ApiProperty({ type: NodeGpusView }) gpus!: NodeGpusView;
+  @ApiProperty() cpuCores!: number;
+  @ApiProperty() memoryMiB!: number;
+  @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time', description: 'When the control plane last heard the node; null if not within the live-state retention' })
+  lastHeartbeatAt!: string | null;
+  @ApiPropertyOptional({ nullable: true, type: NodeTelemetryView }) telemetry!: NodeTelemetryView | null;
+  @ApiProperty({ format: 'date-time' }) firstSeenAt!: string;
+}
+
+export class NodePage {
+  @ApiProperty({ type: [NodeView] }) items!: NodeView[];
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'A page may hold fewer than limit items and still have a next page' })
+  nextCursor!: string | null;
+}

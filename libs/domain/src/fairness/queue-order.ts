@@ -1,0 +1,86 @@
+import { ResourceRequest } from '../resources/resources';
+
+/** A queue as the scheduler sees it at the start of a cycle. */
+export interface QueueShareState {
+  name: string;
+  /** Higher bands are served first (0..100). */
+  priority: number;
+  /** DRF weight: a queue with weight 2 is entitled to twice the dominant share. */
+  weight: number;
+  /** Hard cap on GPUs held at once; null = unlimited. */
+  quotaGpus: number | null;
+  /** What its live attempts hold now. */
+  held: { gpus: number; cpuCores: number; memoryMiB: number };
+}
+
+export interface QueuedJob {
+  id: string;
+  queue: string;
+  resources: ResourceRequest;
+  nodes: number;
+}
+
+export interface ClusterCapacity {
+  gpus: number;
+  cpuCores: number;
+  memoryMiB: number;
+}
+
+export interface QueueOrder {
+  /** Jobs in the order placement should try them. */
+  ordered: QueuedJob[];
+  /** Jobs held back by policy, with why. */
+  held: Array<{ jobId: string; reason: 'QUOTA_EXCEEDED' }>;
+}
+
+const demand = (j: QueuedJob) => ({
+  gpus: j.resources.gpus * j.nodes,
+  cpuCores: j.resources.cpuCores * j.nodes,
+  memoryMiB: j.resources.memoryMiB * j.nodes,
+});
+
+/** Dominant Resource Fairness: a queue's largest share of any resource, divided by its weight. */
+export function dominantShare(held: QueueShareState['held'], total: ClusterCapacity, weight: number): number {
+  const share = (used: number, cap: number) => (cap > 0 ? used / cap : 0);
+  return Math.max(share(held.gpus, total.gpus), share(held.cpuCores, total.cpuCores), share(held.memoryMiB, total.memoryMiB)) / Math.max(weight, 1e-9);
+}
+
+/**
+ * Orders queued jobs for placement: strict priority bands (higher first); within a band, the queue
+ * with the lowest weighted dominant share goes next (as if its previous pick had been placed), and
+ * FIFO within a queue. A job that would take its queue past its GPU quota is held, and the queue's
+ * later jobs are still considered (up to `lookahead` per queue), so one large job does not block a
+ * queue whose smaller jobs fit its quota.
+ */
+export function orderByPolicy(jobs: QueuedJob[], queues: QueueShareState[], total: ClusterCapacity, lookahead: number): QueueOrder {
+  const byQueue = new Map<string, QueuedJob[]>();
+  for (const j of jobs) byQueue.set(j.queue, [...(byQueue.get(j.queue) ?? []), j]);
+  const state = new Map(queues.map((q) => [q.name, { ...q, held: { ...q.held } }]));
+  const result: QueueOrder = { ordered: [], held: [] };
+  const bands = [...new Set(queues.map((q) => q.priority))].sort((a, b) => b - a);
+  for (const band of bands) {
+    const names = queues.filter((q) => q.priority === band && byQueue.has(q.name)).map((q) => q.name);
+    const cursors = new Map(names.map((n) => [n, 0]));
+    for (;;) {
+      const open = names.filter((n) => cursors.get(n)! < Math.min(lookahead, byQueue.get(n)!.length));
+      if (open.length === 0) break;
+      open.sort((a, b) => {
+        const qa = state.get(a)!;
+        const qb = state.get(b)!;
+        return dominantShare(qa.held, total, qa.weight) - dominantShare(qb.held, total, qb.weight) || (a < b ? -1 : 1);
+      });
+      const name = open[0];
+      const q = state.get(name)!;
+      const job = byQueue.get(name)![cursors.get(name)!];
+      cursors.set(name, cursors.get(name)! + 1);
+      const d = demand(job);
+      if (q.quotaGpus !== null && q.held.gpus + d.gpus > q.quotaGpus) {
+        result.held.push({ jobId: job.id, reason: 'QUOTA_EXCEEDED' });
+        continue;
+      }
+      q.held = { gpus: q.held.gpus + d.gpus, cpuCores: q.held.cpuCores + d.cpuCores, memoryMiB: q.held.memoryMiB + d.memoryMiB };
+      result.ordered.push(job);
+    }
+  }
+  return result;
+}

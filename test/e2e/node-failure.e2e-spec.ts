@@ -1,0 +1,109 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { ServiceProcess, waitFor } from '@gantry/stack';
+import { isolatedRedisUrl, openDataSource, testEnv, uniqueTag } from '@gantry/testing';
+import { E2EStack, startE2EStack } from './stack-fixture';
+
+/**
+ * Node death, requeue and fencing through the real processes, with short timeouts:
+ * beats every 500 ms, suspect after 2 s, the agent fences itself after 3 s without an
+ * acknowledged beat, dead after 5 s.
+ */
+const TIMEOUTS = {
+  GANTRY_HEARTBEAT_MS: '500',
+  GANTRY_NODE_SUSPECT_MS: '2000',
+  GANTRY_AGENT_FENCE_MS: '3000',
+  GANTRY_NODE_DEAD_MS: '5000',
+  GANTRY_DETECTOR_INTERVAL_MS: '500',
+  GANTRY_INGEST_STALL_MS: '3000',
+  GANTRY_LEADER_LEASE_MS: '3000',
+  GANTRY_PHANTOM_GRACE_MS: '3000',
+};
+const REDIS_DB = 8;
+
+let e2e: E2EStack;
+let spare: ServiceProcess;
+let ds: DataSource;
+
+jest.setTimeout(120_000);
+
+beforeAll(async () => {
+  ds = await openDataSource();
+  e2e = await startE2EStack({ basePort: 18480, redisDb: REDIS_DB, simNodes: 1, env: TIMEOUTS });
+  // A second agent with one node of its own: where the work goes when the first node dies.
+  const tag = uniqueTag('spare');
+  spare = new ServiceProcess({
+    name: 'spare-agent', service: 'node-agent', port: 18489, root: e2e.root, logDir: join(e2e.root, '.cache', 'test-logs', e2e.tag),
+    env: {
+      ...TIMEOUTS, KAFKA_BROKERS: testEnv.kafkaBrokers.join(','), GANTRY_SIM_NODES: '1', GANTRY_SIM_PREFIX: tag, GANTRY_AGENT_ID: tag,
+      GANTRY_SIM_EXECUTOR: 'process', GANTRY_KILL_GRACE_MS: '1000', GANTRY_AGENT_WORKDIR: join(e2e.work, 'spare'), REDIS_URL: isolatedRedisUrl(REDIS_DB),
+    },
+  });
+});
+
+afterAll(async () => {
+  e2e?.stack.get('node-agent').kill('SIGCONT');
+  await spare?.stop();
+  await e2e?.stack.stop();
+  await ds?.destroy();
+});
+
+/** Live ranks of a job: the invariant is that they all belong to one attempt. */
+async function liveAttempts(jobId: string): Promise<number[]> {
+  const rows = await ds.query(`SELECT DISTINCT attempt FROM attempt_nodes WHERE job_id = $1 AND released_at IS NULL`, [jobId]);
+  return rows.map((r: { attempt: number }) => r.attempt);
+}
+
+it('a node that dies loses its attempt; the job runs again as attempt 2 elsewhere; the returning agent fenced itself', async () => {
+  const pidFile = join(e2e.work, `pid-${uniqueTag()}`);
+  const { job } = await e2e.admin.createJob({
+    name: 'survivor', image: 'none', maxRetries: 1, env: { PIDFILE: pidFile },
+    command: ['sh', '-c', 'echo $$ > "$PIDFILE.$GANTRY_ATTEMPT"; exec sleep 120'],
+    resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+  });
+  await waitFor('attempt 1 running', async () => (await e2e.admin.getJob(job.id)).state === 'RUNNING' && existsSync(`${pidFile}.1`), { timeoutMs: 30_000 });
+  const firstNode = (await e2e.admin.getJob(job.id)).nodeIds[0];
+  const pid1 = Number(readFileSync(`${pidFile}.1`, 'utf8'));
+
+  // The spare node joins, then the first node's agent freezes (a partition, from Kafka's side).
+  spare.start();
+  await spare.ready(60_000);
+  const agent = e2e.stack.get('node-agent');
+  agent.kill('SIGSTOP');
+  const stoppedAt = Date.now();
+
+  let twoLive = false;
+  const watch = setInterval(() => void liveAttempts(job.id).then((a) => (twoLive ||= a.length > 1)), 100);
+  try {
+    const moved = await waitFor('attempt 2 running on the spare node', async () => {
+      const j = await e2e.admin.getJob(job.id);
+      return j.attempt === 2 && j.state === 'RUNNING' ? j : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 200 });
+    expect(moved.nodeIds[0]).not.toBe(firstNode);
+    const requeuedAfterMs = Date.now() - stoppedAt;
+    // Never before the dead timeout (and so never before the agent's own fence).
+    expect(requeuedAfterMs).toBeGreaterThanOrEqual(5_000);
+
+    // The frozen agent comes back: it has fenced itself, its attempt-1 process is gone, and its reports change nothing.
+    agent.kill('SIGCONT');
+    await waitFor('attempt 1 process stopped', () => {
+      try {
+        process.kill(pid1, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, { timeoutMs: 20_000 });
+    const after = await e2e.admin.getJob(job.id);
+    expect(after).toMatchObject({ state: 'RUNNING', attempt: 2 });
+    const events = await e2e.admin.jobEvents(job.id);
+    expect(events.filter((e) => e.type === 'STATE_CHANGED').map((e) => `${e.fromState}>${e.toState}:${e.attempt}${e.reason ? `:${e.reason}` : ''}`)).toEqual([
+      'QUEUED>SCHEDULED:1', 'SCHEDULED>RUNNING:1', 'RUNNING>QUEUED:1:NODE_LOST', 'QUEUED>SCHEDULED:2', 'SCHEDULED>RUNNING:2',
+    ]);
+    expect(twoLive).toBe(false);
+  } finally {
+    clearInterval(watch);
+    await e2e.admin.cancelJob(job.id);
+  }
+});
