@@ -211,7 +211,9 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, named: Record<string,
   for (const [name, pid] of Object.entries(named)) if (pid) byPid.set(pid, name);
   const groups: Record<string, number> = {};
   for (const [pid, end] of b.pids) {
-    const used = end.cpuS - (a.pids.get(pid)?.comm === end.comm ? a.pids.get(pid)!.cpuS : 0);
+    // A pid seen in both snapshots is the same process (its name may change: exec, process.title).
+    const start = a.pids.get(pid)?.cpuS ?? 0;
+    const used = end.cpuS - (start <= end.cpuS ? start : 0);
     if (used <= 0) continue;
     const group = byPid.get(pid) ?? (end.comm === 'postgres' ? 'postgres (all)' : end.comm === 'redis-server' ? 'redis' : 'other processes');
     groups[group] = (groups[group] ?? 0) + used;

@@ -266,10 +266,10 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
 /** The oldest `perQueue` queued jobs of every queue: what the fairness policy may choose from. */
 export async function loadQueuedJobsPerQueue(sql: Sql, perQueue: number): Promise<JobRecord[]> {
   const rows = await sql.rows(
-    `SELECT * FROM (
-       SELECT j.*, row_number() OVER (PARTITION BY queue ORDER BY created_at, id) AS queue_rank
-       FROM jobs j WHERE state = 'QUEUED') t
-     WHERE queue_rank <= $1 ORDER BY created_at, id`,
+    // One index range per queue (jobs_queued_by_queue): the cost follows the lookahead, not the backlog.
+    `SELECT j.* FROM queues q CROSS JOIN LATERAL (
+       SELECT * FROM jobs WHERE state = 'QUEUED' AND queue = q.name ORDER BY created_at, id LIMIT $1) j
+     ORDER BY j.created_at, j.id`,
     [perQueue],
   );
   return rows.map(toJobRecord);
