@@ -1,5 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -131,10 +131,16 @@ export async function runPgbench(url: string, opts: { durationS: number; clients
       id uuid PRIMARY KEY, owner text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL)`),
   );
   const script = `INSERT INTO bench_pgbench_insert (id, owner, payload, created_at) VALUES (gen_random_uuid(), 'bench', '{"name":"bench","command":["true"]}', now());\n`;
-  const file = join(mkdtempSync(join(tmpdir(), 'gantry-bench-')), 'insert.sql');
+  const dir = mkdtempSync(join(tmpdir(), 'gantry-bench-'));
+  const file = join(dir, 'insert.sql');
   writeFileSync(file, script);
   const args = ['-n', '-c', String(opts.clients), '-j', String(opts.threads), '-T', String(opts.durationS), '-f', file, url];
-  const output = await run(findPgbench(), args);
+  let output: string;
+  try {
+    output = await run(findPgbench(), args);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
   const num = (re: RegExp) => {
     const m = re.exec(output);
     return m ? Number(m[1]) : null;
@@ -142,7 +148,7 @@ export async function runPgbench(url: string, opts: { durationS: number; clients
   const tps = num(/tps = ([\d.]+) \(without initial connection time\)/) ?? num(/tps = ([\d.]+)/);
   if (tps === null) throw new Error(`could not read tps from pgbench output:\n${output}`);
   return {
-    command: `pgbench ${args.slice(0, -1).join(' ')} <bench database>`,
+    command: `pgbench ${args.slice(0, -2).join(' ')} insert.sql <bench database>`,
     script: script.trim(),
     tps,
     latencyAvgMs: num(/latency average = ([\d.]+) ms/),
