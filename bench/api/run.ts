@@ -12,9 +12,11 @@
  *     dispatched, run and finished while the bench creates more, as in production.
  *
  * Phases: warm-up -> drain -> 5 s idle (what the stack costs by itself) -> pgbench baseline (stack
- * idle) -> creates at a fixed rate -> drain -> creates as fast as BENCH_CONNECTIONS connections go. Every request carries its own
- * Idempotency-Key. Prints a summary and writes everything to .cache/bench/api-<timestamp>.json.
+ * idle) -> creates at a fixed rate -> drain -> creates as fast as BENCH_CONNECTIONS connections go.
+ * Every request carries its own Idempotency-Key. Prints a summary and writes everything to
+ * .cache/bench/api-<timestamp>.json.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,6 +75,7 @@ const say = (msg: string) => console.error(`[bench:api] ${msg}`);
 const cleanups: { what: string; fn: () => Promise<void> }[] = [];
 let cleaning: Promise<void> | null = null;
 let stack: Stack | null = null;
+let kafkaStartedHere = false;
 
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
@@ -95,9 +98,10 @@ let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
     if (interrupted) {
-      // Second signal: don't wait for graceful shutdown any more.
+      // Second signal: don't wait for graceful shutdown any more (the broker runs in its own session).
       say(`${signal} again: killing the services`);
       for (const s of stack?.services ?? []) s.kill('SIGKILL');
+      if (kafkaStartedHere) spawnSync('bash', [join(root, 'scripts/kafka/stop.sh'), '--port', String(config.kafkaPort)], { stdio: 'inherit' });
       process.exit(130);
     }
     interrupted = true;
@@ -125,6 +129,7 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   const brokers = `127.0.0.1:${config.kafkaPort}`;
   say(`Kafka on ${brokers}`);
   const startedKafka = await startKafka(root, config.kafkaPort);
+  kafkaStartedHere = startedKafka;
   if (startedKafka) cleanups.push({ what: `Kafka on ${brokers}`, fn: () => stopKafka(root, config.kafkaPort) });
   else say(`a broker already listens on ${brokers}: using it and leaving it running`);
   checkInterrupted();
@@ -452,7 +457,7 @@ main()
   .then(() => cleanup())
   .then(() => process.exit(0))
   .catch(async (e) => {
-    say(`failed: ${(e as Error).stack ?? e}`);
+    say(interrupted ? 'interrupted' : `failed: ${(e as Error).stack ?? e}`);
     await cleanup();
     process.exit(interrupted ? 130 : 1);
   });

@@ -42,9 +42,11 @@ export class ServiceProcess {
       env: { ...process.env, ...this.opts.env, GANTRY_HTTP_PORT: String(this.opts.port), GANTRY_HTTP_HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    this.child.stdout?.pipe(log);
-    this.child.stderr?.pipe(log);
+    // Both streams share one file: neither may end it, or a late write from the other throws.
+    this.child.stdout?.pipe(log, { end: false });
+    this.child.stderr?.pipe(log, { end: false });
     const child = this.child;
+    child.once('close', () => log.end());
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
