@@ -2,12 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { HeartbeatMessage } from '@gantry/contracts';
+import { HeartbeatMessage, newestBeatPerNode } from '@gantry/contracts';
 import { utilisationContribution } from '@gantry/domain';
 import { NodeLiveStore, NodeTopology, autocommit, upsertNodeTopology } from '@gantry/persistence';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { IngesterEnv } from './config';
-import { isNewer, topologyOf, topologySignature } from './node-topology';
+import { topologyOf, topologySignature } from './node-topology';
 
 const beatsIngested = new Counter({ name: 'gantry_heartbeats_ingested_total', help: 'Heartbeats written to Redis (newer than the stored one)' });
 const beatsStale = new Counter({ name: 'gantry_heartbeats_stale_total', help: 'Heartbeats older than the stored one, ignored' });
@@ -43,11 +43,7 @@ export class HeartbeatBatchWriter {
     batchSize.observe(beats.length);
     const timer = writeSeconds.startTimer();
     // 1. Keep only the newest beat per node in this batch.
-    const newest = new Map<string, HeartbeatMessage>();
-    for (const b of beats) {
-      const cur = newest.get(b.nodeId);
-      if (!cur || isNewer(b, cur)) newest.set(b.nodeId, b);
-    }
+    const newest = newestBeatPerNode(beats);
     // 2. Topology first: a node must exist in Postgres before it can be placed on.
     const changed: NodeTopology[] = [];
     for (const b of newest.values()) {

@@ -1,5 +1,5 @@
 import { HeartbeatMessage } from '@gantry/contracts';
-import { isNewer, topologyOf } from './node-topology';
+import { topologyOf } from './node-topology';
 
 const gpu = (model: string, healthy = true) => ({ index: 0, model, memoryMiB: 1, memoryUsedMiB: 0, utilization: 0, healthy });
 const beat = (over: Partial<HeartbeatMessage> = {}): HeartbeatMessage =>
@@ -15,14 +15,4 @@ describe('topologyOf', () => {
     const t = topologyOf(beat({ gpus: gpus as HeartbeatMessage['gpus'] }));
     expect([t.gpuModel, t.gpusTotal, t.cpuCores, t.memoryMiB]).toEqual([model, total, 8, 64]);
   });
-});
-
-describe('isNewer', () => {
-  it.each([
-    [beat({ seq: 2 }), beat({ seq: 1 }), true],
-    [beat({ seq: 1 }), beat({ seq: 2 }), false],
-    [beat({ seq: 1 }), beat({ seq: 1 }), false],
-    [beat({ bootId: 'b2', seq: 1, sentAt: 20 }), beat({ bootId: 'b', seq: 50, sentAt: 10 }), true],
-    [beat({ bootId: 'b2', seq: 99, sentAt: 5 }), beat({ bootId: 'b', seq: 1, sentAt: 10 }), false],
-  ])('case %#', (a, b, expected) => expect(isNewer(a, b)).toBe(expected));
 });

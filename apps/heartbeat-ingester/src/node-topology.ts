@@ -23,8 +23,3 @@ export function topologyOf(beat: HeartbeatMessage): NodeTopology {
 export function topologySignature(t: NodeTopology): string {
   return [t.zone, t.rack, t.gpuModel ?? '', t.gpusTotal, t.cpuCores, t.memoryMiB].join('|');
 }
-
-/** Newer beat of the same node: same boot and higher seq, or a different boot sent later. */
-export function isNewer(a: HeartbeatMessage, b: HeartbeatMessage): boolean {
-  return a.bootId === b.bootId ? a.seq > b.seq : a.sentAt > b.sentAt;
-}

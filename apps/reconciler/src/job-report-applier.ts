@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
-import { JobLifecycleMessage, JobReportMessage, KillCommand, TOPICS } from '@gantry/contracts';
+import { JobLifecycleMessage, JobReportMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
 import { JobState, decideReport, isTerminal } from '@gantry/domain';
 import {
   JobChanges, NewJobEvent, OutboxMessage, Sql, appendJobEvents, casUpdateJob, enqueueOutbox, findJob, inTransaction,
@@ -45,7 +45,7 @@ export class JobReportApplier {
 
   private async applyOnce(sql: Sql, report: JobReportMessage): Promise<ReportOutcome> {
     const now = new Date();
-    const job = UUID.test(report.jobId) ? await findJob(sql, report.jobId) : null;
+    const job = JOB_ID_PATTERN.test(report.jobId) ? await findJob(sql, report.jobId) : null;
     if (!job) {
       // Nothing here wants this work: an orphan. Stop it if it runs.
       if (report.state === 'RUNNING') await enqueueOutbox(sql, [kill(report.nodeId, report.jobId, report.attempt, 'UNKNOWN_JOB')]);
@@ -105,5 +105,3 @@ export class JobReportApplier {
     return decision.path.length > 0 || released ? 'applied' : 'noop';
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

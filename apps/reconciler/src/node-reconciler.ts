@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Producer } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
-import { AgentCommandMessage, HeartbeatMessage, TOPICS, buildRunCommands } from '@gantry/contracts';
+import { AgentCommandMessage, HeartbeatMessage, TOPICS, buildRunCommands, newestBeatPerNode } from '@gantry/contracts';
 import { isTerminal, reconcileNode } from '@gantry/domain';
 import { autocommit, loadLiveRanksOnNodes } from '@gantry/persistence';
 import { CONFIG, KAFKA_PRODUCER } from '@gantry/runtime';
@@ -29,11 +29,7 @@ export class NodeReconciler {
   ) {}
 
   async reconcile(beats: HeartbeatMessage[], nowMs = Date.now()): Promise<number> {
-    const newest = new Map<string, HeartbeatMessage>();
-    for (const b of beats) {
-      const cur = newest.get(b.nodeId);
-      if (!cur || b.sentAt > cur.sentAt) newest.set(b.nodeId, b);
-    }
+    const newest = newestBeatPerNode(beats);
     const live = await loadLiveRanksOnNodes(autocommit(this.ds), [...newest.keys()]);
     const byNode = new Map<string, typeof live>();
     for (const r of live) byNode.set(r.nodeId, [...(byNode.get(r.nodeId) ?? []), r]);

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { CreateJobDto, DEFAULT_RESOURCES, JobLifecycleMessage, KillCommand, TOPICS } from '@gantry/contracts';
+import { CreateJobDto, DEFAULT_RESOURCES, JobLifecycleMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
 import { assertTransition, decideCancel } from '@gantry/domain';
 import { currentTraceHeaders } from '@gantry/messaging';
 import {
@@ -74,7 +74,7 @@ export class JobsService {
 
   /** A job the caller may see, else 404 (others' jobs are invisible, not forbidden). */
   async get(id: string, who: Principal): Promise<JobRecord> {
-    const job = UUID.test(id) ? await findJob(autocommit(this.ds), id) : null;
+    const job = JOB_ID_PATTERN.test(id) ? await findJob(autocommit(this.ds), id) : null;
     if (!job || (who.role !== 'operator' && job.owner !== who.owner)) {
       throw new ApiError(ErrorCode.NOT_FOUND, `job ${id} not found`);
     }
@@ -131,5 +131,3 @@ export class JobsService {
     }
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,6 +1,9 @@
 import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { NODE_ID_PATTERN } from './heartbeat.message';
 
+/** Job ids are UUIDs; anything else names no job. */
+export const JOB_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export const REPORTED_STATES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type ReportedState = (typeof REPORTED_STATES)[number];
 
