@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { IsInt, IsOptional, IsString, Min, MinLength } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
 import { StatefulServiceEnv } from '@gantry/platform';
 
 export class GatewayEnv extends StatefulServiceEnv {
@@ -12,4 +12,8 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsInt() @Min(1000) GANTRY_IDEMPOTENCY_TTL_MS: number = 24 * 60 * 60 * 1000;
   /** How often expired idempotency keys are swept, ms. */
   @IsInt() @Min(1000) GANTRY_IDEMPOTENCY_SWEEP_MS: number = 60_000;
+  /** Most creates written in one transaction (group commit; a lone create is never delayed). */
+  @IsInt() @Min(1) @Max(1000) GANTRY_CREATE_BATCH_MAX: number = 200;
+  /** Create transactions in flight at once; creates arriving meanwhile form the next batch. */
+  @IsInt() @Min(1) @Max(32) GANTRY_CREATE_CONCURRENCY: number = 4;
 }

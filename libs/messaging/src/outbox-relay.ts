@@ -1,15 +1,13 @@
-import { Client } from 'pg';
 import { Message, Producer } from 'kafkajs';
 import { DataSource } from 'typeorm';
-import { OUTBOX_CHANNEL, inTransaction } from '@gantry/persistence';
+import { inTransaction, onOutboxCommitted } from '@gantry/persistence';
 
 export interface OutboxRelayOptions {
   dataSource: DataSource;
-  databaseUrl: string;
   producer: Producer;
   /** Rows published per transaction. */
   batchSize?: number;
-  /** Fallback poll interval (ms) when a NOTIFY is missed (e.g. while the LISTEN connection reconnects). */
+  /** Poll interval (ms) for rows this process did not write (another process's, or left by a crash). */
   pollIntervalMs?: number;
   logger: { warn(obj: object, msg: string): void };
   onPublished?: (count: number) => void;
@@ -27,38 +25,31 @@ interface OutboxRow {
  * Publishes outbox rows to Kafka and deletes them, so a state change and its messages are never
  * half-written (no dual write). Any number of replicas may run: rows are claimed with SKIP LOCKED.
  * Delivery is at-least-once (a crash after the send and before the commit re-sends); every consumer
- * is idempotent. Woken by NOTIFY on commit, with a slow poll as the safety net.
+ * is idempotent. Woken in-process when this process commits outbox rows (see onOutboxCommitted);
+ * a poll finds everything else. Wake-ups during a publish coalesce into one more round.
  */
 export class OutboxRelay {
-  private listener: Client | null = null;
   private running = false;
+  private woken = false;
   private wake: (() => void) | null = null;
   private loop: Promise<void> | null = null;
+  private unsubscribe: (() => void) | null = null;
 
   constructor(private readonly opts: OutboxRelayOptions) {}
 
   async start(): Promise<void> {
     this.running = true;
-    await this.connectListener();
+    this.unsubscribe = onOutboxCommitted(() => {
+      this.woken = true;
+      this.wake?.();
+    });
     this.loop = this.run();
   }
 
-  private async connectListener(): Promise<void> {
-    const client = new Client({ connectionString: this.opts.databaseUrl, application_name: 'gantry-outbox-listener' });
-    client.on('notification', () => this.wake?.());
-    client.on('error', (err) => {
-      this.opts.logger.warn({ err }, 'outbox LISTEN connection lost; polling until it is back');
-      this.listener = null;
-      setTimeout(() => this.running && this.connectListener().catch(() => undefined), 1_000);
-    });
-    await client.connect();
-    await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
-    this.listener = client;
-  }
-
   private async run(): Promise<void> {
-    const poll = this.opts.pollIntervalMs ?? 500;
+    const poll = this.opts.pollIntervalMs ?? 250;
     while (this.running) {
+      this.woken = false;
       let published = 0;
       try {
         published = await this.publishBatch();
@@ -67,7 +58,7 @@ export class OutboxRelay {
         await new Promise((r) => setTimeout(r, 500));
         continue;
       }
-      if (published > 0) continue; // more may be waiting
+      if (published > 0 || this.woken) continue; // more may be waiting
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, poll);
         this.wake = () => {
@@ -102,8 +93,8 @@ export class OutboxRelay {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.unsubscribe?.();
     this.wake?.();
     await this.loop;
-    await this.listener?.end().catch(() => undefined);
   }
 }

@@ -57,7 +57,7 @@ describe('OutboxRelay', () => {
   it('publishes committed rows with their headers, deletes them, and never publishes rolled-back ones', async () => {
     const jobId = uniqueTag('job');
     const rolledBack = uniqueTag('never');
-    const relay = new OutboxRelay({ dataSource: ds, databaseUrl: testEnv.databaseUrl, producer, logger: silentLogger(), pollIntervalMs: 200 });
+    const relay = new OutboxRelay({ dataSource: ds, producer, logger: silentLogger(), pollIntervalMs: 200 });
     await relay.start();
     try {
       await inTransaction(ds, (sql) =>

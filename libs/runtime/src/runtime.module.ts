@@ -35,7 +35,6 @@ class OutboxRelayLifecycle implements OnModuleInit, BeforeApplicationShutdown {
   async onModuleInit(): Promise<void> {
     this.relay = new OutboxRelay({
       dataSource: this.clients.dataSource!,
-      databaseUrl: this.config.DATABASE_URL,
       producer: this.clients.producer,
       logger: this.logger,
       onPublished: (n) => outboxPublished.inc(n),

@@ -6,8 +6,10 @@ let sdk: NodeSDK | null = null;
 /**
  * Starts OpenTelemetry. Must run before anything it instruments (http, express, pg, ioredis, pino)
  * is required, so each service's `instrumentation.ts` is the first import of its main.ts.
- * Exporters follow the standard OTEL_* variables; with no OTLP endpoint configured, traces are
- * created (for trace ids in logs and Kafka headers) but not exported.
+ * Exporters follow the standard OTEL_* variables. With no OTLP endpoint configured nothing is
+ * exported, so only what carries context is instrumented (incoming HTTP for `traceparent`, pino for
+ * trace ids in logs): spans per Express layer and per SQL or Redis command cost about a third of a
+ * create's CPU in the gateway and would go nowhere.
  */
 export function startTelemetry(serviceName: string): void {
   if (sdk) return;
@@ -25,6 +27,10 @@ export function startTelemetry(serviceName: string): void {
         '@opentelemetry/instrumentation-net': { enabled: false },
         // Kafka context is carried explicitly (through the outbox), see libs/messaging/src/trace-headers.ts.
         '@opentelemetry/instrumentation-kafkajs': { enabled: false },
+        '@opentelemetry/instrumentation-express': { enabled: hasEndpoint },
+        '@opentelemetry/instrumentation-nestjs-core': { enabled: hasEndpoint },
+        '@opentelemetry/instrumentation-pg': { enabled: hasEndpoint },
+        '@opentelemetry/instrumentation-ioredis': { enabled: hasEndpoint },
       }),
     ],
   });

@@ -5,11 +5,12 @@ import { CreateJobDto, DEFAULT_RESOURCES, JobLifecycleMessage, KillCommand, TOPI
 import { assertTransition, decideCancel } from '@gantry/domain';
 import { currentTraceHeaders } from '@gantry/messaging';
 import {
-  JobEventRecord, JobListFilter, JobRecord, appendJobEvents, autocommit, casUpdateJob, claimIdempotencyKey, enqueueOutbox,
-  findJob, inTransaction, insertCreatedJob, listJobEvents, listJobsPage, loadRanks,
+  JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
+  casUpdateJob, createJobs, enqueueOutbox, findJob, inTransaction, keyOf, listJobEvents, listJobsPage, loadRanks,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
-import { CONFIG } from '@gantry/runtime';
+import type { Logger } from '@gantry/platform';
+import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import { Principal } from '../auth/principal';
 import { GatewayEnv } from '../config';
 
@@ -25,14 +26,30 @@ export interface CancelResult {
   accepted: boolean;
 }
 
+/** A create's outcome, or the error its transaction failed with when it was retried alone. */
+type CreateOutcome = JobCreationOutcome | { kind: 'failed'; error: unknown };
+
 @Injectable()
 export class JobsService {
-  constructor(@Inject(DataSource) private readonly ds: DataSource, @Inject(CONFIG) private readonly config: GatewayEnv) {}
+  private readonly creations: MicroBatcher<JobCreation, CreateOutcome>;
+
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(CONFIG) private readonly config: GatewayEnv,
+    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+  ) {
+    this.creations = new MicroBatcher({
+      maxBatch: config.GANTRY_CREATE_BATCH_MAX,
+      maxInFlight: config.GANTRY_CREATE_CONCURRENCY,
+      run: (requests) => this.createBatch(requests),
+    });
+  }
 
   /**
    * The job row, its CREATED event, its idempotency key and the outbox message that wakes the
-   * scheduler: one transaction. With a key, (owner, key) is claimed first through the database's
-   * primary key, so racing retries produce one job and every response names it.
+   * scheduler, in one transaction; concurrent creates share it (group commit, see MicroBatcher).
+   * (owner, key) is claimed through the database's primary key, so racing retries produce one job
+   * and every response names it.
    */
   async create(dto: CreateJobDto, who: Principal, idem: { key: string; bodySha256: string } | null): Promise<CreateResult> {
     const now = new Date();
@@ -40,31 +57,81 @@ export class JobsService {
     const resources = { ...DEFAULT_RESOURCES, ...dto.resources };
     const queue = dto.queue ?? 'default';
     const id = randomUUID();
-    const outcome = await inTransaction(this.ds, async (sql): Promise<CreateResult | { mismatch: true }> => {
-      if (idem) {
-        const claim = await claimIdempotencyKey(sql, who.owner, idem.key, idem.bodySha256, id, now, this.config.GANTRY_IDEMPOTENCY_TTL_MS);
-        if (claim.kind === 'existing') {
-          if (claim.bodySha256 !== idem.bodySha256) return { mismatch: true };
-          return { job: (await findJob(sql, claim.jobId))!, replayed: true };
-        }
-      }
-      // The queue check, the job, its CREATED event and the outbox message: one statement.
-      const msg: JobLifecycleMessage = { type: 'JOB_CREATED', jobId: id, at: now.getTime() };
-      const job = await insertCreatedJob(sql, {
+    const msg: JobLifecycleMessage = { type: 'JOB_CREATED', jobId: id, at: now.getTime() };
+    const outcome = await this.creations.submit({
+      job: {
         id, owner: who.owner, queue, name: dto.name, image: dto.image,
         command: dto.command, env: dto.env ?? {}, labels: dto.labels ?? {},
         gpus: resources.gpus, gpuModel: resources.gpuModel ?? null, cpuCores: resources.cpuCores, memoryMiB: resources.memoryMiB,
         nodes: dto.nodes ?? 1, maxRetries: dto.maxRetries ?? 0, traceParent: trace.traceparent ?? null, createdAt: now,
-      }, [{ topic: TOPICS.jobLifecycle, key: id, value: msg, headers: trace }]);
-      if (!job) throw new ApiError(ErrorCode.UNPROCESSABLE, `queue ${queue} does not exist`, [{ field: 'queue', message: 'unknown queue' }]);
-      return { job, replayed: false };
+      },
+      message: { topic: TOPICS.jobLifecycle, key: id, value: msg, headers: trace },
+      idempotency: idem,
     });
-    if ('mismatch' in outcome) {
-      throw new ApiError(ErrorCode.UNPROCESSABLE, 'Idempotency-Key was already used with a different request body', [
-        { field: 'Idempotency-Key', message: 'reused with a different body' },
-      ]);
+    switch (outcome.kind) {
+      case 'created':
+        return { job: outcome.job, replayed: false };
+      case 'replayed':
+        return { job: outcome.job, replayed: true };
+      case 'key-mismatch':
+        throw new ApiError(ErrorCode.UNPROCESSABLE, 'Idempotency-Key was already used with a different request body', [
+          { field: 'Idempotency-Key', message: 'reused with a different body' },
+        ]);
+      case 'unknown-queue':
+        throw new ApiError(ErrorCode.UNPROCESSABLE, `queue ${queue} does not exist`, [{ field: 'queue', message: 'unknown queue' }]);
+      case 'failed':
+        throw outcome.error;
     }
-    return outcome;
+  }
+
+  /**
+   * One batch of creates. Requests sharing an (owner, key) pair cannot go in one statement: the
+   * first goes now and the others are answered from its outcome (or retried after it). If the
+   * batch's transaction fails (a deadlock with another replica's batch, a queue deleted meanwhile),
+   * each request is retried alone so that one cannot fail the others.
+   */
+  private async createBatch(requests: JobCreation[]): Promise<CreateOutcome[]> {
+    const firstWithKey = new Map<string, number>();
+    const followers: number[] = [];
+    requests.forEach((r, i) => {
+      if (!r.idempotency) return;
+      const k = keyOf(r.job.owner, r.idempotency.key);
+      if (firstWithKey.has(k)) followers.push(i);
+      else firstWithKey.set(k, i);
+    });
+    const leaders = requests.map((_, i) => i).filter((i) => !followers.includes(i));
+    const outcomes: CreateOutcome[] = new Array(requests.length);
+    const led = await this.createTogether(leaders.map((i) => requests[i]));
+    leaders.forEach((i, n) => (outcomes[i] = led[n]));
+
+    const retry: number[] = [];
+    for (const i of followers) {
+      const r = requests[i];
+      const leader = firstWithKey.get(keyOf(r.job.owner, r.idempotency!.key))!;
+      const lo = outcomes[leader];
+      if (lo.kind === 'created' || lo.kind === 'replayed') {
+        outcomes[i] = requests[leader].idempotency!.bodySha256 === r.idempotency!.bodySha256 ? { kind: 'replayed', job: lo.job } : { kind: 'key-mismatch' };
+      } else {
+        retry.push(i);
+      }
+    }
+    if (retry.length > 0) {
+      const again = await this.createBatch(retry.map((i) => requests[i]));
+      retry.forEach((i, n) => (outcomes[i] = again[n]));
+    }
+    return outcomes;
+  }
+
+  private async createTogether(requests: JobCreation[]): Promise<CreateOutcome[]> {
+    const ttl = this.config.GANTRY_IDEMPOTENCY_TTL_MS;
+    try {
+      return await inTransaction(this.ds, (sql) => createJobs(sql, requests, new Date(), ttl));
+    } catch (e) {
+      if (requests.length === 1) throw e;
+      this.logger.warn({ err: e, batch: requests.length }, 'batched create failed; retrying its requests one by one');
+      const settled = await Promise.allSettled(requests.map((r) => inTransaction(this.ds, (sql) => createJobs(sql, [r], new Date(), ttl))));
+      return settled.map((s): CreateOutcome => (s.status === 'fulfilled' ? s.value[0] : { kind: 'failed', error: s.reason }));
+    }
   }
 
   /** One page of the caller's (or, for operators, anyone's) jobs; see ListJobsQuery. */

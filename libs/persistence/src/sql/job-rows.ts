@@ -1,6 +1,6 @@
 import type { JobState, RankState } from '@gantry/domain';
 import { JobEntity } from '../entities/job.entity';
-import { OUTBOX_CHANNEL, OutboxMessage } from './outbox';
+import { OutboxMessage, wakeRelayOnCommit } from './outbox';
 import { ConcurrentUpdateError, Sql } from './sql';
 
 export type JobRecord = Omit<JobEntity, never>;
@@ -37,46 +37,55 @@ export async function insertJob(sql: Sql, j: NewJob): Promise<JobRecord> {
 }
 
 /**
- * What insertJob, appendJobEvents(CREATED) and enqueueOutbox write for a new job, plus the check that
- * its queue exists, in one statement: one round trip instead of five. Returns null, having written
- * nothing, when the queue does not exist. The NOTIFY is delivered on commit only, as enqueueOutbox's.
+ * What insertJob, appendJobEvents(CREATED) and enqueueOutbox write for new jobs (one message each),
+ * for a whole batch in one statement. A job whose queue does not exist is not written, nor is its
+ * message. Returns the jobs written.
  */
-export async function insertCreatedJob(sql: Sql, j: NewJob, outbox: OutboxMessage[]): Promise<JobRecord | null> {
-  // INSERT ... SELECT (for the queue check) does not type its parameters from the columns: cast each.
-  const params: unknown[] = [
-    j.id, j.owner, j.queue, j.name, j.image, JSON.stringify(j.command), JSON.stringify(j.env), JSON.stringify(j.labels),
-    j.gpus, j.gpuModel, j.cpuCores, j.memoryMiB, j.nodes, j.maxRetries, j.traceParent, j.createdAt,
-  ];
-  const tuples = outbox.map((m) => {
-    params.push(m.topic, m.key, JSON.stringify(m.value), JSON.stringify(m.headers ?? {}));
-    const b = params.length - 4;
-    return `($${b + 1}::text, $${b + 2}::text, $${b + 3}::text, $${b + 4}::jsonb)`;
-  });
-  params.push(OUTBOX_CHANNEL);
-  const channel = `$${params.length}`;
-  const [row] = await sql.rows(
-    `WITH job AS (
+export async function insertCreatedJobs(sql: Sql, jobs: Array<{ job: NewJob; message: OutboxMessage }>): Promise<JobRecord[]> {
+  if (jobs.length === 0) return [];
+  const col = <T>(f: (x: { job: NewJob; message: OutboxMessage }) => T): T[] => jobs.map(f);
+  const rows = await sql.rows(
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+         $9::int[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::text[], $16::timestamptz[],
+         $17::text[], $18::text[], $19::text[], $20::text[])
+       AS t (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib, nodes, max_retries,
+         trace_parent, created_at, m_topic, m_key, m_value, m_headers)
+     ), job AS (
        INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
          nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq)
-       SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::jsonb, $9::int, $10::text, $11::int,
-         $12::bigint, $13::int, $14::int, 'QUEUED', $15::text, $16::timestamptz, $16::timestamptz, 1
-       WHERE EXISTS (SELECT 1 FROM queues WHERE name = $3::text)
+       SELECT id, owner, queue, name, image, command::jsonb, env::jsonb, labels::jsonb, gpus, gpu_model, cpu_cores, memory_mib,
+         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1
+       FROM input WHERE EXISTS (SELECT 1 FROM queues q WHERE q.name = input.queue)
        RETURNING *
      ), created AS (
        INSERT INTO job_events (job_id, seq, type, at, to_state) SELECT id, 1, 'CREATED', created_at, 'QUEUED' FROM job
-     )${tuples.length ? `, queued AS (
+     ), queued AS (
        INSERT INTO outbox (topic, key, value, headers)
-       SELECT m.* FROM (VALUES ${tuples.join(', ')}) AS m (topic, key, value, headers) WHERE EXISTS (SELECT 1 FROM job)
-     )` : ''}
-     SELECT job.*${tuples.length ? `, pg_notify(${channel}, '') AS notified` : ''} FROM job`,
-    params,
+       SELECT m_topic, m_key, m_value, m_headers::jsonb FROM input WHERE id IN (SELECT id FROM job)
+     )
+     SELECT * FROM job`,
+    [
+      col((x) => x.job.id), col((x) => x.job.owner), col((x) => x.job.queue), col((x) => x.job.name), col((x) => x.job.image),
+      col((x) => JSON.stringify(x.job.command)), col((x) => JSON.stringify(x.job.env)), col((x) => JSON.stringify(x.job.labels)),
+      col((x) => x.job.gpus), col((x) => x.job.gpuModel), col((x) => x.job.cpuCores), col((x) => x.job.memoryMiB),
+      col((x) => x.job.nodes), col((x) => x.job.maxRetries), col((x) => x.job.traceParent), col((x) => x.job.createdAt),
+      col((x) => x.message.topic), col((x) => x.message.key), col((x) => JSON.stringify(x.message.value)),
+      col((x) => JSON.stringify(x.message.headers ?? {})),
+    ],
   );
-  return row ? toJobRecord(row) : null;
+  if (rows.length > 0) wakeRelayOnCommit(sql);
+  return rows.map(toJobRecord);
 }
 
 export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
   const [row] = await sql.rows(`SELECT * FROM jobs WHERE id = $1`, [id]);
   return row ? toJobRecord(row) : null;
+}
+
+export async function findJobs(sql: Sql, ids: string[]): Promise<JobRecord[]> {
+  if (ids.length === 0) return [];
+  return (await sql.rows(`SELECT * FROM jobs WHERE id = ANY($1::uuid[])`, [ids])).map(toJobRecord);
 }
 
 /** The columns a state change may write; anything else is immutable after creation. */

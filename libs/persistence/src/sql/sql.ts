@@ -3,25 +3,30 @@ import { DataSource, QueryRunner } from 'typeorm';
 /** The one query shape the stores use: rows back for SELECT, INSERT/UPDATE ... RETURNING alike. */
 export interface Sql {
   rows<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /** Runs `fn` once what was written through this Sql is committed (never after a rollback). */
+  afterCommit(fn: () => void): void;
 }
 
-function onRunner(qr: QueryRunner): Sql {
+function onRunner(qr: QueryRunner, afterCommit: (fn: () => void) => void): Sql {
   return {
     async rows<T>(text: string, params: unknown[] = []): Promise<T[]> {
       const result = await qr.query(text, params, true);
       return (result.records ?? []) as T[];
     },
+    afterCommit,
   };
 }
 
 /** Runs `fn` in one transaction (READ COMMITTED; writers rely on compare-and-set, not isolation). */
 export async function inTransaction<T>(ds: DataSource, fn: (sql: Sql) => Promise<T>): Promise<T> {
   const qr = ds.createQueryRunner();
+  const committed = new Set<() => void>();
   await qr.connect();
   await qr.startTransaction();
   try {
-    const result = await fn(onRunner(qr));
+    const result = await fn(onRunner(qr, (cb) => committed.add(cb)));
     await qr.commitTransaction();
+    for (const cb of committed) cb();
     return result;
   } catch (e) {
     if (qr.isTransactionActive) await qr.rollbackTransaction();
@@ -31,17 +36,18 @@ export async function inTransaction<T>(ds: DataSource, fn: (sql: Sql) => Promise
   }
 }
 
-/** Outside a transaction: one statement, autocommit. */
+/** Outside a transaction: each statement commits on its own, so after-commit callbacks run at once. */
 export function autocommit(ds: DataSource): Sql {
   return {
     async rows<T>(text: string, params: unknown[] = []): Promise<T[]> {
       const qr = ds.createQueryRunner();
       try {
-        return await onRunner(qr).rows<T>(text, params);
+        return await onRunner(qr, (cb) => cb()).rows<T>(text, params);
       } finally {
         await qr.release();
       }
     },
+    afterCommit: (cb) => cb(),
   };
 }
 

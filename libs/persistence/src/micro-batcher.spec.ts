@@ -1,0 +1,71 @@
+import { MicroBatcher } from './micro-batcher';
+
+/** A run whose batches stay open until released, so a test controls what is in flight. */
+function gatedRun() {
+  const batches: number[][] = [];
+  const gates: Array<() => void> = [];
+  const run = (items: number[]) => {
+    batches.push(items);
+    return new Promise<number[]>((resolve) => gates.push(() => resolve(items.map((i) => i * 10))));
+  };
+  return { batches, release: () => gates.shift()!(), run };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('MicroBatcher', () => {
+  it('starts a lone item at once, then batches what arrives while every slot is busy', async () => {
+    const g = gatedRun();
+    const b = new MicroBatcher({ maxBatch: 100, maxInFlight: 1, run: g.run });
+    const first = b.submit(1);
+    const rest = [2, 3, 4].map((i) => b.submit(i));
+    expect(g.batches).toEqual([[1]]);
+    expect(b.backlog).toBe(3);
+    g.release();
+    expect(await first).toBe(10);
+    await flush();
+    expect(g.batches).toEqual([[1], [2, 3, 4]]);
+    g.release();
+    expect(await Promise.all(rest)).toEqual([20, 30, 40]);
+  });
+
+  it.each([
+    // maxBatch, maxInFlight, items submitted while nothing completes -> batches started
+    [2, 1, 5, [[0]]],
+    [2, 3, 5, [[0], [1], [2]]],
+    [10, 2, 3, [[0], [1]]],
+  ])('maxBatch %d, maxInFlight %d, %d items -> %j started', async (maxBatch, maxInFlight, n, started) => {
+    const g = gatedRun();
+    const b = new MicroBatcher({ maxBatch, maxInFlight, run: g.run });
+    for (let i = 0; i < n; i++) void b.submit(i);
+    expect(g.batches).toEqual(started);
+  });
+
+  it('caps a batch at maxBatch and keeps the rest for the next', async () => {
+    const g = gatedRun();
+    const b = new MicroBatcher({ maxBatch: 2, maxInFlight: 1, run: g.run });
+    const all = [0, 1, 2, 3, 4].map((i) => b.submit(i));
+    for (let i = 0; i < 3; i++) {
+      g.release();
+      await flush();
+    }
+    expect(g.batches).toEqual([[0], [1, 2], [3, 4]]);
+    expect(await Promise.all(all)).toEqual([0, 10, 20, 30, 40]);
+  });
+
+  it('rejects every item of a batch that throws, or returns the wrong number of results, and goes on', async () => {
+    let call = 0;
+    const b = new MicroBatcher<number, number>({
+      maxBatch: 10, maxInFlight: 1,
+      run: async (items) => {
+        call++;
+        if (call === 1) throw new Error('boom');
+        if (call === 2) return [];
+        return items;
+      },
+    });
+    await expect(b.submit(1)).rejects.toThrow('boom');
+    await expect(b.submit(2)).rejects.toThrow('batch of 1 returned 0 results');
+    expect(await b.submit(3)).toBe(3);
+  });
+});
