@@ -1,0 +1,125 @@
+import { TOPICS } from '@gantry/contracts';
+import { createKafka } from '@gantry/messaging';
+import { withDb } from './chaos-database';
+import { InvariantResult } from './invariants';
+
+/** One run of one rank as its agent told it: a RUNNING report, then (maybe) a final one. */
+interface Execution {
+  jobId: string;
+  attempt: number;
+  nodeId: string;
+  start: number;
+  /** The final report's time; else the latest it can have ended (see auditExecutions). */
+  end: number;
+  endKnown: boolean;
+}
+
+interface Report { nodeId: string; jobId: string; attempt: number; state: string; at: number }
+
+/** Every job report on the topic, read once from the beginning up to the end offsets as of the call. */
+async function readAllReports(brokers: string): Promise<Report[]> {
+  const kafka = createKafka({ brokers: [brokers], clientId: 'gantry-chaos-audit' });
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(TOPICS.jobReports);
+  await admin.disconnect();
+  const pending = new Map(ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]));
+  const reports: Report[] = [];
+  if (pending.size === 0) return reports;
+  const consumer = kafka.consumer({ groupId: `gantry-chaos-audit-${Date.now()}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic: TOPICS.jobReports, fromBeginning: true });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`job reports not read within 120 s (${pending.size} partitions left)`)), 120_000);
+    consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ partition, message }) => {
+        try {
+          reports.push(JSON.parse(message.value!.toString()) as Report);
+        } catch {
+          // not a report: the dead-letter path's business, not this audit's
+        }
+        const end = pending.get(partition);
+        if (end !== undefined && Number(message.offset) + 1 >= end) pending.delete(partition);
+        if (pending.size === 0) {
+          clearTimeout(timer);
+          resolve();
+        }
+      },
+    }).catch(reject);
+  });
+  await consumer.disconnect();
+  return reports;
+}
+
+/**
+ * None ran twice, as the agents saw it (the database's view is checked in invariants.ts): from every
+ * RUNNING and final report, the executions of each job; two that overlap in time, other than the
+ * ranks of one gang attempt, ran the job twice. An execution with no final report (its agent was
+ * killed or stopped, or fenced itself) ended at the latest when its sleep did, or when its agent was
+ * stopped, whichever came first. A report lost in a Kafka outage hides an execution, so this is a lower bound.
+ */
+export async function auditExecutions(brokers: string, databaseUrl: string, agentStops: number[]): Promise<{ results: InvariantResult[]; summary: Record<string, number> }> {
+  const reports = await readAllReports(brokers);
+  const { durations, placed } = await withDb(databaseUrl, async (c) => {
+    const d = await c.query<{ id: string; ms: string }>(`SELECT id, env->>'SIM_DURATION_MS' AS ms FROM jobs`);
+    const p = await c.query<{ k: string }>(`SELECT job_id || '#' || attempt || '#' || node_id AS k FROM attempt_nodes`);
+    return { durations: new Map(d.rows.map((r) => [r.id, Number(r.ms ?? 1000)])), placed: new Set(p.rows.map((r) => r.k)) };
+  });
+  const stops = [...agentStops].sort((a, b) => a - b);
+  const open = new Map<string, Execution>();
+  const executions: Execution[] = [];
+  for (const r of reports.filter((x) => durations.has(x.jobId)).sort((a, b) => a.at - b.at)) {
+    const k = `${r.jobId}#${r.attempt}#${r.nodeId}`;
+    if (r.state === 'RUNNING') {
+      const stop = stops.find((t) => t >= r.at) ?? Infinity;
+      const e: Execution = { jobId: r.jobId, attempt: r.attempt, nodeId: r.nodeId, start: r.at, end: Math.min(r.at + durations.get(r.jobId)!, stop), endKnown: false };
+      open.set(k, e);
+      executions.push(e);
+    } else {
+      const e = open.get(k);
+      // A final report repeated for a finished attempt (answer to a repeated RUN) ends nothing new.
+      if (e && !e.endKnown) {
+        e.end = r.at;
+        e.endKnown = true;
+      }
+    }
+  }
+  const byJob = new Map<string, Execution[]>();
+  for (const e of executions) {
+    let list = byJob.get(e.jobId);
+    if (!list) byJob.set(e.jobId, (list = []));
+    list.push(e);
+  }
+  const twice: string[] = [];
+  for (const [jobId, list] of byJob) {
+    for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        const a = list[i];
+        const b = list[j];
+        const sameGangAttempt = a.attempt === b.attempt && a.nodeId !== b.nodeId;
+        if (!sameGangAttempt && a.start < b.end && b.start < a.end) {
+          twice.push(`${jobId}: attempt ${a.attempt} on ${a.nodeId} [${a.start}, ${a.end}${a.endKnown ? '' : '?'}] and attempt ${b.attempt} on ${b.nodeId} [${b.start}, ${b.end}${b.endKnown ? '' : '?'}]`);
+        }
+      }
+    }
+  }
+  const unplaced = executions.filter((e) => !placed.has(`${e.jobId}#${e.attempt}#${e.nodeId}`)).map((e) => `${e.jobId} attempt ${e.attempt} ran on ${e.nodeId}`);
+  const mk = (name: string, bad: string[], detail: string): InvariantResult => ({ name, ok: bad.length === 0, violations: bad.length, detail, examples: bad.slice(0, 10) });
+  const summary = {
+    reports: reports.length,
+    executions: executions.length,
+    withoutFinalReport: executions.filter((e) => !e.endKnown).length,
+    /** Jobs whose agents ran more than one attempt (lost attempts placed again; overlap is what matters). */
+    jobsWithSeveralAttemptsRun: [...byJob.values()].filter((l) => new Set(l.map((e) => e.attempt)).size > 1).length,
+    /** The same rank of the same attempt started again on its node (an agent restart and a repeated RUN). */
+    rankRestarts: executions.length - new Set(executions.map((e) => `${e.jobId}#${e.attempt}#${e.nodeId}`)).size,
+  };
+  return {
+    results: [
+      mk('no job ran twice (agents\' reports)', twice, `${executions.length} executions from ${reports.length} reports; ${summary.withoutFinalReport} without a final report (end bounded)`),
+      mk('ran only where placed', unplaced, 'every (job, attempt, node) that reported RUNNING was placed there'),
+    ],
+    summary,
+  };
+}

@@ -1,0 +1,318 @@
+/**
+ * `npm run test:chaos`: under steady load, crash and restart every part of a whole local stack in
+ * turn, measure how long each fault takes to heal, then check from the database (and the agents'
+ * reports) that no accepted job was lost, none ran twice and no node's accounting drifted.
+ * Runs outside `npm test` (about ten minutes). See docs/benchmarks.md, "test:chaos".
+ *
+ * What it brings up, all on this host, on resources no test or bench uses:
+ *   - its own Kafka broker on CHAOS_KAFKA_PORT (59092, data in .cache/kafka/data-59092), stopped at
+ *     the end if this run started it;
+ *   - the gantry_chaos database (dropped, created, migrated) and Redis logical db 13 (flushed);
+ *   - the five services as processes on 18800..18804, the agent simulating CHAOS_SIM_NODES nodes
+ *     with the `sleep` executor.
+ *
+ * The run:
+ *   1. bring the stack up, wait for the fleet to register, start the load (CHAOS_RATE jobs/s through
+ *      the gateway with GantryClient, each create with its own Idempotency-Key; some GPU jobs, some gangs);
+ *   2. for each fault: wait for steady state, inject it, measure the recovery (every /readyz green and
+ *      a job submitted after that RUNNING), then keep the load on for CHAOS_SETTLE_S before the next;
+ *   3. stop the load, wait for every job to finish, check the invariants, print a table and write
+ *      everything to .cache/chaos/chaos-<timestamp>.json. Exits 1 if an invariant fails or a fault
+ *      did not recover.
+ *
+ * The pause after each recovery is deliberately fixed, not a readiness stand-in: it is load time, so
+ * every fault hits a loaded system, and the delayed effects of the previous one (an attempt missing
+ * from its node's beats is only declared lost after GANTRY_PHANTOM_GRACE_MS, 15 s) land in that
+ * fault's window rather than the next one's.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { GantryClient } from '@gantry/client';
+import { Stack, waitFor } from '@gantry/stack';
+import { loadChaosConfig } from './chaos-config';
+import { flushRedisDb, recreateChaosDatabase, withDb } from './chaos-database';
+import { auditExecutions } from './execution-audit';
+import { Fault, InjectionDetail, allFaults } from './faults';
+import { FaultWindow, faultWindow } from './fault-window';
+import { InvariantResult, checkInvariants } from './invariants';
+import { KafkaBroker } from './kafka-broker';
+import { LoadGenerator } from './load-generator';
+import { Recovery, measureRecovery, waitSteady } from './recovery-probe';
+import { killRunningCommands } from './run-command';
+import { seconds, textTable } from './text-table';
+
+const config = loadChaosConfig();
+const root = join(__dirname, '..', '..', '..');
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const outDir = join(root, '.cache', 'chaos');
+const outFile = join(outDir, `chaos-${stamp}.json`);
+const logDir = join(outDir, 'logs', stamp);
+const say = (msg: string) => console.error(`[test:chaos ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+const OWNER = 'chaos';
+
+/* ---- Everything started is stopped, in reverse, on success, failure or Ctrl-C ---- */
+
+const cleanups: { what: string; fn: () => Promise<void> }[] = [];
+let cleaning: Promise<void> | null = null;
+let stack: Stack | null = null;
+let load: LoadGenerator | null = null;
+const broker = new KafkaBroker(root, config.kafkaPort);
+let brokerStartedHere = false;
+let interrupted = false;
+
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    supervising = false;
+    killRunningCommands();
+    await load?.stop().catch(() => undefined);
+    while (cleanups.length) {
+      const { what, fn } = cleanups.pop()!;
+      say(`stopping ${what}`);
+      await fn().catch((e) => say(`could not stop ${what}: ${(e as Error).message}`));
+    }
+  })();
+  return cleaning;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (interrupted) {
+      say(`${signal} again: killing the services`);
+      for (const s of stack?.services ?? []) s.kill('SIGKILL');
+      if (brokerStartedHere) spawnSync('bash', [join(root, 'scripts/kafka/stop.sh'), '--data-dir', broker.dataDir], { stdio: 'inherit' });
+      process.exit(130);
+    }
+    interrupted = true;
+    say(`${signal}: stopping everything (again to force)`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+/* ---- A supervisor: a service that exits on its own is a finding, and is restarted as systemd would ---- */
+
+let supervising = false;
+const crashes: { service: string; at: number; logTail: string }[] = [];
+
+function supervise(): void {
+  if (!supervising || !stack) return;
+  for (const s of stack.services) {
+    if (s.running) continue;
+    crashes.push({ service: s.opts.name, at: Date.now(), logTail: s.logTail(20) });
+    say(`${s.opts.name} exited on its own: restarting it (log ${relative(root, s.logFile)})`);
+    s.start();
+  }
+}
+
+/* ---- The stack ---- */
+
+async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
+  say(`Kafka on ${broker.brokers}`);
+  brokerStartedHere = await broker.startFresh();
+  if (brokerStartedHere) cleanups.push({ what: `Kafka on ${broker.brokers}`, fn: () => broker.stop() });
+  else say(`a broker already listens on ${broker.brokers}: using it and leaving it running`);
+
+  say(`database ${new URL(config.databaseUrl).pathname.slice(1)} (recreated), Redis ${config.redisUrl} (flushed), topics`);
+  await recreateChaosDatabase(root, config.databaseUrl);
+  await flushRedisDb(config.redisUrl);
+  await broker.createTopics();
+
+  const adminToken = `chaos-admin-${randomBytes(12).toString('base64url')}`;
+  const agentWork = mkdtempSync(join(tmpdir(), 'gantry-chaos-agent-'));
+  cleanups.push({ what: 'agent work dir', fn: async () => rmSync(agentWork, { recursive: true, force: true }) });
+  stack = new Stack({
+    root,
+    logDir,
+    basePort: config.basePort,
+    env: {
+      GANTRY_ADMIN_TOKEN: adminToken,
+      KAFKA_BROKERS: broker.brokers,
+      DATABASE_URL: config.databaseUrl,
+      REDIS_URL: config.redisUrl,
+      LOG_LEVEL: config.logLevel,
+      KAFKAJS_NO_PARTITIONER_WARNING: '1',
+    },
+    serviceEnv: {
+      'node-agent': {
+        GANTRY_SIM_NODES: String(config.simNodes),
+        GANTRY_SIM_EXECUTOR: 'sleep',
+        GANTRY_SIM_PREFIX: 'chaos',
+        GANTRY_AGENT_ID: 'chaos',
+        GANTRY_AGENT_WORKDIR: agentWork,
+      },
+    },
+    readyTimeoutMs: 120_000,
+  });
+  const s = stack;
+  cleanups.push({ what: 'services', fn: () => s.stop() });
+  say(`services on ${config.basePort}..${config.basePort + 4} (logs ${relative(root, logDir)})`);
+  await s.start();
+  say(`waiting for ${config.simNodes} simulated nodes to register`);
+  await waitFor(`${config.simNodes} nodes registered`, () => count(`SELECT count(*)::int AS n FROM nodes`).then((n) => n >= config.simNodes), {
+    timeoutMs: 120_000, intervalMs: 500,
+  });
+  return { gatewayUrl: s.gatewayUrl, adminToken };
+}
+
+const count = (sql: string): Promise<number> => withDb(config.databaseUrl, async (c) => Number((await c.query(sql)).rows[0].n));
+
+/** Waits until every job has finished and the outbox is empty. */
+async function drain(): Promise<{ drained: boolean; seconds: number; open: number; outbox: number }> {
+  const t0 = Date.now();
+  let open = 0;
+  let outbox = 0;
+  let drained = true;
+  try {
+    await waitFor('every job finished and the outbox empty', async () => {
+      open = await count(`SELECT count(*)::int AS n FROM jobs WHERE state IN ('QUEUED', 'SCHEDULED', 'RUNNING')`);
+      outbox = await count(`SELECT count(*)::int AS n FROM outbox`);
+      return open === 0 && outbox === 0;
+    }, { timeoutMs: config.drainTimeoutS * 1000, intervalMs: 1000 });
+  } catch {
+    drained = false;
+  }
+  return { drained, seconds: Math.round((Date.now() - t0) / 100) / 10, open, outbox };
+}
+
+function conditions(): Record<string, unknown> {
+  const sh = (cmd: string, args: string[]) => {
+    try {
+      return execFileSync(cmd, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  const status = sh('git', ['status', '--porcelain']);
+  return {
+    commit: sh('git', ['rev-parse', '--short', 'HEAD']),
+    treeClean: status === '',
+    treeChanges: status ? status.split('\n') : [],
+    cpu: `${cpus()[0]?.model ?? '?'} x ${cpus().length}`,
+    loadAvgAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
+    node: process.version,
+    note: 'one host shared with other agents: load generator, five services, Kafka, Postgres, Redis over loopback',
+  };
+}
+
+/* ---- Main ---- */
+
+interface FaultResult {
+  fault: string;
+  target: string;
+  kind: Fault['kind'];
+  steadyBefore: boolean;
+  t0: string;
+  injection: InjectionDetail;
+  recovery: Recovery;
+  recovered: boolean;
+  window: FaultWindow;
+  crashes: typeof crashes;
+}
+
+async function main(): Promise<number> {
+  say(`config ${JSON.stringify(config)}`);
+  const cond = conditions();
+  const { gatewayUrl, adminToken } = await prepare();
+  const s = stack!;
+  const { token } = await new GantryClient({ baseUrl: gatewayUrl, token: adminToken }).createToken(OWNER, 'user');
+
+  load = new LoadGenerator({
+    gatewayUrl, token, ratePerS: config.ratePerS, maxInFlight: config.maxInFlight,
+    jobMinMs: config.jobMinMs, jobMaxMs: config.jobMaxMs, maxRetries: config.maxRetries,
+  });
+  const runStart = Date.now();
+  load.start();
+  supervising = true;
+  const supervisor = setInterval(supervise, 500);
+  cleanups.push({ what: 'supervisor', fn: async () => clearInterval(supervisor) });
+  say(`load: ${config.ratePerS} jobs/s; warm-up ${config.warmupS} s`);
+  await pause(config.warmupS * 1000);
+
+  const faults = allFaults((n) => s.get(n), broker, config.redisUrl).filter((f) => config.only.length === 0 || config.only.includes(f.name));
+  const results: FaultResult[] = [];
+  const agentStops: number[] = [];
+  for (const fault of faults) {
+    if (interrupted) throw new Error('interrupted');
+    const steadyBefore = await waitSteady(s.services, config.databaseUrl, 120_000);
+    if (!steadyBefore) say(`not steady before ${fault.name} after 120 s: injecting anyway`);
+    const crashesBefore = crashes.length;
+    say(`${fault.name}: ${fault.kind} ${fault.target}`);
+    supervising = false; // the fault's own stop must not be taken for a crash
+    const t0 = Date.now();
+    if (fault.target === 'node-agent') agentStops.push(t0);
+    const injection = await fault.inject();
+    supervising = true;
+    const recovery = await measureRecovery(t0, s.services, config.databaseUrl, config.recoveryTimeoutS * 1000);
+    const recovered = recovery.recoveryMs !== null;
+    say(`${fault.name}: ${recovered ? `recovered in ${seconds(recovery.recoveryMs)} s (ready after ${seconds(recovery.readyAt! - t0)} s)` : `NOT recovered within ${config.recoveryTimeoutS} s${recovery.notReady.length ? ` (not ready: ${recovery.notReady.join(', ')})` : ''}`}`);
+    await pause(config.settleS * 1000);
+    const windowEnd = Date.now();
+    const window = await faultWindow(load, config.databaseUrl, t0, recovery.runningAt ?? windowEnd, windowEnd);
+    results.push({
+      fault: fault.name, target: fault.target, kind: fault.kind, steadyBefore, t0: new Date(t0).toISOString(), injection, recovery, recovered, window,
+      crashes: crashes.slice(crashesBefore),
+    });
+  }
+
+  say('stopping the load; waiting for the stack to drain');
+  await load.stop();
+  const loadEnd = Date.now();
+  const drained = await drain();
+  say(`drain: ${drained.drained ? 'done' : 'NOT done'} in ${drained.seconds} s (${drained.open} open jobs, ${drained.outbox} outbox rows)`);
+  supervising = false;
+
+  say('checking invariants');
+  const invariants: InvariantResult[] = await checkInvariants(config.databaseUrl, load.records, OWNER);
+  const audit = await auditExecutions(broker.brokers, config.databaseUrl, agentStops);
+  invariants.push(...audit.results);
+
+  const records = load.records;
+  const totals = {
+    submitted: records.length,
+    accepted: records.filter((r) => r.outcome === 'accepted').length,
+    replayed: records.filter((r) => r.outcome === 'replayed').length,
+    failed: records.filter((r) => r.outcome === 'failed').length,
+    rejected: records.filter((r) => r.outcome === 'rejected').length,
+    skippedTicks: load.skipped,
+    clientRetries: load.budget.retriedAt.length,
+    retriesRefused: load.budget.refusedAt.length,
+    loadSeconds: Math.round((loadEnd - runStart) / 1000),
+  };
+  const ok = invariants.every((i) => i.ok) && results.every((r) => r.recovered) && drained.drained;
+  const report = { config, conditions: cond, totals, faults: results, drained, invariants, executions: audit.summary, crashes, ok, logs: relative(root, logDir) };
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(outFile, JSON.stringify({ ...report, submits: records }, null, 2));
+
+  console.log(`\ntest:chaos  ${cond.commit}${cond.treeClean ? '' : ' (dirty tree)'}  ${cond.cpu}  ${config.simNodes} sim nodes, ${config.ratePerS} jobs/s\n`);
+  console.log(textTable([
+    ['fault', 'ready s', 'recovered s', 'failed creates', 'retries', 'replays', 'max wait s', 'notable job events (to next fault)'],
+    ...results.map((r) => [
+      r.fault, seconds(r.recovery.readyAt === null ? null : r.recovery.readyAt - Date.parse(r.t0)), r.recovered ? seconds(r.recovery.recoveryMs) : 'NO',
+      String(r.window.clientFailures + r.window.clientRejected), String(r.window.clientRetries), String(r.window.replayed), seconds(r.window.maxWaitToRunningMs),
+      Object.entries(r.window.events).map(([k, v]) => `${v} ${k}`).join('; ') || '-',
+    ]),
+  ]));
+  console.log(`\nload: ${JSON.stringify(totals)}`);
+  console.log(`drain: ${drained.drained ? 'done' : 'NOT done'} in ${drained.seconds} s; executions: ${JSON.stringify(audit.summary)}`);
+  if (crashes.length) console.log(`services that exited on their own: ${crashes.map((c) => `${c.service} at ${new Date(c.at).toISOString()}`).join(', ')}`);
+  console.log('');
+  console.log(textTable([['invariant', 'result', 'detail'], ...invariants.map((i) => [i.name, i.ok ? 'ok' : `FAILED (${i.violations})`, i.detail])]));
+  for (const i of invariants.filter((x) => !x.ok)) console.log(`\n${i.name}:\n  ${i.examples.join('\n  ')}`);
+  console.log(`\n${ok ? 'PASS' : 'FAIL'}; raw results: ${relative(root, outFile)}`);
+  return ok ? 0 : 1;
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+main()
+  .then(async (code) => {
+    await cleanup();
+    process.exit(code);
+  })
+  .catch(async (e) => {
+    say(interrupted ? 'interrupted' : `failed: ${(e as Error).stack ?? e}`);
+    await cleanup();
+    process.exit(interrupted ? 130 : 1);
+  });
