@@ -97,10 +97,9 @@ export class JobReportApplier {
         return e;
       });
       await appendJobEvents(sql, job.id, firstSeq, events);
-      outbox.push(lifecycle('JOB_STATE_CHANGED', job.id, now));
-    } else if (released) {
-      outbox.push(lifecycle('CAPACITY_RELEASED', job.id, now));
     }
+    // The lifecycle topic only wakes the scheduler, and only freed capacity can let it place more.
+    if (released) outbox.push(lifecycle('CAPACITY_RELEASED', job.id, now));
     await enqueueOutbox(sql, outbox);
     return decision.path.length > 0 || released ? 'applied' : 'noop';
   }

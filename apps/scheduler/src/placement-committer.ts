@@ -2,33 +2,59 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { TOPICS, buildRunCommands } from '@gantry/contracts';
 import { assertTransition } from '@gantry/domain';
-import {
-  JobRecord, appendJobEvents, casAllocate, casUpdateJob, enqueueOutbox, inTransaction, insertAttemptRanks,
-} from '@gantry/persistence';
+import { JobRecord, PlacementWrite, commitPlacements, inTransaction } from '@gantry/persistence';
+
+export interface PlannedPlacement {
+  job: JobRecord;
+  nodeIds: string[];
+}
+
+export type CommitOutcome = 'placed' | 'lost-race' | 'failed';
 
 /**
- * Commits one placement atomically: the nodes' capacity (compare-and-set on each node's version),
- * the job's QUEUED -> SCHEDULED transition (compare-and-set on the job's version), its attempt ranks,
- * the STATE_CHANGED event and the RUN commands in the outbox. A lost race rolls everything back.
+ * Commits placements atomically: the nodes' capacity (compare-and-set on each node's version), the
+ * jobs' QUEUED -> SCHEDULED (compare-and-set on each job's version), attempt ranks, STATE_CHANGED
+ * events and RUN commands. A cycle's placements go in one transaction (one commit for all); if any
+ * lost a race, that transaction rolls back and each placement is tried alone, so one conflict costs
+ * only its own placement.
  */
 @Injectable()
 export class PlacementCommitter {
   constructor(@Inject(DataSource) private readonly ds: DataSource) {}
 
-  async commit(job: JobRecord, nodeIds: string[], nodeVersions: Map<string, number>, now: Date): Promise<void> {
-    assertTransition(job.state, 'SCHEDULED');
-    const attempt = job.attempt + 1;
-    await inTransaction(this.ds, async (sql) => {
-      await casAllocate(
-        sql,
-        nodeIds.map((nodeId) => ({ nodeId, expectedVersion: nodeVersions.get(nodeId)!, gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB })),
-        now,
-      );
-      const { firstSeq } = await casUpdateJob(sql, job.id, job.version, { state: 'SCHEDULED', attempt, nodeIds, pendingReason: null }, 1, now);
-      await insertAttemptRanks(sql, job.id, attempt, nodeIds.map((nodeId, rank) => ({ rank, nodeId, gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB })), now);
-      await appendJobEvents(sql, job.id, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: 'QUEUED', toState: 'SCHEDULED', attempt, nodeIds }]);
-      const headers: Record<string, string> = job.traceParent ? { traceparent: job.traceParent } : {};
-      await enqueueOutbox(sql, buildRunCommands(job, attempt, nodeIds).map((c) => ({ topic: TOPICS.agentCommands, key: c.nodeId, value: c, headers })));
-    });
+  /** One outcome per placement, in order; errors other than a lost race are returned as 'failed' with the error. */
+  async commitAll(placements: PlannedPlacement[], nodeVersions: Map<string, number>, now: Date): Promise<Array<{ outcome: CommitOutcome; error?: unknown }>> {
+    const writes = placements.map((p) => toWrite(p));
+    if (writes.length > 1) {
+      try {
+        await inTransaction(this.ds, (sql) => commitPlacements(sql, writes, nodeVersions, now));
+        return writes.map(() => ({ outcome: 'placed' }));
+      } catch {
+        // Fall through: find out which placement was the problem by committing each alone.
+      }
+    }
+    const outcomes: Array<{ outcome: CommitOutcome; error?: unknown }> = [];
+    const versions = new Map(nodeVersions);
+    for (const w of writes) {
+      try {
+        await inTransaction(this.ds, (sql) => commitPlacements(sql, [w], versions, now));
+        for (const id of new Set(w.nodeIds)) versions.set(id, versions.get(id)! + 1);
+        outcomes.push({ outcome: 'placed' });
+      } catch (e) {
+        outcomes.push((e as Error).name === 'ConcurrentUpdateError' ? { outcome: 'lost-race' } : { outcome: 'failed', error: e });
+      }
+    }
+    return outcomes;
   }
+}
+
+function toWrite({ job, nodeIds }: PlannedPlacement): PlacementWrite {
+  assertTransition(job.state, 'SCHEDULED');
+  const attempt = job.attempt + 1;
+  const headers: Record<string, string> = job.traceParent ? { traceparent: job.traceParent } : {};
+  return {
+    jobId: job.id, expectedVersion: job.version, attempt, nodeIds,
+    perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
+    commands: buildRunCommands(job, attempt, nodeIds).map((c) => ({ topic: TOPICS.agentCommands, key: c.nodeId, value: c, headers })),
+  };
 }

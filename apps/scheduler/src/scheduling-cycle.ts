@@ -70,30 +70,25 @@ export class SchedulingCycle {
     const order = orderByPolicy(queued, queues, capacity, this.config.GANTRY_SCHEDULER_LOOKAHEAD);
     const plan = planPlacements(order.ordered, nodes);
 
-    // 3. Commit each placement under node leases; a lost compare-and-set is retried next cycle.
+    // 3. Commit the placements whose nodes' leases this replica got, together (see PlacementCommitter).
+    const leased = await this.leases.acquireEach(plan.placements.flatMap((p) => p.nodeIds));
+    const mine = plan.placements.filter((p) => p.nodeIds.every((id) => leased.has(id)));
+    let lostRaces = plan.placements.length - mine.length;
     let placed = 0;
-    let lostRaces = 0;
     let failed = 0;
-    for (const p of plan.placements) {
-      if (!(await this.leases.acquire(p.nodeIds))) {
-        lostRaces++;
-        continue;
-      }
-      try {
-        await this.committer.commit(byId.get(p.jobId)!, p.nodeIds, versions, new Date());
-        for (const id of p.nodeIds) versions.set(id, versions.get(id)! + 1);
-        placed++;
-      } catch (e) {
-        if ((e as Error).name === 'ConcurrentUpdateError') {
-          lostRaces++;
-        } else {
+    try {
+      const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds })), versions, new Date());
+      outcomes.forEach((o, i) => {
+        if (o.outcome === 'placed') placed++;
+        else if (o.outcome === 'lost-race') lostRaces++;
+        else {
           // One job that cannot be committed must not stop every other placement.
           failed++;
-          this.logger.error({ err: e, jobId: p.jobId }, 'placement commit failed');
+          this.logger.error({ err: o.error, jobId: mine[i].jobId }, 'placement commit failed');
         }
-      } finally {
-        await this.leases.release(p.nodeIds);
-      }
+      });
+    } finally {
+      await this.leases.release([...leased]);
     }
     placements.inc({ outcome: 'placed' }, placed);
     placements.inc({ outcome: 'lost_race' }, lostRaces);

@@ -13,5 +13,6 @@ export * from './sql/api-tokens';
 export * from './sql/queues';
 export * from './sql/idempotency-keys';
 export * from './sql/job-creation';
+export * from './sql/placement-commit';
 export * from './sql/leader-leases';
 export * from './redis/cluster-utilisation';

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import {
-  ConcurrentUpdateError, appendJobEvents, autocommit, casAllocate, casUpdateJob, findJob, inTransaction,
-  insertAttemptRanks, listJobEvents, loadNodes, releaseRank, upsertNodeTopology,
+  ConcurrentUpdateError, JobRecord, PlacementWrite, appendJobEvents, autocommit, casAllocate, casUpdateJob, commitPlacements, findJob,
+  inTransaction, insertAttemptRanks, listJobEvents, loadNodes, loadRanks, releaseRank, upsertNodeTopology,
 } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource } from '@gantry/testing';
 
@@ -69,6 +69,55 @@ describe('casAllocate (the placement guarantee)', () => {
     const [shrunk] = await loadNodes(autocommit(ds), [node.id]);
     expect([shrunk.gpusTotal, shrunk.gpusAllocated]).toEqual([6, 8]);
     await expect(inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, shrunk.version, 0)], new Date()))).rejects.toBeInstanceOf(ConcurrentUpdateError);
+  });
+});
+
+describe('commitPlacements (a cycle\'s placements in one transaction)', () => {
+  const write = (job: JobRecord, nodeIds: string[], gpus: number): PlacementWrite => ({
+    jobId: job.id, expectedVersion: job.version, attempt: 1, nodeIds, perRank: { gpus, cpuCores: 1, memoryMiB: 1 },
+    commands: nodeIds.map((n) => ({ topic: 'test.placements', key: n, value: { jobId: job.id, nodeId: n } })),
+  });
+
+  it('places several jobs, two sharing a node and one a gang, with capacity summed per node', async () => {
+    const [a, b] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
+    const [j1, j2, gang] = [await makeJob().gpus(2).insert(ds), await makeJob().gpus(3).insert(ds), await makeJob().gpus(1).gang(2).insert(ds)];
+    const nodes = await loadNodes(autocommit(ds), [a.id, b.id]);
+    const versions = new Map(nodes.map((n) => [n.id, n.version]));
+    await inTransaction(ds, (sql) => commitPlacements(sql, [write(j1, [a.id], 2), write(j2, [a.id], 3), write(gang, [a.id, b.id], 1)], versions, new Date()));
+
+    const after = new Map((await loadNodes(autocommit(ds), [a.id, b.id])).map((n) => [n.id, n]));
+    expect([after.get(a.id)!.gpusAllocated, after.get(b.id)!.gpusAllocated]).toEqual([6, 1]);
+    expect(after.get(a.id)!.version).toBe(versions.get(a.id)! + 1);
+    for (const [job, nodeIds] of [[j1, [a.id]], [j2, [a.id]], [gang, [a.id, b.id]]] as const) {
+      expect(await findJob(autocommit(ds), job.id)).toMatchObject({ state: 'SCHEDULED', attempt: 1, nodeIds, lastEventSeq: 2 });
+      expect((await loadRanks(autocommit(ds), job.id, 1)).map((r) => r.nodeId)).toEqual(nodeIds);
+      expect((await listJobEvents(autocommit(ds), job.id, 1, 10)).map((e) => [e.seq, e.toState])).toEqual([[2, 'SCHEDULED']]);
+    }
+    const [outbox] = await ds.query(`DELETE FROM outbox WHERE topic = 'test.placements' AND value::jsonb->>'jobId' = ANY($1::text[]) RETURNING key`, [[j1.id, j2.id, gang.id]]);
+    expect(outbox).toHaveLength(4);
+  });
+
+  it.each([
+    ['a node changed since the plan', 'node'],
+    ['a job changed since the plan', 'job'],
+    ['the jobs together exceed a node', 'capacity'],
+  ])('writes nothing when %s', async (_, what) => {
+    const node = await makeNode().gpus(8).insert(ds);
+    const [j1, j2] = [await makeJob().gpus(4).insert(ds), await makeJob().gpus(what === 'capacity' ? 5 : 4).insert(ds)];
+    const [n] = await loadNodes(autocommit(ds), [node.id]);
+    if (what === 'node') await inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, n.version, 0)], new Date()));
+    if (what === 'job') await inTransaction(ds, (sql) => casUpdateJob(sql, j2.id, j2.version, {}, 0, new Date()));
+    const versions = new Map([[node.id, n.version]]);
+
+    await expect(
+      inTransaction(ds, (sql) => commitPlacements(sql, [write(j1, [node.id], 4), write(j2, [node.id], j2.gpus)], versions, new Date())),
+    ).rejects.toBeInstanceOf(ConcurrentUpdateError);
+    const [after] = await loadNodes(autocommit(ds), [node.id]);
+    expect(after.gpusAllocated).toBe(0);
+    for (const j of [j1, j2]) {
+      expect((await findJob(autocommit(ds), j.id))!.state).toBe('QUEUED');
+      expect(await loadRanks(autocommit(ds), j.id, 1)).toEqual([]);
+    }
   });
 });
 

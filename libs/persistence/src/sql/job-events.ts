@@ -16,10 +16,15 @@ export interface NewJobEvent {
  * compare-and-set that bumped jobs.last_event_seq, so seqs have no gaps even under racing writers.
  */
 export async function appendJobEvents(sql: Sql, jobId: string, firstSeq: number, events: NewJobEvent[]): Promise<void> {
-  if (events.length === 0) return;
+  await appendEventsOfJobs(sql, events.map((event, i) => ({ jobId, seq: firstSeq + i, event })));
+}
+
+/** Events of any number of jobs in one statement; each seq was reserved as appendJobEvents says. */
+export async function appendEventsOfJobs(sql: Sql, rows: Array<{ jobId: string; seq: number; event: NewJobEvent }>): Promise<void> {
+  if (rows.length === 0) return;
   const params: unknown[] = [];
-  const tuples = events.map((e, i) => {
-    params.push(jobId, firstSeq + i, e.type, e.at, e.fromState ?? null, e.toState ?? null, e.attempt ?? null, e.nodeIds ?? null, e.reason ?? null);
+  const tuples = rows.map(({ jobId, seq, event: e }, i) => {
+    params.push(jobId, seq, e.type, e.at, e.fromState ?? null, e.toState ?? null, e.attempt ?? null, e.nodeIds ?? null, e.reason ?? null);
     const b = i * 9;
     return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9})`;
   });
@@ -28,3 +33,4 @@ export async function appendJobEvents(sql: Sql, jobId: string, firstSeq: number,
     params,
   );
 }
+

@@ -209,15 +209,18 @@ export interface NewRank {
 }
 
 export async function insertAttemptRanks(sql: Sql, jobId: string, attempt: number, ranks: NewRank[], now: Date): Promise<void> {
-  const params: unknown[] = [jobId, attempt, now];
-  const tuples = ranks.map((r) => {
-    params.push(r.rank, r.nodeId, r.gpus, r.cpuCores, r.memoryMiB);
-    const b = params.length - 5;
-    return `($1, $2, $${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $3)`;
-  });
+  await insertRanks(sql, ranks.map((r) => ({ ...r, jobId, attempt })), now);
+}
+
+/** The ranks of any number of attempts, in one statement. */
+export async function insertRanks(sql: Sql, ranks: Array<NewRank & { jobId: string; attempt: number }>, now: Date): Promise<void> {
+  if (ranks.length === 0) return;
+  const col = <T>(f: (r: NewRank & { jobId: string; attempt: number }) => T): T[] => ranks.map(f);
   await sql.rows(
-    `INSERT INTO attempt_nodes (job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, created_at) VALUES ${tuples.join(', ')}`,
-    params,
+    `INSERT INTO attempt_nodes (job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, created_at)
+     SELECT job_id, attempt, rank, node_id, gpus, cpu, mem, $8
+     FROM unnest($1::uuid[], $2::int[], $3::int[], $4::text[], $5::int[], $6::int[], $7::bigint[]) AS r (job_id, attempt, rank, node_id, gpus, cpu, mem)`,
+    [col((r) => r.jobId), col((r) => r.attempt), col((r) => r.rank), col((r) => r.nodeId), col((r) => r.gpus), col((r) => r.cpuCores), col((r) => r.memoryMiB), now],
   );
 }
 

@@ -64,21 +64,35 @@ export interface Allocation {
 
 /**
  * The placement guarantee: takes capacity on each node only if its allocation version is the one
- * the plan was made from and the capacity still holds. Nodes are updated in id order so two
- * gangs competing for the same nodes lock them in one global order and cannot deadlock.
+ * the plan was made from and the capacity still holds, all or nothing (throws ConcurrentUpdateError
+ * naming the nodes that changed). One statement; rows are locked in id order first, so two writers
+ * competing for the same nodes (two gangs, two scheduler replicas) never wait on each other in a
+ * cycle. Several allocations may name one node (several jobs placed on it): they are summed.
  */
 export async function casAllocate(sql: Sql, allocations: Allocation[], now: Date): Promise<void> {
-  const ordered = [...allocations].sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
-  for (const a of ordered) {
-    const rows = await sql.rows(
-      `UPDATE nodes SET gpus_allocated = gpus_allocated + $3, cpu_allocated = cpu_allocated + $4,
-         memory_allocated = memory_allocated + $5, version = version + 1, updated_at = $6
-       WHERE id = $1 AND version = $2 AND NOT cordoned
-         AND gpus_allocated + $3 <= gpus_total AND cpu_allocated + $4 <= cpu_cores AND memory_allocated + $5 <= memory_mib
-       RETURNING id`,
-      [a.nodeId, a.expectedVersion, a.gpus, a.cpuCores, a.memoryMiB, now],
-    );
-    if (rows.length === 0) throw new ConcurrentUpdateError(`node ${a.nodeId}`);
+  if (allocations.length === 0) return;
+  const perNode = new Map<string, Allocation>();
+  for (const a of allocations) {
+    const t = perNode.get(a.nodeId);
+    if (t && t.expectedVersion !== a.expectedVersion) throw new Error(`node ${a.nodeId} allocated from two versions`);
+    perNode.set(a.nodeId, t ? { ...t, gpus: t.gpus + a.gpus, cpuCores: t.cpuCores + a.cpuCores, memoryMiB: t.memoryMiB + a.memoryMiB } : a);
+  }
+  const ids = [...perNode.keys()].sort();
+  const rows = ids.map((id) => perNode.get(id)!);
+  const updated = await sql.rows<{ id: string }>(
+    `WITH locked AS MATERIALIZED (SELECT id FROM nodes WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE)
+     UPDATE nodes n SET gpus_allocated = n.gpus_allocated + a.gpus, cpu_allocated = n.cpu_allocated + a.cpu,
+       memory_allocated = n.memory_allocated + a.mem, version = n.version + 1, updated_at = $6
+     FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::bigint[]) AS a (id, expected, gpus, cpu, mem)
+     WHERE n.id = a.id AND n.id IN (SELECT id FROM locked) AND n.version = a.expected AND NOT n.cordoned
+       AND n.gpus_allocated + a.gpus <= n.gpus_total AND n.cpu_allocated + a.cpu <= n.cpu_cores
+       AND n.memory_allocated + a.mem <= n.memory_mib
+     RETURNING n.id`,
+    [ids, rows.map((a) => a.expectedVersion), rows.map((a) => a.gpus), rows.map((a) => a.cpuCores), rows.map((a) => a.memoryMiB), now],
+  );
+  if (updated.length !== ids.length) {
+    const got = new Set(updated.map((r) => r.id));
+    throw new ConcurrentUpdateError(`node ${ids.filter((id) => !got.has(id)).join(', ')}`);
   }
 }
 
