@@ -3,9 +3,11 @@ import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
 import { JobLifecycleMessage, JobReportMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
 import { JobState, decideReport, isTerminal } from '@gantry/domain';
+import type { IHeaders } from 'kafkajs';
+import { withConsumerSpan } from '@gantry/messaging';
 import {
   JobChanges, NewJobEvent, OutboxMessage, Sql, appendJobEvents, casUpdateJob, enqueueOutbox, findJob, inTransaction,
-  loadRanks, releaseRank, setRankState,
+  isPermanentDataError, loadRanks, releaseRank, setRankState,
 } from '@gantry/persistence';
 
 export type ReportOutcome = 'applied' | 'noop' | 'stale' | 'rejected' | 'unknown-job';
@@ -22,8 +24,14 @@ function lifecycle(type: JobLifecycleMessage['type'], jobId: string, now: Date):
   return { topic: TOPICS.jobLifecycle, key: jobId, value: msg };
 }
 
+/** What became of one report of a batch: its outcome, or the error the database refused it with for good. */
+export type BatchReportResult = { outcome: ReportOutcome } | { error: Error };
+
+/** Reports applied per transaction at most, so that no transaction holds its row locks for long. */
+const MAX_REPORTS_PER_TRANSACTION = 100;
+
 /**
- * Applies one agent report to Postgres through the domain's decision: fenced by attempt number,
+ * Applies agent reports to Postgres through the domain's decision: fenced by attempt number,
  * terminal states absorb, each state change is one event, capacity is released exactly once, and
  * the job's version compare-and-set makes racing writers retry instead of both winning.
  */
@@ -32,13 +40,49 @@ export class JobReportApplier {
   constructor(@Inject(DataSource) private readonly ds: DataSource) {}
 
   async apply(report: JobReportMessage): Promise<ReportOutcome> {
+    const [result] = await this.applyBatch([{ value: report }]);
+    if ('error' in result) throw result.error;
+    return result.outcome;
+  }
+
+  /**
+   * Applies one partition's reports, in order, in as few transactions as MAX_REPORTS_PER_TRANSACTION
+   * allows: one commit (one WAL flush) for many reports instead of one each. Each report runs under
+   * a savepoint, so a lost compare-and-set retries only that report, with fresh state, and a report
+   * the database can never accept (a data error) is returned as an error without undoing the others.
+   * Any other error rolls back the transaction and is thrown: the batch is retried, and reapplying
+   * a report is idempotent.
+   */
+  async applyBatch(items: Array<{ value: JobReportMessage; headers?: IHeaders }>): Promise<BatchReportResult[]> {
+    const results: BatchReportResult[] = [];
+    for (let i = 0; i < items.length; i += MAX_REPORTS_PER_TRANSACTION) {
+      const chunk = items.slice(i, i + MAX_REPORTS_PER_TRANSACTION);
+      const done = await inTransaction(this.ds, async (sql) => {
+        const out: BatchReportResult[] = [];
+        for (const { value: r, headers } of chunk) {
+          out.push(await withConsumerSpan(headers, 'apply job report', { 'gantry.job_id': r.jobId, 'gantry.attempt': r.attempt }, () => this.applyUnderSavepoint(sql, r)));
+        }
+        return out;
+      });
+      for (const d of done) if ('outcome' in d) reportsApplied.inc({ outcome: d.outcome });
+      results.push(...done);
+    }
+    return results;
+  }
+
+  private async applyUnderSavepoint(sql: Sql, report: JobReportMessage): Promise<BatchReportResult> {
     for (let attempt = 0; ; attempt++) {
+      await sql.rows('SAVEPOINT report');
       try {
-        const outcome = await inTransaction(this.ds, (sql) => this.applyOnce(sql, report));
-        reportsApplied.inc({ outcome });
-        return outcome;
+        const outcome = await this.applyOnce(sql, report);
+        await sql.rows('RELEASE SAVEPOINT report');
+        return { outcome };
       } catch (e) {
-        if ((e as Error).name !== 'ConcurrentUpdateError' || attempt >= 10) throw e;
+        await sql.rows('ROLLBACK TO SAVEPOINT report');
+        await sql.rows('RELEASE SAVEPOINT report');
+        if ((e as Error).name === 'ConcurrentUpdateError' && attempt < 10) continue;
+        if (isPermanentDataError(e)) return { error: e as Error };
+        throw e;
       }
     }
   }

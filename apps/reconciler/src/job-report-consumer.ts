@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JobReportMessage, TOPICS, parseMessage } from '@gantry/contracts';
-import { TerminalFailure, withConsumerSpan } from '@gantry/messaging';
-import { isPermanentDataError } from '@gantry/persistence';
+import { TerminalFailure } from '@gantry/messaging';
 import { CONFIG, Consumers } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
 import { JobReportApplier } from './job-report-applier';
@@ -16,17 +15,10 @@ export class JobReportConsumer {
       fromBeginning: true, // every report ever accepted is applied; none is lost before the first start
       parse: (raw) => parseMessage(JobReportMessage, raw),
       handleBatch: async (items) => {
+        // A report the database can never accept is parked; anything else is retried (thrown).
+        const results = await applier.applyBatch(items);
         const failures: TerminalFailure<JobReportMessage>[] = [];
-        for (const item of items) {
-          const r = item.value;
-          try {
-            await withConsumerSpan(item.headers, 'apply job report', { 'gantry.job_id': r.jobId, 'gantry.attempt': r.attempt }, () => applier.apply(r));
-          } catch (e) {
-            // A report the database can never accept is parked; anything else is retried.
-            if (!isPermanentDataError(e)) throw e;
-            failures.push({ item, error: e as Error });
-          }
-        }
+        results.forEach((r, i) => 'error' in r && failures.push({ item: items[i], error: r.error }));
         return failures;
       },
       partitionsConsumedConcurrently: config.GANTRY_REPORT_CONCURRENCY,

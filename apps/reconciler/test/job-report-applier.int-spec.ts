@@ -53,6 +53,22 @@ describe('JobReportApplier', () => {
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
   });
 
+  it('applies a batch in order in one transaction; a report the database refuses is returned, the others stand', async () => {
+    const [a, b] = [await placedJob(), await placedJob()];
+    const results = await applier.applyBatch([
+      { value: report(a.job, a.nodeIds[0], 'RUNNING') },
+      { value: report(b.job, b.nodeIds[0], 'SUCCEEDED', { exitCode: 2 ** 40 }) }, // exit_code is int4: a data error
+      { value: report(a.job, a.nodeIds[0], 'SUCCEEDED', { exitCode: 0 }) },
+      { value: report(b.job, b.nodeIds[0], 'RUNNING') },
+    ]);
+    expect(results.map((r) => ('outcome' in r ? r.outcome : `error:${(r.error as { code?: string }).code ?? (r.error as { driverError?: { code?: string } }).driverError?.code}`)))
+      .toEqual(['applied', 'error:22003', 'applied', 'applied']);
+    expect(await findJob(autocommit(ds), a.job.id)).toMatchObject({ state: 'SUCCEEDED', exitCode: 0, lastEventSeq: 4 });
+    // The refused report left nothing behind: b went on from where it was, to RUNNING.
+    expect(await findJob(autocommit(ds), b.job.id)).toMatchObject({ state: 'RUNNING', exitCode: null, lastEventSeq: 3 });
+    expect((await loadNodes(autocommit(ds), b.nodeIds))[0].gpusAllocated).toBe(2);
+  });
+
   it('records a failing exit code', async () => {
     const { job, nodeIds } = await placedJob();
     await applier.apply(report(job, nodeIds[0], 'FAILED', { exitCode: 3 }));
