@@ -49,7 +49,7 @@ export function loadChaosConfig(): ChaosConfig {
     maxRetries: num('CHAOS_MAX_RETRIES', 3),
     warmupS: num('CHAOS_WARMUP_S', 20),
     settleS: num('CHAOS_SETTLE_S', 15),
-    recoveryTimeoutS: num('CHAOS_RECOVERY_TIMEOUT_S', 180),
+    recoveryTimeoutS: num('CHAOS_RECOVERY_TIMEOUT_S', 120),
     drainTimeoutS: num('CHAOS_DRAIN_TIMEOUT_S', 240),
     only: (process.env.CHAOS_FAULTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     basePort: num('CHAOS_BASE_PORT', 18800),

@@ -5,7 +5,9 @@ import { withDb } from './chaos-database';
 export interface Recovery {
   /** First poll at which every service's /readyz answered 200. */
   readyAt: number | null;
-  /** First RUNNING (or SUCCEEDED) of a job submitted after readyAt: work flows again. */
+  /** First RUNNING (or SUCCEEDED) of any job after readyAt: work flows again (a backlog may still hold new jobs back). */
+  flowingAt: number | null;
+  /** First RUNNING (or SUCCEEDED) of a job submitted after readyAt: new work gets through. */
   runningAt: number | null;
   /** runningAt - t0: the recovery time. */
   recoveryMs: number | null;
@@ -40,6 +42,14 @@ async function firstRunningSince(databaseUrl: string, since: number): Promise<nu
   });
 }
 
+/** The first moment any job reached RUNNING or SUCCEEDED at or after `since`. */
+async function firstTransitionSince(databaseUrl: string, since: number): Promise<number | null> {
+  return withDb(databaseUrl, async (c) => {
+    const { rows } = await c.query(`SELECT min(at) AS at FROM job_events WHERE at >= $1 AND to_state IN ('RUNNING', 'SUCCEEDED')`, [new Date(since)]);
+    return rows[0].at ? new Date(rows[0].at).getTime() : null;
+  });
+}
+
 /**
  * Healthy again means both: every /readyz green, and the pipeline works end to end for new work
  * (a job submitted after readiness returned was placed, dispatched and reported running).
@@ -58,18 +68,23 @@ export async function measureRecovery(t0: number, services: ServiceProcess[], da
       { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 200 },
     );
   } catch {
-    return { readyAt: null, runningAt: null, recoveryMs: null, notReady };
+    return { readyAt: null, flowingAt: null, runningAt: null, recoveryMs: null, notReady };
   }
   let runningAt: number | null = null;
+  let flowingAt: number | null = null;
   try {
-    runningAt = await waitFor('a job submitted after readiness running', () => firstRunningSince(databaseUrl, readyAt!).then((t) => t ?? undefined), {
-      timeoutMs: Math.max(1, deadline - Date.now()),
-      intervalMs: 250,
-    });
+    runningAt = await waitFor(
+      'a job submitted after readiness running',
+      async () => {
+        flowingAt ??= await firstTransitionSince(databaseUrl, readyAt!);
+        return flowingAt === null ? undefined : (await firstRunningSince(databaseUrl, readyAt!)) ?? undefined;
+      },
+      { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 250 },
+    );
   } catch {
     // not recovered within the deadline
   }
-  return { readyAt, runningAt, recoveryMs: runningAt === null ? null : runningAt - t0, notReady: [] };
+  return { readyAt, flowingAt, runningAt, recoveryMs: runningAt === null ? null : runningAt - t0, notReady: [] };
 }
 
 /**

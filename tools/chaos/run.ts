@@ -34,8 +34,9 @@ import { GantryClient } from '@gantry/client';
 import { Stack, waitFor } from '@gantry/stack';
 import { loadChaosConfig } from './chaos-config';
 import { flushRedisDb, recreateChaosDatabase, withDb } from './chaos-database';
+import { consumerGroupMembers } from './consumer-groups';
 import { auditExecutions } from './execution-audit';
-import { Fault, InjectionDetail, allFaults } from './faults';
+import { Fault, GRACEFUL_STOP_MS, InjectionDetail, allFaults } from './faults';
 import { FaultWindow, faultWindow } from './fault-window';
 import { InvariantResult, checkInvariants } from './invariants';
 import { KafkaBroker } from './kafka-broker';
@@ -209,6 +210,35 @@ interface FaultResult {
   recovered: boolean;
   window: FaultWindow;
   crashes: typeof crashes;
+  /** Members per consumer group, read when the fault had not healed by the deadline. */
+  groupsWhenStalled: Record<string, number> | { error: string } | null;
+  /** What the run did when the fault did not heal by itself (null: it did). */
+  intervention: Intervention | null;
+}
+
+interface Intervention {
+  action: string;
+  /** From the fault to a job submitted after the intervention running; null: not even then. */
+  recoveredAfterMs: number | null;
+}
+
+/**
+ * A fault that did not heal is a finding, recorded as such; to measure the faults after it from a
+ * working system, the run then does what an operator would: restart the control plane, gracefully.
+ */
+async function intervene(s: Stack, t0: number): Promise<Intervention> {
+  const names = ['api-gateway', 'scheduler', 'heartbeat-ingester', 'reconciler'] as const;
+  say(`intervention: SIGTERM-restarting ${names.join(', ')}`);
+  supervising = false;
+  for (const n of names) {
+    await s.get(n).stop(GRACEFUL_STOP_MS);
+    s.get(n).start();
+  }
+  supervising = true;
+  const r = await measureRecovery(Date.now(), s.services, config.databaseUrl, config.recoveryTimeoutS * 1000);
+  const recoveredAfterMs = r.runningAt === null ? null : r.runningAt - t0;
+  say(`intervention: ${recoveredAfterMs === null ? 'still NOT recovered' : `recovered ${seconds(recoveredAfterMs)} s after the fault`}`);
+  return { action: `SIGTERM restart of ${names.join(', ')}`, recoveredAfterMs };
 }
 
 async function main(): Promise<number> {
@@ -235,8 +265,8 @@ async function main(): Promise<number> {
   const agentStops: number[] = [];
   for (const fault of faults) {
     if (interrupted) throw new Error('interrupted');
-    const steadyBefore = await waitSteady(s.services, config.databaseUrl, 120_000);
-    if (!steadyBefore) say(`not steady before ${fault.name} after 120 s: injecting anyway`);
+    const steadyBefore = await waitSteady(s.services, config.databaseUrl, 60_000);
+    if (!steadyBefore) say(`not steady before ${fault.name} after 60 s: injecting anyway`);
     const crashesBefore = crashes.length;
     say(`${fault.name}: ${fault.kind} ${fault.target}`);
     supervising = false; // the fault's own stop must not be taken for a crash
@@ -247,12 +277,15 @@ async function main(): Promise<number> {
     const recovery = await measureRecovery(t0, s.services, config.databaseUrl, config.recoveryTimeoutS * 1000);
     const recovered = recovery.recoveryMs !== null;
     say(`${fault.name}: ${recovered ? `recovered in ${seconds(recovery.recoveryMs)} s (ready after ${seconds(recovery.readyAt! - t0)} s)` : `NOT recovered within ${config.recoveryTimeoutS} s${recovery.notReady.length ? ` (not ready: ${recovery.notReady.join(', ')})` : ''}`}`);
+    const groups = recovered ? null : await consumerGroupMembers(broker.brokers).catch((e) => ({ error: (e as Error).message }));
+    if (groups) say(`${fault.name}: consumer group members ${JSON.stringify(groups)}`);
+    const intervention = recovered ? null : await intervene(s, t0);
     await pause(config.settleS * 1000);
     const windowEnd = Date.now();
     const window = await faultWindow(load, config.databaseUrl, t0, recovery.runningAt ?? windowEnd, windowEnd);
     results.push({
       fault: fault.name, target: fault.target, kind: fault.kind, steadyBefore, t0: new Date(t0).toISOString(), injection, recovery, recovered, window,
-      crashes: crashes.slice(crashesBefore),
+      crashes: crashes.slice(crashesBefore), groupsWhenStalled: groups, intervention,
     });
   }
 
@@ -287,9 +320,11 @@ async function main(): Promise<number> {
 
   console.log(`\ntest:chaos  ${cond.commit}${cond.treeClean ? '' : ' (dirty tree)'}  ${cond.cpu}  ${config.simNodes} sim nodes, ${config.ratePerS} jobs/s\n`);
   console.log(textTable([
-    ['fault', 'ready s', 'recovered s', 'failed creates', 'retries', 'replays', 'max wait s', 'notable job events (to next fault)'],
+    ['fault', 'ready s', 'flowing s', 'recovered s', 'failed creates', 'retries', 'replays', 'max wait s', 'notable job events (to next fault)'],
     ...results.map((r) => [
-      r.fault, seconds(r.recovery.readyAt === null ? null : r.recovery.readyAt - Date.parse(r.t0)), r.recovered ? seconds(r.recovery.recoveryMs) : 'NO',
+      r.fault, seconds(r.recovery.readyAt === null ? null : r.recovery.readyAt - Date.parse(r.t0)),
+      seconds(r.recovery.flowingAt === null ? null : r.recovery.flowingAt - Date.parse(r.t0)),
+      r.recovered ? seconds(r.recovery.recoveryMs) : `NO${r.intervention ? ` (${seconds(r.intervention.recoveredAfterMs)} after restarting the control plane)` : ''}`,
       String(r.window.clientFailures + r.window.clientRejected), String(r.window.clientRetries), String(r.window.replayed), seconds(r.window.maxWaitToRunningMs),
       Object.entries(r.window.events).map(([k, v]) => `${v} ${k}`).join('; ') || '-',
     ]),
