@@ -16,6 +16,7 @@ interface AutocannonOptions {
   url: string;
   connections: number;
   duration: number;
+  amount?: number;
   overallRate?: number;
   timeout?: number;
   ignoreCoordinatedOmission?: boolean;
@@ -50,12 +51,16 @@ export interface CreateTarget {
   baseUrl: string;
   token: string;
   body: string;
+  /** When set, called for every request's body instead of sending `body` (a job mix). */
+  nextBody?: () => string;
 }
 
 export interface PhaseOptions {
   /** Total connections (split across lanes when paced). */
   connections: number;
   durationS: number;
+  /** Stop after this many responses instead of after `durationS` (autocannon's `amount`). */
+  amount?: number;
   /** Target creates/s for the whole phase; undefined = as fast as the connections allow. */
   rate?: number;
   /**
@@ -105,13 +110,18 @@ export async function runCreatePhase(target: CreateTarget, opts: PhaseOptions): 
     method: 'POST',
     path: '/v1/jobs',
     body: target.body,
-    setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'Idempotency-Key': randomUUID() } }),
+    setupRequest: (req) => ({
+      ...req,
+      headers: { ...req.headers, 'Idempotency-Key': randomUUID() },
+      ...(target.nextBody ? { body: target.nextBody() } : {}),
+    }),
   };
   const startLane = (lane: number): Promise<AutocannonResult> => {
     const instance = autocannon({
       url: target.baseUrl,
       connections: split(opts.connections, lanes, lane),
       duration: opts.durationS,
+      ...(opts.amount === undefined ? {} : { amount: split(opts.amount, lanes, lane) }),
       // Raw latencies: with a rate, autocannon otherwise back-fills synthetic samples at a 1 ms
       // interval for every slow response. The bench records its own samples anyway.
       ...(opts.rate === undefined ? {} : { overallRate: split(opts.rate, lanes, lane), ignoreCoordinatedOmission: true }),

@@ -1,0 +1,58 @@
+/** bench:dispatch settings, from BENCH_* variables; defaults are the issue's full run. */
+
+const num = (name: string, dflt: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return n;
+};
+
+function load() {
+  const nodes = num('BENCH_NODES', 50000);
+  // 50,000 nodes beating every 5 s is 10,000 beats/s, more than this 2-core machine ingests next to
+  // anything else (docs/benchmarks.md, bench:heartbeats). A slower beat keeps the fleet's cost small
+  // so the bench measures dispatch; suspect/dead scale with it so that every node stays HEALTHY.
+  const heartbeatMs = num('BENCH_HEARTBEAT_MS', 60000);
+  return {
+    nodes,
+    heartbeatMs,
+    nodeSuspectMs: num('BENCH_NODE_SUSPECT_MS', Math.round(heartbeatMs * 2.5)),
+    nodeDeadMs: num('BENCH_NODE_DEAD_MS', heartbeatMs * 4),
+    /** Phase 1: submissions per second through the gateway, for how long, over how many connections. */
+    rate: num('BENCH_RATE', 500),
+    rateS: num('BENCH_RATE_S', 120),
+    rateConnections: num('BENCH_RATE_CONNECTIONS', 50),
+    rateLanes: num('BENCH_RATE_LANES', 10),
+    rateSimDurationMs: num('BENCH_RATE_SIM_DURATION_MS', 3000),
+    gangShare: num('BENCH_GANG_SHARE', 0.05),
+    gangSize: num('BENCH_GANG_SIZE', 2),
+    /** Phase 2: jobs queued while the scheduler is stopped, then drained. */
+    backlog: num('BENCH_BACKLOG', 20000),
+    backlogConnections: num('BENCH_BACKLOG_CONNECTIONS', 64),
+    /** Long enough that no backlog job ends (and frees capacity) during the drain. */
+    backlogSimDurationMs: num('BENCH_BACKLOG_SIM_DURATION_MS', 3_600_000),
+    idleS: num('BENCH_IDLE_S', 10),
+    registerTimeoutS: num('BENCH_REGISTER_TIMEOUT_S', 600),
+    drainTimeoutS: num('BENCH_DRAIN_TIMEOUT_S', 600),
+    basePort: num('BENCH_BASE_PORT', 18900),
+    kafkaPort: num('BENCH_KAFKA_PORT', 39192),
+    databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gantry_bench_dispatch',
+    redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/14',
+    logLevel: process.env.BENCH_LOG_LEVEL || 'info',
+  };
+}
+
+export type DispatchConfig = ReturnType<typeof load>;
+
+export function loadConfig(): DispatchConfig {
+  const c = load();
+  if (c.basePort < 18900 || c.basePort + 4 > 18999) throw new Error('BENCH_BASE_PORT: the services take five ports in 18900..18999');
+  if (c.gangShare > 1) throw new Error('BENCH_GANG_SHARE is a share, 0..1');
+  return c;
+}
+
+/** Every GANTRY_* variable the services inherit from the bench's environment (they override defaults). */
+export function inheritedGantryEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith('GANTRY_') && v !== undefined) as [string, string][]);
+}

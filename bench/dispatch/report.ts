@@ -1,0 +1,140 @@
+/** The shape of bench:dispatch's raw JSON, the floors it is judged by, and the printed summary. */
+import { CpuUse } from '../api/infra';
+import { PhaseSummary, fmt, table } from '../api/stats';
+import { MetricSample, RateSeries, metricSeries } from './backlog-drain';
+import { DispatchConfig } from './config';
+import { DispatchLatency, DispatchReport } from './dispatch-latency';
+
+/** Issue 5: on this 2-core machine with everything on it. */
+export const FLOORS = { p99Ms: 500, aimP99Ms: 100, placementsPerS: 1000, aimPlacementsPerS: 3750 };
+
+export interface DispatchResults {
+  bench: 'dispatch';
+  startedAt: string;
+  config: DispatchConfig;
+  conditions: Record<string, unknown>;
+  fleet: { seconds: number; gpus: number };
+  idleCpu: CpuUse;
+  rate: {
+    submit: PhaseSummary;
+    dispatch: DispatchReport;
+    cpu: CpuUse;
+    drain: { drained: boolean; seconds: number; open: number };
+    drainCpu: CpuUse;
+    watchDelayMs: { p50: number; p99: number; max: number } | null;
+  };
+  backlog: {
+    submit: PhaseSummary;
+    submitCpu: CpuUse;
+    queued: number;
+    freeGpusBefore: number;
+    fleetGpus: number;
+    drain: {
+      drained: boolean;
+      leftQueued: number;
+      startMs: number;
+      schedulerReadyAfterS: number | null;
+      allScheduledAfterS: number | null;
+      waitedS: number;
+      placed: number;
+      /** Placed jobs / (last placement - scheduler process start): start-up included. */
+      overallPerS: number;
+      /** (placed - 1) / (last placement - first placement). */
+      firstToLastPerS: number;
+      db: RateSeries;
+      metric: ReturnType<typeof metricSeries> & { samples?: MetricSample[] };
+      runs: RateSeries;
+    };
+    drainCpu: CpuUse;
+  } | null;
+  watch: { runRecords: number };
+  logs: string;
+  floors?: ReturnType<typeof floorVerdicts>;
+}
+
+/**
+ * Met, missed, or not tested. The latency floor is "at 500/s": a run that could not submit close to
+ * that rate did not test it, whatever its p99.
+ */
+export function floorVerdicts(r: DispatchResults) {
+  const achieved = r.rate.submit.createsPerS;
+  const atRate = achieved >= 0.95 * r.config.rate && r.config.rate >= 500;
+  const p99 = r.rate.dispatch.all.latencyMs?.p99 ?? Infinity;
+  const allDispatched = r.rate.dispatch.all.neverDispatched === 0;
+  const placements = r.backlog?.drain.overallPerS ?? null;
+  const verdict = (ok: boolean, tested: boolean) => (!tested ? 'not tested' : ok ? 'met' : 'missed');
+  return {
+    p99Under500msAt500: verdict(p99 < FLOORS.p99Ms && allDispatched, atRate),
+    p99Under100msAt500: verdict(p99 < FLOORS.aimP99Ms && allDispatched, atRate),
+    placements1000PerS: verdict((placements ?? 0) >= FLOORS.placementsPerS, placements !== null && r.config.backlog >= 20000),
+    placements3750PerS: verdict((placements ?? 0) >= FLOORS.aimPlacementsPerS, placements !== null && r.config.backlog >= 20000),
+    notes: [
+      ...(atRate ? [] : [`submissions reached ${fmt(achieved)}/s of ${r.config.rate}/s offered: the latency floor (at 500/s) was not tested`]),
+      ...(r.config.nodes < 50000 ? [`${r.config.nodes} nodes, not 50,000`] : []),
+      ...(r.config.backlog < 20000 ? [`backlog ${r.config.backlog}, not 20,000`] : []),
+      ...(allDispatched ? [] : [`${r.rate.dispatch.all.neverDispatched} phase-1 jobs never dispatched`]),
+    ],
+  };
+}
+
+const lat = (l: DispatchLatency) => {
+  const s = l.latencyMs;
+  return s ? [fmt(s.p50, 0), fmt(s.p95, 0), fmt(s.p99, 0), fmt(s.max, 0)] : ['-', '-', '-', '-'];
+};
+
+export function printReport(r: DispatchResults, outFile: string): void {
+  const c = r.conditions as { commit?: string; treeClean?: boolean; cpu?: string; loadAvgBeforeRate?: number[] };
+  const v = r.floors ?? floorVerdicts(r);
+  const out: string[] = [];
+  out.push('', `bench:dispatch  ${c.commit ?? '?'}${c.treeClean ? '' : ' (dirty tree)'}  ${c.cpu ?? ''}`);
+  out.push(`fleet: ${r.config.nodes} simulated nodes (${r.fleet.gpus} GPUs), heartbeat every ${r.config.heartbeatMs} ms ` +
+    `(${Math.round((r.config.nodes * 1000) / r.config.heartbeatMs)} beats/s; suspect ${r.config.nodeSuspectMs} ms, dead ${r.config.nodeDeadMs} ms), ` +
+    `load average before phase 1 ${c.loadAvgBeforeRate?.join(' ') ?? '?'}`);
+
+  const s = r.rate.submit;
+  out.push('', `phase 1, fixed rate: ${r.config.rate}/s offered for ${r.config.rateS} s; achieved ${fmt(s.createsPerS)}/s ` +
+    `(${s.ok2xx} created, non-2xx ${s.non2xx}, errors ${s.errors}); submit latency p50 ${fmt(s.latencyMs.p50, 0)} ms, p99 ${fmt(s.latencyMs.p99, 0)} ms`);
+  const d = r.rate.dispatch;
+  const rows = [['dispatch latency (RUN published - created)', 'jobs', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'not in phase', 'never']];
+  for (const [name, l] of [['all', d.all], ['single-node', d.single], [`gangs of ${r.config.gangSize}`, d.gangs]] as const) {
+    if (l.jobs === 0) continue;
+    rows.push([name, String(l.jobs), ...lat(l), String(l.notDispatchedInPhase), String(l.neverDispatched)]);
+  }
+  out.push(table(rows));
+  out.push(`drain after phase 1: ${r.rate.drain.drained ? 'done' : `NOT done (${r.rate.drain.open} open)`} in ${fmt(r.rate.drain.seconds)} s; ` +
+    `bench consumer delay p99 ${r.rate.watchDelayMs ? fmt(r.rate.watchDelayMs.p99, 0) : '-'} ms`);
+
+  if (r.backlog) {
+    const b = r.backlog;
+    const dr = b.drain;
+    out.push('', `phase 2, backlog: ${b.queued} jobs queued with the scheduler stopped, in ${fmt(b.submit.durationS)} s (${fmt(b.submit.createsPerS)}/s, ` +
+      `p99 ${fmt(b.submit.latencyMs.p99, 0)} ms); ${b.freeGpusBefore} GPUs free`);
+    out.push(table([
+      ['placements', 'placed', 'overall /s', 'first->last /s', 'median /s', 'max /s'],
+      ['database (SCHEDULED events)', String(dr.placed), fmt(dr.overallPerS, 0), fmt(dr.firstToLastPerS, 0), fmt(dr.db.medianPerS, 0), fmt(dr.db.maxPerS, 0)],
+      ['scheduler /metrics', '-', '-', '-', fmt(dr.metric.medianPerS, 0), dr.metric.perSecond.length ? String(Math.max(...dr.metric.perSecond)) : '-'],
+      ['RUN commands on Kafka', String(dr.runs.count), '-', '-', fmt(dr.runs.medianPerS, 0), fmt(dr.runs.maxPerS, 0)],
+    ]));
+    out.push(`scheduler ready ${fmt(dr.schedulerReadyAfterS ?? NaN)} s after start, last placement after ${fmt(dr.allScheduledAfterS ?? NaN)} s; ` +
+      `${dr.drained ? 'drained' : `NOT drained (${dr.leftQueued} still QUEUED)`}; cycles ${dr.metric.cycles ?? '-'}, ` +
+      `mean cycle ${dr.metric.meanCycleMs === null ? '-' : fmt(dr.metric.meanCycleMs, 0)} ms, lost races ${dr.metric.lostRaces ?? '-'}`);
+  }
+
+  const phases: [string, CpuUse][] = [['idle', r.idleCpu], ['phase 1', r.rate.cpu], ['p1 drain', r.rate.drainCpu]];
+  if (r.backlog) phases.push(['p2 submit', r.backlog.submitCpu], ['p2 drain', r.backlog.drainCpu]);
+  const names = [...new Set(phases.flatMap(([, u]) => Object.keys(u.components)))];
+  const cores = (u: CpuUse, k: string) => (u.components[k] ? fmt(u.components[k].cpuS / Math.max(u.wallS, 1e-9), 2) : '-');
+  out.push('', 'CPU, cores used (CPU s / wall s); the machine has ' + ((r.conditions as { cpu?: string }).cpu ?? '?'));
+  out.push(table([
+    ['process', ...phases.map(([n]) => n)],
+    ...names.map((k) => [k, ...phases.map(([, u]) => cores(u, k))]),
+    ['machine busy', ...phases.map(([, u]) => `${fmt(u.machineBusy * 100, 0)}%`)],
+    ['wall s', ...phases.map(([, u]) => fmt(u.wallS, 0))],
+  ]));
+
+  out.push('', `floors: dispatch p99 < ${FLOORS.p99Ms} ms at 500/s: ${v.p99Under500msAt500} (aim < ${FLOORS.aimP99Ms} ms: ${v.p99Under100msAt500}); ` +
+    `${FLOORS.placementsPerS} placements/s: ${v.placements1000PerS} (aim ${FLOORS.aimPlacementsPerS}/s: ${v.placements3750PerS})`);
+  for (const n of v.notes) out.push(`  note: ${n}`);
+  out.push(`raw results: ${outFile}`);
+  console.log(out.join('\n'));
+}

@@ -1,0 +1,352 @@
+/**
+ * `npm run bench:dispatch`: how fast jobs go from POST /v1/jobs to a RUN command on Kafka, and how
+ * fast the scheduler drains a backlog, against a whole local stack that this script starts and stops
+ * itself. See docs/benchmarks.md, "bench:dispatch".
+ *
+ * What it brings up, all on this host:
+ *   - its own Kafka broker on BENCH_KAFKA_PORT (39192), stopped at the end unless it was already running;
+ *   - its own database (gantry_bench_dispatch, dropped, recreated and migrated) and topics;
+ *   - Redis logical db 14 (flushed);
+ *   - the five services as processes (ports from BENCH_BASE_PORT, 18900), one replica each, the agent
+ *     simulating BENCH_NODES (50,000) nodes (racks of 20 over three zones, H100/A100/L4/CPU-only mix)
+ *     with the `sleep` executor, beating every BENCH_HEARTBEAT_MS (60 s, see config.ts).
+ *
+ * Phases, after every node is registered and HEALTHY:
+ *   1. fixed rate: BENCH_RATE submissions/s for BENCH_RATE_S s (short jobs, mostly one GPU, a few
+ *      gangs). Dispatch latency per job = its RUN command's Kafka timestamp - its created_at.
+ *   2. backlog: the scheduler is stopped, BENCH_BACKLOG one-GPU jobs are submitted as fast as the
+ *      gateway takes them, the scheduler is started again and timed until none is QUEUED.
+ * CPU seconds per process come from /proc for every phase. Prints a table and writes everything to
+ * .cache/bench/dispatch-<time>.json.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { TOPIC_PARTITIONS } from '@gantry/contracts';
+import { Stack, waitFor } from '@gantry/stack';
+import { CpuSnapshot, conditions, cpuBetween, cpuSnapshot, createTopics, kafkaPid, recreateDatabase, startKafka, stopKafka } from '../api/infra';
+import { runCreatePhase } from '../api/load';
+import { summarisePhase } from '../api/stats';
+import { DrainSampler, metricSeries, placementTimes, runTimes, seriesOf } from './backlog-drain';
+import { CommandWatch } from './command-watch';
+import { inheritedGantryEnv, loadConfig } from './config';
+import { DispatchReport, dispatchLatency } from './dispatch-latency';
+import { BACKLOG_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
+import { DispatchResults, floorVerdicts, printReport } from './report';
+import { Teardown } from './teardown';
+
+const config = loadConfig();
+const root = join(__dirname, '..', '..', '..');
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const outFile = join(root, '.cache', 'bench', `dispatch-${stamp}.json`);
+const logDir = join(root, '.cache', 'bench', 'logs', `dispatch-${stamp}`);
+const brokers = `127.0.0.1:${config.kafkaPort}`;
+const say = (msg: string) => console.error(`[bench:dispatch] ${new Date().toISOString().slice(11, 19)} ${msg}`);
+
+let stack: Stack | null = null;
+let kafkaStartedHere = false;
+const teardown = new Teardown(say, () => {
+  for (const s of stack?.services ?? []) s.kill('SIGKILL');
+  if (kafkaStartedHere) spawnSync('bash', [join(root, 'scripts/kafka/stop.sh'), '--port', String(config.kafkaPort)], { stdio: 'inherit' });
+});
+teardown.installHandlers();
+
+/* ---- The stack ---- */
+
+async function prepare(): Promise<Stack> {
+  say(`Kafka on ${brokers}`);
+  kafkaStartedHere = await startKafka(root, config.kafkaPort);
+  if (kafkaStartedHere) teardown.add(`Kafka on ${brokers}`, () => stopKafka(root, config.kafkaPort));
+  else say(`a broker already listens on ${brokers}: using it and leaving it running`);
+  teardown.check();
+
+  say(`database ${new URL(config.databaseUrl).pathname.slice(1)} (recreated), Redis ${config.redisUrl} (flushed), topics`);
+  await recreateDatabase(root, config.databaseUrl);
+  await flushRedis(config.redisUrl);
+  await createTopics(root, brokers);
+  teardown.check();
+
+  const agentWork = mkdtempSync(join(tmpdir(), 'gantry-bench-dispatch-'));
+  teardown.add('agent work dir', async () => rmSync(agentWork, { recursive: true, force: true }));
+  const s = new Stack({
+    root,
+    logDir,
+    basePort: config.basePort,
+    env: {
+      GANTRY_ADMIN_TOKEN: adminToken,
+      KAFKA_BROKERS: brokers,
+      DATABASE_URL: config.databaseUrl,
+      REDIS_URL: config.redisUrl,
+      LOG_LEVEL: config.logLevel,
+      KAFKAJS_NO_PARTITIONER_WARNING: '1',
+      GANTRY_HEARTBEAT_MS: String(config.heartbeatMs),
+      GANTRY_NODE_SUSPECT_MS: String(config.nodeSuspectMs),
+      GANTRY_NODE_DEAD_MS: String(config.nodeDeadMs),
+    },
+    serviceEnv: {
+      'node-agent': {
+        GANTRY_SIM_NODES: String(config.nodes),
+        GANTRY_SIM_EXECUTOR: 'sleep',
+        GANTRY_SIM_PREFIX: 'bench',
+        GANTRY_AGENT_ID: 'bench-dispatch',
+        GANTRY_AGENT_WORKDIR: agentWork,
+      },
+    },
+    readyTimeoutMs: 300_000,
+  });
+  stack = s;
+  teardown.add('services', () => s.stop());
+  say(`services on ${config.basePort}..${config.basePort + 4} (logs ${relative(root, logDir)})`);
+  await s.start();
+  teardown.check();
+  return s;
+}
+
+const adminToken = `bench-admin-${randomBytes(12).toString('base64url')}`;
+
+async function flushRedis(url: string): Promise<void> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await r.connect();
+  try {
+    await r.flushdb();
+  } finally {
+    r.disconnect();
+  }
+}
+
+async function api(gatewayUrl: string, token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${gatewayUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json().catch(() => null)) as Record<string, unknown> | null };
+}
+
+/** Polls with a deadline; the bench's Ctrl-C ends the wait too. */
+function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | false | undefined>, intervalMs = 500): Promise<T> {
+  return waitFor(what, async () => {
+    teardown.check();
+    return probe();
+  }, { timeoutMs, intervalMs });
+}
+
+/** Every simulated node registered (a row in `nodes`) and HEALTHY by the gateway's summary. */
+async function waitForFleet(gatewayUrl: string, db: Client): Promise<{ seconds: number; gpus: number }> {
+  const t0 = Date.now();
+  say(`waiting for ${config.nodes} nodes to register and be HEALTHY`);
+  let last = '';
+  await until(`${config.nodes} nodes registered and HEALTHY`, config.registerTimeoutS * 1000, async () => {
+    const registered = Number((await db.query(`SELECT count(*) AS n FROM nodes`)).rows[0].n);
+    const summary = await api(gatewayUrl, adminToken, 'GET', '/v1/cluster/summary');
+    const healthy = Number((summary.json?.nodesByHealth as Record<string, number> | undefined)?.HEALTHY ?? 0);
+    const now = `${registered} registered, ${healthy} healthy`;
+    if (now !== last) say(`fleet: ${now}`);
+    last = now;
+    return registered >= config.nodes && healthy >= config.nodes;
+  }, 1000);
+  const gpus = Number((await db.query(`SELECT coalesce(sum(gpus_total), 0) AS n FROM nodes`)).rows[0].n);
+  return { seconds: (Date.now() - t0) / 1000, gpus };
+}
+
+function servicePids(s: Stack): Record<string, number | null | undefined> {
+  return {
+    'api-gateway': s.get('api-gateway').pid, scheduler: s.get('scheduler').pid, 'heartbeat-ingester': s.get('heartbeat-ingester').pid,
+    reconciler: s.get('reconciler').pid, 'node-agent': s.get('node-agent').pid, kafka: kafkaPid(root, config.kafkaPort),
+    'bench (autocannon, watch)': process.pid,
+  };
+}
+
+/** Waits until none of the named jobs is QUEUED/SCHEDULED/RUNNING; returns how long it took and what is left. */
+async function drainJobs(db: Client, name: string, label: string): Promise<{ drained: boolean; seconds: number; open: number }> {
+  const t0 = Date.now();
+  let open = 0;
+  let drained = true;
+  try {
+    await until(`drain after ${label}`, config.drainTimeoutS * 1000, async () => {
+      open = Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE name = $1 AND state IN ('QUEUED','SCHEDULED','RUNNING')`, [name])).rows[0].n);
+      return open === 0;
+    }, 1000);
+  } catch (e) {
+    if (teardown.interrupted) throw e;
+    drained = false;
+    say(`${(e as Error).message}: ${open} jobs still open; going on`);
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  say(`drain after ${label}: ${drained ? 'done' : 'NOT done'} in ${seconds.toFixed(1)} s`);
+  return { drained, seconds, open };
+}
+
+/* ---- Main ---- */
+
+async function main(): Promise<void> {
+  say(`config ${JSON.stringify(config)}`);
+  const t0 = Date.now();
+  const s = await prepare();
+  const db = new Client({ connectionString: config.databaseUrl, application_name: 'gantry-bench-dispatch' });
+  await db.connect();
+  teardown.add('bench database connection', () => db.end());
+  const fleet = await waitForFleet(s.gatewayUrl, db);
+  say(`fleet ready in ${fleet.seconds.toFixed(0)} s: ${config.nodes} nodes, ${fleet.gpus} GPUs`);
+  const cond = await conditions(root, config.databaseUrl, config.kafkaPort);
+
+  const minted = await api(s.gatewayUrl, adminToken, 'POST', '/v1/tokens', { owner: 'bench', role: 'user' });
+  if (minted.status !== 201) throw new Error(`POST /v1/tokens answered ${minted.status}: ${JSON.stringify(minted.json)}`);
+  const token = String(minted.json!.token);
+
+  // The watch joins before any load; a probe job proves it sees RUN commands end to end.
+  const watch = new CommandWatch(brokers, `bench-dispatch-${stamp}`);
+  teardown.add('command watch', () => watch.stop());
+  await watch.start();
+  await until('command watch joined and positioned', 60_000, async () => watch.positioned);
+  const probe = await api(s.gatewayUrl, token, 'POST', '/v1/jobs', singleGpuJob(PROBE_JOB_NAME, 100), { 'Idempotency-Key': `probe-${stamp}` });
+  if (probe.status !== 201) throw new Error(`probe job: ${probe.status} ${JSON.stringify(probe.json)}`);
+  await until('the probe job RUN seen on Kafka', 60_000, async () => watch.dispatchedAt(String(probe.json!.id)) !== null);
+  say(`stack ready in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+
+  // What the fleet's heartbeats and the idle services cost by themselves.
+  const idleA = cpuSnapshot();
+  await new Promise((r) => setTimeout(r, config.idleS * 1000));
+  const idleCpu = cpuBetween(idleA, cpuSnapshot(), servicePids(s));
+  teardown.check();
+
+  /* Phase 1: fixed rate. */
+  say(`phase 1: ${config.rate}/s for ${config.rateS} s over ${config.rateConnections} connections, ` +
+    `${config.gangShare * 100}% gangs of ${config.gangSize}, jobs ${config.rateSimDurationMs} ms`);
+  const target = { baseUrl: s.gatewayUrl, token, body: '', nextBody: rateBodies({ simDurationMs: config.rateSimDurationMs, gangShare: config.gangShare, gangSize: config.gangSize }) };
+  const loadAvgBeforeRate = loadavg();
+  const rateA: CpuSnapshot = cpuSnapshot();
+  const rateRun = await runCreatePhase(target, { connections: config.rateConnections, durationS: config.rateS, rate: config.rate, lanes: config.rateLanes });
+  const rateEndMs = Date.now();
+  const rateCpu = cpuBetween(rateA, cpuSnapshot(), servicePids(s));
+  teardown.check();
+  const rateSubmit = summarisePhase(rateRun, config.rateS);
+  say(`phase 1: ${rateSubmit.createsPerS.toFixed(1)} submissions/s achieved, p99 ${rateSubmit.latencyMs.p99.toFixed(0)} ms`);
+  const drainA = cpuSnapshot();
+  const rateDrain = await drainJobs(db, RATE_JOB_NAME, 'phase 1');
+  const rateDrainCpu = cpuBetween(drainA, cpuSnapshot(), servicePids(s));
+  const dispatch: DispatchReport = await dispatchLatency(db, watch, RATE_JOB_NAME, rateEndMs);
+  say(`phase 1: dispatch p50 ${dispatch.all.latencyMs?.p50 ?? '-'} ms, p99 ${dispatch.all.latencyMs?.p99 ?? '-'} ms, ` +
+    `${dispatch.all.notDispatchedInPhase} not dispatched within the phase`);
+
+  /* Phase 2: backlog. */
+  let backlog: DispatchResults['backlog'] = null;
+  if (config.backlog > 0) backlog = await backlogPhase(s, db, watch, token, fleet.gpus);
+
+  const report: DispatchResults = {
+    bench: 'dispatch',
+    startedAt: new Date(t0).toISOString(),
+    config,
+    conditions: {
+      ...cond,
+      loadAvgBeforeRate: loadAvgBeforeRate.map((x) => Math.round(x * 100) / 100),
+      loadAvgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100),
+      gantry: {
+        services: 'one replica each: api-gateway, scheduler, heartbeat-ingester, reconciler, node-agent',
+        GANTRY_SIM_NODES: config.nodes, GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_HEARTBEAT_MS: config.heartbeatMs,
+        GANTRY_NODE_SUSPECT_MS: config.nodeSuspectMs, GANTRY_NODE_DEAD_MS: config.nodeDeadMs, LOG_LEVEL: config.logLevel,
+        beatsPerSecondOffered: Math.round((config.nodes * 1000) / config.heartbeatMs),
+        inheritedGantryVariables: inheritedGantryEnv(),
+        topicPartitions: TOPIC_PARTITIONS,
+      },
+      command: 'npm run bench:dispatch',
+    },
+    fleet,
+    idleCpu,
+    rate: { submit: rateSubmit, dispatch, cpu: rateCpu, drain: rateDrain, drainCpu: rateDrainCpu, watchDelayMs: null },
+    backlog,
+    watch: { runRecords: watch.runRecords },
+    logs: relative(root, logDir),
+  };
+  report.rate.watchDelayMs = delaySummary(watch.receiveDelaysMs);
+  report.floors = floorVerdicts(report);
+  mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
+  writeFileSync(outFile, JSON.stringify(report, null, 2));
+  printReport(report, relative(root, outFile));
+}
+
+/** How far behind the bench's own consumer ran (it must not be the bottleneck). */
+function delaySummary(v: number[]): { p50: number; p99: number; max: number } | null {
+  if (!v.length) return null;
+  const s = [...v].sort((a, b) => a - b);
+  return { p50: s[Math.floor(s.length / 2)], p99: s[Math.min(s.length - 1, Math.floor(s.length * 0.99))], max: s[s.length - 1] };
+}
+
+async function backlogPhase(s: Stack, db: Client, watch: CommandWatch, token: string, fleetGpus: number): Promise<NonNullable<DispatchResults['backlog']>> {
+  const scheduler = s.get('scheduler');
+  say('phase 2: stopping the scheduler');
+  await scheduler.stop();
+  const free = Number((await db.query(`SELECT coalesce(sum(gpus_total - gpus_allocated), 0) AS n FROM nodes WHERE NOT cordoned`)).rows[0].n);
+  if (free < config.backlog) say(`WARNING: only ${free} free GPUs for ${config.backlog} one-GPU jobs: the drain will stop at capacity`);
+
+  say(`phase 2: submitting ${config.backlog} jobs over ${config.backlogConnections} connections (jobs ${config.backlogSimDurationMs} ms)`);
+  const body = JSON.stringify(singleGpuJob(BACKLOG_JOB_NAME, config.backlogSimDurationMs));
+  const submitA = cpuSnapshot();
+  const submitRun = await runCreatePhase({ baseUrl: s.gatewayUrl, token, body }, { connections: config.backlogConnections, durationS: 3600, amount: config.backlog });
+  const submitCpu = cpuBetween(submitA, cpuSnapshot(), servicePids(s));
+  teardown.check();
+  const submit = summarisePhase(submitRun, submitRun.wallS);
+  const queued = Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE name = $1 AND state = 'QUEUED'`, [BACKLOG_JOB_NAME])).rows[0].n);
+  say(`phase 2: ${queued} jobs queued in ${submitRun.wallS.toFixed(1)} s (${submit.createsPerS.toFixed(1)}/s)`);
+  // The gateway's lifecycle messages are relayed before the scheduler starts, so the drain measures placement.
+  await until('outbox empty before the drain', 120_000, async () => Number((await db.query(`SELECT count(*) AS n FROM outbox`)).rows[0].n) === 0, 500)
+    .catch((e) => say(`${(e as Error).message}; going on`));
+
+  const sampler = new DrainSampler(db, () => scheduler.url, BACKLOG_JOB_NAME);
+  const drainA = cpuSnapshot();
+  const startMs = Date.now();
+  // The restarted process's counters start at zero.
+  sampler.samples.push({ atMs: startMs, placed: 0, lostRaces: 0, cycles: 0, cycleSecondsSum: 0, queued });
+  say('phase 2: starting the scheduler');
+  scheduler.start();
+  sampler.start();
+  let readyMs: number | null = null;
+  let drained = true;
+  try {
+    await scheduler.ready(120_000);
+    readyMs = Date.now();
+    await until('backlog drained (no job QUEUED)', config.drainTimeoutS * 1000, async () => (await sampler.queued()) === 0, 250);
+  } catch (e) {
+    if (teardown.interrupted) throw e;
+    drained = false;
+    say(`${(e as Error).message}; going on with what was placed`);
+  }
+  const doneMs = Date.now();
+  const drainCpu = cpuBetween(drainA, cpuSnapshot(), servicePids(s));
+  sampler.stop();
+  const left = await sampler.queued();
+
+  const db1 = seriesOf(await placementTimes(db, BACKLOG_JOB_NAME));
+  // RUN commands follow placements through the outbox relay: give them a moment to arrive.
+  await until('RUN seen for every placed backlog job', 60_000, async () => (await runTimes(db, watch, BACKLOG_JOB_NAME)).length >= db1.count, 500)
+    .catch((e) => say(`${(e as Error).message}; going on`));
+  const runs = seriesOf(await runTimes(db, watch, BACKLOG_JOB_NAME));
+  const metric = metricSeries(sampler.samples);
+  const placed = db1.count;
+  const overall = db1.lastMs !== null ? placed / ((db1.lastMs - startMs) / 1000) : 0;
+  const firstToLast = db1.lastMs !== null && db1.firstMs !== null && db1.lastMs > db1.firstMs ? (placed - 1) / ((db1.lastMs - db1.firstMs) / 1000) : NaN;
+  say(`phase 2: ${placed} placed; ${overall.toFixed(0)}/s from scheduler start, median ${db1.medianPerS}/s per second`);
+  return {
+    submit, submitCpu, queued, freeGpusBefore: free, fleetGpus,
+    drain: {
+      drained, leftQueued: left, startMs, schedulerReadyAfterS: readyMs ? (readyMs - startMs) / 1000 : null,
+      allScheduledAfterS: db1.lastMs !== null ? (db1.lastMs - startMs) / 1000 : null, waitedS: (doneMs - startMs) / 1000,
+      placed, overallPerS: overall, firstToLastPerS: firstToLast,
+      db: db1, metric: { ...metric, samples: sampler.samples }, runs,
+    },
+    drainCpu,
+  };
+}
+
+main()
+  .then(() => teardown.run())
+  .then(() => process.exit(0))
+  .catch(async (e) => {
+    say(teardown.interrupted ? 'interrupted' : `failed: ${(e as Error).stack ?? e}`);
+    await teardown.run();
+    process.exit(teardown.interrupted ? 130 : 1);
+  });
