@@ -25,6 +25,11 @@ export interface RateSeries {
   perSecond: number[];
   /** Median of perSecond without its first and last (partial) seconds. */
   medianPerS: number;
+  /**
+   * Median rate over consecutive 5-second windows: a scheduler that places in bursts (a cycle's worth,
+   * then a pause) has per-second medians of 0 or a whole cycle; windows show its sustained pace.
+   */
+  median5sPerS: number;
   maxPerS: number;
   firstMs: number | null;
   lastMs: number | null;
@@ -86,13 +91,15 @@ async function scrapeScheduler(url: string): Promise<Omit<MetricSample, 'atMs' |
 
 /** Buckets event times (ms) into whole seconds. */
 export function seriesOf(times: number[]): RateSeries {
-  if (times.length === 0) return { perSecond: [], medianPerS: NaN, maxPerS: NaN, firstMs: null, lastMs: null, count: 0 };
+  if (times.length === 0) return { perSecond: [], medianPerS: NaN, median5sPerS: NaN, maxPerS: NaN, firstMs: null, lastMs: null, count: 0 };
   const sorted = [...times].sort((a, b) => a - b);
   const first = Math.floor(sorted[0] / 1000);
   const perSecond = new Array<number>(Math.floor(sorted[sorted.length - 1] / 1000) - first + 1).fill(0);
   for (const t of sorted) perSecond[Math.floor(t / 1000) - first]++;
   const inner = perSecond.length > 2 ? perSecond.slice(1, -1) : perSecond;
-  return { perSecond, medianPerS: median(inner), maxPerS: Math.max(...perSecond), firstMs: sorted[0], lastMs: sorted[sorted.length - 1], count: sorted.length };
+  const windows: number[] = [];
+  for (let i = 0; i + 5 <= inner.length; i += 5) windows.push(inner.slice(i, i + 5).reduce((a, b) => a + b, 0) / 5);
+  return { perSecond, medianPerS: median(inner), median5sPerS: median(windows), maxPerS: Math.max(...perSecond), firstMs: sorted[0], lastMs: sorted[sorted.length - 1], count: sorted.length };
 }
 
 /** Each backlog job's first placement time from its events. */

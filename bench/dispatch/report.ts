@@ -110,10 +110,10 @@ export function printReport(r: DispatchResults, outFile: string): void {
     out.push('', `phase 2, backlog: ${b.queued} jobs queued with the scheduler stopped, in ${fmt(b.submit.durationS)} s (${fmt(b.submit.createsPerS)}/s, ` +
       `p99 ${fmt(b.submit.latencyMs.p99, 0)} ms); ${b.freeGpusBefore} GPUs free`);
     out.push(table([
-      ['placements', 'placed', 'overall /s', 'first->last /s', 'median /s', 'max /s'],
-      ['database (SCHEDULED events)', String(dr.placed), fmt(dr.overallPerS, 0), fmt(dr.firstToLastPerS, 0), fmt(dr.db.medianPerS, 0), fmt(dr.db.maxPerS, 0)],
-      ['scheduler /metrics', '-', '-', '-', fmt(dr.metric.medianPerS, 0), dr.metric.perSecond.length ? String(Math.max(...dr.metric.perSecond)) : '-'],
-      ['RUN commands on Kafka', String(dr.runs.count), '-', '-', fmt(dr.runs.medianPerS, 0), fmt(dr.runs.maxPerS, 0)],
+      ['placements', 'placed', 'overall /s', 'first->last /s', 'median of 1 s', 'median of 5 s', 'max /s'],
+      ['database (SCHEDULED events)', String(dr.placed), fmt(dr.overallPerS, 0), fmt(dr.firstToLastPerS, 0), fmt(dr.db.medianPerS, 0), fmt(dr.db.median5sPerS, 0), fmt(dr.db.maxPerS, 0)],
+      ['scheduler /metrics', '-', '-', '-', fmt(dr.metric.medianPerS, 0), '-', dr.metric.perSecond.length ? String(Math.max(...dr.metric.perSecond)) : '-'],
+      ['RUN commands on Kafka', String(dr.runs.count), '-', '-', fmt(dr.runs.medianPerS, 0), fmt(dr.runs.median5sPerS, 0), fmt(dr.runs.maxPerS, 0)],
     ]));
     out.push(`scheduler ready ${fmt(dr.schedulerReadyAfterS ?? NaN)} s after start, last placement after ${fmt(dr.allScheduledAfterS ?? NaN)} s; ` +
       `${dr.drained ? 'drained' : `NOT drained (${dr.leftQueued} still QUEUED)`}; cycles ${dr.metric.cycles ?? '-'}, ` +
