@@ -9,6 +9,8 @@ import {
 } from '@gantry/persistence';
 
 export type LossReason = 'NODE_LOST' | 'PHANTOM';
+/** Why a job's attempt was looked at without changing it (a RECONCILED event). */
+export type NoteReason = 'NODE_PARTITION_HELD' | 'NODE_RETURNED';
 export type LossOutcome = 'requeued' | 'failed' | 'ignored' | 'deposed';
 
 const losses = new Counter({ name: 'gantry_attempts_lost_total', help: 'Attempts ended because their node died or they vanished from it', labelNames: ['reason', 'outcome'] });
@@ -56,6 +58,29 @@ export class AttemptLossApplier {
         });
         losses.inc({ reason, outcome });
         return outcome;
+      } catch (e) {
+        if (!(e instanceof ConcurrentUpdateError) || tries >= 10) throw e;
+      }
+    }
+  }
+
+  /**
+   * Records on the job that the detector looked at its attempt and left it alone (its node is held
+   * for a suspected partition, or came back from one): a RECONCILED event with the reason. Only for
+   * the current attempt of a live job; with a leadership, only while it is still held.
+   */
+  async note(jobId: string, attempt: number, nodeId: string, reason: NoteReason, leadership: Leadership | null = null): Promise<'noted' | 'ignored' | 'deposed'> {
+    for (let tries = 0; ; tries++) {
+      try {
+        return await inTransaction(this.ds, async (sql) => {
+          if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed';
+          const job = await findJob(sql, jobId);
+          if (!job || job.attempt !== attempt || (job.state !== 'SCHEDULED' && job.state !== 'RUNNING')) return 'ignored';
+          const now = new Date();
+          const { firstSeq } = await casUpdateJob(sql, jobId, job.version, {}, 1, now);
+          await appendJobEvents(sql, jobId, firstSeq, [{ type: 'RECONCILED', at: now, attempt, nodeIds: [nodeId], reason }]);
+          return 'noted';
+        });
       } catch (e) {
         if (!(e instanceof ConcurrentUpdateError) || tries >= 10) throw e;
       }

@@ -18,6 +18,11 @@ export class ReconcilerEnv extends StatefulServiceEnv {
   @IsInt() @Min(1) GANTRY_EVICTION_BURST: number = 20;
   @IsNumber() @Min(0) @Max(1) GANTRY_PARTITION_SHARE: number = 0.5;
   @IsInt() @Min(1) GANTRY_PARTITION_MIN_RACK: number = 4;
+  /**
+   * How long the nodes of a rack held as a partition stay held, ms; after it, those still silent are
+   * evicted at the token-bucket rate. 0 holds them until the rack returns.
+   */
+  @IsInt() @Min(0) @Max(86_400_000) GANTRY_PARTITION_HOLD_MS: number = 300000;
   /** Identity of this replica in leader leases; defaults to hostname-pid. */
   @IsOptional() @IsString() GANTRY_INSTANCE_ID?: string;
 }

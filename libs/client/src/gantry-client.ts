@@ -142,6 +142,24 @@ export class GantryClient {
     return all;
   }
 
+  /** Every event of a node (health changes, evictions, cordons), oldest first. */
+  async nodeEvents(id: string): Promise<any[]> {
+    const all: any[] = [];
+    let cursor: string | undefined;
+    do {
+      const page: { items: any[]; nextCursor: string | null } = await this.expectOk(
+        await this.request('GET', `/v1/nodes/${encodeURIComponent(id)}/events?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+      );
+      all.push(...page.items);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return all;
+  }
+
+  async getNode(id: string): Promise<any> {
+    return this.expectOk(await this.request('GET', `/v1/nodes/${encodeURIComponent(id)}`));
+  }
+
   async createToken(owner: string, role: 'user' | 'operator'): Promise<{ id: string; owner: string; role: string; token: string }> {
     return this.expectOk(await this.request('POST', '/v1/tokens', { owner, role }));
   }

@@ -10,6 +10,7 @@ export * from './reconciliation/node-reconciliation';
 export * from './failure/attempt-loss';
 export * from './failure/eviction-policy';
 export * from './failure/silence';
+export * from './failure/health-transitions';
 export * from './nodes/health-bands';
 export * from './nodes/utilisation-contribution';
 export * from './fairness/queue-order';

@@ -1,13 +1,17 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { NodePage, NodeView } from '@gantry/contracts';
+import { NodeEventPage, NodePage, NodeView } from '@gantry/contracts';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard } from '../auth/bearer-auth.guard';
 import { Roles } from '../auth/roles.decorator';
 import { canonicalSha256 } from '../http/canonical-json';
 import { CursorCodec } from '../http/cursor-codec';
 import { ListNodesQuery } from './list-nodes.query';
+import { NodeEventsQuery } from './node-events.query';
 import { NodesService } from './nodes.service';
+
+const isEventCursor = (v: unknown): v is { n: string; e: number } =>
+  typeof v === 'object' && v !== null && typeof (v as { n?: unknown }).n === 'string' && typeof (v as { e?: unknown }).e === 'number';
 
 const isNodeCursor = (v: unknown): v is { i: string; f: string } =>
   typeof v === 'object' && v !== null && typeof (v as { i?: unknown }).i === 'string' && typeof (v as { f?: unknown }).f === 'string';
@@ -40,6 +44,21 @@ export class NodesController {
   @ApiOkResponse({ type: NodeView })
   async get(@Param('id') id: string): Promise<NodeView> {
     return this.nodes.get(id);
+  }
+
+  @Get(':id/events')
+  @ApiOkResponse({ type: NodeEventPage, description: "The node's history, oldest first: health changes, evictions, cordons" })
+  async events(@Param('id') id: string, @Query() q: NodeEventsQuery): Promise<NodeEventPage> {
+    const limit = q.limit ?? 100;
+    let after = 0;
+    if (q.cursor) {
+      const c = this.cursors.decode(q.cursor, isEventCursor);
+      if (c.n !== id) throw new ApiError(ErrorCode.INVALID_CURSOR, 'cursor belongs to another node');
+      after = c.e;
+    }
+    const events = await this.nodes.events(id, after, limit + 1);
+    const page = events.slice(0, limit);
+    return { items: page, nextCursor: events.length > limit ? this.cursors.encode({ n: id, e: page[page.length - 1].id }) : null };
   }
 
   @Post(':id/cordon')

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { NODE_ID_PATTERN, NodeView } from '@gantry/contracts';
+import { NODE_ID_PATTERN, NodeEventView, NodeView } from '@gantry/contracts';
 import { NodeHealth, nodeHealth } from '@gantry/domain';
-import { NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodesPage, loadNodes, setNodeCordoned } from '@gantry/persistence';
+import { NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, setNodeCordoned } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
@@ -44,6 +44,19 @@ export class NodesService {
     const [node] = NODE_ID_PATTERN.test(id) ? await loadNodes(autocommit(this.ds), [id]) : [];
     if (!node) throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found`);
     return (await this.views([node], await this.live.lastSeenMany([id]), Date.now()))[0];
+  }
+
+  /** The node's events after `afterId`; 404 for an unknown node. */
+  async events(id: string, afterId: number, limit: number): Promise<NodeEventView[]> {
+    const sql = autocommit(this.ds);
+    const [node] = NODE_ID_PATTERN.test(id) ? await loadNodes(sql, [id]) : [];
+    if (!node) throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found`);
+    const rows = await listNodeEvents(sql, id, afterId, limit);
+    return rows.map((e) => ({
+      id: e.id, type: e.type, at: e.at.toISOString(),
+      ...(e.fromHealth ? { fromHealth: e.fromHealth } : {}), ...(e.toHealth ? { toHealth: e.toHealth } : {}),
+      ...(e.reason ? { reason: e.reason } : {}), ...(e.jobIds ? { jobIds: e.jobIds } : {}),
+    }));
   }
 
   async setCordoned(id: string, cordoned: boolean): Promise<NodeView> {

@@ -40,3 +40,29 @@ export class NodePage {
   @ApiPropertyOptional({ nullable: true, type: String, description: 'A page may hold fewer than limit items and still have a next page' })
   nextCursor!: string | null;
 }
+
+export const NODE_EVENT_TYPES = ['HEALTH_CHANGED', 'EVICTED', 'CORDONED', 'UNCORDONED'] as const;
+export type NodeEventType = (typeof NODE_EVENT_TYPES)[number];
+
+/**
+ * One entry of a node's history. Health changes are decided by the failure detector's leader from
+ * the silence it would have heard, and written on changes only, never per beat.
+ */
+export class NodeEventView {
+  @ApiProperty({ description: 'Increasing within the node (not contiguous)' }) id!: number;
+  @ApiProperty({ enum: NODE_EVENT_TYPES }) type!: NodeEventType;
+  @ApiProperty({ format: 'date-time' }) at!: string;
+  @ApiPropertyOptional({ enum: NODE_HEALTH }) fromHealth?: NodeHealth;
+  @ApiPropertyOptional({ enum: NODE_HEALTH }) toHealth?: NodeHealth;
+  @ApiPropertyOptional({
+    description:
+      'HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED, PARTITION_ENDED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED',
+  })
+  reason?: string;
+  @ApiPropertyOptional({ type: [String], description: 'EVICTED: the jobs whose attempts on this node were ended' }) jobIds?: string[];
+}
+
+export class NodeEventPage {
+  @ApiProperty({ type: [NodeEventView] }) items!: NodeEventView[];
+  @ApiPropertyOptional({ nullable: true, type: String }) nextCursor!: string | null;
+}

@@ -1,4 +1,4 @@
-import { DEFAULT_EVICTION_POLICY, RackView, planEvictions } from './eviction-policy';
+import { DEFAULT_EVICTION_POLICY, RackView, nextHoldStarts, planEvictions } from './eviction-policy';
 
 const p = { ...DEFAULT_EVICTION_POLICY, evictionsPerSecond: 2, burst: 3 };
 const racks = (...rs: RackView[]) => new Map(rs.map((r) => [r.rack, r]));
@@ -32,6 +32,43 @@ describe('planEvictions', () => {
     const second = planEvictions(first.deferred.map((n, i) => ({ nodeId: n, rack: `r${i + 3}` })), quiet, first.bucket, 1000, p);
     expect(second.evict).toEqual(['n3', 'n4']);
     expect(second.deferred).toEqual(['n5']);
+  });
+
+  describe('hold window', () => {
+    const q = { ...p, holdMs: 10_000 };
+    const partitioned = racks({ rack: 'r1', total: 20, silent: 20 });
+    it.each<[string, number | null | undefined, number, number, string]>([
+      ['first held this round', undefined, 0, 10_000, 'held'],
+      ['held for less than the window', 1_000, 10_999, 10_000, 'held'],
+      ['held for exactly the window', 1_000, 11_000, 10_000, 'evict'],
+      ['held past the window', 1_000, 60_000, 10_000, 'evict'],
+      ['window 0: held until the rack returns', 1_000, 1e9, 0, 'held'],
+    ])('%s -> %s', (_name, heldSinceMs, now, holdMs, expected) => {
+      const plan = planEvictions([{ nodeId: 'a', rack: 'r1', heldSinceMs }], partitioned, { tokens: 3, updatedAt: now }, now, { ...q, holdMs });
+      expect(plan.evict.length ? 'evict' : plan.heldForPartition.length ? 'held' : 'deferred').toBe(expected);
+      expect(plan.holdExpired).toEqual(expected === 'evict' ? ['a'] : []);
+    });
+
+    it('a rack whose hold ran out drains through the token bucket, not all at once', () => {
+      const many = Array.from({ length: 10 }, (_, i) => ({ nodeId: `n${i}`, rack: 'r1', heldSinceMs: 0 }));
+      const first = planEvictions(many, partitioned, { tokens: 3, updatedAt: 10_000 }, 10_000, q);
+      expect(first.evict).toEqual(['n0', 'n1', 'n2']);
+      expect(first.deferred).toHaveLength(7);
+      expect(first.holdExpired).toHaveLength(10);
+      const second = planEvictions(many.slice(3), partitioned, first.bucket, 11_000, q);
+      expect(second.evict).toEqual(['n3', 'n4']); // 2 per second
+    });
+  });
+
+  describe('nextHoldStarts', () => {
+    it.each<[string, Array<[string, number]>, string[], Array<[string, number]>]>([
+      ['a newly held node starts now', [], ['a'], [['a', 100]]],
+      ['a held node keeps its start', [['a', 5]], ['a'], [['a', 5]]],
+      ['a node heard again (or its rack back) drops out', [['a', 5], ['b', 7]], ['b'], [['b', 7]]],
+      ['a later partition gets a new window', [], ['a'], [['a', 100]]],
+    ])('%s', (_name, prev, dead, expected) => {
+      expect([...nextHoldStarts(new Map(prev), dead, 100)]).toEqual(expected);
+    });
   });
 
   it('never holds more than the burst', () => {

@@ -13,15 +13,24 @@ export interface EvictionPolicy {
   /** Token bucket: evictions per second, and the burst. */
   evictionsPerSecond: number;
   burst: number;
+  /**
+   * How long a node of a partitioned rack is held before it is evicted like any other dead node
+   * (through the token bucket), ms. 0 holds it until its rack returns.
+   */
+  holdMs: number;
 }
 
-export const DEFAULT_EVICTION_POLICY: EvictionPolicy = { minRackSize: 4, partitionShare: 0.5, evictionsPerSecond: 5, burst: 20 };
+export const DEFAULT_EVICTION_POLICY: EvictionPolicy = { minRackSize: 4, partitionShare: 0.5, evictionsPerSecond: 5, burst: 20, holdMs: 300_000 };
 
 export interface RackView {
   rack: string;
   /** Every node of the rack the control plane knows. */
   total: number;
-  /** How many of them are silent past the dead timeout. */
+  /**
+   * How many of them are silent past the suspect timeout. Not the dead one: nodes that stop together
+   * cross the dead timeout spread over a heartbeat period, and the first to cross must already see
+   * the rack as partitioned.
+   */
   silent: number;
 }
 
@@ -31,12 +40,21 @@ export interface BucketState {
   updatedAt: number;
 }
 
+export interface EvictionCandidate {
+  nodeId: string;
+  rack: string;
+  /** When the node was first held for its rack's partition (ms); absent: not held before (starts now). */
+  heldSinceMs?: number | null;
+}
+
 export interface EvictionPlan {
   evict: string[];
   /** Silent, but their rack looks partitioned: not evicted, not placed on. */
   heldForPartition: string[];
   /** Silent, evictable, but over the rate limit this round. */
   deferred: string[];
+  /** Nodes of a partitioned rack whose hold window has run out (each is also in evict or deferred). */
+  holdExpired: string[];
   bucket: BucketState;
 }
 
@@ -45,22 +63,43 @@ export function refill(bucket: BucketState, nowMs: number, p: EvictionPolicy): B
   return { tokens: Math.min(p.burst, bucket.tokens + elapsed * p.evictionsPerSecond), updatedAt: nowMs };
 }
 
-export function isPartitioned(rack: RackView, p: EvictionPolicy): boolean {
+export function isPartitioned(rack: RackView, p: Pick<EvictionPolicy, 'minRackSize' | 'partitionShare'>): boolean {
   return rack.total >= p.minRackSize && rack.silent / rack.total >= p.partitionShare;
+}
+
+/** Whether a node held since `heldSinceMs` has been held for the whole window (never, with holdMs 0). */
+export function holdExpired(heldSinceMs: number, nowMs: number, holdMs: number): boolean {
+  return holdMs > 0 && nowMs - heldSinceMs >= holdMs;
+}
+
+/**
+ * The hold starts to carry into the next round: every dead node of a partitioned rack keeps the
+ * moment it was first held (or starts now); any other node (heard again, or its rack no longer
+ * looks partitioned) drops out, so a later partition gets a whole window of its own.
+ */
+export function nextHoldStarts(previous: ReadonlyMap<string, number>, deadInPartitionedRacks: Iterable<string>, nowMs: number): Map<string, number> {
+  const next = new Map<string, number>();
+  for (const id of deadInPartitionedRacks) next.set(id, previous.get(id) ?? nowMs);
+  return next;
 }
 
 /**
  * Plans one round. `candidates` are silent-past-dead nodes that hold live work, oldest silence
- * first (so the longest-dead are evicted first when the bucket is short).
+ * first (so the longest-dead are evicted first when the bucket is short). A node of a partitioned
+ * rack is held until its hold window runs out; then it queues for the token bucket like any other,
+ * so a rack that really died drains at the eviction rate, never all at once.
  */
 export function planEvictions(
-  candidates: Array<{ nodeId: string; rack: string }>, racks: Map<string, RackView>, bucket: BucketState, nowMs: number, p: EvictionPolicy,
+  candidates: EvictionCandidate[], racks: Map<string, RackView>, bucket: BucketState, nowMs: number, p: EvictionPolicy,
 ): EvictionPlan {
   let b = refill(bucket, nowMs, p);
-  const plan: EvictionPlan = { evict: [], heldForPartition: [], deferred: [], bucket: b };
+  const plan: EvictionPlan = { evict: [], heldForPartition: [], deferred: [], holdExpired: [], bucket: b };
   for (const c of candidates) {
     const rack = racks.get(c.rack);
-    if (rack && isPartitioned(rack, p)) {
+    const partitioned = rack !== undefined && isPartitioned(rack, p);
+    const expired = partitioned && c.heldSinceMs != null && holdExpired(c.heldSinceMs, nowMs, p.holdMs);
+    if (expired) plan.holdExpired.push(c.nodeId);
+    if (partitioned && !expired) {
       plan.heldForPartition.push(c.nodeId);
     } else if (b.tokens >= 1) {
       b = { ...b, tokens: b.tokens - 1 };

@@ -150,11 +150,17 @@ export async function listNodesPage(sql: Sql, filter: NodeListFilter, afterId: s
 
 /**
  * Sets a node's cordon flag; idempotent (an unchanged flag rewrites nothing). Null when the node
- * is unknown. A change bumps `version`, so a plan made before it cannot commit onto the node.
+ * is unknown. A change bumps `version`, so a plan made before it cannot commit onto the node, and
+ * is recorded as a CORDONED or UNCORDONED node event in the same statement.
  */
 export async function setNodeCordoned(sql: Sql, id: string, cordoned: boolean, now: Date): Promise<NodeRecord | null> {
   const changed = await sql.rows(
-    `UPDATE nodes SET cordoned = $2, version = version + 1, updated_at = $3 WHERE id = $1 AND cordoned <> $2 RETURNING *`,
+    `WITH changed AS (
+       UPDATE nodes SET cordoned = $2, version = version + 1, updated_at = $3 WHERE id = $1 AND cordoned <> $2 RETURNING *
+     ), event AS (
+       INSERT INTO node_events (node_id, type, at) SELECT id, CASE WHEN $2 THEN 'CORDONED' ELSE 'UNCORDONED' END, $3 FROM changed
+     )
+     SELECT * FROM changed`,
     [id, cordoned, now],
   );
   if (changed.length > 0) return toNodeRecord(changed[0]);

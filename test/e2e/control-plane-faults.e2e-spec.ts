@@ -1,0 +1,171 @@
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { GantryClient } from '@gantry/client';
+import { ServiceProcess, Stack, waitFor } from '@gantry/stack';
+import { isolatedRedisUrl, openDataSource, testEnv, uniqueTag } from '@gantry/testing';
+
+/**
+ * Faults of the control plane itself, under a simulated fleet of 1,000 nodes (a separate agent
+ * process) plus one victim node (the stack's own agent): Redis losing everything must not read as
+ * node death, and killing the detector's leader with SIGKILL hands the lead over within the lease
+ * time with no action taken twice.
+ */
+const LEASE_MS = 3_000;
+const TIMEOUTS = {
+  GANTRY_HEARTBEAT_MS: '1000',
+  GANTRY_NODE_SUSPECT_MS: '3000',
+  GANTRY_NODE_DEAD_MS: '6000',
+  GANTRY_AGENT_FENCE_MS: '4500',
+  GANTRY_DETECTOR_INTERVAL_MS: '250',
+  GANTRY_INGEST_STALL_MS: '3000',
+  GANTRY_LEADER_LEASE_MS: String(LEASE_MS),
+  GANTRY_PHANTOM_GRACE_MS: '3000',
+};
+const REDIS_DB = 12;
+const BASE_PORT = 18720;
+const LONG = { SIM_DURATION_MS: '600000' };
+
+let stack: Stack;
+let second: ServiceProcess;
+let fleet: ServiceProcess;
+let admin: GantryClient;
+let ds: DataSource;
+const tag = uniqueTag('cpf');
+const fleetPrefix = `${tag}-f`;
+const jobIds: string[] = [];
+let victimJob: string;
+
+jest.setTimeout(120_000);
+
+beforeAll(async () => {
+  ds = await openDataSource();
+  const redis = new Redis(isolatedRedisUrl(REDIS_DB));
+  await redis.flushdb();
+  redis.disconnect();
+  const root = join(__dirname, '..', '..');
+  const logDir = join(root, '.cache', 'test-logs', tag);
+  const adminToken = `e2e-admin-${uniqueTag()}`;
+  const common = { ...TIMEOUTS, KAFKA_BROKERS: testEnv.kafkaBrokers.join(','), REDIS_URL: isolatedRedisUrl(REDIS_DB), DATABASE_URL: testEnv.databaseUrl, LOG_LEVEL: 'info' };
+  stack = new Stack({
+    root, logDir, basePort: BASE_PORT,
+    env: { ...common, GANTRY_ADMIN_TOKEN: adminToken },
+    serviceEnv: {
+      reconciler: { GANTRY_INSTANCE_ID: `${tag}-rec-a` },
+      'node-agent': { GANTRY_SIM_NODES: '1', GANTRY_SIM_PREFIX: `${tag}-v`, GANTRY_AGENT_ID: `${tag}-v`, GANTRY_SIM_EXECUTOR: 'sleep' },
+    },
+  });
+  second = new ServiceProcess({ name: 'reconciler-b', service: 'reconciler', port: BASE_PORT + 6, root, logDir, env: { ...common, GANTRY_INSTANCE_ID: `${tag}-rec-b` } });
+  fleet = new ServiceProcess({
+    name: 'fleet-agent', service: 'node-agent', port: BASE_PORT + 7, root, logDir,
+    env: { ...common, GANTRY_SIM_NODES: '1000', GANTRY_SIM_PREFIX: fleetPrefix, GANTRY_AGENT_ID: fleetPrefix, GANTRY_SIM_EXECUTOR: 'sleep' },
+  });
+  await stack.start();
+  second.start();
+  await second.ready(60_000);
+  // A lease left by an earlier run must run out before this stack's detector can judge anything.
+  await waitFor('a failure detector of this stack leads', async () =>
+    (await ds.query(`SELECT 1 FROM leader_leases WHERE name = 'failure-detector' AND holder LIKE $1 AND expires_at > now()`, [`${tag}-rec-%`])).length === 1,
+  { timeoutMs: 70_000, intervalMs: 200 });
+  admin = new GantryClient({ baseUrl: stack.gatewayUrl, token: adminToken, retry: { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200 } });
+  // The victim's job is placed while the victim is the only node; then the fleet joins.
+  const { job } = await admin.createJob({ name: 'victim', image: 'none', command: ['sleep'], maxRetries: 3, env: LONG, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 } });
+  victimJob = job.id;
+  jobIds.push(job.id);
+  await waitFor('victim job running', async () => (await admin.getJob(victimJob)).state === 'RUNNING', { timeoutMs: 30_000 });
+  // Nothing else goes on the victim: its death must concern this one job only.
+  await admin.request('POST', `/v1/nodes/${tag}-v-00000/cordon`);
+  fleet.start();
+  await fleet.ready(60_000);
+});
+
+afterAll(async () => {
+  if (admin) for (const id of jobIds) await admin.cancelJob(id).catch(() => undefined);
+  await fleet?.stop(5_000);
+  await second?.stop();
+  await stack?.stop();
+  if (jobIds.length) await ds?.query(`UPDATE attempt_nodes SET released_at = now() WHERE job_id = ANY($1::uuid[]) AND released_at IS NULL`, [jobIds]);
+  await ds?.destroy();
+});
+
+async function lostEvents(ids: string[]): Promise<Array<{ job_id: string; reason: string; attempt: number }>> {
+  return ds.query(`SELECT job_id, reason, attempt FROM job_events WHERE job_id = ANY($1::uuid[]) AND reason IN ('NODE_LOST', 'PHANTOM')`, [ids]);
+}
+
+it('Redis flushed under 1,000 nodes: nobody is declared dead, no attempt is lost', async () => {
+  const mine: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    const { job } = await admin.createJob({ name: `steady-${i}`, image: 'none', command: ['sleep'], maxRetries: 3, env: LONG, resources: { gpus: 1, cpuCores: 1, memoryMiB: 64 } });
+    mine.push(job.id);
+  }
+  jobIds.push(...mine);
+  await waitFor('fleet jobs running', async () => {
+    const [r] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'RUNNING'`, [mine]);
+    return r.n === mine.length;
+  }, { timeoutMs: 30_000 });
+
+  const redis = new Redis(isolatedRedisUrl(REDIS_DB));
+  const flushedAt = new Date();
+  await redis.flushdb();
+  redis.disconnect();
+  // Two dead timeouts: long enough for anyone the flush wrongly made silent to be declared dead.
+  const watchUntil = Date.now() + 2 * Number(TIMEOUTS.GANTRY_NODE_DEAD_MS);
+  await waitFor('fleet beating into the emptied Redis', async () => {
+    const r = new Redis(isolatedRedisUrl(REDIS_DB));
+    try {
+      return (await r.zcard('gantry:nodes:last-seen')) >= 1000;
+    } finally {
+      r.disconnect();
+    }
+  }, { timeoutMs: 10_000 });
+  await waitFor('two dead timeouts after the flush', () => Date.now() >= watchUntil, { timeoutMs: 20_000, intervalMs: 250 });
+
+  const [declared] = await ds.query(
+    `SELECT count(*)::int AS n FROM node_events WHERE (node_id LIKE $1 OR node_id LIKE $2) AND at >= $3 AND (to_health = 'UNHEALTHY' OR type = 'EVICTED')`,
+    [`${fleetPrefix}-%`, `${tag}-v-%`, flushedAt],
+  );
+  expect(declared.n).toBe(0);
+  expect(await lostEvents([...mine, victimJob])).toEqual([]);
+  const [running] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'RUNNING' AND attempt = 1`, [[...mine, victimJob]]);
+  expect(running.n).toBe(mine.length + 1);
+});
+
+it('kill -9 of the leading reconciler: the other takes over within the lease time; a dead node is acted on once', async () => {
+  const holder = async (): Promise<{ holder: string; epoch: number } | undefined> =>
+    (await ds.query(`SELECT holder, epoch::int AS epoch FROM leader_leases WHERE name = 'failure-detector' AND expires_at > now()`))[0];
+  const before = await waitFor('a leader', holder, { timeoutMs: 10_000 });
+  const [leader, follower] = before.holder === `${tag}-rec-a` ? [stack.get('reconciler'), second] : [second, stack.get('reconciler')];
+  expect([`${tag}-rec-a`, `${tag}-rec-b`]).toContain(before.holder);
+
+  // The victim node dies; about when it is declared dead (its last beat was up to a period before
+  // the kill), the leader dies too: whether or not the old leader acted, the job is lost once.
+  const victimNode = (await admin.getJob(victimJob)).nodeIds[0];
+  stack.get('node-agent').kill('SIGKILL');
+  await new Promise((r) => setTimeout(r, Number(TIMEOUTS.GANTRY_NODE_DEAD_MS) - 500));
+  leader.kill('SIGKILL');
+  const killedAt = Date.now();
+  const after = await waitFor('a new leader', async () => {
+    const h = await holder();
+    return h && h.epoch > before.epoch ? h : undefined;
+  }, { timeoutMs: 3 * LEASE_MS, intervalMs: 50 });
+  const failoverMs = Date.now() - killedAt;
+  expect(follower.running).toBe(true);
+  expect(after.holder).not.toBe(before.holder);
+  // The lease runs out at most LEASE_MS after its last renewal; the follower tries every third of it.
+  expect(failoverMs).toBeLessThanOrEqual(LEASE_MS + LEASE_MS / 3 + 500);
+
+  // Placed again as attempt 2 (RUNNING may wait for Kafka to hand the killed replica's report
+  // partitions over, up to the consumer session timeout; placement does not).
+  const moved = await waitFor('the victim job placed again as attempt 2', async () => {
+    const j = await admin.getJob(victimJob);
+    return (j.state === 'SCHEDULED' || j.state === 'RUNNING') && j.attempt === 2 ? j : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 200 });
+  expect(moved.nodeIds[0]).not.toBe(victimNode);
+  // Give a duplicate every chance to show: a few more detector rounds.
+  await waitFor('settle', async () => Date.now() - killedAt > LEASE_MS * 3, { timeoutMs: 20_000, intervalMs: 200 });
+  expect((await admin.getJob(victimJob)).attempt).toBe(2);
+  expect(await lostEvents([victimJob])).toEqual([{ job_id: victimJob, reason: 'NODE_LOST', attempt: 1 }]);
+  const evicted = (await admin.nodeEvents(victimNode)).filter((e) => e.type === 'EVICTED');
+  expect(evicted).toEqual([expect.objectContaining({ reason: 'NODE_LOST', jobIds: [victimJob] })]);
+  console.log(`leader ${before.holder} killed; ${after.holder} took over in ${failoverMs} ms (lease ${LEASE_MS} ms)`);
+});
