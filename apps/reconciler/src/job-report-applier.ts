@@ -6,8 +6,8 @@ import { JobState, decideReport, isTerminal } from '@gantry/domain';
 import type { IHeaders } from 'kafkajs';
 import { withConsumerSpan } from '@gantry/messaging';
 import {
-  JobChanges, NewJobEvent, OutboxMessage, Sql, appendJobEvents, casUpdateJob, enqueueOutbox, findJob, inTransaction,
-  isPermanentDataError, loadRanks, releaseRank, setRankState,
+  JobChanges, NewJobEvent, OutboxMessage, Sql, appendJobEvents, casUpdateJob, enqueueOutbox, findJobWithRanks, inTransaction,
+  isPermanentDataError, releaseRank, setRankState,
 } from '@gantry/persistence';
 
 export type ReportOutcome = 'applied' | 'noop' | 'stale' | 'rejected' | 'unknown-job';
@@ -89,13 +89,13 @@ export class JobReportApplier {
 
   private async applyOnce(sql: Sql, report: JobReportMessage): Promise<ReportOutcome> {
     const now = new Date();
-    const job = JOB_ID_PATTERN.test(report.jobId) ? await findJob(sql, report.jobId) : null;
-    if (!job) {
+    const found = JOB_ID_PATTERN.test(report.jobId) ? await findJobWithRanks(sql, report.jobId) : null;
+    if (!found) {
       // Nothing here wants this work: an orphan. Stop it if it runs.
       if (report.state === 'RUNNING') await enqueueOutbox(sql, [kill(report.nodeId, report.jobId, report.attempt, 'UNKNOWN_JOB')]);
       return 'unknown-job';
     }
-    const ranks = await loadRanks(sql, job.id, job.attempt);
+    const { job, ranks } = found;
     const decision = decideReport({ state: job.state, attempt: job.attempt }, ranks, report);
 
     if (decision.kind === 'stale') {

@@ -142,6 +142,18 @@ export async function loadRanks(sql: Sql, jobId: string, attempt: number): Promi
   return rows.map((r) => ({ rank: r.rank, nodeId: r.node_id, state: r.state, released: r.released_at !== null }));
 }
 
+/** A job with the ranks of its current attempt, in one round trip (the report path reads both for every report). */
+export async function findJobWithRanks(sql: Sql, id: string): Promise<{ job: JobRecord; ranks: RankRecord[] } | null> {
+  const [row] = await sql.rows(
+    `SELECT j.*, COALESCE((
+       SELECT json_agg(json_build_object('rank', a.rank, 'nodeId', a.node_id, 'state', a.state, 'released', a.released_at IS NOT NULL) ORDER BY a.rank)
+       FROM attempt_nodes a WHERE a.job_id = j.id AND a.attempt = j.attempt), '[]') AS current_ranks
+     FROM jobs j WHERE j.id = $1`,
+    [id],
+  );
+  return row ? { job: toJobRecord(row), ranks: row.current_ranks as RankRecord[] } : null;
+}
+
 export async function setRankState(sql: Sql, jobId: string, attempt: number, nodeId: string, state: RankState, exitCode: number | null): Promise<void> {
   await sql.rows(
     `UPDATE attempt_nodes SET state = $4, exit_code = COALESCE($5, exit_code) WHERE job_id = $1 AND attempt = $2 AND node_id = $3`,
