@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { allocate, isOverCommitted, fitsNow, ResourceRequest } from '../resources/resources';
-import { PendingJob, PlacementNode, planPlacements } from './placement';
+import { PendingJob, PlacementNode, PlanOptions, planPlacements } from './placement';
 
 function node(id: string, over: Partial<PlacementNode> = {}): PlacementNode {
   return {
@@ -9,8 +9,8 @@ function node(id: string, over: Partial<PlacementNode> = {}): PlacementNode {
     memoryMiB: 524288, memoryAllocated: 0, ...over,
   };
 }
-function job(id: string, res: Partial<ResourceRequest> = {}, nodes = 1): PendingJob {
-  return { id, nodes, resources: { gpus: 1, gpuModel: null, cpuCores: 1, memoryMiB: 1024, ...res } };
+function job(id: string, res: Partial<ResourceRequest> = {}, nodes = 1, band = 0): PendingJob {
+  return { id, nodes, band, resources: { gpus: 1, gpuModel: null, cpuCores: 1, memoryMiB: 1024, ...res } };
 }
 
 describe('planPlacements', () => {
@@ -45,6 +45,79 @@ describe('planPlacements', () => {
     const plan = planPlacements([job('j1', { gpus: 8 }), job('j2', { gpus: 1 })], [node('a')]);
     expect(plan.placements).toEqual([{ jobId: 'j1', nodeIds: ['a'] }]);
     expect(plan.pending).toEqual([{ jobId: 'j2', reason: 'INSUFFICIENT_CAPACITY:gpus' }]);
+  });
+
+  // Anti-starvation and PRIORITY: the first job that waits for capacity holds the nodes it is
+  // nearest to fitting; later jobs may not backfill them, and lower bands kept out say PRIORITY.
+  it.each<[string, PlacementNode[], PendingJob[], PlanOptions, { placed: Record<string, string[]>; pending: Record<string, string>; reserved: string[] | null }]>([
+    [
+      'a small job cannot backfill the node a blocked big one waits for',
+      [node('a', { gpusAllocated: 4 })],
+      [job('big', { gpus: 8 }, 1, 10), job('small', { gpus: 1 }, 1, 10)],
+      {},
+      { placed: {}, pending: { big: 'INSUFFICIENT_CAPACITY:gpus', small: 'INSUFFICIENT_CAPACITY:gpus' }, reserved: ['a'] },
+    ],
+    [
+      'a lower band kept off the reserved node waits with PRIORITY',
+      [node('a', { gpusAllocated: 4 })],
+      [job('big', { gpus: 8 }, 1, 50), job('small', { gpus: 1 }, 1, 10)],
+      {},
+      { placed: {}, pending: { big: 'INSUFFICIENT_CAPACITY:gpus', small: 'PRIORITY' }, reserved: ['a'] },
+    ],
+    [
+      'other nodes stay open to backfill',
+      [node('a', { gpusAllocated: 4 }), node('b', { gpusAllocated: 6 })],
+      [job('big', { gpus: 8 }, 1, 50), job('small', { gpus: 1 }, 1, 10)],
+      {},
+      { placed: { small: ['b'] }, pending: { big: 'INSUFFICIENT_CAPACITY:gpus' }, reserved: ['a'] },
+    ],
+    [
+      'without reservations the small job backfills',
+      [node('a', { gpusAllocated: 4 })],
+      [job('big', { gpus: 8 }, 1, 50), job('small', { gpus: 1 }, 1, 10)],
+      { reserve: false },
+      { placed: { small: ['a'] }, pending: { big: 'INSUFFICIENT_CAPACITY:gpus' }, reserved: null },
+    ],
+    [
+      'a lower band that lost the free capacity to a higher band placed this cycle: PRIORITY',
+      [node('a')],
+      [job('high', { gpus: 8 }, 1, 50), job('low', { gpus: 8 }, 1, 10)],
+      { reserve: false },
+      { placed: { high: ['a'] }, pending: { low: 'PRIORITY' }, reserved: null },
+    ],
+    [
+      'the same band losing it is a capacity wait',
+      [node('a')],
+      [job('first', { gpus: 8 }, 1, 10), job('second', { gpus: 8 }, 1, 10)],
+      {},
+      { placed: { first: ['a'] }, pending: { second: 'INSUFFICIENT_CAPACITY:gpus' }, reserved: ['a'] },
+    ],
+    [
+      'a job no node could ever fit reserves nothing',
+      [node('a', { gpusAllocated: 4 })],
+      [job('huge', { gpus: 16 }, 1, 50), job('small', { gpus: 1 }, 1, 10)],
+      {},
+      { placed: { small: ['a'] }, pending: { huge: 'NO_MATCHING_NODES' }, reserved: null },
+    ],
+    [
+      'only the first blocked job reserves',
+      [node('a', { gpusAllocated: 4 }), node('b', { gpusAllocated: 6 })],
+      [job('big1', { gpus: 8 }, 1, 10), job('big2', { gpus: 8 }, 1, 10), job('small', { gpus: 1 })],
+      {},
+      { placed: { small: ['b'] }, pending: { big1: 'INSUFFICIENT_CAPACITY:gpus', big2: 'INSUFFICIENT_CAPACITY:gpus' }, reserved: ['a'] },
+    ],
+    [
+      'a waiting gang reserves one node per rank',
+      [node('a', { gpusAllocated: 1 }), node('b'), node('c', { gpusAllocated: 7 })],
+      [job('gang', { gpus: 8 }, 2, 10), job('small', { gpus: 1 }, 1, 10)],
+      {},
+      { placed: { small: ['c'] }, pending: { gang: 'GANG_WAITING' }, reserved: ['b', 'a'] },
+    ],
+  ])('%s', (_name, nodes, jobs, opts, expected) => {
+    const plan = planPlacements(jobs, nodes, opts);
+    expect(Object.fromEntries(plan.placements.map((p) => [p.jobId, p.nodeIds]))).toEqual(expected.placed);
+    expect(Object.fromEntries(plan.pending.map((p) => [p.jobId, p.reason]))).toEqual(expected.pending);
+    expect(plan.reservation?.nodeIds ?? null).toEqual(expected.reserved);
   });
 
   it('never over-commits and every placement fits (property)', () => {

@@ -1,23 +1,22 @@
-import { NodeHealth } from '../nodes/node-health';
 import { NodeCapacity, ResourceRequest, ShortResource, allocate, couldEverFit, fitsNow, shortResource } from '../resources/resources';
+import { heldByPriority } from './priority-hold';
+import { Reservation, chooseReservation } from './reservation';
+import { PlacementNode, schedulable } from './schedulable';
 
-export interface PlacementNode extends NodeCapacity {
-  id: string;
-  rack: string;
-  health: NodeHealth;
-  cordoned: boolean;
-  /** Allocation version read with the snapshot; the commit compares and sets it. */
-  version: number;
-}
+export { PlacementNode, schedulable } from './schedulable';
+export { Reservation, chooseReservation } from './reservation';
+export { heldByPriority } from './priority-hold';
 
 export interface PendingJob {
   id: string;
   resources: ResourceRequest;
   /** Gang size: all `nodes` nodes are acquired together or none. */
   nodes: number;
+  /** Priority band of the job's queue (0 when absent): decides PRIORITY against reservations and earlier placements. */
+  band?: number;
 }
 
-export type PendingReason = 'NO_MATCHING_NODES' | `INSUFFICIENT_CAPACITY:${ShortResource}` | 'GANG_WAITING';
+export type PendingReason = 'NO_MATCHING_NODES' | `INSUFFICIENT_CAPACITY:${ShortResource}` | 'GANG_WAITING' | 'PRIORITY';
 
 export interface Placement {
   jobId: string;
@@ -28,10 +27,13 @@ export interface Placement {
 export interface PlacementPlan {
   placements: Placement[];
   pending: Array<{ jobId: string; reason: PendingReason }>;
+  /** Capacity held for the first job that could not go (anti-starvation), or null. */
+  reservation: Reservation | null;
 }
 
-function schedulable(node: PlacementNode): boolean {
-  return node.health === 'HEALTHY' && !node.cordoned;
+export interface PlanOptions {
+  /** Hold nodes for the first blocked job (default true); see chooseReservation. */
+  reserve?: boolean;
 }
 
 /** Best fit: the node left with the fewest free GPUs, then CPU cores, limits fragmentation. */
@@ -80,19 +82,45 @@ function whyPending(nodes: PlacementNode[], job: PendingJob): PendingReason {
  * Places jobs in the order given (the caller orders them by policy) onto a snapshot of nodes.
  * Pure: the snapshot is not mutated; capacity promised to earlier jobs in the plan is
  * subtracted before later ones are considered, so a plan never over-commits a node.
+ *
+ * The first job that waits for capacity (not one no node could ever hold) reserves the nodes it
+ * is nearest to fitting, and no later job is placed on them: the head of the highest band with
+ * blocked work cannot be starved by a stream of smaller jobs. A later job that would have fitted
+ * the free capacity but lost it to a higher band (placed or reserving) waits with PRIORITY.
  */
-export function planPlacements(jobs: PendingJob[], nodes: PlacementNode[]): PlacementPlan {
+export function planPlacements(jobs: PendingJob[], nodes: PlacementNode[], opts: PlanOptions = {}): PlacementPlan {
   const state = new Map(nodes.map((n) => [n.id, n]));
-  const plan: PlacementPlan = { placements: [], pending: [] };
+  const claimedBy = new Map<string, number>();
+  const claim = (nodeIds: string[], band: number) => {
+    for (const id of nodeIds) claimedBy.set(id, Math.max(claimedBy.get(id) ?? Number.NEGATIVE_INFINITY, band));
+  };
+  const plan: PlacementPlan = { placements: [], pending: [], reservation: null };
+  const reserved = new Set<string>();
   for (const job of jobs) {
-    const candidates = [...state.values()].filter((n) => schedulable(n) && fitsNow(n, job.resources));
+    const band = job.band ?? 0;
+    const candidates = [...state.values()].filter((n) => schedulable(n) && !reserved.has(n.id) && fitsNow(n, job.resources));
     const chosen = chooseNodes(candidates, job.resources, job.nodes);
-    if (!chosen) {
-      plan.pending.push({ jobId: job.id, reason: whyPending([...state.values()], job) });
+    if (chosen) {
+      for (const node of chosen) state.set(node.id, allocate(node, job.resources));
+      claim(chosen.map((n) => n.id), band);
+      plan.placements.push({ jobId: job.id, nodeIds: chosen.map((n) => n.id) });
       continue;
     }
-    for (const node of chosen) state.set(node.id, allocate(node, job.resources));
-    plan.placements.push({ jobId: job.id, nodeIds: chosen.map((n) => n.id) });
+    const reason = whyPending([...state.values()], job);
+    if (reason === 'NO_MATCHING_NODES') {
+      plan.pending.push({ jobId: job.id, reason });
+      continue;
+    }
+    const priority = heldByPriority({ ...job, band }, nodes, claimedBy);
+    plan.pending.push({ jobId: job.id, reason: priority ? 'PRIORITY' : reason });
+    if ((opts.reserve ?? true) && plan.reservation === null) {
+      const nodeIds = chooseReservation(job, [...state.values()]);
+      if (nodeIds) {
+        plan.reservation = { jobId: job.id, band, nodeIds };
+        for (const id of nodeIds) reserved.add(id);
+        claim(nodeIds, band);
+      }
+    }
   }
   return plan;
 }
