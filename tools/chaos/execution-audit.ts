@@ -12,6 +12,8 @@ interface Execution {
   /** The final report's time; else the latest it can have ended (see auditExecutions). */
   end: number;
   endKnown: boolean;
+  /** The final report's state, when there was one. */
+  finalState?: string;
 }
 
 interface Report { nodeId: string; jobId: string; attempt: number; state: string; at: number }
@@ -59,12 +61,16 @@ async function readAllReports(brokers: string): Promise<Report[]> {
  * killed or stopped, or fenced itself) ended at the latest when its sleep did, or when its agent was
  * stopped, whichever came first. A report lost in a Kafka outage hides an execution, so this is a lower bound.
  */
-export async function auditExecutions(brokers: string, databaseUrl: string, agentStops: number[]): Promise<{ results: InvariantResult[]; summary: Record<string, number> }> {
+export async function auditExecutions(brokers: string, databaseUrl: string, agentStops: number[]): Promise<{ results: InvariantResult[]; summary: Record<string, number>; finishedThenLost: string[] }> {
   const reports = await readAllReports(brokers);
-  const { durations, placed } = await withDb(databaseUrl, async (c) => {
+  const { durations, placed, lost } = await withDb(databaseUrl, async (c) => {
     const d = await c.query<{ id: string; ms: string }>(`SELECT id, env->>'SIM_DURATION_MS' AS ms FROM jobs`);
     const p = await c.query<{ k: string }>(`SELECT job_id || '#' || attempt || '#' || node_id AS k FROM attempt_nodes`);
-    return { durations: new Map(d.rows.map((r) => [r.id, Number(r.ms ?? 1000)])), placed: new Set(p.rows.map((r) => r.k)) };
+    // Attempts the control plane ended as lost (requeued or failed for NODE_LOST/PHANTOM), and when.
+    const l = await c.query<{ job_id: string; attempt: number; reason: string; at: Date }>(
+      `SELECT job_id, attempt, reason, at FROM job_events WHERE type = 'STATE_CHANGED' AND reason IN ('NODE_LOST', 'PHANTOM')`,
+    );
+    return { durations: new Map(d.rows.map((r) => [r.id, Number(r.ms ?? 1000)])), placed: new Set(p.rows.map((r) => r.k)), lost: l.rows };
   });
   const stops = [...agentStops].sort((a, b) => a - b);
   const open = new Map<string, Execution>();
@@ -82,6 +88,7 @@ export async function auditExecutions(brokers: string, databaseUrl: string, agen
       if (e && !e.endKnown) {
         e.end = r.at;
         e.endKnown = true;
+        e.finalState = r.state;
       }
     }
   }
@@ -105,6 +112,15 @@ export async function auditExecutions(brokers: string, databaseUrl: string, agen
     }
   }
   const unplaced = executions.filter((e) => !placed.has(`${e.jobId}#${e.attempt}#${e.nodeId}`)).map((e) => `${e.jobId} attempt ${e.attempt} ran on ${e.nodeId}`);
+  // A lost attempt whose every rank had in fact finished with SUCCEEDED before the loss was declared:
+  // the work was done, its report was late or missed, and the job ran again (in sequence, not at once).
+  const finishedThenLost: string[] = [];
+  for (const l of lost) {
+    const ranks = (byJob.get(l.job_id) ?? []).filter((e) => e.attempt === l.attempt);
+    if (ranks.length > 0 && ranks.every((e) => e.finalState === 'SUCCEEDED' && e.end <= l.at.getTime())) {
+      finishedThenLost.push(`${l.job_id} attempt ${l.attempt}: SUCCEEDED at ${Math.max(...ranks.map((e) => e.end))}, declared ${l.reason} at ${l.at.getTime()}`);
+    }
+  }
   const mk = (name: string, bad: string[], detail: string): InvariantResult => ({ name, ok: bad.length === 0, violations: bad.length, detail, examples: bad.slice(0, 10) });
   const summary = {
     reports: reports.length,
@@ -114,8 +130,13 @@ export async function auditExecutions(brokers: string, databaseUrl: string, agen
     jobsWithSeveralAttemptsRun: [...byJob.values()].filter((l) => new Set(l.map((e) => e.attempt)).size > 1).length,
     /** The same rank of the same attempt started again on its node (an agent restart and a repeated RUN). */
     rankRestarts: executions.length - new Set(executions.map((e) => `${e.jobId}#${e.attempt}#${e.nodeId}`)).size,
+    /** Attempts ended as lost (NODE_LOST, PHANTOM). */
+    attemptsLost: lost.length,
+    /** ... of which every rank had already reported SUCCEEDED before the loss: finished work run again. */
+    finishedThenLost: finishedThenLost.length,
   };
   return {
+    finishedThenLost: finishedThenLost.slice(0, 20),
     results: [
       mk('no job ran twice (agents\' reports)', twice, `${executions.length} executions from ${reports.length} reports; ${summary.withoutFinalReport} without a final report (end bounded)`),
       mk('ran only where placed', unplaced, 'every (job, attempt, node) that reported RUNNING was placed there'),

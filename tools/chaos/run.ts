@@ -314,7 +314,7 @@ async function main(): Promise<number> {
     loadSeconds: Math.round((loadEnd - runStart) / 1000),
   };
   const ok = invariants.every((i) => i.ok) && results.every((r) => r.recovered) && drained.drained;
-  const report = { config, conditions: cond, totals, faults: results, drained, invariants, executions: audit.summary, crashes, ok, logs: relative(root, logDir) };
+  const report = { config, conditions: cond, totals, faults: results, drained, invariants, executions: audit.summary, finishedThenLost: audit.finishedThenLost, crashes, ok, logs: relative(root, logDir) };
   mkdirSync(outDir, { recursive: true });
   writeFileSync(outFile, JSON.stringify({ ...report, submits: records }, null, 2));
 
