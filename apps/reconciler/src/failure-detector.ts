@@ -124,9 +124,10 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
       if (silence(n.nodeId) >= this.config.GANTRY_NODE_SUSPECT_MS) r.silent++;
       racks.set(n.rack, r);
     }
-    // 5. Holds: a dead node of a partitioned rack keeps the moment it was first held.
+    // 5. Holds: a dead node of a partitioned rack keeps the moment it was first held, and stays
+    //    held while it is silent (a healing rack's stragglers are not evicted before they beat).
     const partitioned = (rack: string) => isPartitioned(racks.get(rack)!, this.policy);
-    this.holdStarts = nextHoldStarts(this.holdStarts, racksOfNodes.filter((n) => dead(n.nodeId) && partitioned(n.rack)).map((n) => n.nodeId), nowMs);
+    this.holdStarts = nextHoldStarts(this.holdStarts, racksOfNodes.filter((n) => dead(n.nodeId) && partitioned(n.rack)).map((n) => n.nodeId), dead, nowMs);
     // 6. Decide (rate limit, partitions) over silent nodes that hold work, longest silence first.
     const candidates = withWork
       .filter((n) => dead(n.nodeId))

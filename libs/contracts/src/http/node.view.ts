@@ -56,7 +56,7 @@ export class NodeEventView {
   @ApiPropertyOptional({ enum: NODE_HEALTH }) toHealth?: NodeHealth;
   @ApiPropertyOptional({
     description:
-      'HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED, PARTITION_ENDED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED',
+      'HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED',
   })
   reason?: string;
   @ApiPropertyOptional({ type: [String], description: 'EVICTED: the jobs whose attempts on this node were ended' }) jobIds?: string[];

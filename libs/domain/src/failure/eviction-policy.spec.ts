@@ -58,16 +58,24 @@ describe('planEvictions', () => {
       const second = planEvictions(many.slice(3), partitioned, first.bucket, 11_000, q);
       expect(second.evict).toEqual(['n3', 'n4']); // 2 per second
     });
+
+    it('a held node stays held after most of its rack came back (until its window runs out)', () => {
+      const healing = racks({ rack: 'r1', total: 20, silent: 3 });
+      expect(planEvictions([{ nodeId: 'a', rack: 'r1', heldSinceMs: 1_000 }], healing, { tokens: 3, updatedAt: 5_000 }, 5_000, q).heldForPartition).toEqual(['a']);
+      expect(planEvictions([{ nodeId: 'a', rack: 'r1', heldSinceMs: 1_000 }], healing, { tokens: 3, updatedAt: 11_000 }, 11_000, q).evict).toEqual(['a']);
+      expect(planEvictions([{ nodeId: 'b', rack: 'r1' }], healing, { tokens: 3, updatedAt: 5_000 }, 5_000, q).evict).toEqual(['b']); // never held: judged alone
+    });
   });
 
   describe('nextHoldStarts', () => {
-    it.each<[string, Array<[string, number]>, string[], Array<[string, number]>]>([
-      ['a newly held node starts now', [], ['a'], [['a', 100]]],
-      ['a held node keeps its start', [['a', 5]], ['a'], [['a', 5]]],
-      ['a node heard again (or its rack back) drops out', [['a', 5], ['b', 7]], ['b'], [['b', 7]]],
-      ['a later partition gets a new window', [], ['a'], [['a', 100]]],
-    ])('%s', (_name, prev, dead, expected) => {
-      expect([...nextHoldStarts(new Map(prev), dead, 100)]).toEqual(expected);
+    it.each<[string, Array<[string, number]>, string[], string[], Array<[string, number]>]>([
+      ['a newly held node starts now', [], ['a'], ['a'], [['a', 100]]],
+      ['a held node keeps its start', [['a', 5]], ['a'], ['a'], [['a', 5]]],
+      ['a held node still dead stays held when its rack no longer looks partitioned', [['a', 5]], [], ['a'], [['a', 5]]],
+      ['a node heard again drops out', [['a', 5], ['b', 7]], ['b'], ['b'], [['b', 7]]],
+      ['a later partition gets a new window', [], ['a'], ['a'], [['a', 100]]],
+    ])('%s', (_name, prev, deadInPartitioned, dead, expected) => {
+      expect([...nextHoldStarts(new Map(prev), deadInPartitioned, (id) => dead.includes(id), 100)]).toEqual(expected);
     });
   });
 

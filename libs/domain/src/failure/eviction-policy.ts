@@ -43,7 +43,11 @@ export interface BucketState {
 export interface EvictionCandidate {
   nodeId: string;
   rack: string;
-  /** When the node was first held for its rack's partition (ms); absent: not held before (starts now). */
+  /**
+   * When the node was first held for its rack's partition (ms), from nextHoldStarts; a node with a
+   * hold start stays held (until the window runs out) even if its rack no longer looks partitioned.
+   * Absent: not held before (a partitioned rack's node starts its hold now).
+   */
   heldSinceMs?: number | null;
 }
 
@@ -73,13 +77,18 @@ export function holdExpired(heldSinceMs: number, nowMs: number, holdMs: number):
 }
 
 /**
- * The hold starts to carry into the next round: every dead node of a partitioned rack keeps the
- * moment it was first held (or starts now); any other node (heard again, or its rack no longer
- * looks partitioned) drops out, so a later partition gets a whole window of its own.
+ * The hold starts to carry into the next round. Every dead node of a partitioned rack keeps the
+ * moment it was first held (or starts now). A node once held stays held while it is still dead,
+ * even when its rack no longer looks partitioned: a partition heals over a heartbeat period, and
+ * when half the rack is back the stragglers must not be evicted a moment before they beat. Only a
+ * node heard again drops out, so a later partition gets a whole window of its own.
  */
-export function nextHoldStarts(previous: ReadonlyMap<string, number>, deadInPartitionedRacks: Iterable<string>, nowMs: number): Map<string, number> {
+export function nextHoldStarts(
+  previous: ReadonlyMap<string, number>, deadInPartitionedRacks: Iterable<string>, isDead: (nodeId: string) => boolean, nowMs: number,
+): Map<string, number> {
   const next = new Map<string, number>();
-  for (const id of deadInPartitionedRacks) next.set(id, previous.get(id) ?? nowMs);
+  for (const [id, since] of previous) if (isDead(id)) next.set(id, since);
+  for (const id of deadInPartitionedRacks) if (!next.has(id)) next.set(id, nowMs);
   return next;
 }
 
@@ -96,8 +105,9 @@ export function planEvictions(
   const plan: EvictionPlan = { evict: [], heldForPartition: [], deferred: [], holdExpired: [], bucket: b };
   for (const c of candidates) {
     const rack = racks.get(c.rack);
-    const partitioned = rack !== undefined && isPartitioned(rack, p);
-    const expired = partitioned && c.heldSinceMs != null && holdExpired(c.heldSinceMs, nowMs, p.holdMs);
+    const heldBefore = c.heldSinceMs != null;
+    const partitioned = heldBefore || (rack !== undefined && isPartitioned(rack, p));
+    const expired = heldBefore && holdExpired(c.heldSinceMs!, nowMs, p.holdMs);
     if (expired) plan.holdExpired.push(c.nodeId);
     if (partitioned && !expired) {
       plan.heldForPartition.push(c.nodeId);

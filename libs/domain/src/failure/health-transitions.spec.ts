@@ -16,7 +16,6 @@ describe('healthTransitions', () => {
     ['dead in a partitioned rack: held', rec('DEGRADED'), obs(40_000, { held: true, heldSinceMs: 5 }), ['UNHEALTHY', 'PARTITION_HELD', true]],
     ['already held: nothing', rec('UNHEALTHY', true, 5), obs(60_000, { held: true, heldSinceMs: 5 }), null],
     ['hold ran out, still silent', rec('UNHEALTHY', true, 5), obs(400_000, { held: false, heldSinceMs: 5 }), ['UNHEALTHY', 'PARTITION_HOLD_EXPIRED', false]],
-    ['rack mostly back, this one still silent', rec('UNHEALTHY', true, 5), obs(60_000, { held: false, heldSinceMs: null }), ['UNHEALTHY', 'PARTITION_ENDED', false]],
     ['held node heard again', rec('UNHEALTHY', true, 5), obs(100), ['HEALTHY', 'HEARD', false]],
     ['dead node heard again', rec('UNHEALTHY'), obs(100), ['HEALTHY', 'HEARD', false]],
     ['degraded node heard again', rec('DEGRADED'), obs(100), ['HEALTHY', 'HEARD', false]],

@@ -24,9 +24,7 @@ export type HealthChangeReason =
   /** Silent past the dead threshold in a rack that went silent as a whole: held, not evicted. */
   | 'PARTITION_HELD'
   /** Held for the whole hold window and still silent: evicted at the token-bucket rate. */
-  | 'PARTITION_HOLD_EXPIRED'
-  /** Held, but its rack no longer looks partitioned (most of it came back): judged on its own. */
-  | 'PARTITION_ENDED';
+  | 'PARTITION_HOLD_EXPIRED';
 
 export interface ObservedNode {
   nodeId: string;
@@ -71,7 +69,8 @@ function reasonFor(from: RecordedHealth, to: RecordedHealth, holdExpiredNow: boo
   if (to.health === 'HEALTHY') return 'HEARD';
   if (to.health === 'DEGRADED') return from.health === 'UNHEALTHY' ? 'HEARD' : 'SILENT_PAST_SUSPECT';
   if (to.held) return 'PARTITION_HELD';
-  if (from.held) return holdExpiredNow ? 'PARTITION_HOLD_EXPIRED' : 'PARTITION_ENDED';
+  // A held node leaves the hold only by beating again or by its window running out.
+  if (from.held && holdExpiredNow) return 'PARTITION_HOLD_EXPIRED';
   return 'SILENT_PAST_DEAD';
 }
 
