@@ -65,10 +65,13 @@ export class SchedulingCycle {
       memoryMiB: healthy.reduce((s, n) => s + n.memoryMiB, 0),
     };
     const queues: QueueShareState[] = queueRows.map((q) => ({
-      name: q.name, priority: q.priority, weight: 1, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 },
+      name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 },
     }));
     const order = orderByPolicy(queued, queues, capacity, this.config.GANTRY_SCHEDULER_LOOKAHEAD);
-    const plan = planPlacements(order.ordered, nodes);
+    // The band rides along so a lower band kept off capacity by a higher one is told PRIORITY, and
+    // the first blocked job reserves the nodes it waits for (anti-starvation, ADR 0008).
+    const band = new Map(queueRows.map((q) => [q.name, q.priority]));
+    const plan = planPlacements(order.ordered.map((j) => ({ ...j, band: band.get(j.queue) ?? 0 })), nodes);
 
     // 3. Commit the placements whose nodes' leases this replica got, together (see PlacementCommitter).
     const leased = await this.leases.acquireEach(plan.placements.flatMap((p) => p.nodeIds));

@@ -1,6 +1,6 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { IsInt, IsNumber, IsOptional, IsPositive, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { QUEUE_NAME_PATTERN } from '@gantry/contracts';
 
 export class QuotaDto {
@@ -8,6 +8,11 @@ export class QuotaDto {
   @ValidateIf((_o, v) => v !== null) @IsInt() @Min(0) @Max(10_000_000)
   gpus!: number | null;
 }
+
+const WEIGHT_DOC: ApiPropertyOptions = {
+  type: Number, default: 1, minimum: 0, exclusiveMinimum: true, maximum: 1000,
+  description: 'Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the dominant share of one of weight 1',
+};
 
 export class CreateQueueDto {
   @ApiProperty({ example: 'research' })
@@ -21,6 +26,10 @@ export class CreateQueueDto {
   @ApiPropertyOptional({ type: QuotaDto })
   @IsOptional() @ValidateNested() @Type(() => QuotaDto)
   quota?: QuotaDto;
+
+  @ApiPropertyOptional(WEIGHT_DOC)
+  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @IsPositive() @Max(1000)
+  weight?: number;
 }
 
 export class UpdateQueueDto {
@@ -31,6 +40,10 @@ export class UpdateQueueDto {
   @ApiPropertyOptional({ type: QuotaDto })
   @IsOptional() @ValidateNested() @Type(() => QuotaDto)
   quota?: QuotaDto;
+
+  @ApiPropertyOptional(WEIGHT_DOC)
+  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @IsPositive() @Max(1000)
+  weight?: number;
 }
 
 export class QueueUsageView {
@@ -43,6 +56,7 @@ export class QueueView {
   @ApiProperty() name!: string;
   @ApiProperty() priority!: number;
   @ApiProperty({ type: QuotaDto }) quota!: { gpus: number | null };
+  @ApiProperty({ description: 'Fair-share weight within the priority band' }) weight!: number;
   @ApiProperty({ type: QueueUsageView }) usage!: QueueUsageView;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;

@@ -9,7 +9,7 @@ import { CreateQueueDto, QueueList, QueueView, UpdateQueueDto } from './queue.dt
 
 function toView(q: QueueRecord, usage: QueueUsage): QueueView {
   return {
-    name: q.name, priority: q.priority, quota: { gpus: q.quotaGpus }, usage,
+    name: q.name, priority: q.priority, quota: { gpus: q.quotaGpus }, weight: q.weight, usage,
     createdAt: q.createdAt.toISOString(), updatedAt: q.updatedAt.toISOString(),
   };
 }
@@ -28,7 +28,7 @@ export class QueuesController {
   @ApiCreatedResponse({ type: QueueView })
   async create(@Body() dto: CreateQueueDto): Promise<QueueView> {
     const sql = autocommit(this.ds);
-    if (!(await insertQueue(sql, { name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null }, new Date()))) {
+    if (!(await insertQueue(sql, { name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null, weight: dto.weight ?? 1 }, new Date()))) {
       throw new ApiError(ErrorCode.CONFLICT, `queue ${dto.name} already exists`);
     }
     return this.get(dto.name);
@@ -56,8 +56,9 @@ export class QueuesController {
   @Roles('operator')
   @ApiOkResponse({ type: QueueView })
   async update(@Param('name') name: string, @Body() dto: UpdateQueueDto): Promise<QueueView> {
-    const changes: { priority?: number; quotaGpus?: number | null } = {};
+    const changes: { priority?: number; quotaGpus?: number | null; weight?: number } = {};
     if (dto.priority !== undefined) changes.priority = dto.priority;
+    if (dto.weight !== undefined) changes.weight = dto.weight;
     if (dto.quota !== undefined) changes.quotaGpus = dto.quota.gpus;
     const q = await updateQueue(autocommit(this.ds), name, changes, new Date());
     if (!q) throw new ApiError(ErrorCode.NOT_FOUND, `queue ${name} not found`);

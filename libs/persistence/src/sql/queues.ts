@@ -4,6 +4,8 @@ export interface QueueRecord {
   name: string;
   priority: number;
   quotaGpus: number | null;
+  /** DRF weight (> 0): a queue of weight 2 is entitled to twice the dominant share. */
+  weight: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -15,15 +17,15 @@ export interface QueueUsage {
 }
 
 const toQueue = (r: Record<string, any>): QueueRecord => ({
-  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, createdAt: r.created_at, updatedAt: r.updated_at,
+  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, weight: Number(r.weight), createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 /** Inserts a queue; false when the name is taken (the primary key decides, not a prior read). */
-export async function insertQueue(sql: Sql, q: { name: string; priority: number; quotaGpus: number | null }, now: Date): Promise<boolean> {
+export async function insertQueue(sql: Sql, q: { name: string; priority: number; quotaGpus: number | null; weight?: number }, now: Date): Promise<boolean> {
   const rows = await sql.rows(
-    `INSERT INTO queues (name, priority, quota_gpus, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+    `INSERT INTO queues (name, priority, quota_gpus, weight, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
      ON CONFLICT (name) DO NOTHING RETURNING name`,
-    [q.name, q.priority, q.quotaGpus, now],
+    [q.name, q.priority, q.quotaGpus, q.weight ?? 1, now],
   );
   return rows.length === 1;
 }
@@ -37,12 +39,14 @@ export async function listQueues(sql: Sql): Promise<QueueRecord[]> {
   return (await sql.rows(`SELECT * FROM queues ORDER BY priority DESC, name`)).map(toQueue);
 }
 
-export async function updateQueue(sql: Sql, name: string, changes: { priority?: number; quotaGpus?: number | null }, now: Date): Promise<QueueRecord | null> {
+export async function updateQueue(
+  sql: Sql, name: string, changes: { priority?: number; quotaGpus?: number | null; weight?: number }, now: Date,
+): Promise<QueueRecord | null> {
   const [row] = await sql.rows(
     `UPDATE queues SET priority = COALESCE($2, priority),
-       quota_gpus = CASE WHEN $3::boolean THEN $4 ELSE quota_gpus END, updated_at = $5
+       quota_gpus = CASE WHEN $3::boolean THEN $4 ELSE quota_gpus END, weight = COALESCE($6::double precision, weight), updated_at = $5
      WHERE name = $1 RETURNING *`,
-    [name, changes.priority ?? null, 'quotaGpus' in changes, changes.quotaGpus ?? null, now],
+    [name, changes.priority ?? null, 'quotaGpus' in changes, changes.quotaGpus ?? null, now, changes.weight ?? null],
   );
   return row ? toQueue(row) : null;
 }
