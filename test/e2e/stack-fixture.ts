@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { GantryClient } from '@gantry/client';
-import { Stack } from '@gantry/stack';
+import { Stack, StackOptions } from '@gantry/stack';
 import { isolatedRedisUrl, testEnv, uniqueTag } from '@gantry/testing';
 
 export interface E2EStack {
@@ -21,7 +21,16 @@ export interface E2EStack {
  * The real services as processes, with a small simulated fleet whose node ids carry this suite's
  * tag. Its own Redis db keeps other suites' "live" nodes (which have no agent) out of placement.
  */
-export async function startE2EStack(opts: { basePort: number; redisDb: number; simNodes?: number; env?: Record<string, string> }): Promise<E2EStack> {
+export async function startE2EStack(opts: {
+  basePort: number;
+  redisDb: number;
+  simNodes?: number;
+  env?: Record<string, string>;
+  /** Overrides of the agent's env (e.g. GANTRY_SIM_EXECUTOR=sleep for load). */
+  agentEnv?: Record<string, string>;
+  /** Processes per service; see Stack. */
+  replicas?: StackOptions['replicas'];
+}): Promise<E2EStack> {
   const root = join(__dirname, '..', '..');
   const tag = uniqueTag('e2e');
   const adminToken = `e2e-admin-${uniqueTag()}`;
@@ -52,8 +61,10 @@ export async function startE2EStack(opts: { basePort: number; redisDb: number; s
         GANTRY_SIM_EXECUTOR: 'process',
         GANTRY_KILL_GRACE_MS: '2000',
         GANTRY_AGENT_WORKDIR: join(work, 'agent'),
+        ...opts.agentEnv,
       },
     },
+    replicas: opts.replicas,
   });
   await stack.start();
   const clientFor = (token: string) => new GantryClient({ baseUrl: stack.gatewayUrl, token, retry: { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200 } });

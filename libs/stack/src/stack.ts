@@ -10,6 +10,11 @@ export interface StackOptions {
   /** Extra env per service. */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
   readyTimeoutMs?: number;
+  /**
+   * Processes per service (default 1). Extra replicas are named `<service>-2`, `<service>-3`, … and
+   * listen on the ports after the last service's, in SERVICES order.
+   */
+  replicas?: Partial<Record<ServiceName, number>>;
 }
 
 /** Starts the four control-plane services and the agent as processes; stops them in reverse. */
@@ -28,6 +33,26 @@ export class Stack {
           root: opts.root,
         }),
     );
+    let port = opts.basePort + SERVICES.length;
+    for (const service of SERVICES) {
+      for (let k = 2; k <= (opts.replicas?.[service] ?? 1); k++) {
+        this.services.push(
+          new ServiceProcess({
+            name: `${service}-${k}`,
+            service,
+            port: port++,
+            env: { ...opts.env, ...(opts.serviceEnv?.[service] ?? {}) },
+            logDir: opts.logDir,
+            root: opts.root,
+          }),
+        );
+      }
+    }
+  }
+
+  /** Every process of one service, the first replica first. */
+  all(service: ServiceName): ServiceProcess[] {
+    return this.services.filter((s) => s.opts.service === service);
   }
 
   get(service: ServiceName): ServiceProcess {
@@ -45,9 +70,9 @@ export class Stack {
     try {
       for (const s of controlPlane) s.start();
       await Promise.all(controlPlane.map((s) => s.ready(timeout)));
-      const agent = this.get('node-agent');
-      agent.start();
-      await agent.ready(timeout);
+      const agents = this.all('node-agent');
+      for (const a of agents) a.start();
+      await Promise.all(agents.map((a) => a.ready(timeout)));
     } catch (e) {
       await this.stop();
       throw e;
@@ -55,7 +80,7 @@ export class Stack {
   }
 
   async stop(): Promise<void> {
-    await this.get('node-agent').stop();
+    await Promise.all(this.all('node-agent').map((s) => s.stop()));
     await Promise.all(this.services.filter((s) => s.opts.service !== 'node-agent').map((s) => s.stop()));
   }
 

@@ -1,0 +1,251 @@
+import { DataSource } from 'typeorm';
+import { Stack, waitFor } from '@gantry/stack';
+import { openDataSource, uniqueTag } from '@gantry/testing';
+import { GatewayClient } from './gateway-client';
+import { startE2EStack } from './stack-fixture';
+
+// Three scheduler replicas race over one simulated fleet while a watcher reads the database as
+// often as it can. The fleet is deterministic (apps/node-agent/src/fleet/fleet-layout.ts): 100
+// nodes are 5 racks of 20, about half 8 x H100, a third 8 x A100, the rest 4 x L4 or CPU-only.
+const NODES = 100;
+const JOBS = 2000;
+
+let stack: Stack;
+let api: GatewayClient;
+let ds: DataSource;
+let tag: string;
+
+jest.setTimeout(240_000);
+
+beforeAll(async () => {
+  const e2e = await startE2EStack({
+    basePort: 18600,
+    redisDb: 9,
+    simNodes: NODES,
+    replicas: { scheduler: 3 },
+    // Beats every 3 s: 100 nodes at 1 s keep the ingester and the reconciler busy, and the
+    // reconciler's grace before repeating a RUN is one beat period.
+    // This test is about placement, not failure detection: on this small machine a RUN can take
+    // longer than the default 15 s phantom grace to reach the agent at the peak of the burst, and a
+    // gang rank waiting for it would be declared lost (PHANTOM) although nothing failed.
+    env: { LOG_LEVEL: 'warn', GANTRY_HEARTBEAT_MS: '3000', GANTRY_PHANTOM_GRACE_MS: '60000' },
+    agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' },
+  });
+  ({ stack, tag } = e2e);
+  api = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
+  ds = await openDataSource();
+  // Placement needs the fleet registered (Postgres) and heard (Redis): wait for every node.
+  await waitFor('fleet registered', async () => (await nodeCount()) === NODES, { timeoutMs: 30_000, intervalMs: 200 });
+});
+
+afterAll(async () => {
+  await ds?.destroy();
+  await stack?.stop();
+});
+
+async function nodeCount(): Promise<number> {
+  const [r] = await ds.query(`SELECT count(*)::int AS n FROM nodes WHERE id LIKE $1`, [`${tag}-%`]);
+  return r.n;
+}
+
+/** A small deterministic generator, so a failing mix can be replayed. */
+function prng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick<T>(r: () => number, xs: readonly T[]): T {
+  return xs[Math.floor(r() * xs.length)];
+}
+
+/** Single-node GPU jobs, CPU-only jobs and gangs of 2..4, in sizes from a sliver to whole nodes. */
+function jobMix(count: number, queues: string[], seed: number) {
+  const r = prng(seed);
+  return Array.from({ length: count }, (_, i) => {
+    const kind = r();
+    const gang = kind >= 0.85;
+    const cpuOnly = kind >= 0.6 && !gang;
+    const model = !cpuOnly && r() < 0.3 ? pick(r, ['H100', 'A100', 'L4']) : null;
+    // An L4 node has 4 GPUs: asking for more would be NO_MATCHING_NODES, never finishing.
+    const gpus = cpuOnly ? 0 : Math.min(pick(r, gang ? [2, 4, 8] : [1, 1, 2, 4, 8]), model === 'L4' ? 4 : 8);
+    return {
+      queue: queues[i % queues.length],
+      name: `stress-${i}`,
+      image: 'none',
+      command: ['true'],
+      env: { SIM_DURATION_MS: String(100 + Math.floor(r() * 300)) },
+      labels: { suite: tag },
+      resources: {
+        gpus,
+        gpuModel: model,
+        cpuCores: pick(r, [1, 2, 4, 8, 16, 32]),
+        memoryMiB: pick(r, [512, 4096, 32768, 131072]),
+      },
+      nodes: gang ? pick(r, [2, 3, 4]) : 1,
+    };
+  });
+}
+
+async function submitAll(bodies: object[], concurrency: number): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++];
+        const res = await api.request('POST', '/v1/jobs', body);
+        if (res.status !== 201) throw new Error(`POST /v1/jobs: ${res.status} ${JSON.stringify(res.body)}`);
+        ids.push(res.body.id);
+      }
+    }),
+  );
+  return ids;
+}
+
+/**
+ * One consistent snapshot per statement: every node's counters against its total, and against the
+ * sum of what its unreleased ranks hold (placement and release change both in one transaction).
+ */
+async function capacityViolations(): Promise<string[]> {
+  const rows: Array<Record<string, string | number>> = await ds.query(
+    `WITH live AS (
+       SELECT node_id, sum(gpus) AS g, sum(cpu_cores) AS c, sum(memory_mib) AS m
+       FROM attempt_nodes WHERE released_at IS NULL AND node_id LIKE $1 GROUP BY node_id)
+     SELECT n.id, n.gpus_total, n.gpus_allocated, n.cpu_cores, n.cpu_allocated, n.memory_mib, n.memory_allocated,
+       coalesce(l.g, 0) AS live_g, coalesce(l.c, 0) AS live_c, coalesce(l.m, 0) AS live_m
+     FROM nodes n LEFT JOIN live l ON l.node_id = n.id WHERE n.id LIKE $1`,
+    [`${tag}-%`],
+  );
+  const bad: string[] = [];
+  for (const n of rows) {
+    const v = (k: string) => Number(n[k]);
+    for (const [res, total, allocated, live] of [
+      ['gpus', 'gpus_total', 'gpus_allocated', 'live_g'],
+      ['cpu', 'cpu_cores', 'cpu_allocated', 'live_c'],
+      ['memory', 'memory_mib', 'memory_allocated', 'live_m'],
+    ]) {
+      if (v(allocated) > v(total) || v(live) > v(total) || v(live) !== v(allocated)) {
+        bad.push(`${n.id} ${res}: total ${v(total)}, allocated ${v(allocated)}, held by live ranks ${v(live)}`);
+      }
+    }
+  }
+  return bad;
+}
+
+/** A job rank held twice at once (two live attempts), or an attempt with only some of its gang's ranks. */
+async function placementViolations(queues: string[]): Promise<string[]> {
+  const twice: Array<{ job_id: string; rank: number; n: number }> = await ds.query(
+    `SELECT job_id, rank, count(*)::int AS n FROM attempt_nodes
+     WHERE released_at IS NULL AND node_id LIKE $1 GROUP BY job_id, rank HAVING count(*) > 1`,
+    [`${tag}-%`],
+  );
+  const partial: Array<{ job_id: string; attempt: number; ranks: number; nodes: number }> = await ds.query(
+    `SELECT a.job_id, a.attempt, count(*)::int AS ranks, j.nodes FROM attempt_nodes a JOIN jobs j ON j.id = a.job_id
+     WHERE j.queue = ANY($1::text[]) GROUP BY a.job_id, a.attempt, j.nodes HAVING count(*) <> j.nodes`,
+    [queues],
+  );
+  return [
+    ...twice.map((r) => `job ${r.job_id} rank ${r.rank} live ${r.n} times`),
+    ...partial.map((r) => `job ${r.job_id} attempt ${r.attempt} has ${r.ranks} of ${r.nodes} ranks`),
+  ];
+}
+
+/** Reads the invariants in a loop until stopped; returns how often it looked and what it saw. */
+function watch(check: () => Promise<string[]>) {
+  let running = true;
+  let samples = 0;
+  const violations: string[] = [];
+  const done = (async () => {
+    while (running) {
+      violations.push(...(await check()));
+      samples++;
+      await new Promise((r) => setTimeout(r, 50)); // pacing, not readiness: leave the CPUs to the stack
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await done;
+      return { samples, violations };
+    },
+  };
+}
+
+async function statesOf(queues: string[]): Promise<Record<string, number>> {
+  const rows: Array<{ state: string; n: number }> = await ds.query(
+    `SELECT state, count(*)::int AS n FROM jobs WHERE queue = ANY($1::text[]) GROUP BY state`,
+    [queues],
+  );
+  return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+}
+
+/** One sample of a Prometheus counter from each process of a service (0 when absent). */
+async function metric(service: Parameters<Stack['all']>[0], series: string): Promise<number[]> {
+  return Promise.all(
+    stack.all(service).map(async (s) => {
+      const text = await (await fetch(`${s.url}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return Number(line?.split(' ')[1] ?? 0);
+    }),
+  );
+}
+
+async function cpuSeconds(): Promise<string> {
+  const services = ['api-gateway', 'scheduler', 'heartbeat-ingester', 'reconciler', 'node-agent'] as const;
+  const parts = await Promise.all(services.map(async (s) => `${s} ${(await metric(s, 'process_cpu_seconds_total')).map((n) => n.toFixed(1)).join('/')}`));
+  return parts.join(', ');
+}
+
+describe('three scheduler replicas under load', () => {
+  it(`places ${JOBS} jobs on ${NODES} nodes without ever over-committing a node or placing a rank twice`, async () => {
+    const queues = [uniqueTag('qa'), uniqueTag('qb'), uniqueTag('qc')];
+    for (const name of queues) expect((await api.request('POST', '/v1/queues', { name, priority: 10 })).status).toBe(201);
+    const started = Date.now();
+    const watcher = watch(async () => [...(await capacityViolations()), ...(await placementViolations(queues))]);
+    let ids: string[] = [];
+    let submittedMs = 0;
+    let finishedMs = 0;
+    let watched = { samples: 0, violations: [] as string[] };
+    try {
+      ids = await submitAll(jobMix(JOBS, queues, 5), 32);
+      submittedMs = Date.now() - started;
+      let states: Record<string, number> = {};
+      await waitFor(
+        `all ${JOBS} jobs ended`,
+        async () => {
+          states = await statesOf(queues);
+          return (states.SUCCEEDED ?? 0) + (states.FAILED ?? 0) + (states.CANCELLED ?? 0) === JOBS;
+        },
+        { timeoutMs: 150_000, intervalMs: 500, onTimeout: () => `states: ${JSON.stringify(states)}` },
+      );
+      finishedMs = Date.now() - started;
+    } finally {
+      watched = await watcher.stop();
+      console.log(`stress: submitted in ${submittedMs} ms, ended after ${finishedMs} ms; cpu s: ${await cpuSeconds()}; lost races ${await metric('scheduler', 'gantry_scheduler_placements_total{outcome="lost_race"}')}; placed ${await metric('scheduler', 'gantry_scheduler_placements_total{outcome="placed"}')}`);
+    }
+    const { samples, violations } = watched;
+    expect(await statesOf(queues)).toEqual({ SUCCEEDED: JOBS });
+
+    expect(ids).toHaveLength(JOBS);
+    expect(violations).toEqual([]);
+    expect(samples).toBeGreaterThan(20);
+    // Each job was placed once: attempt 1, one QUEUED -> SCHEDULED event, every rank released.
+    const [once] = await ds.query(
+      `SELECT count(*) FILTER (WHERE j.attempt <> 1)::int AS retried,
+         count(*) FILTER (WHERE (SELECT count(*) FROM job_events e WHERE e.job_id = j.id AND e.to_state = 'SCHEDULED') <> 1)::int AS rescheduled,
+         (SELECT count(*)::int FROM attempt_nodes a JOIN jobs k ON k.id = a.job_id WHERE k.queue = ANY($1::text[]) AND a.released_at IS NULL) AS unreleased
+       FROM jobs j WHERE j.queue = ANY($1::text[])`,
+      [queues],
+    );
+    expect(once).toEqual({ retried: 0, rescheduled: 0, unreleased: 0 });
+    // Counters and ranks still agree once everything has been released.
+    expect(await capacityViolations()).toEqual([]);
+    // All three replicas took part: the race was real.
+    const perReplica = await metric('scheduler', 'gantry_scheduler_placements_total{outcome="placed"}');
+    expect(perReplica.every((n) => n > 0)).toBe(true);
+  });
+});
