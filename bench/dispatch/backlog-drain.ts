@@ -1,6 +1,6 @@
 /**
  * Placement rate while the scheduler drains a backlog, three ways that should agree:
- *   - the database: each backlog job's first QUEUED -> SCHEDULED event time;
+ *   - the database: each job's first QUEUED -> SCHEDULED event time;
  *   - the scheduler's own counter, gantry_scheduler_placements_total{outcome="placed"}, scraped every second;
  *   - the RUN commands' Kafka timestamps (placement plus the outbox relay).
  * The per-second series run from the first placement's second to the last's; their first and last
@@ -42,7 +42,7 @@ export class DrainSampler {
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
 
-  constructor(private readonly db: Client, private readonly schedulerUrl: () => string, private readonly jobName: string) {}
+  constructor(private readonly db: Client, private readonly schedulerUrl: () => string) {}
 
   start(): void {
     this.timer = setInterval(() => void this.sample(), 1000);
@@ -54,9 +54,9 @@ export class DrainSampler {
     this.timer = null;
   }
 
-  /** The backlog jobs still QUEUED, from the last sample (or a fresh count). */
+  /** Jobs still QUEUED: the backlog plus any phase-1 job left ahead of it. */
   async queued(): Promise<number> {
-    const { rows } = await this.db.query(`SELECT count(*) AS n FROM jobs WHERE name = $1 AND state = 'QUEUED'`, [this.jobName]);
+    const { rows } = await this.db.query(`SELECT count(*) AS n FROM jobs WHERE state = 'QUEUED'`);
     return Number(rows[0].n);
   }
 
@@ -102,22 +102,27 @@ export function seriesOf(times: number[]): RateSeries {
   return { perSecond, medianPerS: median(inner), median5sPerS: median(windows), maxPerS: Math.max(...perSecond), firstMs: sorted[0], lastMs: sorted[sorted.length - 1], count: sorted.length };
 }
 
-/** Each backlog job's first placement time from its events. */
-export async function placementTimes(db: Client, jobName: string): Promise<number[]> {
+/**
+ * First placement time of every job placed since the scheduler restarted: the backlog and any
+ * phase-1 job still queued ahead of it (FIFO) are one backlog to the scheduler.
+ */
+export async function placementTimes(db: Client, sinceMs: number): Promise<number[]> {
   const { rows } = await db.query<{ at: Date }>(
-    `SELECT min(e.at) AS at FROM job_events e JOIN jobs j ON j.id = e.job_id
-      WHERE j.name = $1 AND e.to_state = 'SCHEDULED' GROUP BY e.job_id`,
-    [jobName],
+    `SELECT min(at) AS at FROM job_events WHERE to_state = 'SCHEDULED' GROUP BY job_id HAVING min(at) >= $1`,
+    [new Date(sinceMs)],
   );
   return rows.map((r) => r.at.getTime());
 }
 
-/** Each backlog job's RUN publication time, from the command watch. */
-export async function runTimes(db: Client, watch: CommandWatch, jobName: string): Promise<number[]> {
-  const { rows } = await db.query<{ id: string }>(`SELECT id FROM jobs WHERE name = $1`, [jobName]);
-  return rows.map((r) => watch.dispatchedAt(r.id)).filter((t): t is number => t !== null);
+/** RUN publication time of every job first dispatched since the scheduler restarted, from the command watch. */
+export function runTimes(watch: CommandWatch, sinceMs: number): number[] {
+  const out: number[] = [];
+  for (const id of watch.jobs.keys()) {
+    const t = watch.dispatchedAt(id);
+    if (t !== null && t >= sinceMs) out.push(t);
+  }
+  return out;
 }
-
 /** Per-second deltas of the scheduler's placed counter (samples about a second apart). */
 export function metricSeries(samples: MetricSample[]): { perSecond: number[]; medianPerS: number; cycles: number | null; meanCycleMs: number | null; lostRaces: number | null } {
   const ok = samples.filter((s) => s.placed !== null);

@@ -35,6 +35,8 @@ function load() {
     idleS: num('BENCH_IDLE_S', 10),
     registerTimeoutS: num('BENCH_REGISTER_TIMEOUT_S', 600),
     drainTimeoutS: num('BENCH_DRAIN_TIMEOUT_S', 600),
+    /** Phase 1's drain alone; what it leaves QUEUED is placed first in phase 2 (FIFO) and counted there. */
+    rateDrainTimeoutS: num('BENCH_RATE_DRAIN_TIMEOUT_S', num('BENCH_DRAIN_TIMEOUT_S', 600)),
     basePort: num('BENCH_BASE_PORT', 18900),
     kafkaPort: num('BENCH_KAFKA_PORT', 39192),
     databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gantry_bench_dispatch',

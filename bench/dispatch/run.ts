@@ -162,12 +162,12 @@ function servicePids(s: Stack): Record<string, number | null | undefined> {
 }
 
 /** Waits until none of the named jobs is QUEUED/SCHEDULED/RUNNING; returns how long it took and what is left. */
-async function drainJobs(db: Client, name: string, label: string): Promise<{ drained: boolean; seconds: number; open: number }> {
+async function drainJobs(db: Client, name: string, label: string, timeoutS: number): Promise<{ drained: boolean; seconds: number; open: number }> {
   const t0 = Date.now();
   let open = 0;
   let drained = true;
   try {
-    await until(`drain after ${label}`, config.drainTimeoutS * 1000, async () => {
+    await until(`drain after ${label}`, timeoutS * 1000, async () => {
       open = Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE name = $1 AND state IN ('QUEUED','SCHEDULED','RUNNING')`, [name])).rows[0].n);
       return open === 0;
     }, 1000);
@@ -227,7 +227,7 @@ async function main(): Promise<void> {
   const rateSubmit = summarisePhase(rateRun, config.rateS);
   say(`phase 1: ${rateSubmit.createsPerS.toFixed(1)} submissions/s achieved, p99 ${rateSubmit.latencyMs.p99.toFixed(0)} ms`);
   const drainA = cpuSnapshot();
-  const rateDrain = await drainJobs(db, RATE_JOB_NAME, 'phase 1');
+  const rateDrain = await drainJobs(db, RATE_JOB_NAME, 'phase 1', config.rateDrainTimeoutS);
   const rateDrainCpu = cpuBetween(drainA, cpuSnapshot(), servicePids(s));
   const dispatch: DispatchReport = await dispatchLatency(db, watch, RATE_JOB_NAME, rateEndMs);
   say(`phase 1: dispatch p50 ${dispatch.all.latencyMs?.p50 ?? '-'} ms, p99 ${dispatch.all.latencyMs?.p99 ?? '-'} ms, ` +
@@ -291,16 +291,18 @@ async function backlogPhase(s: Stack, db: Client, watch: CommandWatch, token: st
   teardown.check();
   const submit = summarisePhase(submitRun, submitRun.wallS);
   const queued = Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE name = $1 AND state = 'QUEUED'`, [BACKLOG_JOB_NAME])).rows[0].n);
-  say(`phase 2: ${queued} jobs queued in ${submitRun.wallS.toFixed(1)} s (${submit.createsPerS.toFixed(1)}/s)`);
+  // Phase-1 jobs still queued (an overloaded phase 1 whose drain timed out) are placed first (FIFO): count them in.
+  const queuedTotal = Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE state = 'QUEUED'`)).rows[0].n);
+  say(`phase 2: ${queued} jobs queued in ${submitRun.wallS.toFixed(1)} s (${submit.createsPerS.toFixed(1)}/s); ${queuedTotal} QUEUED in all`);
   // The gateway's lifecycle messages are relayed before the scheduler starts, so the drain measures placement.
   await until('outbox empty before the drain', 120_000, async () => Number((await db.query(`SELECT count(*) AS n FROM outbox`)).rows[0].n) === 0, 500)
     .catch((e) => say(`${(e as Error).message}; going on`));
 
-  const sampler = new DrainSampler(db, () => scheduler.url, BACKLOG_JOB_NAME);
+  const sampler = new DrainSampler(db, () => scheduler.url);
   const drainA = cpuSnapshot();
   const startMs = Date.now();
   // The restarted process's counters start at zero.
-  sampler.samples.push({ atMs: startMs, placed: 0, lostRaces: 0, cycles: 0, cycleSecondsSum: 0, queued });
+  sampler.samples.push({ atMs: startMs, placed: 0, lostRaces: 0, cycles: 0, cycleSecondsSum: 0, queued: queuedTotal });
   say('phase 2: starting the scheduler');
   scheduler.start();
   sampler.start();
@@ -320,18 +322,18 @@ async function backlogPhase(s: Stack, db: Client, watch: CommandWatch, token: st
   sampler.stop();
   const left = await sampler.queued();
 
-  const db1 = seriesOf(await placementTimes(db, BACKLOG_JOB_NAME));
+  const db1 = seriesOf(await placementTimes(db, startMs));
   // RUN commands follow placements through the outbox relay: give them a moment to arrive.
-  await until('RUN seen for every placed backlog job', 60_000, async () => (await runTimes(db, watch, BACKLOG_JOB_NAME)).length >= db1.count, 500)
+  await until('RUN seen for every job placed in the drain', 60_000, async () => runTimes(watch, startMs).length >= db1.count, 500)
     .catch((e) => say(`${(e as Error).message}; going on`));
-  const runs = seriesOf(await runTimes(db, watch, BACKLOG_JOB_NAME));
+  const runs = seriesOf(runTimes(watch, startMs));
   const metric = metricSeries(sampler.samples);
   const placed = db1.count;
   const overall = db1.lastMs !== null ? placed / ((db1.lastMs - startMs) / 1000) : 0;
   const firstToLast = db1.lastMs !== null && db1.firstMs !== null && db1.lastMs > db1.firstMs ? (placed - 1) / ((db1.lastMs - db1.firstMs) / 1000) : NaN;
   say(`phase 2: ${placed} placed; ${overall.toFixed(0)}/s from scheduler start, median ${db1.medianPerS}/s per second`);
   return {
-    submit, submitCpu, queued, freeGpusBefore: free, fleetGpus,
+    submit, submitCpu, queued, queuedTotal, freeGpusBefore: free, fleetGpus,
     drain: {
       drained, leftQueued: left, startMs, schedulerReadyAfterS: readyMs ? (readyMs - startMs) / 1000 : null,
       allScheduledAfterS: db1.lastMs !== null ? (db1.lastMs - startMs) / 1000 : null, waitedS: (doneMs - startMs) / 1000,
