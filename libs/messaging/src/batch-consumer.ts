@@ -45,6 +45,11 @@ export interface BatchConsumerOptions<T> {
   partitionsConsumedConcurrently?: number;
   logger: ConsumerLogger;
   onBatchDone?: (stats: { size: number; deadLettered: number; partition: number; lag: number }) => void;
+  /**
+   * How long the group waits for a silent member before giving its partitions to others (10 s).
+   * A replica killed with -9 holds its partitions this long, so it bounds that recovery; heartbeats
+   * go every 3 s, also while a batch is retried.
+   */
   sessionTimeoutMs?: number;
 }
 
@@ -91,7 +96,7 @@ export class BatchConsumer<T> {
     const o = this.opts;
     const consumer = o.kafka.consumer({
       groupId: o.groupId,
-      sessionTimeout: o.sessionTimeoutMs ?? 30_000,
+      sessionTimeout: o.sessionTimeoutMs ?? 10_000,
       heartbeatInterval: 3_000,
       maxWaitTimeInMs: 100,
       retry: { retries: 1_000_000, initialRetryTime: 300, maxRetryTime: 5_000 },
@@ -102,7 +107,16 @@ export class BatchConsumer<T> {
       this.fetching = false;
     });
     consumer.on(consumer.events.FETCH_START, () => (this.fetching = this.joined));
-    consumer.on(consumer.events.CRASH, (e) => o.logger.error({ err: e.payload.error, groupId: o.groupId }, 'consumer crashed; kafkajs restarts it'));
+    consumer.on(consumer.events.CRASH, (e) => {
+      // Not ready until it has joined again. kafkajs restarts a consumer only after errors it deems
+      // retriable; after any other (e.g. no group coordinator while the broker restarts) it stays
+      // dead, so a fresh consumer is started here instead.
+      this.joined = false;
+      this.fetching = false;
+      const kafkajsRestarts = e.payload.restart !== false;
+      o.logger.error({ err: e.payload.error, groupId: o.groupId, kafkajsRestarts }, kafkajsRestarts ? 'consumer crashed; kafkajs restarts it' : 'consumer crashed for good; starting a new one');
+      if (!kafkajsRestarts) this.replaceLater(consumer);
+    });
     await consumer.connect();
     await consumer.subscribe({ topic: o.topic, fromBeginning: o.fromBeginning ?? true });
     await consumer.run({
@@ -145,6 +159,21 @@ export class BatchConsumer<T> {
     await commitOffsetsIfNecessary();
     await heartbeat();
     o.onBatchDone?.({ size: batch.messages.length, deadLettered: dead.length, partition: batch.partition, lag: Number(batch.offsetLag()) });
+  }
+
+  /** Replaces a consumer kafkajs gave up on, retrying every few seconds until a new one runs. */
+  private replaceLater(dead: Consumer): void {
+    setTimeout(() => {
+      if (this.stopping || this.consumer !== dead) return;
+      void dead
+        .disconnect()
+        .catch(() => undefined)
+        .then(() => (this.stopping ? undefined : this.start()))
+        .catch((err) => {
+          this.opts.logger.error({ err, groupId: this.opts.groupId }, 'could not start a new consumer; trying again');
+          this.replaceLater(this.consumer ?? dead);
+        });
+    }, 2_000);
   }
 
   async stop(): Promise<void> {

@@ -11,3 +11,4 @@ export * from './metrics/metrics.controller';
 export * from './logging/logger';
 export * from './bootstrap/bootstrap-service';
 export * from './http/body-parser-errors';
+export * from './http/http-drain';

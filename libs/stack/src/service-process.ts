@@ -50,6 +50,11 @@ export class ServiceProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
+  /** The signal that ended the process (SIGTERM after a graceful stop, SIGKILL if it had to be killed), or null. */
+  get exitSignal(): NodeJS.Signals | null {
+    return this.child?.signalCode ?? null;
+  }
+
   get running(): boolean {
     return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
   }
