@@ -1,105 +1,11 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
+import { runCommand, withDb } from '@gantry/stack';
 
-/** Children the bench is waiting on (pgbench, scripts), killed on Ctrl-C. */
-const children = new Set<ChildProcess>();
-export function killChildren(): void {
-  for (const c of children) c.kill('SIGTERM');
-}
-
-/** Runs a command to completion; stdout is returned, stderr goes to ours. Rejects on a non-zero exit. */
-export function run(cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', (e) => {
-      children.delete(child);
-      reject(e);
-    });
-    child.on('close', (code, signal) => {
-      children.delete(child);
-      if (code === 0) resolve(out);
-      else reject(new Error(`${cmd} ${args.join(' ')} exited with ${code ?? signal}\n${(err || out).trim().split('\n').slice(-20).join('\n')}`));
-    });
-  });
-}
-
-export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ port, host });
-    const done = (open: boolean) => {
-      s.destroy();
-      resolve(open);
-    };
-    s.setTimeout(2000, () => done(false));
-    s.once('connect', () => done(true));
-    s.once('error', () => done(false));
-  });
-}
-
-/** Starts the bench's own broker unless one already listens there; returns whether this call started it. */
-export async function startKafka(root: string, port: number): Promise<boolean> {
-  if (await portOpen(port)) return false;
-  await run('bash', [join(root, 'scripts/kafka/start.sh'), '--port', String(port)], { cwd: root });
-  return true;
-}
-
-export async function stopKafka(root: string, port: number): Promise<void> {
-  await run('bash', [join(root, 'scripts/kafka/stop.sh'), '--port', String(port)], { cwd: root });
-}
-
-export function kafkaPid(root: string, port: number): number | null {
-  try {
-    return Number(readFileSync(join(root, '.cache/kafka', `data-${port}`, 'broker.pid'), 'utf8').trim()) || null;
-  } catch {
-    return null;
-  }
-}
-
-function dbName(url: string): string {
-  const name = decodeURIComponent(new URL(url).pathname.slice(1));
-  if (!/^gantry_bench_[a-z0-9_]+$/.test(name)) throw new Error(`refusing to drop database "${name}": the bench only recreates gantry_bench_* databases`);
-  return name;
-}
-
-/** Drops the bench database (every run starts from an empty schema), then creates and migrates it. */
-export async function recreateDatabase(root: string, url: string): Promise<void> {
-  const name = dbName(url);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const c = new Client({ connectionString: admin.toString() });
-  await c.connect();
-  try {
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  } finally {
-    await c.end();
-  }
-  await run(process.execPath, [join(root, 'dist/tools/infra/ensure-databases.js'), url], { cwd: root });
-  await run(process.execPath, [join(root, 'dist/libs/persistence/src/cli/migrate.js')], { cwd: root, env: { DATABASE_URL: url } });
-}
-
-export async function createTopics(root: string, brokers: string): Promise<void> {
-  await run(process.execPath, [join(root, 'dist/tools/infra/create-topics.js')], { cwd: root, env: { KAFKA_BROKERS: brokers } });
-}
-
-export async function withDb<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
-  const c = new Client({ connectionString: url, application_name: 'gantry-bench' });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
-
+/** The only databases a bench recreates (drops) at start. */
+export const BENCH_DATABASE = /^gantry_bench_[a-z0-9_]+$/;
 export function findPgbench(): string {
   if (process.env.BENCH_PGBENCH) return process.env.BENCH_PGBENCH;
   const base = '/usr/lib/postgresql';
@@ -137,7 +43,7 @@ export async function runPgbench(url: string, opts: { durationS: number; clients
   const args = ['-n', '-c', String(opts.clients), '-j', String(opts.threads), '-T', String(opts.durationS), '-f', file, url];
   let output: string;
   try {
-    output = await run(findPgbench(), args);
+    output = await runCommand(findPgbench(), args);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

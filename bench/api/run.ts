@@ -21,13 +21,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import Redis from 'ioredis';
 import { TOPIC_PARTITIONS } from '@gantry/contracts';
-import { Stack } from '@gantry/stack';
-import {
-  CpuSnapshot, CpuUse, conditions, cpuBetween, cpuSnapshot, createTopics, kafkaPid, killChildren, recreateDatabase,
-  runPgbench, startKafka, stopKafka, withDb, PgbenchResult,
-} from './infra';
+import { LocalKafkaBroker, Stack, flushRedisDb, killRunningCommands, recreateDatabase, withDb } from '@gantry/stack';
+import { BENCH_DATABASE, CpuSnapshot, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench, PgbenchResult } from './infra';
 import { PhaseResult, runCreatePhase, stopLoad } from './load';
 import { PhaseSummary, fmt, summarisePhase, table } from './stats';
 
@@ -65,6 +61,7 @@ const config = {
 };
 
 const root = join(__dirname, '..', '..', '..');
+const kafka = new LocalKafkaBroker(root, config.kafkaPort);
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const outFile = join(root, '.cache', 'bench', `api-${stamp}.json`);
 const logDir = join(root, '.cache', 'bench', 'logs', `api-${stamp}`);
@@ -81,7 +78,7 @@ function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     try {
       stopLoad();
-      killChildren();
+      killRunningCommands();
     } catch (e) {
       say(`could not stop the load or a child: ${(e as Error).message}`);
     }
@@ -126,18 +123,18 @@ function checkInterrupted(): void {
 /* ---- The stack ---- */
 
 async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
-  const brokers = `127.0.0.1:${config.kafkaPort}`;
+  const brokers = kafka.brokers;
   say(`Kafka on ${brokers}`);
-  const startedKafka = await startKafka(root, config.kafkaPort);
+  const startedKafka = await kafka.startIfAbsent();
   kafkaStartedHere = startedKafka;
-  if (startedKafka) cleanups.push({ what: `Kafka on ${brokers}`, fn: () => stopKafka(root, config.kafkaPort) });
+  if (startedKafka) cleanups.push({ what: `Kafka on ${brokers}`, fn: () => kafka.stop() });
   else say(`a broker already listens on ${brokers}: using it and leaving it running`);
   checkInterrupted();
 
   say(`database ${new URL(config.databaseUrl).pathname.slice(1)} (recreated), Redis ${config.redisUrl} (flushed), topics`);
-  await recreateDatabase(root, config.databaseUrl);
-  await flushRedis(config.redisUrl);
-  await createTopics(root, brokers);
+  await recreateDatabase(root, config.databaseUrl, BENCH_DATABASE);
+  await flushRedisDb(config.redisUrl);
+  await kafka.createTopics();
   checkInterrupted();
 
   const adminToken = `bench-admin-${randomBytes(12).toString('base64url')}`;
@@ -194,16 +191,6 @@ function nodeOptions(service: string, extra = ''): Record<string, string> {
     ...(opts ? { NODE_OPTIONS: opts } : {}),
     ...(config.profileDir ? { GANTRY_CPU_PROF_DIR: join(config.profileDir, service) } : {}),
   };
-}
-
-async function flushRedis(url: string): Promise<void> {
-  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await r.connect();
-  try {
-    await r.flushdb();
-  } finally {
-    r.disconnect();
-  }
 }
 
 async function waitUntil(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
@@ -274,7 +261,7 @@ function servicePids(): Record<string, number | null | undefined> {
   return {
     'api-gateway': stack?.get('api-gateway').pid, scheduler: stack?.get('scheduler').pid,
     'heartbeat-ingester': stack?.get('heartbeat-ingester').pid, reconciler: stack?.get('reconciler').pid,
-    'node-agent': stack?.get('node-agent').pid, kafka: kafkaPid(root, config.kafkaPort), 'bench (autocannon)': process.pid,
+    'node-agent': stack?.get('node-agent').pid, kafka: kafka.pid(), 'bench (autocannon)': process.pid,
   };
 }
 

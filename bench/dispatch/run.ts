@@ -24,11 +24,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import Redis from 'ioredis';
 import { Client } from 'pg';
 import { TOPIC_PARTITIONS } from '@gantry/contracts';
-import { Stack, waitFor } from '@gantry/stack';
-import { CpuSnapshot, conditions, cpuBetween, cpuSnapshot, createTopics, kafkaPid, recreateDatabase, startKafka, stopKafka } from '../api/infra';
+import { LocalKafkaBroker, Stack, flushRedisDb, recreateDatabase, waitFor } from '@gantry/stack';
+import { BENCH_DATABASE, CpuSnapshot, conditions, cpuBetween, cpuSnapshot } from '../api/infra';
 import { runCreatePhase } from '../api/load';
 import { summarisePhase } from '../api/stats';
 import { DrainSampler, metricSeries, placementTimes, runTimes, seriesOf } from './backlog-drain';
@@ -44,7 +43,8 @@ const root = join(__dirname, '..', '..', '..');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const outFile = join(root, '.cache', 'bench', `dispatch-${stamp}.json`);
 const logDir = join(root, '.cache', 'bench', 'logs', `dispatch-${stamp}`);
-const brokers = `127.0.0.1:${config.kafkaPort}`;
+const kafka = new LocalKafkaBroker(root, config.kafkaPort);
+const brokers = kafka.brokers;
 const say = (msg: string) => console.error(`[bench:dispatch] ${new Date().toISOString().slice(11, 19)} ${msg}`);
 
 let stack: Stack | null = null;
@@ -59,15 +59,15 @@ teardown.installHandlers();
 
 async function prepare(): Promise<Stack> {
   say(`Kafka on ${brokers}`);
-  kafkaStartedHere = await startKafka(root, config.kafkaPort);
-  if (kafkaStartedHere) teardown.add(`Kafka on ${brokers}`, () => stopKafka(root, config.kafkaPort));
+  kafkaStartedHere = await kafka.startIfAbsent();
+  if (kafkaStartedHere) teardown.add(`Kafka on ${brokers}`, () => kafka.stop());
   else say(`a broker already listens on ${brokers}: using it and leaving it running`);
   teardown.check();
 
   say(`database ${new URL(config.databaseUrl).pathname.slice(1)} (recreated), Redis ${config.redisUrl} (flushed), topics`);
-  await recreateDatabase(root, config.databaseUrl);
-  await flushRedis(config.redisUrl);
-  await createTopics(root, brokers);
+  await recreateDatabase(root, config.databaseUrl, BENCH_DATABASE);
+  await flushRedisDb(config.redisUrl);
+  await kafka.createTopics();
   teardown.check();
 
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-bench-dispatch-'));
@@ -108,16 +108,6 @@ async function prepare(): Promise<Stack> {
 
 const adminToken = `bench-admin-${randomBytes(12).toString('base64url')}`;
 
-async function flushRedis(url: string): Promise<void> {
-  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await r.connect();
-  try {
-    await r.flushdb();
-  } finally {
-    r.disconnect();
-  }
-}
-
 async function api(gatewayUrl: string, token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${gatewayUrl}${path}`, {
     method,
@@ -156,7 +146,7 @@ async function waitForFleet(gatewayUrl: string, db: Client): Promise<{ seconds: 
 function servicePids(s: Stack): Record<string, number | null | undefined> {
   return {
     'api-gateway': s.get('api-gateway').pid, scheduler: s.get('scheduler').pid, 'heartbeat-ingester': s.get('heartbeat-ingester').pid,
-    reconciler: s.get('reconciler').pid, 'node-agent': s.get('node-agent').pid, kafka: kafkaPid(root, config.kafkaPort),
+    reconciler: s.get('reconciler').pid, 'node-agent': s.get('node-agent').pid, kafka: kafka.pid(),
     'bench (autocannon, watch)': process.pid,
   };
 }

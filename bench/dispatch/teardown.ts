@@ -2,7 +2,7 @@
  * Everything the bench starts is registered here and stopped in reverse: on success, on failure,
  * and on Ctrl-C (a second Ctrl-C kills the services instead of waiting for their graceful stop).
  */
-import { killChildren } from '../api/infra';
+import { killRunningCommands } from '@gantry/stack';
 import { stopLoad } from '../api/load';
 
 interface Step {
@@ -25,7 +25,7 @@ export class Teardown {
     this.running ??= (async () => {
       try {
         stopLoad();
-        killChildren();
+        killRunningCommands();
       } catch (e) {
         this.say(`could not stop the load or a child: ${(e as Error).message}`);
       }

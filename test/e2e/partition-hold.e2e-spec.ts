@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { GantryClient } from '@gantry/client';
-import { ServiceProcess, Stack, waitFor } from '@gantry/stack';
+import { ServiceProcess, Stack, flushRedisDb, waitFor } from '@gantry/stack';
 import { isolatedRedisUrl, openDataSource, testEnv, uniqueTag } from '@gantry/testing';
 
 /**
@@ -44,9 +43,7 @@ jest.setTimeout(120_000);
 
 beforeAll(async () => {
   ds = await openDataSource();
-  const redis = new Redis(isolatedRedisUrl(REDIS_DB));
-  await redis.flushdb();
-  redis.disconnect();
+  await flushRedisDb(isolatedRedisUrl(REDIS_DB));
   const root = join(__dirname, '..', '..');
   const logDir = join(root, '.cache', 'test-logs', tag);
   const adminToken = `e2e-admin-${uniqueTag()}`;

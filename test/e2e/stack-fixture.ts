@@ -1,9 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { GantryClient } from '@gantry/client';
-import { Stack, StackOptions } from '@gantry/stack';
+import { Stack, StackOptions, flushRedisDb } from '@gantry/stack';
 import { isolatedRedisUrl, testEnv, uniqueTag } from '@gantry/testing';
 
 export interface E2EStack {
@@ -37,9 +36,7 @@ export async function startE2EStack(opts: {
   const work = mkdtempSync(join(tmpdir(), 'gantry-e2e-'));
   // The suite owns its Redis db: start it empty, so nothing a previous run left (live nodes with no
   // agent behind them, running sums) leaks into this one. Redis here keeps nothing on disk anyway.
-  const redis = new Redis(isolatedRedisUrl(opts.redisDb));
-  await redis.flushdb();
-  redis.disconnect();
+  await flushRedisDb(isolatedRedisUrl(opts.redisDb));
   const stack = new Stack({
     root,
     logDir: join(root, '.cache', 'test-logs', tag),

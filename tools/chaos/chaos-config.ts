@@ -62,3 +62,6 @@ export function loadChaosConfig(): ChaosConfig {
   if (cfg.jobMaxMs < cfg.jobMinMs) throw new Error('CHAOS_JOB_MAX_MS must be at least CHAOS_JOB_MIN_MS');
   return cfg;
 }
+
+/** The only databases the chaos run recreates (drops) at start. */
+export const CHAOS_DATABASE = /^gantry_chaos[a-z0-9_]*$/;

@@ -1,6 +1,6 @@
 import { TOPICS } from '@gantry/contracts';
 import { createKafka } from '@gantry/messaging';
-import { withDb } from './chaos-database';
+import { withDb } from '@gantry/stack';
 import { InvariantResult } from './invariants';
 
 /** One run of one rank as its agent told it: a RUNNING report, then (maybe) a final one. */

@@ -1,4 +1,4 @@
-import { withDb } from './chaos-database';
+import { withDb } from '@gantry/stack';
 import { LoadGenerator } from './load-generator';
 
 /** What clients and jobs went through between a fault and the next one. */

@@ -1,6 +1,4 @@
-import { ServiceName, ServiceProcess, waitFor } from '@gantry/stack';
-import { flushRedisDb } from './chaos-database';
-import { KafkaBroker } from './kafka-broker';
+import { LocalKafkaBroker, ServiceName, ServiceProcess, flushRedisDb, waitFor } from '@gantry/stack';
 
 /** What an injection did, for the record (durations in ms). */
 export interface InjectionDetail {
@@ -58,7 +56,7 @@ function gracefulRestart(svc: ServiceProcess): Fault {
   };
 }
 
-function brokerRestart(broker: KafkaBroker): Fault {
+function brokerRestart(broker: LocalKafkaBroker): Fault {
   return {
     name: 'restart-kafka',
     target: `kafka :${broker.port}`,
@@ -74,6 +72,11 @@ function brokerRestart(broker: KafkaBroker): Fault {
   };
 }
 
+/**
+ * The "Redis restart" fault. The machine's redis-server is shared, so it is a FLUSHDB of the run's
+ * own db: Gantry's Redis keeps nothing on disk, and a restarted empty Redis looks to Gantry exactly
+ * like a flushed one (plus a short refused-connection window that this does not reproduce).
+ */
 function redisFlush(redisUrl: string): Fault {
   return {
     name: 'flush-redis',
@@ -87,7 +90,7 @@ function redisFlush(redisUrl: string): Fault {
 }
 
 /** Every fault, in the order a run injects them: the crashes first, then the infrastructure, then the clean restarts. */
-export function allFaults(services: (name: ServiceName) => ServiceProcess, broker: KafkaBroker, redisUrl: string): Fault[] {
+export function allFaults(services: (name: ServiceName) => ServiceProcess, broker: LocalKafkaBroker, redisUrl: string): Fault[] {
   const order: ServiceName[] = ['api-gateway', 'scheduler', 'heartbeat-ingester', 'reconciler', 'node-agent'];
   return [
     ...order.map((s) => killAndRestart(services(s))),

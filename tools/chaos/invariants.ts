@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { JobState, decideTransition, isTerminal } from '@gantry/domain';
-import { withDb } from './chaos-database';
+import { withDb } from '@gantry/stack';
 import { SubmitRecord } from './load-generator';
 
 /** One invariant checked against the database once the stack has drained. */

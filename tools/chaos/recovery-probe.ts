@@ -1,5 +1,4 @@
-import { ServiceProcess, waitFor } from '@gantry/stack';
-import { withDb } from './chaos-database';
+import { ServiceProcess, waitFor, withDb } from '@gantry/stack';
 
 /** When, after a fault at t0, the system was healthy again (epoch ms; null: not within the deadline). */
 export interface Recovery {

@@ -31,18 +31,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { GantryClient } from '@gantry/client';
-import { Stack, waitFor } from '@gantry/stack';
-import { loadChaosConfig } from './chaos-config';
-import { flushRedisDb, recreateChaosDatabase, withDb } from './chaos-database';
+import { LocalKafkaBroker, Stack, flushRedisDb, killRunningCommands, recreateDatabase, waitFor, withDb } from '@gantry/stack';
+import { CHAOS_DATABASE, loadChaosConfig } from './chaos-config';
 import { consumerGroupMembers } from './consumer-groups';
 import { auditExecutions } from './execution-audit';
 import { Fault, GRACEFUL_STOP_MS, InjectionDetail, allFaults } from './faults';
 import { FaultWindow, faultWindow } from './fault-window';
 import { InvariantResult, checkInvariants } from './invariants';
-import { KafkaBroker } from './kafka-broker';
 import { LoadGenerator } from './load-generator';
 import { Recovery, measureRecovery, waitSteady } from './recovery-probe';
-import { killRunningCommands } from './run-command';
 import { seconds, textTable } from './text-table';
 
 const config = loadChaosConfig();
@@ -60,7 +57,7 @@ const cleanups: { what: string; fn: () => Promise<void> }[] = [];
 let cleaning: Promise<void> | null = null;
 let stack: Stack | null = null;
 let load: LoadGenerator | null = null;
-const broker = new KafkaBroker(root, config.kafkaPort);
+const broker = new LocalKafkaBroker(root, config.kafkaPort);
 let brokerStartedHere = false;
 let interrupted = false;
 
@@ -111,12 +108,12 @@ function supervise(): void {
 
 async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   say(`Kafka on ${broker.brokers}`);
-  brokerStartedHere = await broker.startFresh();
+  brokerStartedHere = await broker.startIfAbsent({ fresh: true });
   if (brokerStartedHere) cleanups.push({ what: `Kafka on ${broker.brokers}`, fn: () => broker.stop() });
   else say(`a broker already listens on ${broker.brokers}: using it and leaving it running`);
 
   say(`database ${new URL(config.databaseUrl).pathname.slice(1)} (recreated), Redis ${config.redisUrl} (flushed), topics`);
-  await recreateChaosDatabase(root, config.databaseUrl);
+  await recreateDatabase(root, config.databaseUrl, CHAOS_DATABASE);
   await flushRedisDb(config.redisUrl);
   await broker.createTopics();
 

@@ -1,3 +1,4 @@
 export * from './wait-for';
 export * from './service-process';
 export * from './stack';
+export * from './local-infra';
