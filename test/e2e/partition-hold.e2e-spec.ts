@@ -131,7 +131,10 @@ it('a silent rack is held, not evicted; its nodes that return inside the window 
   const [still] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'RUNNING' AND attempt = 1`, [jobIds]);
   expect(still.n).toBe(JOBS);
   const job = await admin.getJob(jobIds[0]);
-  expect((await admin.jobEvents(job.id)).filter((e) => e.type === 'RECONCILED').map((e) => e.reason)).toEqual(['NODE_PARTITION_HELD', 'NODE_RETURNED']);
+  // The detector records the nodes' health first, then notes each job on them: the notes may trail.
+  const reconciled = async () => (await admin.jobEvents(job.id)).filter((e) => e.type === 'RECONCILED').map((e) => e.reason);
+  await waitFor('the job noted its node returned', async () => (await reconciled()).includes('NODE_RETURNED'), { timeoutMs: 10_000, intervalMs: 200 });
+  expect(await reconciled()).toEqual(['NODE_PARTITION_HELD', 'NODE_RETURNED']);
   // Its node's history ends held, then heard (a loaded machine may add an earlier DEGRADED flap); never evicted.
   const history = await admin.nodeEvents(job.nodeIds[0]);
   expect(history.slice(-3).map((e) => `${e.toHealth}:${e.reason}`)).toEqual(['DEGRADED:SILENT_PAST_SUSPECT', 'UNHEALTHY:PARTITION_HELD', 'HEALTHY:HEARD']);
