@@ -36,7 +36,9 @@ RUN npm run build \
 FROM ${NODE_IMAGE} AS runtime
 WORKDIR /app
 
+# --max-semi-space-size: see SERVICE_NODE_FLAGS in libs/stack/src/service-process.ts (ADR 0010).
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=32 \
     GANTRY_HTTP_HOST=0.0.0.0 \
     GANTRY_HTTP_PORT=8080
 

@@ -31,6 +31,8 @@ const cfg = {
   /** Empty the Redis db first (only for a db of the benchmark's own). */
   flushRedis: env('BENCH_FLUSH_REDIS', '0') === '1',
   ingestConcurrency: env('GANTRY_INGEST_CONCURRENCY', '4'),
+  /** Beats per full telemetry (ADR 0010); 1 sends telemetry in every beat. */
+  telemetryEvery: env('BENCH_TELEMETRY_EVERY', '6'),
 };
 const root = join(__dirname, '..', '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -41,6 +43,33 @@ function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+/** Busy and total jiffies of the whole machine (first line of /proc/stat). */
+function machineJiffies(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - f[3] - f[4], total }; // idle and iowait
+}
+
+/** The pids of the processes that share the machine with the services: the broker, Redis, Postgres. */
+function infraPids(kafka: string): Record<string, number[]> {
+  const sh = (cmd: string) => { try { return execFileSync('sh', ['-c', cmd], { encoding: 'utf8' }); } catch { return ''; } };
+  const port = kafka.split(',')[0].split(':').pop();
+  return {
+    kafka: [...sh(`ss -Hltnp 'sport = :${port}'`).matchAll(/pid=(\d+)/g)].map((m) => Number(m[1])),
+    redis: sh('pgrep -x redis-server').split(/\s+/).filter(Boolean).map(Number),
+    postgres: sh('pgrep -u postgres').split(/\s+/).filter(Boolean).map(Number),
+  };
+}
+
+const cpuOf = (pids: number[]) => pids.reduce((a, p) => { try { return a + cpuSeconds(p); } catch { return a; } }, 0);
+
+/** Redis's own accounting per command: calls and microseconds (INFO commandstats). */
+async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
+  const out = new Map<string, { calls: number; usec: number }>();
+  for (const m of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) out.set(m[1], { calls: Number(m[2]), usec: Number(m[3]) });
+  return out;
 }
 
 async function scrape(url: string) {
@@ -85,6 +114,7 @@ async function main(): Promise<void> {
       REDIS_URL: cfg.redisUrl,
       GANTRY_HEARTBEAT_MS: String(cfg.heartbeatMs),
       GANTRY_INGEST_CONCURRENCY: cfg.ingestConcurrency,
+      GANTRY_TELEMETRY_EVERY: cfg.telemetryEvery,
       LOG_LEVEL: 'warn',
       KAFKAJS_NO_PARTITIONER_WARNING: '1',
     },
@@ -105,7 +135,14 @@ async function main(): Promise<void> {
     // 5. Measure.
     const m0 = await scrape(ingester.url);
     const a0 = await scrape(agent.url);
-    const cpu0 = { ingester: cpuSeconds(ingester.pid!), agent: cpuSeconds(agent.pid!), reconciler: cpuSeconds(reconciler.pid!) };
+    const infra = infraPids(cfg.kafka);
+    const sampleCpu = () => ({
+      ingester: cpuSeconds(ingester.pid!), agent: cpuSeconds(agent.pid!), reconciler: cpuSeconds(reconciler.pid!),
+      gateway: cpuSeconds(stack.get('api-gateway').pid!), scheduler: cpuSeconds(stack.get('scheduler').pid!), kafka: cpuOf(infra.kafka), redis: cpuOf(infra.redis), postgres: cpuOf(infra.postgres),
+    });
+    const cpu0 = sampleCpu();
+    const redis0 = await commandStats(redis);
+    const machine0 = machineJiffies();
     const start = Date.now();
     const end = start + cfg.durationS * 1000;
     const summaryMs: number[] = [];
@@ -136,9 +173,13 @@ async function main(): Promise<void> {
     const seconds = (Date.now() - start) / 1000;
     const m1 = await scrape(ingester.url);
     const a1 = await scrape(agent.url);
-    const cpu1 = { ingester: cpuSeconds(ingester.pid!), agent: cpuSeconds(agent.pid!), reconciler: cpuSeconds(reconciler.pid!) };
+    const cpu1 = sampleCpu();
+    const redis1 = await commandStats(redis);
+    const machine1 = machineJiffies();
 
     const ingested = sum(m1, 'gantry_heartbeats_ingested_total') - sum(m0, 'gantry_heartbeats_ingested_total');
+    const withTelemetry = sum(m1, 'gantry_heartbeats_with_telemetry_total') - sum(m0, 'gantry_heartbeats_with_telemetry_total');
+    const cores = (k: keyof typeof cpu0) => Math.round(((cpu1[k] - cpu0[k]) / seconds) * 100) / 100;
     const stale = sum(m1, 'gantry_heartbeats_stale_total') - sum(m0, 'gantry_heartbeats_stale_total');
     const sent = sum(a1, 'gantry_agent_heartbeats_sent_total') - sum(a0, 'gantry_agent_heartbeats_sent_total');
     const lagB0 = buckets(m0, 'gantry_heartbeat_ingest_lag_seconds');
@@ -167,6 +208,17 @@ async function main(): Promise<void> {
       agentCpuCores: (cpu1.agent - cpu0.agent) / seconds,
       // The reconciler reads every beat too (level-based repair, ADR 0005): it shares the cores.
       reconcilerCpuCores: (cpu1.reconciler - cpu0.reconciler) / seconds,
+      // Time inside Redis per command (a script's time includes the commands it runs), top 6.
+      redisCommands: [...redis1]
+        .map(([cmd, v]) => ({ cmd, callsPerS: Math.round((v.calls - (redis0.get(cmd)?.calls ?? 0)) / seconds), cores: Math.round(((v.usec - (redis0.get(cmd)?.usec ?? 0)) / 1e6 / seconds) * 1000) / 1000 }))
+        .sort((a, b) => b.cores - a.cores)
+        .slice(0, 6),
+      telemetryShare: ingested ? withTelemetry / ingested : null,
+      cpuCores: {
+        machine: Math.round(((machine1.busy - machine0.busy) / (machine1.total - machine0.total)) * cpus().length * 100) / 100,
+        agent: cores('agent'), ingester: cores('ingester'), reconciler: cores('reconciler'), kafka: cores('kafka'),
+        redis: cores('redis'), postgres: cores('postgres'), gateway: cores('gateway'), scheduler: cores('scheduler'),
+      },
       summaryLatencyMs: { samples: summaryMs.length, p50: quantile(summaryMs, 0.5), p99: quantile(summaryMs, 0.99), max: summaryMs[summaryMs.length - 1] },
       redisBenchmark: baseline,
       beatsPerRedisSet: beatsPerS / baseline.set,

@@ -71,6 +71,19 @@ describe('nodes API', () => {
     expect(node.telemetry.gpus).toHaveLength(8);
     expect(node.telemetry.cpu).toMatchObject({ cores: 96, utilization: expect.any(Number) });
     expect(node.telemetry.running).toEqual([]);
+    expect(node.telemetry.telemetryAt).toEqual(expect.any(String));
+  });
+
+  it('keeps the last telemetry through liveness beats (ADR 0010): the beat moves on, the telemetry stays', async () => {
+    // The simulator sends telemetry on change and every sixth beat; an idle node's drift is small.
+    const node = await waitFor('node 0 seen through a liveness beat', async () => {
+      const r = await user.request('GET', `/v1/nodes/${sim(0)}`);
+      const t = r.body?.telemetry;
+      return t?.telemetryAt && Date.parse(t.sentAt) > Date.parse(t.telemetryAt) ? r.body : undefined;
+    }, { timeoutMs: 20_000 });
+    expect(node.telemetry.gpus).toHaveLength(8);
+    expect(node.telemetry.cpu).toMatchObject({ cores: 96 });
+    expect(node.telemetry.memory).toMatchObject({ totalMiB: 1048576 });
   });
 
   it('lists with filters and filter-bound cursors, each matching node exactly once', async () => {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { HeartbeatMessage, newestBeatPerNode } from '@gantry/contracts';
+import { HeartbeatMessage, TelemetryBeat, hasTelemetry, isNewerBeat, newestBeatPerNode } from '@gantry/contracts';
 import { utilisationContribution } from '@gantry/domain';
 import { NodeLiveStore, NodeTopology, autocommit, upsertNodeTopology } from '@gantry/persistence';
 import { CONFIG, REDIS } from '@gantry/runtime';
@@ -18,6 +18,7 @@ const ingestLag = new Histogram({
 });
 const batchSize = new Histogram({ name: 'gantry_heartbeat_batch_size', help: 'Heartbeats per Kafka batch', buckets: [1, 10, 50, 100, 250, 500, 1000, 2500, 5000] });
 const writeSeconds = new Histogram({ name: 'gantry_heartbeat_batch_write_seconds', help: 'Time to write one batch (Postgres topology + Redis pipeline)', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1] });
+const telemetryBeats = new Counter({ name: 'gantry_heartbeats_with_telemetry_total', help: 'Heartbeats with telemetry, the newest per node in each batch (the rest are liveness beats, ADR 0010)' });
 const topologyWrites = new Counter({ name: 'gantry_node_topology_writes_total', help: 'Node registrations and topology changes written to Postgres' });
 
 /**
@@ -42,11 +43,14 @@ export class HeartbeatBatchWriter {
   async write(beats: HeartbeatMessage[], receivedAt = Date.now()): Promise<void> {
     batchSize.observe(beats.length);
     const timer = writeSeconds.startTimer();
-    // 1. Keep only the newest beat per node in this batch.
+    // 1. Keep only the newest beat per node in this batch, and the newest telemetry: a liveness beat
+    //    that follows a telemetry beat in one batch must not drop that telemetry (ADR 0010).
     const newest = newestBeatPerNode(beats);
-    // 2. Topology first: a node must exist in Postgres before it can be placed on.
+    const telemetry = newestTelemetryPerNode(beats);
+    // 2. Topology first: a node must exist in Postgres before it can be placed on. Only a beat with
+    //    telemetry says what the node has, so a node is registered by its first such beat.
     const changed: NodeTopology[] = [];
-    for (const b of newest.values()) {
+    for (const b of telemetry.values()) {
       const t = topologyOf(b);
       if (this.knownTopology.get(t.id) !== topologySignature(t)) changed.push(t);
     }
@@ -55,18 +59,33 @@ export class HeartbeatBatchWriter {
       for (const t of changed) this.knownTopology.set(t.id, topologySignature(t));
     }
     // 3. Live state, liveness and the node's share of the cluster sums, one pipeline. Telemetry is
-    //    kept as the latest value only (overwritten per beat, never durable): see ADR 0006.
+    //    kept as the latest value only (overwritten, never durable): see ADR 0006 and 0010.
     const written = await this.live.recordBeats(
-      [...newest.values()].map((b) => ({
-        nodeId: b.nodeId, bootId: b.bootId, seq: b.seq, sentAt: b.sentAt, receivedAt,
-        payload: JSON.stringify({ gpus: b.gpus, cpu: b.cpu, memory: b.memory, running: b.running, zone: b.zone, rack: b.rack }),
-        contribution: utilisationContribution(b.gpus, b.cpu.utilization),
-      })),
+      [...newest.values()].map((b) => {
+        const t = telemetry.get(b.nodeId);
+        return {
+          nodeId: b.nodeId, bootId: b.bootId, seq: b.seq, sentAt: b.sentAt, receivedAt,
+          running: JSON.stringify(b.running),
+          ...(t && { telemetry: JSON.stringify({ gpus: t.gpus, cpu: t.cpu, memory: t.memory }), telemetryAt: t.sentAt, contribution: utilisationContribution(t.gpus, t.cpu.utilization) }),
+        };
+      }),
     );
     beatsIngested.inc(written);
     beatsStale.inc(beats.length - written);
+    telemetryBeats.inc(telemetry.size);
     const now = Date.now();
     for (const b of newest.values()) ingestLag.observe(Math.max(0, now - b.sentAt) / 1000);
     timer();
   }
+}
+
+/** The newest beat with telemetry of each node in a batch. */
+function newestTelemetryPerNode(beats: HeartbeatMessage[]): Map<string, TelemetryBeat> {
+  const newest = new Map<string, TelemetryBeat>();
+  for (const b of beats) {
+    if (!hasTelemetry(b)) continue;
+    const cur = newest.get(b.nodeId);
+    if (!cur || isNewerBeat(b, cur)) newest.set(b.nodeId, b);
+  }
+  return newest;
 }

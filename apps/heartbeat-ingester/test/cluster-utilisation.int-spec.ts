@@ -75,6 +75,24 @@ describe('cluster utilisation sums kept per beat', () => {
     expect(delta(afterSweep, await store.totals())).toEqual({ nodes: 1, gpus: 1, gpuUtilMilli: 400, cpuUtilMilli: 200 });
   });
 
+  it('keeps the contribution through liveness beats, counts no node before its telemetry, and recounts a returning node from its last telemetry', async () => {
+    const light = (nodeId: string, seq: number): HeartbeatMessage => ({ nodeId, bootId: 'boot-1', seq, sentAt: Date.now(), zone: 'z1', rack: 'r1', running: [] });
+    const [id, unknown] = [uniqueTag('n'), uniqueTag('n')];
+    const t0 = await store.totals();
+    const receivedAt = Date.now();
+    await writer.write([beat(id, [0.5, 0.5], 0.4), light(unknown, 1)], receivedAt);
+    expect(delta(t0, await store.totals())).toEqual({ nodes: 1, gpus: 2, gpuUtilMilli: 1000, cpuUtilMilli: 400 });
+    await writer.write([light(id, 2), light(unknown, 2)], receivedAt);
+    expect(delta(t0, await store.totals())).toEqual({ nodes: 1, gpus: 2, gpuUtilMilli: 1000, cpuUtilMilli: 400 });
+
+    // Silent for the dead timeout: out of the sums. Back with a liveness beat: in again, as last known.
+    await sweeper.sweep(receivedAt + config.GANTRY_NODE_DEAD_MS);
+    const swept = await store.totals();
+    expect(await redis.hget(REDIS_KEYS.node(id), 'cg')).toBeNull();
+    await writer.write([light(id, 3)]);
+    expect(delta(swept, await store.totals())).toEqual({ nodes: 1, gpus: 2, gpuUtilMilli: 1000, cpuUtilMilli: 400 });
+  });
+
   it('counts nodes per health band with range counts over last-seen', async () => {
     const id = uniqueTag('n');
     const at = Date.now() - 3_600_000; // a millisecond of its own, long past, so no other node shares it

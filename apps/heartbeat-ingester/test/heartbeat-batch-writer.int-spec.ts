@@ -31,6 +31,11 @@ function beat(nodeId: string, over: Partial<HeartbeatMessage> = {}): HeartbeatMe
   } as HeartbeatMessage;
 }
 
+/** A liveness beat: no gpus, cpu or memory (ADR 0010). */
+function livenessBeat(nodeId: string, over: Partial<HeartbeatMessage> = {}): HeartbeatMessage {
+  return { nodeId, bootId: 'boot-1', seq: 1, sentAt: Date.now(), zone: 'z1', rack: 'r1', running: [], ...over };
+}
+
 describe('HeartbeatBatchWriter', () => {
   it('registers a node in Postgres on its first beat and marks it live in Redis', async () => {
     const id = uniqueTag('n');
@@ -48,7 +53,7 @@ describe('HeartbeatBatchWriter', () => {
     await writer.write([beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.7 } })]); // redelivered
     const stored = await live.livePayload(id);
     expect(stored!.seq).toBe('5');
-    expect(JSON.parse(stored!.payload).cpu.utilization).toBe(0.5);
+    expect(JSON.parse(stored!.telemetry).cpu.utilization).toBe(0.5);
   });
 
   it('keeps the newest beat of a batch whatever the order', async () => {
@@ -74,10 +79,44 @@ describe('HeartbeatBatchWriter', () => {
     await writer.write([beat(id, { seq: 2 })]);
     const [v2] = await loadNodes(autocommit(ds), [id]);
     expect(v2.version).toBe(v1.version);
-    const sixGpus = beat(id, { seq: 3 }).gpus.map((g, i) => ({ ...g, healthy: i < 6 }));
+    const sixGpus = beat(id, { seq: 3 }).gpus!.map((g, i) => ({ ...g, healthy: i < 6 }));
     await writer.write([beat(id, { seq: 3, gpus: sixGpus })]);
     const [v3] = await loadNodes(autocommit(ds), [id]);
     expect(v3.gpusTotal).toBe(6);
     expect(v3.version).toBe(v1.version + 1);
+  });
+
+  it('a liveness beat refreshes liveness and the running set and keeps the last telemetry', async () => {
+    const id = uniqueTag('n');
+    const t = Date.now();
+    await writer.write([beat(id, { seq: 1, sentAt: t, cpu: { cores: 96, utilization: 0.3 } })], t);
+    await writer.write([livenessBeat(id, { seq: 2, sentAt: t + 5000, running: [{ jobId: 'j1', attempt: 2 }] })], t + 5001);
+    const fields = (await live.liveMany([id])).get(id)!;
+    expect(fields).toMatchObject({ sentAt: t + 5000, receivedAt: t + 5001, telemetryAt: t });
+    expect(JSON.parse(fields.running)).toEqual([{ jobId: 'j1', attempt: 2 }]);
+    expect(JSON.parse(fields.telemetry!).cpu.utilization).toBe(0.3);
+    expect(await live.lastSeen(id)).toBe(t + 5001);
+  });
+
+  it('a liveness beat of a node never heard with telemetry marks it live but does not register it', async () => {
+    const id = uniqueTag('n');
+    await writer.write([livenessBeat(id)]);
+    expect(await loadNodes(autocommit(ds), [id])).toEqual([]);
+    expect(await live.lastSeen(id)).not.toBeNull();
+    expect((await live.liveMany([id])).get(id)).toMatchObject({ telemetry: null, telemetryAt: null });
+    // Its next beat with telemetry registers it.
+    await writer.write([beat(id, { seq: 2 })]);
+    expect(await loadNodes(autocommit(ds), [id])).toHaveLength(1);
+  });
+
+  it('keeps the telemetry of a batch whose newest beat is a liveness beat', async () => {
+    const id = uniqueTag('n');
+    const t = Date.now();
+    await writer.write([livenessBeat(id, { seq: 3, sentAt: t + 10 }), beat(id, { seq: 2, sentAt: t + 5, cpu: { cores: 96, utilization: 0.7 } })]);
+    const fields = (await live.liveMany([id])).get(id)!;
+    expect(fields.sentAt).toBe(t + 10);
+    expect(fields.telemetryAt).toBe(t + 5);
+    expect(JSON.parse(fields.telemetry!).cpu.utilization).toBe(0.7);
+    expect(await loadNodes(autocommit(ds), [id])).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceEnv } from '@gantry/platform';
@@ -19,6 +19,10 @@ export class AgentEnv extends ServiceEnv {
   @IsString() GANTRY_RACK: string = 'local';
   /** Un-acknowledged heartbeat time after which the agent stops its own attempts, ms (< GANTRY_NODE_DEAD_MS). */
   @IsInt() @Min(1000) GANTRY_AGENT_FENCE_MS: number = 30000;
+  /** Beats per full telemetry at most; the beats between carry liveness and the running set only (ADR 0010). 1 = every beat. */
+  @IsInt() @Min(1) @Max(1000) GANTRY_TELEMETRY_EVERY: number = 6;
+  /** A utilisation (0..1) or memory-used (share of total) move that is sent at once rather than at the next full beat. */
+  @IsNumber() @Min(0) @Max(1) GANTRY_TELEMETRY_DELTA: number = 0.1;
   /** SIGTERM-to-SIGKILL grace when stopping a job, ms. */
   @IsInt() @Min(0) GANTRY_KILL_GRACE_MS: number = 10000;
   /** Where job logs are written. */

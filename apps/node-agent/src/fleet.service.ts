@@ -37,17 +37,18 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     this.reports = new ReportPublisher(producer, logger);
     const executor: Executor =
       config.GANTRY_SIM_EXECUTOR === 'sleep' ? new SleepExecutor() : new ProcessExecutor(join(config.GANTRY_AGENT_WORKDIR, config.GANTRY_AGENT_ID), config.GANTRY_KILL_GRACE_MS);
+    const split = { every: config.GANTRY_TELEMETRY_EVERY, delta: config.GANTRY_TELEMETRY_DELTA };
     if (config.GANTRY_SIM_NODES > 0) {
       for (let i = 0; i < config.GANTRY_SIM_NODES; i++) {
         const spec = simulatedNode(config.GANTRY_SIM_PREFIX, i);
         let runtime: NodeRuntime | null = null;
         const telemetry = new SimulatedTelemetry(spec, () => runtime?.busyGpus() ?? 0);
-        runtime = new NodeRuntime({ nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack }, executor, telemetry, this.reports);
+        runtime = new NodeRuntime({ nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack }, executor, telemetry, this.reports, split);
         this.nodes.set(spec.nodeId, runtime);
       }
     } else {
       const nodeId = config.GANTRY_NODE_ID ?? hostname();
-      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK }, executor, new HostTelemetry(), this.reports));
+      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK }, executor, new HostTelemetry(), this.reports, split));
     }
     this.commands = createCommandConsumer(consumers, config.GANTRY_AGENT_ID, this.nodes, logger);
     this.beats = new HeartbeatSender(producer, [...this.nodes.values()], {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { AgentCommandMessage, HeartbeatMessage, JobReportMessage, ReportedState } from '@gantry/contracts';
 import { Execution, ExecutionResult, Executor } from './executors/executor';
 import { ReportSink } from './report-publisher';
-import { TelemetrySource } from './telemetry/telemetry-source';
+import { TelemetrySplit, telemetryDue } from './telemetry/telemetry-split';
+import { NodeTelemetry, TelemetrySource } from './telemetry/telemetry-source';
 
 export interface NodeIdentity {
   nodeId: string;
@@ -32,12 +33,15 @@ export class NodeRuntime {
   private seq = 0;
   private readonly live = new Map<string, LiveAttempt>();
   private readonly finished = new Map<string, JobReportMessage>();
+  private lastTelemetry: NodeTelemetry | null = null;
+  private beatsSinceTelemetry = 0;
 
   constructor(
     readonly identity: NodeIdentity,
     private readonly executor: Executor,
     private readonly telemetry: TelemetrySource,
     private readonly reports: ReportSink,
+    private readonly split: TelemetrySplit = { every: 1, delta: 0 },
   ) {}
 
   get runningCount(): number {
@@ -109,19 +113,24 @@ export class NodeRuntime {
     for (const a of this.live.values()) a.execution.stop(reason);
   }
 
+  /** This node's next beat: liveness and the running set always, the telemetry when due (telemetry-split.ts). */
   async heartbeat(now = Date.now()): Promise<HeartbeatMessage> {
     const t = await this.telemetry.read();
-    return {
+    const beat: HeartbeatMessage = {
       nodeId: this.identity.nodeId,
       bootId: this.bootId,
       seq: ++this.seq,
       sentAt: now,
       zone: this.identity.zone,
       rack: this.identity.rack,
-      gpus: t.gpus,
-      cpu: t.cpu,
-      memory: t.memory,
       running: [...this.live.values()].map((a) => ({ jobId: a.jobId, attempt: a.attempt })),
     };
+    if (!telemetryDue(this.lastTelemetry, this.beatsSinceTelemetry, t, this.split)) {
+      this.beatsSinceTelemetry++;
+      return beat;
+    }
+    this.lastTelemetry = t;
+    this.beatsSinceTelemetry = 0;
+    return { ...beat, gpus: t.gpus, cpu: t.cpu, memory: t.memory };
   }
 }

@@ -108,7 +108,7 @@ describe('FailureDetector', () => {
       GANTRY_LEADER_LEASE_MS: 60_000, GANTRY_EVICTIONS_PER_SECOND: 100, GANTRY_EVICTION_BURST: 100, GANTRY_PARTITION_MIN_RACK: 4, GANTRY_PARTITION_SHARE: 0.5,
     });
   const live = () => new NodeLiveStore(redis, 600_000);
-  const beat = (nodeId: string, at: number) => live().recordBeats([{ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, payload: '{}' }]);
+  const beat = (nodeId: string, at: number) => live().recordBeats([{ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, running: '[]' }]);
 
   async function leadingDetector(now: number) {
     const c = config();

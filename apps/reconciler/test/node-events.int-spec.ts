@@ -41,7 +41,7 @@ const config = (over: Partial<ReconcilerEnv> = {}) =>
     GANTRY_LEADER_LEASE_MS: 60_000, GANTRY_EVICTIONS_PER_SECOND: 100, GANTRY_EVICTION_BURST: 100, GANTRY_PARTITION_MIN_RACK: 4,
     GANTRY_PARTITION_SHARE: 0.5, GANTRY_PARTITION_HOLD_MS: 0, ...over,
   });
-const beat = (nodeId: string, at: number) => new NodeLiveStore(redis, 600_000).recordBeats([{ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, payload: '{}' }]);
+const beat = (nodeId: string, at: number) => new NodeLiveStore(redis, 600_000).recordBeats([{ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, running: '[]' }]);
 
 /** A detector that leads and is past its grace at `now`. */
 async function leadingDetector(now: number, over: Partial<ReconcilerEnv> = {}): Promise<FailureDetector> {

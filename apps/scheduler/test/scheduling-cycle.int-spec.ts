@@ -28,7 +28,7 @@ function cycle(): SchedulingCycle {
 }
 
 async function heard(nodeId: string, at = Date.now()) {
-  await live.recordBeats([{ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, payload: '{}' }]);
+  await live.recordBeats([{ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, running: '[]' }]);
 }
 
 async function outboxCommands(jobId: string) {

@@ -17,6 +17,13 @@ export interface ServiceProcessOptions {
 }
 
 /** One Gantry service as a real OS process, started from the build output exactly as in production. */
+/**
+ * The V8 flags every service runs with, here as in the Dockerfile's NODE_OPTIONS. A 32 MiB young
+ * generation (default 16) halves scavenges in the per-message paths (heartbeats, reports): at
+ * 20,000 beats/s it cut the agent's CPU per beat by ~20% and the ingest lag p99 by half (ADR 0010).
+ */
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=32'];
+
 export class ServiceProcess {
   private child: ChildProcess | null = null;
   readonly logFile: string;
@@ -38,7 +45,7 @@ export class ServiceProcess {
     mkdirSync(dirname(this.logFile), { recursive: true });
     const log = createWriteStream(this.logFile, { flags: 'a' });
     const main = join(this.opts.root, 'dist', 'apps', this.opts.service, 'src', 'main.js');
-    this.child = spawn(process.execPath, ['--enable-source-maps', main], {
+    this.child = spawn(process.execPath, ['--enable-source-maps', ...SERVICE_NODE_FLAGS, main], {
       env: { ...process.env, ...this.opts.env, GANTRY_HTTP_PORT: String(this.opts.port), GANTRY_HTTP_HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

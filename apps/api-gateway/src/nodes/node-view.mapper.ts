@@ -1,19 +1,16 @@
 import { NodeTelemetryView, NodeView } from '@gantry/contracts';
 import { NodeHealth } from '@gantry/domain';
-import { NodeRecord } from '@gantry/persistence';
+import { LiveFields, NodeRecord } from '@gantry/persistence';
 
-export interface LiveFields {
-  sentAt: number;
-  receivedAt: number;
-  payload: string;
-}
+const iso = (ms: number) => new Date(ms).toISOString();
 
 function toTelemetry(live: LiveFields | undefined): NodeTelemetryView | null {
   if (!live) return null;
-  const p = JSON.parse(live.payload) as Partial<NodeTelemetryView>;
+  // Telemetry comes with some beats only (ADR 0010): it may be older than the beat, or not known yet.
+  const t = live.telemetry === null ? null : (JSON.parse(live.telemetry) as Pick<NodeTelemetryView, 'gpus' | 'cpu' | 'memory'>);
   return {
-    sentAt: new Date(live.sentAt).toISOString(), receivedAt: new Date(live.receivedAt).toISOString(),
-    gpus: p.gpus ?? [], cpu: p.cpu!, memory: p.memory!, running: p.running ?? [],
+    sentAt: iso(live.sentAt), receivedAt: iso(live.receivedAt), telemetryAt: live.telemetryAt === null ? null : iso(live.telemetryAt),
+    gpus: t?.gpus ?? [], cpu: t?.cpu ?? null, memory: t?.memory ?? null, running: JSON.parse(live.running) as NodeTelemetryView['running'],
   };
 }
 

@@ -12,9 +12,11 @@ export class NodeGpusView {
 export class NodeTelemetryView {
   @ApiProperty({ format: 'date-time', description: 'When the agent sent the beat (its clock)' }) sentAt!: string;
   @ApiProperty({ format: 'date-time', description: 'When the control plane wrote it (its clock)' }) receivedAt!: string;
-  @ApiProperty({ type: [GpuTelemetry] }) gpus!: GpuTelemetry[];
-  @ApiProperty({ type: CpuTelemetry }) cpu!: CpuTelemetry;
-  @ApiProperty({ type: MemoryTelemetry }) memory!: MemoryTelemetry;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'sentAt of the beat that carried the telemetry below (beats carry it when it changes and every GANTRY_TELEMETRY_EVERY beats); null when none has arrived yet' })
+  telemetryAt!: string | null;
+  @ApiProperty({ type: [GpuTelemetry], description: 'Empty while no telemetry has arrived' }) gpus!: GpuTelemetry[];
+  @ApiProperty({ type: CpuTelemetry, nullable: true }) cpu!: CpuTelemetry | null;
+  @ApiProperty({ type: MemoryTelemetry, nullable: true }) memory!: MemoryTelemetry | null;
   @ApiProperty({ type: [RunningAttempt], description: 'Every attempt the agent said it was executing' }) running!: RunningAttempt[];
 }
 

@@ -17,6 +17,12 @@ describe('parseHeartbeat', () => {
     ['a valid beat', good],
     ['unknown fields (ignored, and not kept)', { ...good, extra: 1, cpu: { ...good.cpu, x: 2 }, gpus: [{ ...gpu, vendor: 'n' }] }],
     ['no GPUs, nothing running', { ...good, gpus: [], running: [] }],
+    ['a liveness beat (no telemetry)', { ...good, gpus: undefined, cpu: undefined, memory: undefined }],
+    ['a liveness beat with nothing running', { ...good, gpus: undefined, cpu: undefined, memory: undefined, running: [] }],
+    ['telemetry in part: gpus only', { ...good, cpu: undefined, memory: undefined }],
+    ['telemetry in part: no gpus', { ...good, gpus: undefined }],
+    ['telemetry in part: no memory', { ...good, memory: undefined }],
+    ['telemetry null', { ...good, gpus: null, cpu: null, memory: null }],
     ['bad nodeId', { ...good, nodeId: '-x' }],
     ['missing bootId', { ...good, bootId: undefined }],
     ['fractional seq', { ...good, seq: 1.5 }],
@@ -49,7 +55,7 @@ describe('parseHeartbeat', () => {
       (o, v) => (o.nodeId = v), (o, v) => (o.bootId = v), (o, v) => (o.seq = v), (o, v) => (o.sentAt = v), (o, v) => (o.zone = v),
       (o, v) => (o.gpus[0].utilization = v), (o, v) => (o.gpus[1].index = v), (o, v) => (o.gpus[0].model = v), (o, v) => (o.gpus[1].healthy = v),
       (o, v) => (o.cpu.cores = v), (o, v) => (o.cpu.utilization = v), (o, v) => (o.memory.totalMiB = v), (o, v) => (o.memory.usedMiB = v),
-      (o, v) => (o.running[0].attempt = v), (o, v) => (o.running[0].jobId = v), (o, v) => (o.gpus = v), (o, v) => (o.running = v), (o, v) => (o.cpu = v),
+      (o, v) => (o.running[0].attempt = v), (o, v) => (o.running[0].jobId = v), (o, v) => (o.gpus = v), (o, v) => (o.running = v), (o, v) => (o.cpu = v), (o, v) => (o.memory = v),
     ];
     const value = fc.oneof(fc.integer({ min: -5, max: 2 ** 41 }), fc.double({ noNaN: true, min: -2, max: 2 }), fc.string({ maxLength: 70 }), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}));
     fc.assert(

@@ -14,7 +14,7 @@ describe('parseMessage', () => {
     const r = parseMessage(HeartbeatMessage, JSON.stringify({ ...beat, extra: { x: 1 } }));
     expect(r.ok).toBe(true);
     if (r.ok) {
-      expect(r.value.gpus[0].model).toBe('H100');
+      expect(r.value.gpus?.[0].model).toBe('H100');
       expect((r.value as unknown as Record<string, unknown>).extra).toBeUndefined();
     }
   });

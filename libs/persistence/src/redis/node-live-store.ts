@@ -17,68 +17,116 @@ export interface LiveBeat {
   seq: number;
   sentAt: number;
   receivedAt: number;
-  /** Telemetry and running set as JSON, stored as is. */
-  payload: string;
-  /** What the node adds to the cluster's utilisation sums (zeros when absent). */
+  /** The running set as JSON; in every beat. */
+  running: string;
+  /** gpus, cpu and memory as JSON; absent in a liveness beat, which leaves the stored telemetry as it is. */
+  telemetry?: string;
+  /** sentAt of the beat the telemetry came with (it may be older than this beat); default sentAt. */
+  telemetryAt?: number;
+  /** What the node adds to the cluster's utilisation sums; with the telemetry it comes from. */
   contribution?: { gpus: number; gpuUtilMilli: number; cpuUtilMilli: number };
 }
 
+/** A node's stored live fields. `telemetryAt` is the sentAt of the beat the telemetry came with. */
+export interface LiveFields {
+  sentAt: number;
+  receivedAt: number;
+  running: string;
+  telemetry: string | null;
+  telemetryAt: number | null;
+}
+
 /**
- * Writes a beat only if it is newer than the stored one: same boot with a higher seq, or a new
- * boot whose sentAt is not older. Redelivered and reordered beats change nothing.
- * A written beat also replaces the node's contribution to the cluster's utilisation sums: the
- * difference from the contribution stored in its hash (cg, cgu, ccu; absent when the node is not
- * counted) goes into the sums, so the summary reads four integers instead of 50,000 hashes.
+ * Records a batch of beats, each only if it is newer than the stored one: same boot with a higher
+ * seq, or a new boot whose sentAt is not older. Redelivered and reordered beats change nothing.
+ * A beat with telemetry (its telemetry argument not empty) replaces the stored telemetry and the
+ * node's known contribution to the cluster's utilisation sums (kg, kgu, kcu); a liveness beat keeps
+ * both. The counted contribution (cg, cgu, ccu; absent when the node is not counted, e.g. after the
+ * sweep took a silent node out) then moves to the known one, and the differences go into the sums,
+ * so the summary reads four integers instead of 50,000 hashes. A node whose telemetry is not known
+ * yet is not counted.
+ * One call per batch rather than per beat: at 10,000 beats/s the per-call cost (ioredis command,
+ * Redis script invocation) was most of the ingester's Redis time.
+ * KEYS: lastSeen, utilisation, then one node hash per beat. ARGV: ttl, then BEAT_ARGS per beat.
  */
-const RECORD_BEAT = `
-local cur = redis.call('HMGET', KEYS[1], 'bootId', 'seq', 'sentAt', 'cg', 'cgu', 'ccu')
-local seq = tonumber(ARGV[2])
-local sentAt = tonumber(ARGV[3])
-if cur[1] then
-  if cur[1] == ARGV[1] then
-    if tonumber(cur[2]) >= seq then return 0 end
-  elseif tonumber(cur[3]) > sentAt then
-    return 0
+const BEAT_ARGS = 11;
+const RECORD_BEATS = `
+local ttl = ARGV[1]
+local written, dn, dg, dgu, dcu = 0, 0, 0, 0, 0
+local seen = {}
+for i = 3, #KEYS do
+  local key = KEYS[i]
+  local o = 1 + (i - 3) * ${BEAT_ARGS}
+  local bootId, seq, sentAt, receivedAt = ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), ARGV[o + 4]
+  local telemetry, nodeId, running, telemetryAt = ARGV[o + 5], ARGV[o + 6], ARGV[o + 7], ARGV[o + 8]
+  local cur = redis.call('HMGET', key, 'bootId', 'seq', 'sentAt', 'cg', 'cgu', 'ccu', 'kg', 'kgu', 'kcu')
+  local newer = true
+  if cur[1] then
+    if cur[1] == bootId then newer = tonumber(cur[2]) < seq else newer = tonumber(cur[3]) <= sentAt end
+  end
+  if newer then
+    written = written + 1
+    redis.call('HSET', key, 'bootId', bootId, 'seq', seq, 'sentAt', sentAt, 'receivedAt', receivedAt, 'running', running)
+    local g, gu, cu
+    if telemetry ~= '' then
+      g, gu, cu = tonumber(ARGV[o + 9]), tonumber(ARGV[o + 10]), tonumber(ARGV[o + 11])
+      redis.call('HSET', key, 'telemetry', telemetry, 'telemetryAt', telemetryAt, 'kg', g, 'kgu', gu, 'kcu', cu)
+    elseif cur[7] then
+      g, gu, cu = tonumber(cur[7]), tonumber(cur[8]), tonumber(cur[9])
+    end
+    redis.call('PEXPIRE', key, ttl)
+    redis.call('ZADD', KEYS[1], receivedAt, nodeId)
+    if g then
+      if cur[4] then
+        local pg, pgu, pcu = tonumber(cur[4]), tonumber(cur[5]), tonumber(cur[6])
+        if g ~= pg or gu ~= pgu or cu ~= pcu then
+          dg, dgu, dcu = dg + g - pg, dgu + gu - pgu, dcu + cu - pcu
+          redis.call('HSET', key, 'cg', g, 'cgu', gu, 'ccu', cu)
+        end
+      else
+        dn, dg, dgu, dcu = dn + 1, dg + g, dgu + gu, dcu + cu
+        redis.call('HSET', key, 'cg', g, 'cgu', gu, 'ccu', cu)
+      end
+    end
   end
 end
-local g, gu, cu = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-redis.call('HSET', KEYS[1], 'bootId', ARGV[1], 'seq', seq, 'sentAt', sentAt, 'receivedAt', ARGV[4], 'payload', ARGV[5], 'cg', g, 'cgu', gu, 'ccu', cu)
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[7])
-if cur[4] then
-  if g ~= tonumber(cur[4]) then redis.call('HINCRBY', KEYS[3], 'gpus', g - tonumber(cur[4])) end
-  if gu ~= tonumber(cur[5]) then redis.call('HINCRBY', KEYS[3], 'gpuUtilMilli', gu - tonumber(cur[5])) end
-  if cu ~= tonumber(cur[6]) then redis.call('HINCRBY', KEYS[3], 'cpuUtilMilli', cu - tonumber(cur[6])) end
-else
-  redis.call('HINCRBY', KEYS[3], 'nodes', 1)
-  redis.call('HINCRBY', KEYS[3], 'gpus', g)
-  redis.call('HINCRBY', KEYS[3], 'gpuUtilMilli', gu)
-  redis.call('HINCRBY', KEYS[3], 'cpuUtilMilli', cu)
-end
-return 1
+if dn ~= 0 then redis.call('HINCRBY', KEYS[2], 'nodes', dn) end
+if dg ~= 0 then redis.call('HINCRBY', KEYS[2], 'gpus', dg) end
+if dgu ~= 0 then redis.call('HINCRBY', KEYS[2], 'gpuUtilMilli', dgu) end
+if dcu ~= 0 then redis.call('HINCRBY', KEYS[2], 'cpuUtilMilli', dcu) end
+return written
 `;
+/** Beats per script call: bounds how long one call holds Redis (about a millisecond). */
+const BEATS_PER_CALL = 200;
 
 export class NodeLiveStore {
   constructor(private readonly redis: Redis, private readonly ttlMs: number) {
-    this.redis.defineCommand('gantryRecordBeat', { numberOfKeys: 3, lua: RECORD_BEAT });
+    this.redis.defineCommand('gantryRecordBeats', { lua: RECORD_BEATS });
   }
 
-  /** Records a batch of beats in one pipeline; returns how many were newer than what was stored. */
+  /**
+   * Records a batch of beats (one script call per BEATS_PER_CALL, pipelined); returns how many were
+   * newer than what was stored. A node should appear once per batch (the newest beat, see
+   * newestBeatPerNode); if it appears twice, the older of the two is refused in order.
+   */
   async recordBeats(beats: LiveBeat[]): Promise<number> {
     if (beats.length === 0) return 0;
-    const pipeline = this.redis.pipeline();
-    for (const b of beats) {
-      const c = b.contribution ?? { gpus: 0, gpuUtilMilli: 0, cpuUtilMilli: 0 };
-      (pipeline as unknown as Record<string, (...a: unknown[]) => void>).gantryRecordBeat(
-        REDIS_KEYS.node(b.nodeId), REDIS_KEYS.lastSeen, REDIS_KEYS.utilisation,
-        b.bootId, b.seq, b.sentAt, b.receivedAt, b.payload, this.ttlMs, b.nodeId, c.gpus, c.gpuUtilMilli, c.cpuUtilMilli,
-      );
+    const pipeline = this.redis.pipeline() as unknown as Record<string, (...a: unknown[]) => void> & { exec(): Promise<Array<[Error | null, unknown]> | null> };
+    for (let i = 0; i < beats.length; i += BEATS_PER_CALL) {
+      const chunk = beats.slice(i, i + BEATS_PER_CALL);
+      const keys: string[] = [REDIS_KEYS.lastSeen, REDIS_KEYS.utilisation];
+      const args: Array<string | number> = [this.ttlMs];
+      for (const b of chunk) {
+        const c = b.contribution ?? { gpus: 0, gpuUtilMilli: 0, cpuUtilMilli: 0 };
+        keys.push(REDIS_KEYS.node(b.nodeId));
+        args.push(b.bootId, b.seq, b.sentAt, b.receivedAt, b.telemetry ?? '', b.nodeId, b.running, b.telemetryAt ?? b.sentAt, c.gpus, c.gpuUtilMilli, c.cpuUtilMilli);
+      }
+      pipeline.gantryRecordBeats(keys.length, ...keys, ...args);
     }
-    const results = (await pipeline.exec()) ?? [];
     let written = 0;
-    for (const [err, value] of results) {
+    for (const [err, value] of (await pipeline.exec()) ?? []) {
       if (err) throw err;
-      if (value === 1) written++;
+      written += Number(value);
     }
     return written;
   }
@@ -121,17 +169,19 @@ export class NodeLiveStore {
     return result;
   }
 
-  /** The stored live fields of each node (sentAt, receivedAt, payload), absent where none; one pipeline. */
-  async liveMany(nodeIds: string[]): Promise<Map<string, { sentAt: number; receivedAt: number; payload: string }>> {
-    const result = new Map<string, { sentAt: number; receivedAt: number; payload: string }>();
+  /** The stored live fields of each node, absent where none; one pipeline. */
+  async liveMany(nodeIds: string[]): Promise<Map<string, LiveFields>> {
+    const result = new Map<string, LiveFields>();
     if (nodeIds.length === 0) return result;
     const pipeline = this.redis.pipeline();
-    for (const id of nodeIds) pipeline.hmget(REDIS_KEYS.node(id), 'sentAt', 'receivedAt', 'payload');
+    for (const id of nodeIds) pipeline.hmget(REDIS_KEYS.node(id), 'sentAt', 'receivedAt', 'running', 'telemetry', 'telemetryAt');
     const replies = (await pipeline.exec()) ?? [];
     replies.forEach(([err, v], i) => {
       if (err) throw err;
-      const [sentAt, receivedAt, payload] = v as Array<string | null>;
-      if (payload !== null) result.set(nodeIds[i], { sentAt: Number(sentAt), receivedAt: Number(receivedAt), payload });
+      const [sentAt, receivedAt, running, telemetry, telemetryAt] = v as Array<string | null>;
+      if (sentAt !== null && receivedAt !== null) {
+        result.set(nodeIds[i], { sentAt: Number(sentAt), receivedAt: Number(receivedAt), running: running ?? '[]', telemetry, telemetryAt: telemetryAt === null ? null : Number(telemetryAt) });
+      }
     });
     return result;
   }
