@@ -47,6 +47,27 @@ describe('planPlacements', () => {
     expect(plan.pending).toEqual([{ jobId: 'j2', reason: 'INSUFFICIENT_CAPACITY:gpus' }]);
   });
 
+  it.each<[string, PlacementNode[], PendingJob[], Record<string, string[]>, Record<string, string>]>([
+    [
+      'jobs of one shape behind one that cannot go wait for the same reason',
+      [node('a', { gpusAllocated: 8 }), node('b', { gpuModel: 'A100', gpusAllocated: 8 })],
+      [job('j1', { gpus: 2 }), job('j2', { gpus: 2 }), job('j3', { gpus: 2, gpuModel: 'L4' })],
+      {},
+      { j1: 'INSUFFICIENT_CAPACITY:gpus', j2: 'INSUFFICIENT_CAPACITY:gpus', j3: 'NO_MATCHING_NODES' },
+    ],
+    [
+      'a same-shape job in a higher band is judged on its own',
+      [node('a', { gpusAllocated: 6 }), node('b', { gpusAllocated: 7 })],
+      [job('low', { gpus: 2 }, 1, 0), job('high', { gpus: 2 }, 1, 5), job('low2', { gpus: 2 }, 1, 0)],
+      { low: ['a'] },
+      { high: 'INSUFFICIENT_CAPACITY:gpus', low2: 'INSUFFICIENT_CAPACITY:gpus' },
+    ],
+  ])('%s', (_name, nodes, jobs, placed, pending) => {
+    const plan = planPlacements(jobs, nodes, { reserve: false });
+    expect(Object.fromEntries(plan.placements.map((p) => [p.jobId, p.nodeIds]))).toEqual(placed);
+    expect(Object.fromEntries(plan.pending.map((p) => [p.jobId, p.reason]))).toEqual(pending);
+  });
+
   // Anti-starvation and PRIORITY: the first job that waits for capacity holds the nodes it is
   // nearest to fitting; later jobs may not backfill them, and lower bands kept out say PRIORITY.
   it.each<[string, PlacementNode[], PendingJob[], PlanOptions, { placed: Record<string, string[]>; pending: Record<string, string>; reserved: string[] | null }]>([

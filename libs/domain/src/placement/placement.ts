@@ -1,4 +1,6 @@
 import { ResourceRequest, ShortResource, allocate, couldEverFit, fitsNow, shortResource } from '../resources/resources';
+import { FitIndex } from './fit-index';
+import { GangCandidates } from './gang-candidates';
 import { heldByPriority } from './priority-hold';
 import { Reservation, chooseReservation } from './reservation';
 import { PlacementNode, schedulable } from './schedulable';
@@ -6,6 +8,7 @@ import { PlacementNode, schedulable } from './schedulable';
 export { PlacementNode, schedulable } from './schedulable';
 export { Reservation, chooseReservation } from './reservation';
 export { heldByPriority } from './priority-hold';
+export { FitIndex } from './fit-index';
 
 export interface PendingJob {
   id: string;
@@ -50,38 +53,24 @@ function compareFit(a: PlacementNode, b: PlacementNode): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** The best-fitting node for a one-node job in one pass (no copy, no sort: fleets are 50,000 nodes). */
-function bestFit(nodes: Iterable<PlacementNode>, req: ResourceRequest, reserved: ReadonlySet<string>): PlacementNode | null {
-  let best: PlacementNode | null = null;
-  for (const n of nodes) {
-    if (!schedulable(n) || reserved.has(n.id) || !fitsNow(n, req)) continue;
-    if (best === null || compareFit(n, best) < 0) best = n;
-  }
-  return best;
-}
-
 /**
  * Chooses `count` nodes for a gang, preferring a single rack: the fullest rack that can hold the
  * whole gang keeps emptier racks free for bigger gangs (ties: the rack with the best-fitting node).
  * Null when there are not enough candidates.
  */
-function chooseNodes(candidates: PlacementNode[], count: number): PlacementNode[] | null {
-  if (candidates.length < count) return null;
-  const byRack = new Map<string, { nodes: PlacementNode[]; best: PlacementNode }>();
-  for (const node of candidates) {
-    const r = byRack.get(node.rack);
-    if (!r) byRack.set(node.rack, { nodes: [node], best: node });
-    else {
-      r.nodes.push(node);
-      if (compareFit(node, r.best) < 0) r.best = node;
-    }
+function chooseNodes(racks: ReadonlyMap<string, PlacementNode[]>, count: number): PlacementNode[] | null {
+  let chosen: { nodes: PlacementNode[]; best: PlacementNode } | null = null;
+  let total = 0;
+  for (const nodes of racks.values()) {
+    total += nodes.length;
+    if (nodes.length < count || (chosen && nodes.length > chosen.nodes.length)) continue;
+    let best = nodes[0];
+    for (const n of nodes) if (compareFit(n, best) < 0) best = n;
+    if (!chosen || nodes.length < chosen.nodes.length || compareFit(best, chosen.best) < 0) chosen = { nodes, best };
   }
-  let rack: { nodes: PlacementNode[]; best: PlacementNode } | null = null;
-  for (const r of byRack.values()) {
-    if (r.nodes.length < count) continue;
-    if (!rack || r.nodes.length < rack.nodes.length || (r.nodes.length === rack.nodes.length && compareFit(r.best, rack.best) < 0)) rack = r;
-  }
-  return bestK(rack ? rack.nodes : candidates, count);
+  if (chosen) return bestK(chosen.nodes, count);
+  if (total < count) return null;
+  return bestK([...racks.values()].flat(), count);
 }
 
 /** The `k` best-fitting nodes in order, without sorting them all (k is a gang's size, nodes a fleet). */
@@ -118,43 +107,72 @@ function whyPending(nodes: PlacementNode[], job: PendingJob): PendingReason {
  * the free capacity but lost it to a higher band (placed or reserving) waits with PRIORITY.
  */
 export function planPlacements(jobs: PendingJob[], nodes: PlacementNode[], opts: PlanOptions = {}): PlacementPlan {
-  const state = new Map(nodes.map((n) => [n.id, n]));
+  // Only the nodes this plan has allocated on; the rest are as given (no 50,000-entry copy per cycle).
+  const changed = new Map<string, PlacementNode>();
+  const current = () => nodes.map((n) => changed.get(n.id) ?? n);
+  const index = new FitIndex(nodes);
+  const gangs = new GangCandidates(index);
   const claimedBy = new Map<string, number>();
   const claim = (nodeIds: string[], band: number) => {
     for (const id of nodeIds) claimedBy.set(id, Math.max(claimedBy.get(id) ?? Number.NEGATIVE_INFINITY, band));
   };
   const plan: PlacementPlan = { placements: [], pending: [], reservation: null };
   const reserved = new Set<string>();
+  // A job that cannot go leaves a note for later jobs of the same shape and band: until a placement
+  // or a reservation changes the plan's state, they cannot go either, for the same reason. With a
+  // full cluster and a deep queue this skips a few passes over the fleet per waiting job.
+  let generation = 0;
+  const cannotGo = new Map<string, { generation: number; reason: PendingReason }>();
   for (const job of jobs) {
     const band = job.band ?? 0;
+    const shape = `${job.nodes}|${band}|${job.resources.gpus}|${job.resources.gpuModel}|${job.resources.cpuCores}|${job.resources.memoryMiB}`;
+    const known = cannotGo.get(shape);
+    if (known && known.generation === generation) {
+      plan.pending.push({ jobId: job.id, reason: known.reason });
+      continue;
+    }
     let chosen: PlacementNode[] | null;
     if (job.nodes === 1) {
-      const best = bestFit(state.values(), job.resources, reserved);
+      const best = index.best(job.resources, reserved);
       chosen = best ? [best] : null;
     } else {
-      chosen = chooseNodes([...state.values()].filter((n) => schedulable(n) && !reserved.has(n.id) && fitsNow(n, job.resources)), job.nodes);
+      chosen = chooseNodes(gangs.racks(job.resources, reserved), job.nodes);
     }
     if (chosen) {
-      for (const node of chosen) state.set(node.id, allocate(node, job.resources));
+      for (const node of chosen) {
+        const after = allocate(node, job.resources);
+        changed.set(node.id, after);
+        index.replace(node, after);
+        gangs.changed(after, reserved);
+      }
       claim(chosen.map((n) => n.id), band);
       plan.placements.push({ jobId: job.id, nodeIds: chosen.map((n) => n.id) });
+      generation++;
       continue;
     }
-    const reason = whyPending([...state.values()], job);
+    const now = current();
+    const reason = whyPending(now, job);
     if (reason === 'NO_MATCHING_NODES') {
       plan.pending.push({ jobId: job.id, reason });
+      cannotGo.set(shape, { generation, reason });
       continue;
     }
-    const priority = heldByPriority({ ...job, band }, nodes, claimedBy);
-    plan.pending.push({ jobId: job.id, reason: priority ? 'PRIORITY' : reason });
+    const final: PendingReason = heldByPriority({ ...job, band }, nodes, claimedBy) ? 'PRIORITY' : reason;
+    plan.pending.push({ jobId: job.id, reason: final });
     if ((opts.reserve ?? true) && plan.reservation === null) {
-      const nodeIds = chooseReservation(job, [...state.values()]);
+      const nodeIds = chooseReservation(job, now);
       if (nodeIds) {
         plan.reservation = { jobId: job.id, band, nodeIds };
         for (const id of nodeIds) reserved.add(id);
+        const byId = new Map(now.map((n) => [n.id, n]));
+        for (const id of nodeIds) gangs.changed(byId.get(id)!, reserved);
         claim(nodeIds, band);
+        generation++;
       }
     }
+    // Still true after its own reservation: that holds nodes back and claims them at this job's band,
+    // which leaves a same-band job's reason as it was.
+    cannotGo.set(shape, { generation, reason: final });
   }
   return plan;
 }
