@@ -7,6 +7,7 @@ export * from './sql/outbox';
 export * from './sql/job-events';
 export * from './sql/job-rows';
 export * from './sql/nodes';
+export * from './sql/node-changes';
 export * from './sql/node-events';
 export * from './redis/node-live-store';
 export * from './redis/node-leases';

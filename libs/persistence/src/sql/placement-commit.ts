@@ -54,6 +54,59 @@ export async function commitPlacements(sql: Sql, placements: PlacementWrite[], n
   await enqueueOutbox(sql, placements.flatMap((p) => p.commands));
 }
 
+/**
+ * Like commitPlacements, but a placement that lost a race does not take the others down with it:
+ * the chosen nodes (in id order, as casAllocate takes them) and then the jobs (in id order) are
+ * locked and checked first, placements whose node or job changed since the plan are left out, and
+ * the rest are written in the same transaction, where their compare-and-sets cannot fail. With one
+ * scheduler, capacity released on a node while a cycle plans (an attempt ending) used to roll back
+ * the whole cycle's transaction and commit its placements one by one: seconds per cycle.
+ * A node fails for all its placements: changed version, cordoned, or not room for them all. A
+ * node or job locked by another writer counts as changed (SKIP LOCKED) rather than waited for: that
+ * writer is about to bump its version, and waiting on the reconciler's release batches cost cycles
+ * up to a second under load; the placement is planned again next cycle from fresh state.
+ */
+export async function commitPlacementsThatHold(
+  sql: Sql, placements: PlacementWrite[], nodeVersions: Map<string, number>, now: Date,
+): Promise<{ placed: string[]; lost: string[] }> {
+  if (placements.length === 0) return { placed: [], lost: [] };
+  const nodeIds = [...new Set(placements.flatMap((p) => p.nodeIds))].sort();
+  const nodes = new Map(
+    (await sql.rows<{ id: string; version: string; cordoned: boolean; gpus: number; cpu: number; mem: string }>(
+      `SELECT id, version, cordoned, gpus_total - gpus_allocated AS gpus, cpu_cores - cpu_allocated AS cpu, memory_mib - memory_allocated AS mem
+       FROM nodes WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED`,
+      [nodeIds],
+    )).map((r) => [r.id, r]),
+  );
+  const jobs = new Map(
+    (await sql.rows<{ id: string; version: string; state: string }>(
+      `SELECT id, version, state FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED`,
+      [[...new Set(placements.map((p) => p.jobId))].sort()],
+    )).map((r) => [r.id, r]),
+  );
+  const demand = new Map<string, { gpus: number; cpu: number; mem: number }>();
+  for (const p of placements) {
+    for (const id of p.nodeIds) {
+      const d = demand.get(id) ?? { gpus: 0, cpu: 0, mem: 0 };
+      demand.set(id, { gpus: d.gpus + p.perRank.gpus, cpu: d.cpu + p.perRank.cpuCores, mem: d.mem + p.perRank.memoryMiB });
+    }
+  }
+  const nodeHolds = (id: string) => {
+    const n = nodes.get(id);
+    const d = demand.get(id)!;
+    return n !== undefined && Number(n.version) === nodeVersions.get(id) && !n.cordoned && d.gpus <= n.gpus && d.cpu <= n.cpu && d.mem <= Number(n.mem);
+  };
+  const holding = new Set(nodeIds.filter(nodeHolds));
+  const jobHolds = (p: PlacementWrite) => {
+    const j = jobs.get(p.jobId);
+    return j !== undefined && Number(j.version) === p.expectedVersion && j.state === 'QUEUED';
+  };
+  const winners = placements.filter((p) => jobHolds(p) && p.nodeIds.every((id) => holding.has(id)));
+  await commitPlacements(sql, winners, nodeVersions, now);
+  const placed = new Set(winners.map((p) => p.jobId));
+  return { placed: [...placed], lost: placements.filter((p) => !placed.has(p.jobId)).map((p) => p.jobId) };
+}
+
 /** A text[] literal: unnest cannot take a ragged 2-D array, so each row's array travels as one. */
 function textArrayLiteral(items: string[]): string {
   return `{${items.map((s) => `"${s.replace(/(["\\])/g, '\\$1')}"`).join(',')}}`;

@@ -1,0 +1,92 @@
+import { DataSource } from 'typeorm';
+import {
+  JobRecord, PlacementWrite, autocommit, casAllocate, casUpdateJob, commitPlacementsThatHold, findJob, inTransaction, loadNodes,
+  loadNodesChangedSince, loadRanks,
+} from '@gantry/persistence';
+import { makeJob, makeNode, openDataSource } from '@gantry/testing';
+
+let ds: DataSource;
+beforeAll(async () => (ds = await openDataSource()));
+afterAll(async () => ds.destroy());
+
+const write = (job: JobRecord, nodeIds: string[], gpus: number): PlacementWrite => ({
+  jobId: job.id, expectedVersion: job.version, attempt: 1, nodeIds, perRank: { gpus, cpuCores: 1, memoryMiB: 1 },
+  commands: nodeIds.map((n) => ({ topic: 'test.placements', key: n, value: { jobId: job.id, nodeId: n } })),
+});
+
+describe('loadNodesChangedSince (the scheduler\'s incremental node snapshot)', () => {
+  it('reads every node first, then only nodes written since, including writes committed after a read began', async () => {
+    const [a, b] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
+    const first = await loadNodesChangedSince(autocommit(ds), null);
+    expect(first.nodes.map((n) => n.id)).toEqual(expect.arrayContaining([a.id, b.id]));
+
+    // A writer that took its transaction id before the read and commits after it.
+    const qr = ds.createQueryRunner();
+    await qr.connect();
+    await qr.startTransaction();
+    await qr.query(`UPDATE nodes SET cpu_allocated = cpu_allocated + 1, version = version + 1 WHERE id = $1`, [b.id]);
+    const during = await loadNodesChangedSince(autocommit(ds), first.horizon);
+    await qr.commitTransaction();
+    await qr.release();
+    expect(during.nodes.map((n) => n.id)).not.toContain(b.id);
+
+    const [na] = await loadNodes(autocommit(ds), [a.id]);
+    await inTransaction(ds, (sql) => casAllocate(sql, [{ nodeId: a.id, expectedVersion: na.version, gpus: 2, cpuCores: 1, memoryMiB: 1 }], new Date()));
+    const after = await loadNodesChangedSince(autocommit(ds), during.horizon);
+    const ids = after.nodes.map((n) => n.id);
+    expect(ids).toEqual(expect.arrayContaining([a.id, b.id]));
+    expect(after.nodes.find((n) => n.id === a.id)!.gpusAllocated).toBe(2);
+    expect(after.nodes.find((n) => n.id === b.id)!.cpuAllocated).toBe(1);
+
+  });
+});
+
+describe('commitPlacementsThatHold (a cycle\'s placements, losers left out)', () => {
+  it('commits the placements that hold and leaves out those whose node or job changed', async () => {
+    const [a, b, c] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
+    const [j1, j2, j3, gang] = [await makeJob().gpus(2).insert(ds), await makeJob().gpus(2).insert(ds), await makeJob().gpus(2).insert(ds), await makeJob().gpus(1).gang(2).insert(ds)];
+    const versions = new Map((await loadNodes(autocommit(ds), [a.id, b.id, c.id])).map((n) => [n.id, n.version]));
+    // Node b changes (another writer) and j3 is changed (a cancel) after the plan was made.
+    await inTransaction(ds, (sql) => casAllocate(sql, [{ nodeId: b.id, expectedVersion: versions.get(b.id)!, gpus: 1, cpuCores: 1, memoryMiB: 1 }], new Date()));
+    await inTransaction(ds, (sql) => casUpdateJob(sql, j3.id, j3.version, {}, 0, new Date()));
+
+    const result = await inTransaction(ds, (sql) =>
+      commitPlacementsThatHold(sql, [write(j1, [a.id], 2), write(j2, [b.id], 2), write(j3, [c.id], 2), write(gang, [a.id, b.id], 1)], versions, new Date()));
+    expect(result.placed).toEqual([j1.id]);
+    expect(result.lost.sort()).toEqual([j2.id, j3.id, gang.id].sort());
+
+    const nodes = new Map((await loadNodes(autocommit(ds), [a.id, b.id, c.id])).map((n) => [n.id, n]));
+    expect([nodes.get(a.id)!.gpusAllocated, nodes.get(b.id)!.gpusAllocated, nodes.get(c.id)!.gpusAllocated]).toEqual([2, 1, 0]);
+    expect(await findJob(autocommit(ds), j1.id)).toMatchObject({ state: 'SCHEDULED', nodeIds: [a.id] });
+    for (const j of [j2, j3, gang]) {
+      expect((await findJob(autocommit(ds), j.id))!.state).toBe('QUEUED');
+      expect(await loadRanks(autocommit(ds), j.id, 1)).toEqual([]);
+    }
+  });
+
+  it('leaves out every placement on a node they would over-commit together', async () => {
+    const node = await makeNode().gpus(8).insert(ds);
+    const [j1, j2] = [await makeJob().gpus(4).insert(ds), await makeJob().gpus(5).insert(ds)];
+    const [n] = await loadNodes(autocommit(ds), [node.id]);
+    const result = await inTransaction(ds, (sql) => commitPlacementsThatHold(sql, [write(j1, [node.id], 4), write(j2, [node.id], 5)], new Map([[node.id, n.version]]), new Date()));
+    expect(result).toEqual({ placed: [], lost: [j1.id, j2.id] });
+    expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(0);
+  });
+
+  it('does not wait for a node another transaction holds: that placement loses at once', async () => {
+    const [a, b] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
+    const [j1, j2] = [await makeJob().gpus(1).insert(ds), await makeJob().gpus(1).insert(ds)];
+    const versions = new Map((await loadNodes(autocommit(ds), [a.id, b.id])).map((n) => [n.id, n.version]));
+    const holder = ds.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    await holder.query(`SELECT 1 FROM nodes WHERE id = $1 FOR UPDATE`, [b.id]);
+    try {
+      const result = await inTransaction(ds, (sql) => commitPlacementsThatHold(sql, [write(j1, [a.id], 1), write(j2, [b.id], 1)], versions, new Date()));
+      expect(result).toEqual({ placed: [j1.id], lost: [j2.id] });
+    } finally {
+      await holder.rollbackTransaction();
+      await holder.release();
+    }
+  });
+});
