@@ -5,10 +5,14 @@ import { StatefulServiceEnv } from '@gantry/platform';
 export class SchedulerEnv extends StatefulServiceEnv {
   /** Longest wait between scheduling cycles when nothing wakes the scheduler, ms. */
   @IsInt() @Min(10) GANTRY_SCHEDULER_INTERVAL_MS: number = 1000;
-  /** Queued jobs considered per cycle. */
-  @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_BATCH: number = 500;
+  /**
+   * Most queued jobs one cycle tries to place, across queues, in the policy's order; a cycle that
+   * placed some with more waiting starts the next at once. A cycle's fixed cost (the fleet's health,
+   * the fit index) is paid per cycle, so larger batches place faster, up to the commit's size.
+   */
+  @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_BATCH: number = 1000;
   /** Jobs considered from the head of each queue per cycle (FIFO lookahead past a job that cannot go yet). */
-  @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 200;
+  @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 1000;
   /** Lifetime of a node lease taken while committing a placement, ms. */
   @IsInt() @Min(100) GANTRY_NODE_LEASE_MS: number = 2000;
   /** Identity of this replica in leases; defaults to hostname-pid. */

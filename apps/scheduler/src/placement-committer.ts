@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { TOPICS, buildRunCommands } from '@gantry/contracts';
 import { assertTransition } from '@gantry/domain';
-import { JobRecord, PlacementWrite, commitPlacements, inTransaction } from '@gantry/persistence';
+import { JobRecord, PlacementWrite, commitPlacements, commitPlacementsThatHold, inTransaction } from '@gantry/persistence';
 
 export interface PlannedPlacement {
   job: JobRecord;
@@ -14,9 +14,10 @@ export type CommitOutcome = 'placed' | 'lost-race' | 'failed';
 /**
  * Commits placements atomically: the nodes' capacity (compare-and-set on each node's version), the
  * jobs' QUEUED -> SCHEDULED (compare-and-set on each job's version), attempt ranks, STATE_CHANGED
- * events and RUN commands. A cycle's placements go in one transaction (one commit for all); if any
- * lost a race, that transaction rolls back and each placement is tried alone, so one conflict costs
- * only its own placement.
+ * events and RUN commands. A cycle's placements go in one transaction (one commit for all); those
+ * that lost a race are left out of it (commitPlacementsThatHold), so a conflict costs only its own
+ * placement. If the transaction fails otherwise, each placement is tried alone, so one placement the
+ * database refuses cannot stop the others.
  */
 @Injectable()
 export class PlacementCommitter {
@@ -25,13 +26,13 @@ export class PlacementCommitter {
   /** One outcome per placement, in order; errors other than a lost race are returned as 'failed' with the error. */
   async commitAll(placements: PlannedPlacement[], nodeVersions: Map<string, number>, now: Date): Promise<Array<{ outcome: CommitOutcome; error?: unknown }>> {
     const writes = placements.map((p) => toWrite(p));
-    if (writes.length > 1) {
-      try {
-        await inTransaction(this.ds, (sql) => commitPlacements(sql, writes, nodeVersions, now));
-        return writes.map(() => ({ outcome: 'placed' }));
-      } catch {
-        // Fall through: find out which placement was the problem by committing each alone.
-      }
+    if (writes.length === 0) return [];
+    try {
+      const { placed } = await inTransaction(this.ds, (sql) => commitPlacementsThatHold(sql, writes, nodeVersions, now));
+      const ok = new Set(placed);
+      return writes.map((w) => ({ outcome: ok.has(w.jobId) ? 'placed' : 'lost-race' }));
+    } catch {
+      // Fall through: find out which placement was the problem by committing each alone.
     }
     const outcomes: Array<{ outcome: CommitOutcome; error?: unknown }> = [];
     const versions = new Map(nodeVersions);

@@ -36,8 +36,8 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
       this.woken = false;
       try {
         const r = await this.cycle.run();
-        // A full batch or a lost race means more may be placeable right now.
-        if (r.considered >= this.config.GANTRY_SCHEDULER_BATCH && r.placed > 0) this.woken = true;
+        // Placements with more queued behind the lookahead, or a lost race: more may be placeable right now.
+        if (r.moreQueued && r.placed > 0) this.woken = true;
         if (r.lostRaces > 0 && r.placed === 0) {
           // Another replica holds the leases: retry soon, but not in a tight loop.
           await new Promise((res) => setTimeout(res, 20 + Math.random() * 80));

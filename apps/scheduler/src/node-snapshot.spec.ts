@@ -1,0 +1,83 @@
+import { Sql } from '@gantry/persistence';
+import { NodeSnapshot } from './node-snapshot';
+
+const t = { suspectMs: 15_000, deadMs: 40_000 };
+
+function row(id: string, over: Record<string, unknown> = {}) {
+  return {
+    id, zone: 'z', rack: 'r', gpu_model: 'H100', gpus_total: 8, cpu_cores: 64, memory_mib: '524288', gpus_allocated: 0, cpu_allocated: 0,
+    memory_allocated: '0', cordoned: false, version: '1', first_seen_at: new Date(0), updated_at: new Date(0), ...over,
+  };
+}
+
+/** A fake Sql answering loadNodesChangedSince with the rows given for each call, and recording `since`. */
+function fakeSql(answers: Array<Array<Record<string, unknown>>>) {
+  const since: unknown[] = [];
+  let call = 0;
+  const sql: Sql = {
+    async rows<T>(_text: string, params: unknown[] = []) {
+      since.push(params[0]);
+      const rows = answers[call++] ?? [];
+      const horizon = String(100 + call);
+      return (rows.length ? rows.map((r) => ({ horizon, ...r })) : [{ horizon, id: null }]) as T[];
+    },
+    afterCommit: (fn) => fn(),
+  };
+  return { sql, since };
+}
+
+function liveness(heard: Record<string, number>) {
+  let changes: Set<string> | 'all' = 'all';
+  return {
+    heard,
+    hear(id: string, at: number) {
+      heard[id] = at;
+      if (changes !== 'all') changes.add(id);
+    },
+    lastHeard: (id: string) => heard[id] ?? null,
+    takeChanges() {
+      const c = changes;
+      changes = new Set();
+      return c;
+    },
+  };
+}
+
+describe('NodeSnapshot', () => {
+  it('reads everything first, then only changes since the horizon, and everything again when the full period is up', async () => {
+    const { sql, since } = fakeSql([[row('a'), row('b')], [row('b', { gpus_allocated: 2, version: '2' })], [row('a')]]);
+    const snap = new NodeSnapshot(60_000);
+    await snap.refresh(sql, 0);
+    await snap.refresh(sql, 1_000);
+    const nodes = snap.placementNodes(liveness({ a: 0, b: 0 }), 1_000, t);
+    expect(nodes.map((n) => [n.id, n.gpusAllocated, n.version])).toEqual([['a', 0, 1], ['b', 2, 2]]);
+    expect(snap.version('b')).toBe(2);
+    await snap.refresh(sql, 61_000);
+    expect(since).toEqual([null, '101', null]);
+    expect(snap.placementNodes(liveness({ a: 61_000 }), 61_000, t).map((n) => n.id)).toEqual(['a']);
+  });
+
+  it.each([
+    ['heard just now', 10_000, 10_000, 'HEALTHY'],
+    ['silent past the suspect timeout', 0, 15_000, 'DEGRADED'],
+    ['silent past the dead timeout', 0, 40_000, 'UNHEALTHY'],
+    ['never heard', null, 0, 'UNHEALTHY'],
+  ])('judges a node %s', async (_name, heardAt, now, health) => {
+    const snap = new NodeSnapshot(60_000);
+    await snap.refresh(fakeSql([[row('a')]]).sql, 0);
+    expect(snap.placementNodes(liveness(heardAt === null ? {} : { a: heardAt }), now, t)[0].health).toBe(health);
+  });
+
+  it('ages a node between liveness reads and sees it heard again', async () => {
+    const snap = new NodeSnapshot(60_000);
+    await snap.refresh(fakeSql([[row('a')]]).sql, 0);
+    const live = liveness({ a: 0 });
+    const first = snap.placementNodes(live, 1_000, t)[0];
+    expect(first.health).toBe('HEALTHY');
+    expect(snap.placementNodes(live, 2_000, t)[0]).toBe(first); // unchanged: the same object
+    expect(snap.placementNodes(live, 15_000, t)[0].health).toBe('DEGRADED');
+    live.hear('a', 16_000);
+    expect(snap.placementNodes(live, 16_000, t)[0].health).toBe('HEALTHY');
+    expect(snap.placementNodes(live, 56_000, t)[0].health).toBe('UNHEALTHY');
+  });
+});

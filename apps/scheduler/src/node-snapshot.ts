@@ -1,0 +1,101 @@
+import { HealthThresholds, PlacementNode, nodeHealth } from '@gantry/domain';
+import { NodeRecord, Sql, loadNodesChangedSince } from '@gantry/persistence';
+
+interface Entry {
+  row: NodeRecord;
+  /** The planner's view of the row, rebuilt when the row or its health changes. */
+  node: PlacementNode | null;
+  /** When the node was last heard (kept from the liveness snapshot's changes). */
+  heard: number | null;
+  /** The last-heard time `node.health` was judged from, and until when that judgement holds. */
+  judged: number | null;
+  healthUntil: number;
+}
+
+/**
+ * The fleet as the planner sees it, kept between cycles: each refresh reads only the node rows
+ * written since the last one (loadNodesChangedSince), not all 50,000. A stale row costs at most a
+ * lost race: the commit's compare-and-set on each node's version is the guarantee (ADR 0003).
+ * Everything is re-read every `fullEveryMs` anyway, which bounds what the change feed could miss.
+ */
+export class NodeSnapshot {
+  private readonly byId = new Map<string, Entry>();
+  private entries: Entry[] = [];
+  /** Entries created since the last placementNodes(): their last-heard time is not looked up yet. */
+  private unheard: Entry[] = [];
+  private horizon: string | null = null;
+  private fullAt = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly fullEveryMs: number) {}
+
+  /** Reads what changed; returns how many rows were read. */
+  async refresh(sql: Sql, nowMs: number): Promise<number> {
+    const full = this.horizon === null || nowMs - this.fullAt >= this.fullEveryMs;
+    const changes = await loadNodesChangedSince(sql, full ? null : this.horizon);
+    if (full) {
+      this.byId.clear();
+      this.entries = [];
+      this.unheard = [];
+      this.fullAt = nowMs;
+    }
+    for (const row of changes.nodes) {
+      const entry = this.byId.get(row.id);
+      if (entry) {
+        entry.row = row;
+        entry.node = null;
+      } else {
+        const created: Entry = { row, node: null, heard: null, judged: null, healthUntil: Number.NEGATIVE_INFINITY };
+        this.unheard.push(created);
+        this.byId.set(row.id, created);
+        this.entries.push(created);
+      }
+    }
+    this.horizon = changes.horizon;
+    return changes.nodes.length;
+  }
+
+  /**
+   * Every node with its health now. Last-heard times are looked up only for nodes heard again
+   * (the liveness snapshot's changes) and health is judged again only when a node was heard again
+   * or a threshold passed, so a cycle costs a comparison per node here. Objects are reused while a
+   * node's row and health are unchanged (the planner never mutates them). They are built field by
+   * field because spread copies of the row made the planner's reads megamorphic, 12x slower on a
+   * 50,000-node fleet.
+   */
+  placementNodes(liveness: { lastHeard(id: string): number | null; takeChanges(): ReadonlySet<string> | 'all' }, nowMs: number, t: HealthThresholds): PlacementNode[] {
+    const changes = liveness.takeChanges();
+    if (changes === 'all') for (const e of this.entries) e.heard = liveness.lastHeard(e.row.id);
+    else {
+      for (const id of changes) {
+        const e = this.byId.get(id);
+        if (e) e.heard = liveness.lastHeard(id);
+      }
+      for (const e of this.unheard) e.heard = liveness.lastHeard(e.row.id);
+    }
+    this.unheard = [];
+    const out = new Array<PlacementNode>(this.entries.length);
+    for (let i = 0; i < this.entries.length; i++) {
+      const e = this.entries[i];
+      if (e.node === null || e.heard !== e.judged || nowMs >= e.healthUntil) {
+        const n = e.row;
+        const health = nodeHealth(e.heard, nowMs, t);
+        e.judged = e.heard;
+        e.healthUntil = e.heard === null ? Number.POSITIVE_INFINITY : e.heard + (health === 'HEALTHY' ? t.suspectMs : health === 'DEGRADED' ? t.deadMs : Number.POSITIVE_INFINITY);
+        if (e.node === null || e.node.health !== health) {
+          e.node = {
+            id: n.id, rack: n.rack, gpuModel: n.gpuModel, gpusTotal: n.gpusTotal, gpusAllocated: n.gpusAllocated,
+            cpuCores: n.cpuCores, cpuAllocated: n.cpuAllocated, memoryMiB: n.memoryMiB, memoryAllocated: n.memoryAllocated,
+            cordoned: n.cordoned, version: n.version, health,
+          };
+        }
+      }
+      out[i] = e.node;
+    }
+    return out;
+  }
+
+  /** The version of a node as the planner saw it (for the commit's compare-and-set). */
+  version(id: string): number | undefined {
+    return this.byId.get(id)?.row.version;
+  }
+}
