@@ -63,7 +63,20 @@ function infraPids(kafka: string): Record<string, number[]> {
   };
 }
 
-const cpuOf = (pids: number[]) => pids.reduce((a, p) => { try { return a + cpuSeconds(p); } catch { return a; } }, 0);
+/** CPU seconds per pid; a pid gone by the second sample is left out of both (Postgres backends come and go). */
+function cpuOfPids(pids: number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const p of pids) {
+    try {
+      out.set(p, cpuSeconds(p));
+    } catch {
+      // exited
+    }
+  }
+  return out;
+}
+const deltaCores = (a: Map<number, number>, b: Map<number, number>, seconds: number) =>
+  [...b].reduce((sum, [pid, v]) => sum + (a.has(pid) ? v - a.get(pid)! : 0), 0) / seconds;
 
 /** Redis's own accounting per command: calls and microseconds (INFO commandstats). */
 async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
@@ -138,8 +151,10 @@ async function main(): Promise<void> {
     const infra = infraPids(cfg.kafka);
     const sampleCpu = () => ({
       ingester: cpuSeconds(ingester.pid!), agent: cpuSeconds(agent.pid!), reconciler: cpuSeconds(reconciler.pid!),
-      gateway: cpuSeconds(stack.get('api-gateway').pid!), scheduler: cpuSeconds(stack.get('scheduler').pid!), kafka: cpuOf(infra.kafka), redis: cpuOf(infra.redis), postgres: cpuOf(infra.postgres),
+      gateway: cpuSeconds(stack.get('api-gateway').pid!), scheduler: cpuSeconds(stack.get('scheduler').pid!),
     });
+    const infraCpu = () => ({ kafka: cpuOfPids(infra.kafka), redis: cpuOfPids(infra.redis), postgres: cpuOfPids(infra.postgres) });
+    const infra0 = infraCpu();
     const cpu0 = sampleCpu();
     const redis0 = await commandStats(redis);
     const machine0 = machineJiffies();
@@ -174,11 +189,13 @@ async function main(): Promise<void> {
     const m1 = await scrape(ingester.url);
     const a1 = await scrape(agent.url);
     const cpu1 = sampleCpu();
+    const infra1 = infraCpu();
     const redis1 = await commandStats(redis);
     const machine1 = machineJiffies();
 
     const ingested = sum(m1, 'gantry_heartbeats_ingested_total') - sum(m0, 'gantry_heartbeats_ingested_total');
     const withTelemetry = sum(m1, 'gantry_heartbeats_with_telemetry_total') - sum(m0, 'gantry_heartbeats_with_telemetry_total');
+    const r2 = (v: number) => Math.round(v * 100) / 100;
     const cores = (k: keyof typeof cpu0) => Math.round(((cpu1[k] - cpu0[k]) / seconds) * 100) / 100;
     const stale = sum(m1, 'gantry_heartbeats_stale_total') - sum(m0, 'gantry_heartbeats_stale_total');
     const sent = sum(a1, 'gantry_agent_heartbeats_sent_total') - sum(a0, 'gantry_agent_heartbeats_sent_total');
@@ -216,8 +233,9 @@ async function main(): Promise<void> {
       telemetryShare: ingested ? withTelemetry / ingested : null,
       cpuCores: {
         machine: Math.round(((machine1.busy - machine0.busy) / (machine1.total - machine0.total)) * cpus().length * 100) / 100,
-        agent: cores('agent'), ingester: cores('ingester'), reconciler: cores('reconciler'), kafka: cores('kafka'),
-        redis: cores('redis'), postgres: cores('postgres'), gateway: cores('gateway'), scheduler: cores('scheduler'),
+        agent: cores('agent'), ingester: cores('ingester'), reconciler: cores('reconciler'),
+        kafka: r2(deltaCores(infra0.kafka, infra1.kafka, seconds)), redis: r2(deltaCores(infra0.redis, infra1.redis, seconds)),
+        postgres: r2(deltaCores(infra0.postgres, infra1.postgres, seconds)), gateway: cores('gateway'), scheduler: cores('scheduler'),
       },
       summaryLatencyMs: { samples: summaryMs.length, p50: quantile(summaryMs, 0.5), p99: quantile(summaryMs, 0.99), max: summaryMs[summaryMs.length - 1] },
       redisBenchmark: baseline,
