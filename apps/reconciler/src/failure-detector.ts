@@ -112,6 +112,10 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
     // 4. Every node's silence, and each rack's share of silence.
     const sql = autocommit(this.ds);
     const [withWork, racksOfNodes, lastSeen] = await Promise.all([loadNodesWithLiveWork(sql), loadNodeRacks(sql), this.live.allLastSeen()]);
+    // The fleet-wide read is paged and may miss a node (heardSince): re-read, by id, every node it
+    // would count as silent, before anything is judged on it.
+    const doubtful = racksOfNodes.map((n) => n.nodeId).filter((id) => silenceMs(lastSeen.get(id) ?? null, watermark, infoSince) >= this.config.GANTRY_NODE_SUSPECT_MS);
+    for (const [id, at] of await this.live.lastSeenMany(doubtful)) if (at !== null) lastSeen.set(id, at);
     const silence = (id: string) => silenceMs(lastSeen.get(id) ?? null, watermark, infoSince);
     const dead = (id: string) => silence(id) >= this.config.GANTRY_NODE_DEAD_MS;
     // A rack's silent share counts nodes silent past the suspect timeout, not the dead one: nodes

@@ -96,6 +96,8 @@ if dgu ~= 0 then redis.call('HINCRBY', KEYS[2], 'gpuUtilMilli', dgu) end
 if dcu ~= 0 then redis.call('HINCRBY', KEYS[2], 'cpuUtilMilli', dcu) end
 return written
 `;
+/** Members per page when reading the last-seen index (see heardSince). */
+const HEARD_PAGE = 2000;
 /** Beats per script call: bounds how long one call holds Redis (about a millisecond). */
 const BEATS_PER_CALL = 200;
 
@@ -131,12 +133,28 @@ export class NodeLiveStore {
     return written;
   }
 
-  /** nodeId -> last heard (ms) for every node heard since `sinceMs`. */
+  /**
+   * nodeId -> last heard (ms) for every node heard since `sinceMs`. Read in pages of HEARD_PAGE by
+   * score, so Redis is never blocked by one 50,000-member reply (~20 ms, during which every beat
+   * and every summary request waits). Not a snapshot: a node read twice keeps its later score, and
+   * a node can be missed when another one at the page boundary's score beats between two pages
+   * (the LIMIT offset then skips one too many). A caller that judges absence must re-read the
+   * nodes it finds absent or silent with lastSeenMany, as the failure detector does.
+   */
   async heardSince(sinceMs: number): Promise<Map<string, number>> {
-    const flat = await this.redis.zrangebyscore(REDIS_KEYS.lastSeen, sinceMs, '+inf', 'WITHSCORES');
     const result = new Map<string, number>();
-    for (let i = 0; i < flat.length; i += 2) result.set(flat[i], Number(flat[i + 1]));
-    return result;
+    let from = sinceMs;
+    let skip = 0; // members already read at score `from`
+    for (;;) {
+      const flat = await this.redis.zrangebyscore(REDIS_KEYS.lastSeen, from, '+inf', 'WITHSCORES', 'LIMIT', skip, HEARD_PAGE);
+      for (let i = 0; i < flat.length; i += 2) {
+        const score = Number(flat[i + 1]);
+        result.set(flat[i], score);
+        if (score === from) skip++;
+        else [from, skip] = [score, 1];
+      }
+      if (flat.length < HEARD_PAGE * 2) return result;
+    }
   }
 
   /** When the newest beat of any node was written: the ingestion watermark. */
@@ -160,12 +178,17 @@ export class NodeLiveStore {
     return Object.keys(h).length ? h : null;
   }
 
-  /** Last heard (ms) for each id, null where never heard; one round trip. */
+  /** Last heard (ms) for each id, null where never heard; one round trip (ZMSCOREs of HEARD_PAGE ids, pipelined). */
   async lastSeenMany(nodeIds: string[]): Promise<Map<string, number | null>> {
     const result = new Map<string, number | null>();
     if (nodeIds.length === 0) return result;
-    const scores = (await this.redis.call('ZMSCORE', REDIS_KEYS.lastSeen, ...nodeIds)) as Array<string | null>;
-    nodeIds.forEach((id, i) => result.set(id, scores[i] === null ? null : Number(scores[i])));
+    const pipeline = this.redis.pipeline();
+    for (let i = 0; i < nodeIds.length; i += HEARD_PAGE) pipeline.call('ZMSCORE', REDIS_KEYS.lastSeen, ...nodeIds.slice(i, i + HEARD_PAGE));
+    let i = 0;
+    for (const [err, scores] of (await pipeline.exec()) ?? []) {
+      if (err) throw err;
+      for (const score of scores as Array<string | null>) result.set(nodeIds[i++], score === null ? null : Number(score));
+    }
     return result;
   }
 
