@@ -17,6 +17,10 @@ ensure_node_modules
 build
 ensure_kafka 29092
 ensure_postgres "$DATABASE_URL"
+# The default test database is this script's own: every run starts from an empty one, so rows an
+# earlier run left behind (an outbox row for a topic that does not exist stops every relay at its
+# head) cannot leak into this one.
+[ -z "${DATABASE_URL_GIVEN:-}" ] && node dist/tools/infra/ensure-databases.js --recreate "$DATABASE_URL"
 ensure_redis "$REDIS_URL"
 prepare_data "$DATABASE_URL"
 say "infrastructure ready in $(( $(date +%s) - t0 )) s"

@@ -2,10 +2,12 @@ import { Client } from 'pg';
 
 /**
  * Creates the databases named in the given URLs when missing, connecting to the server's
- * `postgres` database. Used by `npm start` and `npm test`, never by services.
+ * `postgres` database; with `--recreate`, drops them first. Used by `npm start` and `npm test`,
+ * never by services.
  */
 async function main(): Promise<void> {
-  const urls = process.argv.slice(2);
+  const recreate = process.argv.includes('--recreate');
+  const urls = process.argv.slice(2).filter((a) => a !== '--recreate');
   for (const raw of urls) {
     const url = new URL(raw);
     const name = decodeURIComponent(url.pathname.slice(1));
@@ -14,6 +16,7 @@ async function main(): Promise<void> {
     const client = new Client({ connectionString: url.toString() });
     await client.connect();
     try {
+      if (recreate) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
       if (!rowCount) {
         await client.query(`CREATE DATABASE ${name}`);

@@ -35,8 +35,9 @@ export interface BatchConsumerOptions<T> {
   fromBeginning?: boolean;
   parse: (raw: Buffer | null) => ParseResult<T>;
   /**
-   * Handles every valid message of a batch. Throw for a retryable failure (the whole batch is retried
-   * with backoff, offsets uncommitted); return terminal failures to dead-letter them.
+   * Handles the valid messages of a batch, at most `maxItemsPerCall` at a time. Throw for a retryable
+   * failure (those messages are retried with backoff, offsets uncommitted); return terminal failures
+   * to dead-letter them.
    */
   handleBatch: (items: ConsumedMessage<T>[]) => Promise<TerminalFailure<T>[]>;
   deadLetters: DeadLetterPublisher;
@@ -51,6 +52,12 @@ export interface BatchConsumerOptions<T> {
    * go every 3 s, also while a batch is retried.
    */
   sessionTimeoutMs?: number;
+  /**
+   * Messages per handleBatch call (500). A fetch can hold thousands; between calls the consumer
+   * commits what is done and heartbeats, so a slow batch does not outlive the session timeout (the
+   * group would evict the member, redeliver the batch to it, and evict it again).
+   */
+  maxItemsPerCall?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -129,36 +136,42 @@ export class BatchConsumer<T> {
 
   private async onBatch({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const o = this.opts;
-    const valid: ConsumedMessage<T>[] = [];
-    const dead: DeadLetter[] = [];
-    for (const m of batch.messages) {
-      const parsed = o.parse(m.value);
-      if (parsed.ok) {
-        valid.push({ value: parsed.value, key: m.key?.toString('utf8') ?? null, headers: m.headers, partition: batch.partition, offset: m.offset });
-      } else {
-        dead.push({ sourceTopic: batch.topic, partition: batch.partition, offset: m.offset, key: m.key, value: m.value, reason: parsed.reason });
-      }
-    }
-    for (let attempt = 0; ; attempt++) {
-      if (!isRunning() || isStale() || this.stopping) return; // uncommitted: redelivered to whoever owns the partition next
-      try {
-        const failures = valid.length > 0 ? await o.handleBatch(valid) : [];
-        for (const f of failures) {
-          dead.push({ sourceTopic: batch.topic, partition: batch.partition, offset: f.item.offset, key: f.item.key ? Buffer.from(f.item.key) : null, value: Buffer.from(JSON.stringify(f.item.value)), reason: f.error.message });
+    const step = o.maxItemsPerCall ?? 500;
+    let deadLettered = 0;
+    for (let start = 0; start < batch.messages.length; start += step) {
+      const messages = batch.messages.slice(start, start + step);
+      const valid: ConsumedMessage<T>[] = [];
+      const dead: DeadLetter[] = [];
+      for (const m of messages) {
+        const parsed = o.parse(m.value);
+        if (parsed.ok) {
+          valid.push({ value: parsed.value, key: m.key?.toString('utf8') ?? null, headers: m.headers, partition: batch.partition, offset: m.offset });
+        } else {
+          dead.push({ sourceTopic: batch.topic, partition: batch.partition, offset: m.offset, key: m.key, value: m.value, reason: parsed.reason });
         }
-        if (!o.skipDeadLetters) await o.deadLetters.publish(dead);
-        break;
-      } catch (e) {
-        const delay = Math.min(5_000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
-        o.logger.warn({ err: e, topic: batch.topic, partition: batch.partition, attempt }, 'batch failed; retrying');
-        await sleep(delay);
-        await heartbeat().catch(() => undefined);
       }
+      for (let attempt = 0; ; attempt++) {
+        if (!isRunning() || isStale() || this.stopping) return; // uncommitted: redelivered to whoever owns the partition next
+        try {
+          const failures = valid.length > 0 ? await o.handleBatch(valid) : [];
+          for (const f of failures) {
+            dead.push({ sourceTopic: batch.topic, partition: batch.partition, offset: f.item.offset, key: f.item.key ? Buffer.from(f.item.key) : null, value: Buffer.from(JSON.stringify(f.item.value)), reason: f.error.message });
+          }
+          if (!o.skipDeadLetters) await o.deadLetters.publish(dead);
+          break;
+        } catch (e) {
+          const delay = Math.min(5_000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
+          o.logger.warn({ err: e, topic: batch.topic, partition: batch.partition, attempt }, 'batch failed; retrying');
+          await sleep(delay);
+          await heartbeat().catch(() => undefined);
+        }
+      }
+      deadLettered += dead.length;
+      resolveOffset(messages[messages.length - 1].offset);
+      await commitOffsetsIfNecessary();
+      await heartbeat();
     }
-    resolveOffset(batch.lastOffset());
-    await commitOffsetsIfNecessary();
-    await heartbeat();
-    o.onBatchDone?.({ size: batch.messages.length, deadLettered: dead.length, partition: batch.partition, lag: Number(batch.offsetLag()) });
+    o.onBatchDone?.({ size: batch.messages.length, deadLettered, partition: batch.partition, lag: Number(batch.offsetLag()) });
   }
 
   /** Replaces a consumer kafkajs gave up on, retrying every few seconds until a new one runs. */

@@ -78,7 +78,8 @@ describe('OutboxRelay', () => {
     } finally {
       await relay.stop();
     }
-  });
+    // collect() reads the whole topic from the start: a long-lived test broker holds many runs' messages.
+  }, 40_000);
 });
 
 describe('BatchConsumer', () => {
@@ -120,7 +121,7 @@ describe('BatchConsumer', () => {
     } finally {
       await consumer.stop();
     }
-  });
+  }, 40_000);
 
   it('retries a failing handler without losing or skipping the batch', async () => {
     const topic = uniqueTag('retry-test');
@@ -149,6 +150,49 @@ describe('BatchConsumer', () => {
       await consumer.stop();
     }
   });
+
+  it('a batch slower than the session timeout, handled in parts, keeps its member: each message handled once, in order', async () => {
+    const topic = uniqueTag('slow-batch-test');
+    await ensureTopics(kafka, { [topic]: 1 });
+    const ids = Array.from({ length: 60 }, (_, i) => `slow-${i}`);
+    // Produced before the consumer starts, so its first fetch returns them as one batch.
+    await producer.send({ topic, messages: ids.map((jobId, i) => ({ key: 'k', value: JSON.stringify({ type: 'JOB_CREATED', jobId, at: i }) })) });
+    const handled: string[] = [];
+    const groupId = uniqueTag('group');
+    const consumer = new BatchConsumer<JobLifecycleMessage>({
+      kafka,
+      groupId,
+      topic,
+      parse: (raw) => parseMessage(JobLifecycleMessage, raw),
+      handleBatch: async (items) => {
+        // Slow work: 6 calls x 1.2 s outlast the 6 s session; only the heartbeats between calls keep the member.
+        await new Promise((r) => setTimeout(r, 1_200));
+        handled.push(...items.map((i) => i.value.jobId));
+        return [];
+      },
+      deadLetters: new DeadLetterPublisher(producer),
+      logger: silentLogger(),
+      sessionTimeoutMs: 6_000,
+      maxItemsPerCall: 10,
+    });
+    await consumer.start();
+    try {
+      // An evicted member's commits fail and the batch is redelivered (handled twice), over and over.
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        await waitFor('every offset committed', async () => {
+          const [p] = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0].partitions;
+          return p.offset === String(ids.length);
+        }, { timeoutMs: 60_000 });
+      } finally {
+        await admin.disconnect();
+      }
+      expect(handled).toEqual(ids);
+    } finally {
+      await consumer.stop();
+    }
+  }, 90_000);
 });
 
 describe('trace context', () => {

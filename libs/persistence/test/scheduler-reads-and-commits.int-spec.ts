@@ -7,7 +7,12 @@ import { makeJob, makeNode, openDataSource } from '@gantry/testing';
 
 let ds: DataSource;
 beforeAll(async () => (ds = await openDataSource()));
-afterAll(async () => ds.destroy());
+afterAll(async () => {
+  // Nothing publishes 'test.placements' (no such topic): left in the shared outbox, these rows would
+  // stop every relay that later runs against this database at its head.
+  await ds.query(`DELETE FROM outbox WHERE topic = 'test.placements'`);
+  await ds.destroy();
+});
 
 const write = (job: JobRecord, nodeIds: string[], gpus: number): PlacementWrite => ({
   jobId: job.id, expectedVersion: job.version, attempt: 1, nodeIds, perRank: { gpus, cpuCores: 1, memoryMiB: 1 },
