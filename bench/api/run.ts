@@ -22,18 +22,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { TOPIC_PARTITIONS } from '@gantry/contracts';
-import { LocalKafkaBroker, Stack, flushRedisDb, killRunningCommands, recreateDatabase, withDb } from '@gantry/stack';
+import { LocalKafkaBroker, Stack, flushRedisDb, killRunningCommands, numberFromEnv as env, recreateDatabase, withDb } from '@gantry/stack';
 import { BENCH_DATABASE, CpuSnapshot, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench, PgbenchResult } from './infra';
 import { PhaseResult, runCreatePhase, stopLoad } from './load';
 import { PhaseSummary, fmt, summarisePhase, table } from './stats';
-
-const env = (name: string, dflt: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
-  return n;
-};
 
 const config = {
   warmupS: env('BENCH_WARMUP_S', 5),

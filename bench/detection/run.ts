@@ -19,14 +19,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { ServiceProcess, Stack, waitFor } from '@gantry/stack';
+import { ServiceProcess, Stack, numberFromEnv, waitFor } from '@gantry/stack';
 
 const env = (k: string, d: string) => process.env[k] || d;
 const cfg = {
-  steady: Number(env('BENCH_STEADY', '200')),
-  victimAgents: Number(env('BENCH_VICTIM_AGENTS', '7')),
-  staggerMs: Number(env('BENCH_STAGGER_MS', '700')),
-  basePort: Number(env('BENCH_BASE_PORT', '18740')),
+  steady: numberFromEnv('BENCH_STEADY', 200),
+  victimAgents: numberFromEnv('BENCH_VICTIM_AGENTS', 7),
+  staggerMs: numberFromEnv('BENCH_STAGGER_MS', 700),
+  basePort: numberFromEnv('BENCH_BASE_PORT', 18740),
   kafka: env('KAFKA_BROKERS', '127.0.0.1:29092'),
   databaseUrl: env('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gantry_test'),
   redisUrl: env('REDIS_URL', 'redis://127.0.0.1:6379/10'),

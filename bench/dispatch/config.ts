@@ -1,12 +1,5 @@
 /** bench:dispatch settings, from BENCH_* variables; defaults are the issue's full run. */
-
-const num = (name: string, dflt: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
-  return n;
-};
+import { numberFromEnv as num } from '@gantry/stack';
 
 function load() {
   const nodes = num('BENCH_NODES', 50000);

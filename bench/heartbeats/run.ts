@@ -15,16 +15,16 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { Stack } from '@gantry/stack';
+import { Stack, numberFromEnv } from '@gantry/stack';
 import { buckets, histogramQuantile, parsePrometheus, sum } from './prometheus-text';
 
 const env = (k: string, d: string) => process.env[k] || d;
 const cfg = {
-  nodes: Number(env('BENCH_NODES', '50000')),
-  heartbeatMs: Number(env('BENCH_HEARTBEAT_MS', '5000')),
-  durationS: Number(env('BENCH_DURATION_S', '300')),
-  warmupS: Number(env('BENCH_WARMUP_S', '30')),
-  basePort: Number(env('BENCH_BASE_PORT', '18500')),
+  nodes: numberFromEnv('BENCH_NODES', 50000),
+  heartbeatMs: numberFromEnv('BENCH_HEARTBEAT_MS', 5000),
+  durationS: numberFromEnv('BENCH_DURATION_S', 300),
+  warmupS: numberFromEnv('BENCH_WARMUP_S', 30),
+  basePort: numberFromEnv('BENCH_BASE_PORT', 18500),
   kafka: env('KAFKA_BROKERS', '127.0.0.1:49092'),
   databaseUrl: env('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gantry_bench_hb'),
   redisUrl: env('REDIS_URL', 'redis://127.0.0.1:6379/6'),

@@ -1,12 +1,5 @@
 /** Settings of `npm run test:chaos`, each overridable by a CHAOS_* variable. Times in the unit named. */
-
-const num = (name: string, dflt: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
-  return n;
-};
+import { numberFromEnv as num } from '@gantry/stack';
 
 export interface ChaosConfig {
   /** Simulated nodes in the one agent process (the fleet). */

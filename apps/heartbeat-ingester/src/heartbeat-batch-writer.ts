@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { HeartbeatMessage, TelemetryBeat, hasTelemetry, isNewerBeat, newestBeatPerNode } from '@gantry/contracts';
+import { HeartbeatMessage, hasTelemetry, newestBeatPerNode } from '@gantry/contracts';
 import { utilisationContribution } from '@gantry/domain';
 import { NodeLiveStore, NodeTopology, autocommit, upsertNodeTopology } from '@gantry/persistence';
 import { CONFIG, REDIS } from '@gantry/runtime';
@@ -46,7 +46,7 @@ export class HeartbeatBatchWriter {
     // 1. Keep only the newest beat per node in this batch, and the newest telemetry: a liveness beat
     //    that follows a telemetry beat in one batch must not drop that telemetry (ADR 0010).
     const newest = newestBeatPerNode(beats);
-    const telemetry = newestTelemetryPerNode(beats);
+    const telemetry = newestBeatPerNode(beats.filter(hasTelemetry));
     // 2. Topology first: a node must exist in Postgres before it can be placed on. Only a beat with
     //    telemetry says what the node has, so a node is registered by its first such beat.
     const changed: NodeTopology[] = [];
@@ -79,13 +79,3 @@ export class HeartbeatBatchWriter {
   }
 }
 
-/** The newest beat with telemetry of each node in a batch. */
-function newestTelemetryPerNode(beats: HeartbeatMessage[]): Map<string, TelemetryBeat> {
-  const newest = new Map<string, TelemetryBeat>();
-  for (const b of beats) {
-    if (!hasTelemetry(b)) continue;
-    const cur = newest.get(b.nodeId);
-    if (!cur || isNewerBeat(b, cur)) newest.set(b.nodeId, b);
-  }
-  return newest;
-}

@@ -2,3 +2,4 @@ export * from './wait-for';
 export * from './service-process';
 export * from './stack';
 export * from './local-infra';
+export * from './env-number';

@@ -101,16 +101,7 @@ export class LocalKafkaBroker {
 export async function recreateDatabase(root: string, url: string, allowed: RegExp): Promise<void> {
   const name = decodeURIComponent(new URL(url).pathname.slice(1));
   if (!allowed.test(name)) throw new Error(`refusing to drop database "${name}": only names matching ${allowed} are recreated`);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const c = new Client({ connectionString: admin.toString() });
-  await c.connect();
-  try {
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  } finally {
-    await c.end();
-  }
-  await runCommand(process.execPath, [join(root, 'dist/tools/infra/ensure-databases.js'), url], { cwd: root });
+  await runCommand(process.execPath, [join(root, 'dist/tools/infra/ensure-databases.js'), '--recreate', url], { cwd: root });
   await runCommand(process.execPath, [join(root, 'dist/libs/persistence/src/cli/migrate.js')], { cwd: root, env: { DATABASE_URL: url } });
 }
 

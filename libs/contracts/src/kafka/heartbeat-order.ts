@@ -6,8 +6,8 @@ export function isNewerBeat(a: HeartbeatMessage, b: HeartbeatMessage): boolean {
 }
 
 /** The newest beat of each node in a batch: every consumer of heartbeats judges order the same way. */
-export function newestBeatPerNode(beats: HeartbeatMessage[]): Map<string, HeartbeatMessage> {
-  const newest = new Map<string, HeartbeatMessage>();
+export function newestBeatPerNode<B extends HeartbeatMessage>(beats: B[]): Map<string, B> {
+  const newest = new Map<string, B>();
   for (const b of beats) {
     const cur = newest.get(b.nodeId);
     if (!cur || isNewerBeat(b, cur)) newest.set(b.nodeId, b);
