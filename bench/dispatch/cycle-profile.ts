@@ -11,7 +11,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { REDIS_KEYS, createDataSource, inTransaction, insertCreatedJobs } from '@gantry/persistence';
+import { REDIS_KEYS, autocommit, createDataSource, createJobs } from '@gantry/persistence';
 import { flushRedisDb, recreateDatabase } from '@gantry/stack';
 import { SchedulerEnv } from '../../apps/scheduler/src/config';
 import { PlacementCommitter } from '../../apps/scheduler/src/placement-committer';
@@ -74,9 +74,9 @@ async function main() {
           : { gpus: 1, gpuModel: null, cpuCores: 4, memoryMiB: 16384, nodes: 1 }),
         maxRetries: 0, traceParent: null, createdAt: new Date(t + off + k),
       },
-      message: { topic: 'profile', key: null, value: {} },
+      idempotency: null,
     }));
-    await inTransaction(ds, (sql) => insertCreatedJobs(sql, batch as never));
+    await createJobs(autocommit(ds), batch, new Date(), 0, { topic: 'profile', key: null, value: {} });
   }
   await ds.query('ANALYZE');
   console.error(`seeded ${NODES} nodes, ${JOBS} jobs`);

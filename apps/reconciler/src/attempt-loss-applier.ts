@@ -34,6 +34,14 @@ export class AttemptLossApplier {
           const decision = decideAttemptLoss(job, attempt);
           if (decision.kind === 'ignore') return 'ignored';
           const now = new Date();
+          // The job first, then its ranks: every writer locks in that order (the report path too), so none waits on another in a cycle.
+          const to = decision.kind === 'requeue' ? 'QUEUED' : 'FAILED';
+          const { firstSeq } = await casUpdateJob(
+            sql, jobId, job.version,
+            to === 'QUEUED' ? { state: 'QUEUED', nodeIds: [], pendingReason: null } : { state: 'FAILED', finishedAt: now, reason },
+            1, now,
+          );
+          await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);
           const ranks = await loadRanks(sql, jobId, attempt);
           const outbox: OutboxMessage[] = [];
           for (const r of ranks) {
@@ -44,14 +52,7 @@ export class AttemptLossApplier {
               outbox.push({ topic: TOPICS.agentCommands, key: r.nodeId, value: kill });
             }
           }
-          const to = decision.kind === 'requeue' ? 'QUEUED' : 'FAILED';
-          const { firstSeq } = await casUpdateJob(
-            sql, jobId, job.version,
-            to === 'QUEUED' ? { state: 'QUEUED', nodeIds: [], pendingReason: null } : { state: 'FAILED', finishedAt: now, reason },
-            1, now,
-          );
-          await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);
-          const wake: JobLifecycleMessage = { type: 'JOB_STATE_CHANGED', jobId, at: now.getTime() };
+          const wake: JobLifecycleMessage = { type: 'JOB_STATE_CHANGED', at: now.getTime() };
           outbox.push({ topic: TOPICS.jobLifecycle, key: jobId, value: wake });
           await enqueueOutbox(sql, outbox);
           return to === 'QUEUED' ? 'requeued' : 'failed';

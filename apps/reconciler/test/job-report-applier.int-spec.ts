@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { JobReportMessage, TOPICS } from '@gantry/contracts';
 import { JobRecord, appendJobEvents, autocommit, casAllocate, casUpdateJob, findJob, inTransaction, insertAttemptRanks, listJobEvents, loadNodes } from '@gantry/persistence';
@@ -31,6 +32,11 @@ async function placedJob(nodes = 1, gpus = 2): Promise<{ job: JobRecord; nodeIds
 const report = (job: JobRecord, nodeId: string, state: JobReportMessage['state'], over: Partial<JobReportMessage> = {}): JobReportMessage =>
   ({ nodeId, jobId: job.id, attempt: 1, state, at: Date.now(), ...over }) as JobReportMessage;
 
+async function lifecycleRows(): Promise<number> {
+  const [row] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = $1`, [TOPICS.jobLifecycle]);
+  return row.n;
+}
+
 async function outboxFor(jobId: string) {
   return (await ds.query(`SELECT topic, value FROM outbox WHERE value::jsonb->>'jobId' = $1 ORDER BY id`, [jobId])) as Array<{ topic: string; value: string }>;
 }
@@ -53,7 +59,7 @@ describe('JobReportApplier', () => {
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
   });
 
-  it('applies a batch in order in one transaction; a report the database refuses is returned, the others stand', async () => {
+  it('applies a batch in order in one write; a report the database refuses is returned, the others stand', async () => {
     const [a, b] = [await placedJob(), await placedJob()];
     const results = await applier.applyBatch([
       { value: report(a.job, a.nodeIds[0], 'RUNNING') },
@@ -67,6 +73,32 @@ describe('JobReportApplier', () => {
     // The refused report left nothing behind: b went on from where it was, to RUNNING.
     expect(await findJob(autocommit(ds), b.job.id)).toMatchObject({ state: 'RUNNING', exitCode: null, lastEventSeq: 3 });
     expect((await loadNodes(autocommit(ds), b.nodeIds))[0].gpusAllocated).toBe(2);
+  });
+
+  it('one batch carrying a job from SCHEDULED to SUCCEEDED writes every change once, and one wake-up', async () => {
+    const [a, b] = [await placedJob(), await placedJob()];
+    const wakesBefore = await lifecycleRows();
+    const results = await applier.applyBatch([
+      { value: report(a.job, a.nodeIds[0], 'RUNNING') },
+      { value: report(b.job, b.nodeIds[0], 'RUNNING') },
+      { value: report(a.job, a.nodeIds[0], 'SUCCEEDED', { exitCode: 0 }) },
+      { value: report(a.job, a.nodeIds[0], 'SUCCEEDED', { exitCode: 0 }) },
+      { value: report(b.job, b.nodeIds[0], 'FAILED', { exitCode: 4 }) },
+    ]);
+    expect(results).toEqual(['applied', 'applied', 'applied', 'noop', 'applied'].map((outcome) => ({ outcome })));
+    expect(await findJob(autocommit(ds), a.job.id)).toMatchObject({ state: 'SUCCEEDED', exitCode: 0, lastEventSeq: 4, version: a.job.version + 1 });
+    expect(await findJob(autocommit(ds), b.job.id)).toMatchObject({ state: 'FAILED', exitCode: 4, reason: 'EXIT_CODE_4', lastEventSeq: 4 });
+    const events = await listJobEvents(autocommit(ds), a.job.id, 0, 50);
+    expect(events.map((e) => `${e.seq}:${e.fromState ?? ''}>${e.toState}`)).toEqual(['1:>QUEUED', '2:QUEUED>SCHEDULED', '3:SCHEDULED>RUNNING', '4:RUNNING>SUCCEEDED']);
+    expect((await loadNodes(autocommit(ds), [...a.nodeIds, ...b.nodeIds])).map((n) => n.gpusAllocated)).toEqual([0, 0]);
+    expect((await lifecycleRows()) - wakesBefore).toBe(1);
+  });
+
+  it('a report for a job that does not exist is an orphan: KILLed if it runs', async () => {
+    const jobId = randomUUID();
+    expect(await applier.applyBatch([{ value: { nodeId: 'n-orphan', jobId, attempt: 1, state: 'RUNNING', at: 1 } as JobReportMessage }]))
+      .toEqual([{ outcome: 'unknown-job' }]);
+    expect((await outboxFor(jobId)).map((o) => JSON.parse(o.value))).toEqual([expect.objectContaining({ type: 'KILL', nodeId: 'n-orphan', reason: 'UNKNOWN_JOB' })]);
   });
 
   it('records a failing exit code', async () => {

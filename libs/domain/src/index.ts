@@ -14,3 +14,4 @@ export * from './failure/health-transitions';
 export * from './nodes/health-bands';
 export * from './nodes/utilisation-contribution';
 export * from './fairness/queue-order';
+export * from './jobs/job-report-fold';

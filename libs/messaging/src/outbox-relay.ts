@@ -70,14 +70,19 @@ export class OutboxRelay {
     }
   }
 
-  /** Publishes one batch; returns how many rows went out. */
+  /**
+   * Publishes one batch; returns how many rows went out. The rows are claimed and deleted in one
+   * statement, and the deletion commits only after Kafka acknowledged them: three round trips.
+   */
   async publishBatch(): Promise<number> {
     return inTransaction(this.opts.dataSource, async (sql) => {
       const rows = await sql.rows<OutboxRow>(
-        `SELECT id, topic, key, value, headers FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        `DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+         RETURNING id, topic, key, value, headers`,
         [this.opts.batchSize ?? 500],
       );
       if (rows.length === 0) return 0;
+      rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)); // RETURNING has no order; the table's is the one to keep
       const byTopic = new Map<string, Message[]>();
       for (const r of rows) {
         const list = byTopic.get(r.topic) ?? [];
@@ -85,7 +90,6 @@ export class OutboxRelay {
         byTopic.set(r.topic, list);
       }
       await this.opts.producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
-      await sql.rows(`DELETE FROM outbox WHERE id = ANY($1::bigint[])`, [rows.map((r) => r.id)]);
       this.opts.onPublished?.(rows.length);
       return rows.length;
     });

@@ -18,3 +18,4 @@ export * from './sql/job-creation';
 export * from './sql/placement-commit';
 export * from './sql/leader-leases';
 export * from './redis/cluster-utilisation';
+export * from './sql/job-report-writes';

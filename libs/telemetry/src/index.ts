@@ -8,8 +8,8 @@ let sdk: NodeSDK | null = null;
  * is required, so each service's `instrumentation.ts` is the first import of its main.ts.
  * Exporters follow the standard OTEL_* variables. With no OTLP endpoint configured nothing is
  * exported, so only what carries context is instrumented (incoming HTTP for `traceparent`, pino for
- * trace ids in logs): spans per Express layer and per SQL or Redis command cost about a third of a
- * create's CPU in the gateway and would go nowhere.
+ * trace ids in logs; OTEL_NODE_ENABLED_INSTRUMENTATIONS overrides): a span per Express or router
+ * layer, per SQL or Redis command costs CPU on every request and would go nowhere.
  */
 export function startTelemetry(serviceName: string): void {
   if (sdk) return;
@@ -18,6 +18,7 @@ export function startTelemetry(serviceName: string): void {
   process.env.OTEL_TRACES_EXPORTER ??= hasEndpoint ? 'otlp' : 'none';
   process.env.OTEL_METRICS_EXPORTER ??= 'none'; // Prometheus /metrics is served by prom-client
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
+  if (!hasEndpoint) process.env.OTEL_NODE_ENABLED_INSTRUMENTATIONS ??= 'http,pino';
   sdk = new NodeSDK({
     serviceName,
     instrumentations: [
@@ -27,10 +28,6 @@ export function startTelemetry(serviceName: string): void {
         '@opentelemetry/instrumentation-net': { enabled: false },
         // Kafka context is carried explicitly (through the outbox), see libs/messaging/src/trace-headers.ts.
         '@opentelemetry/instrumentation-kafkajs': { enabled: false },
-        '@opentelemetry/instrumentation-express': { enabled: hasEndpoint },
-        '@opentelemetry/instrumentation-nestjs-core': { enabled: hasEndpoint },
-        '@opentelemetry/instrumentation-pg': { enabled: hasEndpoint },
-        '@opentelemetry/instrumentation-ioredis': { enabled: hasEndpoint },
       }),
     ],
   });

@@ -47,7 +47,7 @@ export class JobsService {
 
   /**
    * The job row, its CREATED event, its idempotency key and the outbox message that wakes the
-   * scheduler, in one transaction; concurrent creates share it (group commit, see MicroBatcher).
+   * scheduler, in one statement; concurrent creates share it (group commit, see MicroBatcher).
    * (owner, key) is claimed through the database's primary key, so racing retries produce one job
    * and every response names it.
    */
@@ -57,7 +57,6 @@ export class JobsService {
     const resources = { ...DEFAULT_RESOURCES, ...dto.resources };
     const queue = dto.queue ?? 'default';
     const id = randomUUID();
-    const msg: JobLifecycleMessage = { type: 'JOB_CREATED', jobId: id, at: now.getTime() };
     const outcome = await this.creations.submit({
       job: {
         id, owner: who.owner, queue, name: dto.name, image: dto.image,
@@ -65,7 +64,6 @@ export class JobsService {
         gpus: resources.gpus, gpuModel: resources.gpuModel ?? null, cpuCores: resources.cpuCores, memoryMiB: resources.memoryMiB,
         nodes: dto.nodes ?? 1, maxRetries: dto.maxRetries ?? 0, traceParent: trace.traceparent ?? null, createdAt: now,
       },
-      message: { topic: TOPICS.jobLifecycle, key: id, value: msg, headers: trace },
       idempotency: idem,
     });
     switch (outcome.kind) {
@@ -124,12 +122,16 @@ export class JobsService {
 
   private async createTogether(requests: JobCreation[]): Promise<CreateOutcome[]> {
     const ttl = this.config.GANTRY_IDEMPOTENCY_TTL_MS;
+    const create = (batch: JobCreation[]) => {
+      const wake: JobLifecycleMessage = { type: 'JOB_CREATED', at: Date.now() };
+      return createJobs(autocommit(this.ds), batch, new Date(), ttl, { topic: TOPICS.jobLifecycle, key: null, value: wake });
+    };
     try {
-      return await inTransaction(this.ds, (sql) => createJobs(sql, requests, new Date(), ttl));
+      return await create(requests);
     } catch (e) {
       if (requests.length === 1) throw e;
       this.logger.warn({ err: e, batch: requests.length }, 'batched create failed; retrying its requests one by one');
-      const settled = await Promise.allSettled(requests.map((r) => inTransaction(this.ds, (sql) => createJobs(sql, [r], new Date(), ttl))));
+      const settled = await Promise.allSettled(requests.map((r) => create([r])));
       return settled.map((s): CreateOutcome => (s.status === 'fulfilled' ? s.value[0] : { kind: 'failed', error: s.reason }));
     }
   }

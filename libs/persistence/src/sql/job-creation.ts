@@ -1,12 +1,10 @@
-import { JobRecord, NewJob, findJobs, insertCreatedJobs } from './job-rows';
-import { KeyClaimRequest, claimIdempotencyKeys, findIdempotencyKeys, keyOf } from './idempotency-keys';
-import { OutboxMessage } from './outbox';
+import { JobRecord, NewJob, findJobs, toJobRecord } from './job-rows';
+import { findIdempotencyKeys, keyOf } from './idempotency-keys';
+import { OutboxMessage, wakeRelayOnCommit } from './outbox';
 import { Sql } from './sql';
 
 export interface JobCreation {
   job: NewJob;
-  /** The JOB_CREATED message, written to the outbox with the job. */
-  message: OutboxMessage;
   idempotency: { key: string; bodySha256: string } | null;
 }
 
@@ -18,38 +16,99 @@ export type JobCreationOutcome =
   | { kind: 'key-mismatch' }
   | { kind: 'unknown-queue' };
 
+/** How often a request that was neither created nor found (its key's holder vanished meanwhile) is tried again. */
+const MAX_ROUNDS = 3;
+
 /**
- * Creates a batch of jobs in the caller's transaction: idempotency keys claimed, then every job with
- * its CREATED event and outbox message in one statement. A batch costs a handful of round trips and
- * one commit however many jobs it holds. Requests must not share an (owner, key) pair. The outcomes
- * come back in request order.
+ * Creates a batch of jobs. The common case is one statement, so one round trip and one commit
+ * however many jobs the batch holds: the idempotency keys are claimed, and every job whose queue
+ * exists and whose key this statement claimed (or that has none) is written with its CREATED event;
+ * `wake` goes to the outbox once if any job was. Only requests that were not created (a replay, a
+ * key used with another body, an unknown queue) cost a second read. Requests must not share an
+ * (owner, key) pair. Outcomes come back in request order.
+ *
+ * Outside a transaction on purpose: a key claimed by a concurrent batch makes this statement wait
+ * on the primary key until that batch commits, and the follow-up read must then see its row, which
+ * a transaction's earlier snapshot would not (READ COMMITTED takes one per statement).
  */
-export async function createJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number): Promise<JobCreationOutcome[]> {
-  const queues = new Set(
-    (await sql.rows<{ name: string }>(`SELECT name FROM queues WHERE name = ANY($1::text[])`, [[...new Set(requests.map((r) => r.job.queue))]]))
-      .map((r) => r.name),
-  );
-  // A request for an unknown queue claims nothing (a key may not point at a job that was never written).
-  const claims: KeyClaimRequest[] = requests
-    .filter((r) => r.idempotency && queues.has(r.job.queue))
-    .map((r) => ({ owner: r.job.owner, key: r.idempotency!.key, bodySha256: r.idempotency!.bodySha256, jobId: r.job.id }));
-  const claimed = await claimIdempotencyKeys(sql, claims, now, keyTtlMs);
-  const keyed = requests.filter((r) => r.idempotency);
-  const holdsKey = (r: JobCreation) => claimed.has(keyOf(r.job.owner, r.idempotency!.key));
-  const stored = await findIdempotencyKeys(sql, keyed.filter((r) => !holdsKey(r)).map((r) => ({ owner: r.job.owner, key: r.idempotency!.key })));
-  const earlierJobs = new Map((await findJobs(sql, [...new Set([...stored.values()].map((s) => s.jobId))])).map((j) => [j.id, j]));
-
-  const toCreate = requests.filter((r) => queues.has(r.job.queue) && (!r.idempotency || holdsKey(r)));
-  const created = new Map((await insertCreatedJobs(sql, toCreate)).map((j) => [j.id, j]));
-
-  return requests.map((r): JobCreationOutcome => {
-    const job = created.get(r.job.id);
-    if (job) return { kind: 'created', job };
-    const earlier = r.idempotency ? stored.get(keyOf(r.job.owner, r.idempotency.key)) : undefined;
-    if (earlier) {
-      if (earlier.bodySha256 !== r.idempotency!.bodySha256) return { kind: 'key-mismatch' };
-      return { kind: 'replayed', job: earlierJobs.get(earlier.jobId)! };
+export async function createJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number, wake: OutboxMessage): Promise<JobCreationOutcome[]> {
+  const outcomes: JobCreationOutcome[] = new Array(requests.length);
+  let open = requests.map((_, i) => i);
+  for (let round = 0; open.length > 0; round++) {
+    const batch = open.map((i) => requests[i]);
+    const created = new Map((await insertCreatedJobs(sql, batch, now, keyTtlMs, wake)).map((j) => [j.id, j]));
+    const rest = batch.filter((r) => !created.has(r.job.id));
+    const queues = rest.length === 0 ? new Set<string>() : await existingQueues(sql, rest.map((r) => r.job.queue));
+    const stored = await findIdempotencyKeys(sql, rest.filter((r) => r.idempotency).map((r) => ({ owner: r.job.owner, key: r.idempotency!.key })));
+    const earlierJobs = new Map((await findJobs(sql, [...new Set([...stored.values()].map((s) => s.jobId))])).map((j) => [j.id, j]));
+    const again: number[] = [];
+    for (const i of open) {
+      const r = requests[i];
+      const job = created.get(r.job.id);
+      const earlier = r.idempotency ? stored.get(keyOf(r.job.owner, r.idempotency.key)) : undefined;
+      if (job) outcomes[i] = { kind: 'created', job };
+      else if (earlier) outcomes[i] = earlier.bodySha256 === r.idempotency!.bodySha256 ? { kind: 'replayed', job: earlierJobs.get(earlier.jobId)! } : { kind: 'key-mismatch' };
+      else if (!queues.has(r.job.queue)) outcomes[i] = { kind: 'unknown-queue' };
+      else if (round + 1 < MAX_ROUNDS) again.push(i); // the key expired and was swept between the two statements
+      else throw new Error(`job ${r.job.id} was neither created nor found`);
     }
-    return { kind: 'unknown-queue' };
-  });
+    open = again;
+  }
+  return outcomes;
+}
+
+async function existingQueues(sql: Sql, names: string[]): Promise<Set<string>> {
+  const rows = await sql.rows<{ name: string }>(`SELECT name FROM queues WHERE name = ANY($1::text[])`, [[...new Set(names)]]);
+  return new Set(rows.map((r) => r.name));
+}
+
+/**
+ * The statement: requests whose queue exists claim their (owner, key) through the primary key, in
+ * (owner, key) order so that two batches never wait on each other in a cycle; an expired key is
+ * taken over as if new. A racing claim of the same key waits for the first to commit and then finds
+ * its row, so one job per key however many requests race. Returns the jobs written.
+ */
+async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number, wake: OutboxMessage): Promise<JobRecord[]> {
+  const col = <T>(f: (x: JobCreation) => T): T[] => requests.map(f);
+  const rows = await sql.rows(
+    `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+         $9::int[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::text[], $16::timestamptz[],
+         $17::text[], $18::text[])
+       AS t (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib, nodes, max_retries,
+         trace_parent, created_at, idem_key, body_sha256)
+       WHERE EXISTS (SELECT 1 FROM queues q WHERE q.name = t.queue)
+     ), claimed AS (
+       INSERT INTO idempotency_keys (owner, key, body_sha256, job_id, created_at, expires_at)
+       SELECT owner, idem_key, body_sha256, id, $19::timestamptz, $20::timestamptz FROM input WHERE idem_key IS NOT NULL
+       ORDER BY owner, idem_key
+       ON CONFLICT (owner, key) DO UPDATE SET body_sha256 = EXCLUDED.body_sha256, job_id = EXCLUDED.job_id,
+         created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+       WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
+       RETURNING job_id
+     ), job AS (
+       INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
+         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq)
+       SELECT id, owner, queue, name, image, command::jsonb, env::jsonb, labels::jsonb, gpus, gpu_model, cpu_cores, memory_mib,
+         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1
+       FROM input WHERE idem_key IS NULL OR id IN (SELECT job_id FROM claimed)
+       RETURNING *
+     ), created AS (
+       INSERT INTO job_events (job_id, seq, type, at, to_state) SELECT id, 1, 'CREATED', created_at, 'QUEUED' FROM job
+     ), woken AS (
+       INSERT INTO outbox (topic, key, value, headers) SELECT $21, $22, $23, $24::jsonb WHERE EXISTS (SELECT 1 FROM job)
+     )
+     SELECT * FROM job`,
+    [
+      col((x) => x.job.id), col((x) => x.job.owner), col((x) => x.job.queue), col((x) => x.job.name), col((x) => x.job.image),
+      col((x) => JSON.stringify(x.job.command)), col((x) => JSON.stringify(x.job.env)), col((x) => JSON.stringify(x.job.labels)),
+      col((x) => x.job.gpus), col((x) => x.job.gpuModel), col((x) => x.job.cpuCores), col((x) => x.job.memoryMiB),
+      col((x) => x.job.nodes), col((x) => x.job.maxRetries), col((x) => x.job.traceParent), col((x) => x.job.createdAt),
+      col((x) => x.idempotency?.key ?? null), col((x) => x.idempotency?.bodySha256 ?? null),
+      now, new Date(now.getTime() + keyTtlMs),
+      wake.topic, wake.key, JSON.stringify(wake.value), JSON.stringify(wake.headers ?? {}),
+    ],
+  );
+  if (rows.length > 0) wakeRelayOnCommit(sql);
+  return rows.map(toJobRecord);
 }

@@ -1,6 +1,5 @@
 import type { JobState, RankState } from '@gantry/domain';
 import { JobEntity } from '../entities/job.entity';
-import { OutboxMessage, wakeRelayOnCommit } from './outbox';
 import { ConcurrentUpdateError, Sql } from './sql';
 
 export type JobRecord = Omit<JobEntity, never>;
@@ -34,48 +33,6 @@ export async function insertJob(sql: Sql, j: NewJob): Promise<JobRecord> {
      j.gpus, j.gpuModel, j.cpuCores, j.memoryMiB, j.nodes, j.maxRetries, j.traceParent, j.createdAt],
   );
   return toJobRecord(row);
-}
-
-/**
- * What insertJob, appendJobEvents(CREATED) and enqueueOutbox write for new jobs (one message each),
- * for a whole batch in one statement. A job whose queue does not exist is not written, nor is its
- * message. Returns the jobs written.
- */
-export async function insertCreatedJobs(sql: Sql, jobs: Array<{ job: NewJob; message: OutboxMessage }>): Promise<JobRecord[]> {
-  if (jobs.length === 0) return [];
-  const col = <T>(f: (x: { job: NewJob; message: OutboxMessage }) => T): T[] => jobs.map(f);
-  const rows = await sql.rows(
-    `WITH input AS (
-       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-         $9::int[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::text[], $16::timestamptz[],
-         $17::text[], $18::text[], $19::text[], $20::text[])
-       AS t (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib, nodes, max_retries,
-         trace_parent, created_at, m_topic, m_key, m_value, m_headers)
-     ), job AS (
-       INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
-         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq)
-       SELECT id, owner, queue, name, image, command::jsonb, env::jsonb, labels::jsonb, gpus, gpu_model, cpu_cores, memory_mib,
-         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1
-       FROM input WHERE EXISTS (SELECT 1 FROM queues q WHERE q.name = input.queue)
-       RETURNING *
-     ), created AS (
-       INSERT INTO job_events (job_id, seq, type, at, to_state) SELECT id, 1, 'CREATED', created_at, 'QUEUED' FROM job
-     ), queued AS (
-       INSERT INTO outbox (topic, key, value, headers)
-       SELECT m_topic, m_key, m_value, m_headers::jsonb FROM input WHERE id IN (SELECT id FROM job)
-     )
-     SELECT * FROM job`,
-    [
-      col((x) => x.job.id), col((x) => x.job.owner), col((x) => x.job.queue), col((x) => x.job.name), col((x) => x.job.image),
-      col((x) => JSON.stringify(x.job.command)), col((x) => JSON.stringify(x.job.env)), col((x) => JSON.stringify(x.job.labels)),
-      col((x) => x.job.gpus), col((x) => x.job.gpuModel), col((x) => x.job.cpuCores), col((x) => x.job.memoryMiB),
-      col((x) => x.job.nodes), col((x) => x.job.maxRetries), col((x) => x.job.traceParent), col((x) => x.job.createdAt),
-      col((x) => x.message.topic), col((x) => x.message.key), col((x) => JSON.stringify(x.message.value)),
-      col((x) => JSON.stringify(x.message.headers ?? {})),
-    ],
-  );
-  if (rows.length > 0) wakeRelayOnCommit(sql);
-  return rows.map(toJobRecord);
 }
 
 export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
@@ -142,23 +99,17 @@ export async function loadRanks(sql: Sql, jobId: string, attempt: number): Promi
   return rows.map((r) => ({ rank: r.rank, nodeId: r.node_id, state: r.state, released: r.released_at !== null }));
 }
 
-/** A job with the ranks of its current attempt, in one round trip (the report path reads both for every report). */
-export async function findJobWithRanks(sql: Sql, id: string): Promise<{ job: JobRecord; ranks: RankRecord[] } | null> {
-  const [row] = await sql.rows(
+/** Jobs with the ranks of their current attempts, in one round trip (the report path reads both for every report). */
+export async function findJobsWithRanks(sql: Sql, ids: readonly string[]): Promise<Map<string, { job: JobRecord; ranks: RankRecord[] }>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql.rows(
     `SELECT j.*, COALESCE((
        SELECT json_agg(json_build_object('rank', a.rank, 'nodeId', a.node_id, 'state', a.state, 'released', a.released_at IS NOT NULL) ORDER BY a.rank)
        FROM attempt_nodes a WHERE a.job_id = j.id AND a.attempt = j.attempt), '[]') AS current_ranks
-     FROM jobs j WHERE j.id = $1`,
-    [id],
+     FROM jobs j WHERE j.id = ANY($1::uuid[])`,
+    [ids],
   );
-  return row ? { job: toJobRecord(row), ranks: row.current_ranks as RankRecord[] } : null;
-}
-
-export async function setRankState(sql: Sql, jobId: string, attempt: number, nodeId: string, state: RankState, exitCode: number | null): Promise<void> {
-  await sql.rows(
-    `UPDATE attempt_nodes SET state = $4, exit_code = COALESCE($5, exit_code) WHERE job_id = $1 AND attempt = $2 AND node_id = $3`,
-    [jobId, attempt, nodeId, state, exitCode],
-  );
+  return new Map(rows.map((row) => [row.id as string, { job: toJobRecord(row), ranks: row.current_ranks as RankRecord[] }]));
 }
 
 /**

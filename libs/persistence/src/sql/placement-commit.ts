@@ -2,7 +2,7 @@ import { appendEventsOfJobs } from './job-events';
 import { insertRanks } from './job-rows';
 import { casAllocate } from './nodes';
 import { OutboxMessage, enqueueOutbox } from './outbox';
-import { ConcurrentUpdateError, Sql } from './sql';
+import { ConcurrentUpdateError, Sql, textArrayLiteral } from './sql';
 
 export interface PlacementWrite {
   jobId: string;
@@ -107,7 +107,3 @@ export async function commitPlacementsThatHold(
   return { placed: [...placed], lost: placements.filter((p) => !placed.has(p.jobId)).map((p) => p.jobId) };
 }
 
-/** A text[] literal: unnest cannot take a ragged 2-D array, so each row's array travels as one. */
-function textArrayLiteral(items: string[]): string {
-  return `{${items.map((s) => `"${s.replace(/(["\\])/g, '\\$1')}"`).join(',')}}`;
-}

@@ -67,3 +67,8 @@ export function isPermanentDataError(e: unknown): boolean {
   const code = (e as { code?: unknown; driverError?: { code?: unknown } })?.driverError?.code ?? (e as { code?: unknown })?.code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }
+
+/** A text[] literal: unnest cannot take a ragged 2-D array, so each row's array travels as one. */
+export function textArrayLiteral(items: readonly string[]): string {
+  return `{${items.map((s) => `"${s.replace(/(["\\])/g, '\\$1')}"`).join(',')}}`;
+}

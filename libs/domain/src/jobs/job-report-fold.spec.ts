@@ -1,0 +1,99 @@
+import fc from 'fast-check';
+import { RankState } from './attempt-outcome';
+import { JobState } from './job-state';
+import { JobReport, ReportedJob, foldReports } from './job-report-fold';
+
+const job = (state: JobState, ranks: Array<[string, RankState, boolean?]>, started = state !== 'SCHEDULED'): ReportedJob => ({
+  state, attempt: 1, started, nodeIds: ranks.map(([n]) => n), ranks: ranks.map(([nodeId, s, released]) => ({ nodeId, state: s, released: released ?? false })),
+});
+const rep = (nodeId: string, state: JobReport['state'], over: Partial<JobReport> = {}): JobReport => ({ nodeId, attempt: 1, state, ...over });
+
+describe('foldReports', () => {
+  it.each<[string, ReportedJob, JobReport[], object]>([
+    ['RUNNING then SUCCEEDED in one batch: both changes, one release, times set', job('SCHEDULED', [['n1', 'SCHEDULED']]),
+      [rep('n1', 'RUNNING'), rep('n1', 'SUCCEEDED', { exitCode: 0 })],
+      { outcomes: ['applied', 'applied'], touched: true, state: 'SUCCEEDED', start: true, end: { exitCode: 0, reason: null },
+        ranks: [{ nodeId: 'n1', state: 'SUCCEEDED', exitCode: 0, release: true }], kills: [] }],
+    ['a repeated report is a no-op and writes nothing', job('RUNNING', [['n1', 'RUNNING']]),
+      [rep('n1', 'RUNNING'), rep('n1', 'RUNNING')],
+      { outcomes: ['noop', 'noop'], touched: false, state: 'RUNNING', events: [], ranks: [] }],
+    ['success before RUNNING was seen passes through RUNNING', job('SCHEDULED', [['n1', 'SCHEDULED']]),
+      [rep('n1', 'SUCCEEDED', { exitCode: 0 })],
+      { outcomes: ['applied'], state: 'SUCCEEDED', start: true }],
+    ['the same end repeated after success is accepted', job('RUNNING', [['n1', 'RUNNING']]),
+      [rep('n1', 'SUCCEEDED', { exitCode: 0 }), rep('n1', 'SUCCEEDED', { exitCode: 0 })],
+      { outcomes: ['applied', 'noop'], state: 'SUCCEEDED' }],
+    ['terminal absorbs: FAILED after SUCCEEDED is rejected and recorded', job('RUNNING', [['n1', 'RUNNING']]),
+      [rep('n1', 'SUCCEEDED', { exitCode: 0 }), rep('n1', 'FAILED', { exitCode: 1 })],
+      { outcomes: ['applied', 'rejected'], state: 'SUCCEEDED', end: { exitCode: 0, reason: null } }],
+    ['a failing exit code names itself', job('RUNNING', [['n1', 'RUNNING']]),
+      [rep('n1', 'FAILED', { exitCode: 3 })],
+      { outcomes: ['applied'], state: 'FAILED', end: { exitCode: 3, reason: 'EXIT_CODE_3' } }],
+    ['an old attempt still running is answered with KILL and changes nothing', job('RUNNING', [['n1', 'RUNNING']]),
+      [rep('n1', 'RUNNING', { attempt: 7 })],
+      { outcomes: ['stale'], touched: false, kills: [{ nodeId: 'n1', attempt: 7, reason: 'STALE_ATTEMPT' }] }],
+    ['one failing rank fails the gang and kills the live rank', job('RUNNING', [['n1', 'RUNNING'], ['n2', 'RUNNING']]),
+      [rep('n2', 'FAILED', { exitCode: 2 })],
+      { outcomes: ['applied'], state: 'FAILED', kills: [{ nodeId: 'n1', attempt: 1, reason: 'GANG_ENDED' }],
+        ranks: [{ nodeId: 'n2', state: 'FAILED', exitCode: 2, release: true }] }],
+    ['a gang succeeds when its last rank does, each rank released once', job('RUNNING', [['n1', 'RUNNING'], ['n2', 'RUNNING']]),
+      [rep('n1', 'SUCCEEDED', { exitCode: 0 }), rep('n2', 'SUCCEEDED', { exitCode: 0 })],
+      { outcomes: ['applied', 'applied'], state: 'SUCCEEDED',
+        ranks: [{ nodeId: 'n1', state: 'SUCCEEDED', exitCode: 0, release: true }, { nodeId: 'n2', state: 'SUCCEEDED', exitCode: 0, release: true }] }],
+    ['a rank ending after the job was cancelled frees its capacity without a state change', job('CANCELLED', [['n1', 'RUNNING']]),
+      [rep('n1', 'CANCELLED')],
+      { outcomes: ['applied'], touched: true, state: 'CANCELLED', events: [], end: null, ranks: [{ nodeId: 'n1', state: 'CANCELLED', exitCode: null, release: true }] }],
+    ['a rank the control plane already released is not released again', job('CANCELLED', [['n1', 'CANCELLED', true]]),
+      [rep('n1', 'CANCELLED')],
+      { outcomes: ['noop'], touched: false, ranks: [] }],
+  ])('%s', (_name, j, reports, expected) => {
+    expect(foldReports(j, reports)).toMatchObject(expected);
+  });
+
+  it('events follow the path, each state change once, terminal ones with the reason', () => {
+    const f = foldReports(job('SCHEDULED', [['n1', 'SCHEDULED']]), [rep('n1', 'RUNNING'), rep('n1', 'FAILED', { exitCode: 9 }), rep('n1', 'RUNNING')]);
+    expect(f.events.map((e) => (e.type === 'STATE_CHANGED' ? `${e.fromState}>${e.toState}${e.reason ? ` (${e.reason})` : ''}` : e.type))).toEqual([
+      'SCHEDULED>RUNNING', 'RUNNING>FAILED (EXIT_CODE_9)', 'REPORT_REJECTED',
+    ]);
+  });
+
+  it('startedAt is set only when it was not', () => {
+    expect(foldReports(job('SCHEDULED', [['n1', 'SCHEDULED']], true), [rep('n1', 'RUNNING')]).start).toBe(false);
+  });
+
+  // The fold is what committing the reports one at a time would leave: the same outcomes, the same
+  // final state, the same events in the same order, and every release once.
+  it('equals applying the reports one at a time', () => {
+    const states: JobReport['state'][] = ['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(fc.record({ node: fc.integer({ min: 0, max: 3 }), state: fc.constantFrom(...states), attempt: fc.constantFrom(1, 1, 1, 2) }), { maxLength: 8 }),
+        (size, rs) => {
+          const start = job('SCHEDULED', Array.from({ length: size }, (_, i) => [`n${i}`, 'SCHEDULED'] as [string, RankState]), false);
+          const reports = rs.map((r) => rep(`n${r.node}`, r.state, { attempt: r.attempt, exitCode: r.state === 'FAILED' ? 1 : 0 }));
+          const together = foldReports(start, reports);
+          let current = start;
+          const outcomes: string[] = [];
+          const events: unknown[] = [];
+          const releases: string[] = [];
+          for (const r of reports) {
+            const one = foldReports(current, [r]);
+            outcomes.push(...one.outcomes);
+            events.push(...one.events);
+            releases.push(...one.ranks.filter((w) => w.release).map((w) => w.nodeId));
+            const ranks = current.ranks.map((k) => {
+              const w = one.ranks.find((x) => x.nodeId === k.nodeId);
+              return w ? { ...k, state: w.state, released: k.released || w.release } : k;
+            });
+            current = { ...current, state: one.state, started: current.started || one.start, ranks };
+          }
+          expect(together.outcomes).toEqual(outcomes);
+          expect(together.state).toBe(current.state);
+          expect(together.events).toEqual(events);
+          expect(together.ranks.filter((w) => w.release).map((w) => w.nodeId).sort()).toEqual(releases.sort());
+        },
+      ),
+    );
+  });
+});

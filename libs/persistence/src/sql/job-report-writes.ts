@@ -1,0 +1,99 @@
+import type { FoldedEvent, JobState, RankWrite } from '@gantry/domain';
+import { OutboxMessage, wakeRelayOnCommit } from './outbox';
+import { Sql, textArrayLiteral } from './sql';
+
+/** What a batch of reports does to one job (see foldReports), with the version it was decided from. */
+export interface JobReportWrite {
+  jobId: string;
+  /** The job's version when it was read: the compare-and-set. */
+  expectedVersion: number;
+  /** The job's last event seq when it was read; the events get the seqs after it. */
+  lastEventSeq: number;
+  attempt: number;
+  state: JobState;
+  /** Set startedAt now. */
+  start: boolean;
+  /** Set finishedAt now, with this exit code and reason. */
+  end: { exitCode: number | null; reason: string | null } | null;
+  events: readonly FoldedEvent[];
+  ranks: readonly RankWrite[];
+}
+
+/** An outbox message that goes out only if its job's write does (jobId), or whatever happens (null). */
+export type ReportMessage = OutboxMessage & { jobId: string | null };
+
+/**
+ * Writes the outcome of many jobs' reports in one statement (one round trip, one commit):
+ * for every job whose version is still the one it was read at, its state and times, its ranks, its
+ * events and its messages. A job whose version moved (another writer got there first) is left out
+ * whole and is not in the returned set; the caller reads it again and decides again.
+ * Capacity is given back exactly once: only a rank whose released_at this statement flips from
+ * NULL frees anything on its node. `whenFreed` is written only if some capacity was.
+ */
+export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[], messages: readonly ReportMessage[], whenFreed: OutboxMessage | null, now: Date): Promise<Set<string>> {
+  if (writes.length === 0 && messages.length === 0) return new Set();
+  const col = <T, R>(xs: readonly T[], f: (x: T) => R): R[] => xs.map(f);
+  const ranks = writes.flatMap((w) => w.ranks.map((r) => ({ ...r, jobId: w.jobId, attempt: w.attempt })));
+  const events = writes.flatMap((w) => w.events.map((e, i) => ({ ...e, jobId: w.jobId, seq: w.lastEventSeq + 1 + i })));
+  const [row] = await sql.rows<{ written: string[] | null; messages: string }>(
+    `WITH job_in AS (
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::bool[], $6::bool[], $7::int[], $8::text[])
+         AS t (id, expected, n_events, state, start, ended, exit_code, reason)
+     ), job_written AS (
+       UPDATE jobs j SET state = i.state,
+         started_at = CASE WHEN i.start THEN $9 ELSE j.started_at END,
+         finished_at = CASE WHEN i.ended THEN $9 ELSE j.finished_at END,
+         exit_code = CASE WHEN i.ended THEN i.exit_code ELSE j.exit_code END,
+         reason = CASE WHEN i.ended THEN i.reason ELSE j.reason END,
+         version = j.version + 1, last_event_seq = j.last_event_seq + i.n_events, updated_at = $9
+       FROM job_in i WHERE j.id = i.id AND j.version = i.expected
+       RETURNING j.id
+     ), rank_in AS (
+       SELECT * FROM unnest($10::uuid[], $11::int[], $12::text[], $13::text[], $14::int[], $15::bool[])
+         AS t (job_id, attempt, node_id, state, exit_code, release)
+       WHERE t.job_id IN (SELECT id FROM job_written)
+     ), rank_kept AS (
+       UPDATE attempt_nodes a SET state = r.state, exit_code = COALESCE(r.exit_code, a.exit_code)
+       FROM rank_in r WHERE NOT r.release AND a.job_id = r.job_id AND a.attempt = r.attempt AND a.node_id = r.node_id
+     ), rank_freed AS (
+       UPDATE attempt_nodes a SET state = r.state, exit_code = COALESCE(r.exit_code, a.exit_code), released_at = $9
+       FROM rank_in r WHERE r.release AND a.job_id = r.job_id AND a.attempt = r.attempt AND a.node_id = r.node_id AND a.released_at IS NULL
+       RETURNING a.node_id, a.gpus, a.cpu_cores, a.memory_mib
+     ), node_freed AS (
+       UPDATE nodes n SET gpus_allocated = n.gpus_allocated - f.gpus, cpu_allocated = n.cpu_allocated - f.cpu,
+         memory_allocated = n.memory_allocated - f.mem, version = n.version + 1, updated_at = $9
+       FROM (SELECT node_id, sum(gpus) AS gpus, sum(cpu_cores) AS cpu, sum(memory_mib) AS mem FROM rank_freed GROUP BY node_id) f
+       WHERE n.id = f.node_id
+       RETURNING n.id
+     ), event_written AS (
+       INSERT INTO job_events (job_id, seq, type, at, from_state, to_state, attempt, node_ids, reason)
+       SELECT e.job_id, e.seq, e.type, $9, e.from_state, e.to_state, e.attempt, e.node_ids::text[], e.reason
+       FROM unnest($16::uuid[], $17::int[], $18::text[], $19::text[], $20::text[], $21::int[], $22::text[], $23::text[])
+         AS e (job_id, seq, type, from_state, to_state, attempt, node_ids, reason)
+       WHERE e.job_id IN (SELECT id FROM job_written)
+     ), message_written AS (
+       INSERT INTO outbox (topic, key, value, headers)
+       SELECT m.topic, m.key, m.value, m.headers::jsonb
+       FROM unnest($24::uuid[], $25::text[], $26::text[], $27::text[], $28::text[]) AS m (job_id, topic, key, value, headers)
+       WHERE m.job_id IS NULL OR m.job_id IN (SELECT id FROM job_written)
+       UNION ALL
+       SELECT $29::text, $30::text, $31::text, $32::jsonb WHERE $29::text IS NOT NULL AND EXISTS (SELECT 1 FROM node_freed)
+       RETURNING id
+     )
+     SELECT (SELECT array_agg(id)::text[] FROM job_written) AS written, (SELECT count(*) FROM message_written) AS messages`,
+    [
+      col(writes, (w) => w.jobId), col(writes, (w) => w.expectedVersion), col(writes, (w) => w.events.length), col(writes, (w) => w.state),
+      col(writes, (w) => w.start), col(writes, (w) => w.end !== null), col(writes, (w) => w.end?.exitCode ?? null), col(writes, (w) => w.end?.reason ?? null),
+      now,
+      col(ranks, (r) => r.jobId), col(ranks, (r) => r.attempt), col(ranks, (r) => r.nodeId), col(ranks, (r) => r.state),
+      col(ranks, (r) => r.exitCode), col(ranks, (r) => r.release),
+      col(events, (e) => e.jobId), col(events, (e) => e.seq), col(events, (e) => e.type), col(events, (e) => e.fromState ?? null),
+      col(events, (e) => e.toState ?? null), col(events, (e) => e.attempt), col(events, (e) => textArrayLiteral(e.nodeIds)), col(events, (e) => e.reason ?? null),
+      col(messages, (m) => m.jobId), col(messages, (m) => m.topic), col(messages, (m) => m.key), col(messages, (m) => JSON.stringify(m.value)),
+      col(messages, (m) => JSON.stringify(m.headers ?? {})),
+      whenFreed?.topic ?? null, whenFreed?.key ?? null, whenFreed ? JSON.stringify(whenFreed.value) : null, JSON.stringify(whenFreed?.headers ?? {}),
+    ],
+  );
+  if (Number(row.messages) > 0) wakeRelayOnCommit(sql);
+  return new Set(row.written ?? []);
+}
