@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { TOPICS, buildRunCommands } from '@gantry/contracts';
 import { assertTransition } from '@gantry/domain';
-import { JobRecord, PlacementWrite, commitPlacements, commitPlacementsThatHold, inTransaction } from '@gantry/persistence';
+import { JobRecord, PlacementWrite, autocommit, commitPlacementsThatHold } from '@gantry/persistence';
 
 export interface PlannedPlacement {
   job: JobRecord;
@@ -14,10 +14,10 @@ export type CommitOutcome = 'placed' | 'lost-race' | 'failed';
 /**
  * Commits placements atomically: the nodes' capacity (compare-and-set on each node's version), the
  * jobs' QUEUED -> SCHEDULED (compare-and-set on each job's version), attempt ranks, STATE_CHANGED
- * events and RUN commands. A cycle's placements go in one transaction (one commit for all); those
- * that lost a race are left out of it (commitPlacementsThatHold), so a conflict costs only its own
- * placement. If the transaction fails otherwise, each placement is tried alone, so one placement the
- * database refuses cannot stop the others.
+ * events and RUN commands. A cycle's placements go in one statement (one round trip, one commit for
+ * all); those that lost a race are left out of it (commitPlacementsThatHold), so a conflict costs
+ * only its own placement. If the statement fails otherwise, each placement is tried alone, so one
+ * placement the database refuses cannot stop the others.
  */
 @Injectable()
 export class PlacementCommitter {
@@ -27,8 +27,9 @@ export class PlacementCommitter {
   async commitAll(placements: PlannedPlacement[], nodeVersions: Map<string, number>, now: Date): Promise<Array<{ outcome: CommitOutcome; error?: unknown }>> {
     const writes = placements.map((p) => toWrite(p));
     if (writes.length === 0) return [];
+    const sql = autocommit(this.ds);
     try {
-      const { placed } = await inTransaction(this.ds, (sql) => commitPlacementsThatHold(sql, writes, nodeVersions, now));
+      const { placed } = await commitPlacementsThatHold(sql, writes, nodeVersions, now);
       const ok = new Set(placed);
       return writes.map((w) => ({ outcome: ok.has(w.jobId) ? 'placed' : 'lost-race' }));
     } catch {
@@ -38,11 +39,15 @@ export class PlacementCommitter {
     const versions = new Map(nodeVersions);
     for (const w of writes) {
       try {
-        await inTransaction(this.ds, (sql) => commitPlacements(sql, [w], versions, now));
+        const { placed } = await commitPlacementsThatHold(sql, [w], versions, now);
+        if (placed.length === 0) {
+          outcomes.push({ outcome: 'lost-race' });
+          continue;
+        }
         for (const id of new Set(w.nodeIds)) versions.set(id, versions.get(id)! + 1);
         outcomes.push({ outcome: 'placed' });
       } catch (e) {
-        outcomes.push((e as Error).name === 'ConcurrentUpdateError' ? { outcome: 'lost-race' } : { outcome: 'failed', error: e });
+        outcomes.push({ outcome: 'failed', error: e });
       }
     }
     return outcomes;

@@ -3,10 +3,11 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
 import { QueueShareState, QueuedJob, orderByPolicy, planPlacements } from '@gantry/domain';
-import { NodeLeases, NodeLiveStore, autocommit, listQueues, loadQueuedJobsPerQueue, queueHoldings, setPendingReasons } from '@gantry/persistence';
+import { NodeLeases, NodeLiveStore, autocommit, listQueues, loadQueuedJobsPerQueue, setPendingReasons } from '@gantry/persistence';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
+import { HoldingsSnapshot } from './holdings-snapshot';
 import { LivenessSnapshot } from './liveness-snapshot';
 import { NodeSnapshot } from './node-snapshot';
 import { PlacementCommitter } from './placement-committer';
@@ -26,6 +27,8 @@ const stepSeconds = new Histogram({
  */
 const FULL_NODE_READ_MS = 300_000;
 const FULL_LIVENESS_READ_MS = 300_000;
+/** How often queue holdings are re-read (see HoldingsSnapshot); in between, own placements move them on. */
+const HOLDINGS_READ_MS = 1_000;
 /** A cycle slower than this is logged at info with its steps. */
 const SLOW_CYCLE_MS = 1_000;
 /**
@@ -50,6 +53,7 @@ export interface CycleResult {
 export class SchedulingCycle {
   private readonly leases: NodeLeases;
   private readonly nodes = new NodeSnapshot(FULL_NODE_READ_MS);
+  private readonly holdings = new HoldingsSnapshot(HOLDINGS_READ_MS);
   private readonly liveness: LivenessSnapshot;
 
   constructor(
@@ -101,7 +105,7 @@ export class SchedulingCycle {
     const timed = <T>(name: string, p: Promise<T>) => p.then((v) => ((steps[name] = performance.now() - t2), v));
     const [queueRows, holdings] = await Promise.all([
       timed('snapshot.queues', listQueues(sql)),
-      timed('snapshot.holdings', queueHoldings(sql)),
+      timed('snapshot.holdings', this.holdings.refresh(sql, nowMs)),
       timed('snapshot.nodes', this.nodes.refresh(sql, nowMs)),
       timed('snapshot.liveness', this.liveness.refresh(nowMs, this.config.GANTRY_NODE_DEAD_MS)),
     ]);
@@ -144,8 +148,11 @@ export class SchedulingCycle {
     try {
       const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds })), versions, new Date());
       outcomes.forEach((o, i) => {
-        if (o.outcome === 'placed') placed++;
-        else if (o.outcome === 'lost-race') lostRaces++;
+        if (o.outcome === 'placed') {
+          placed++;
+          const job = byId.get(mine[i].jobId)!;
+          this.holdings.add(job.queue, { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB }, mine[i].nodeIds.length);
+        } else if (o.outcome === 'lost-race') lostRaces++;
         else {
           // One job that cannot be committed must not stop every other placement.
           failed++;

@@ -146,12 +146,6 @@ export async function listJobEvents(sql: Sql, jobId: string, afterSeq: number, l
   }));
 }
 
-/** Oldest queued jobs first; the partial index jobs_queued serves this. */
-export async function loadQueuedJobs(sql: Sql, limit: number): Promise<JobRecord[]> {
-  const rows = await sql.rows(`SELECT * FROM jobs WHERE state = 'QUEUED' ORDER BY created_at, id LIMIT $1`, [limit]);
-  return rows.map(toJobRecord);
-}
-
 /** Informational, so no version bump and no event: rewritten only where it changed. */
 export async function setPendingReasons(sql: Sql, reasons: Array<{ jobId: string; reason: string }>): Promise<void> {
   if (reasons.length === 0) return;

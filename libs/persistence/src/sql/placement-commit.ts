@@ -1,7 +1,4 @@
-import { appendEventsOfJobs } from './job-events';
-import { insertRanks } from './job-rows';
-import { casAllocate } from './nodes';
-import { OutboxMessage, enqueueOutbox } from './outbox';
+import { OutboxMessage, wakeRelayOnCommit } from './outbox';
 import { ConcurrentUpdateError, Sql, textArrayLiteral } from './sql';
 
 export interface PlacementWrite {
@@ -19,91 +16,93 @@ export interface PlacementWrite {
 }
 
 /**
- * Writes placements in the caller's transaction: the nodes' capacity (casAllocate), each job's
- * QUEUED -> SCHEDULED with a compare-and-set on its version, the attempt ranks, the STATE_CHANGED
- * events and the RUN commands. Five statements however many placements. Throws
- * ConcurrentUpdateError when any node or job changed since it was read; the caller rolls back and
- * retries with fresh state. The jobs must be distinct; several may share a node.
+ * Like commitPlacementsThatHold, but all or nothing: throws ConcurrentUpdateError when any node or
+ * job changed since it was read. Only for use inside a transaction, which the throw rolls back.
  */
 export async function commitPlacements(sql: Sql, placements: PlacementWrite[], nodeVersions: Map<string, number>, now: Date): Promise<void> {
-  if (placements.length === 0) return;
-  await casAllocate(
-    sql,
-    placements.flatMap((p) => p.nodeIds.map((nodeId) => ({ nodeId, expectedVersion: nodeVersions.get(nodeId)!, ...p.perRank }))),
-    now,
-  );
-  const scheduled = await sql.rows<{ id: string; last_event_seq: number }>(
-    `UPDATE jobs j SET state = 'SCHEDULED', attempt = u.attempt, node_ids = u.node_ids::text[], pending_reason = NULL,
-       version = j.version + 1, last_event_seq = j.last_event_seq + 1, updated_at = $5
-     FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[]) AS u (id, expected, attempt, node_ids)
-     WHERE j.id = u.id AND j.version = u.expected AND j.state = 'QUEUED'
-     RETURNING j.id, j.last_event_seq`,
-    [placements.map((p) => p.jobId), placements.map((p) => p.expectedVersion), placements.map((p) => p.attempt),
-     placements.map((p) => textArrayLiteral(p.nodeIds)), now],
-  );
-  if (scheduled.length !== placements.length) {
-    const got = new Set(scheduled.map((r) => r.id));
-    throw new ConcurrentUpdateError(`job ${placements.filter((p) => !got.has(p.jobId)).map((p) => p.jobId).join(', ')}`);
-  }
-  const seqOf = new Map(scheduled.map((r) => [r.id, r.last_event_seq]));
-  await insertRanks(sql, placements.flatMap((p) => p.nodeIds.map((nodeId, rank) => ({ jobId: p.jobId, attempt: p.attempt, rank, nodeId, ...p.perRank }))), now);
-  await appendEventsOfJobs(sql, placements.map((p) => ({
-    jobId: p.jobId, seq: seqOf.get(p.jobId)!,
-    event: { type: 'STATE_CHANGED', at: now, fromState: 'QUEUED', toState: 'SCHEDULED', attempt: p.attempt, nodeIds: p.nodeIds },
-  })));
-  await enqueueOutbox(sql, placements.flatMap((p) => p.commands));
+  const { lost } = await commitPlacementsThatHold(sql, placements, nodeVersions, now);
+  if (lost.length > 0) throw new ConcurrentUpdateError(`placement of job ${lost.join(', ')}`);
 }
 
 /**
- * Like commitPlacements, but a placement that lost a race does not take the others down with it:
- * the chosen nodes (in id order, as casAllocate takes them) and then the jobs (in id order) are
- * locked and checked first, placements whose node or job changed since the plan are left out, and
- * the rest are written in the same transaction, where their compare-and-sets cannot fail. With one
- * scheduler, capacity released on a node while a cycle plans (an attempt ending) used to roll back
- * the whole cycle's transaction and commit its placements one by one: seconds per cycle.
- * A node fails for all its placements: changed version, cordoned, or not room for them all. A
- * node or job locked by another writer counts as changed (SKIP LOCKED) rather than waited for: that
- * writer is about to bump its version, and waiting on the reconciler's release batches cost cycles
- * up to a second under load; the placement is planned again next cycle from fresh state.
+ * The placement guarantee, in one statement however many placements (one round trip, and locks
+ * held only while it runs): the chosen nodes (in id order) and then the jobs (in id order) are
+ * locked and checked; a placement holds when its job is still QUEUED at the version it was planned
+ * from and every one of its nodes holds. A node holds when its version is the one the plan was made
+ * from, it is not cordoned and it has room for every placement on it; otherwise it fails all of
+ * them. For the placements that hold, in the same statement: the nodes' capacity taken, each job's
+ * QUEUED -> SCHEDULED, the attempt ranks, the STATE_CHANGED events and the RUN commands. The others
+ * are left out and returned as lost, to be planned again from fresh state.
+ *
+ * A node or job locked by another writer counts as changed (SKIP LOCKED) rather than waited for:
+ * that writer is about to bump its version, and waiting on it cost cycles up to a second under
+ * load. So the statement never waits on a row lock. The jobs must be distinct; several may share a node.
  */
 export async function commitPlacementsThatHold(
   sql: Sql, placements: PlacementWrite[], nodeVersions: Map<string, number>, now: Date,
 ): Promise<{ placed: string[]; lost: string[] }> {
   if (placements.length === 0) return { placed: [], lost: [] };
-  const nodeIds = [...new Set(placements.flatMap((p) => p.nodeIds))].sort();
-  const nodes = new Map(
-    (await sql.rows<{ id: string; version: string; cordoned: boolean; gpus: number; cpu: number; mem: string }>(
-      `SELECT id, version, cordoned, gpus_total - gpus_allocated AS gpus, cpu_cores - cpu_allocated AS cpu, memory_mib - memory_allocated AS mem
-       FROM nodes WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED`,
-      [nodeIds],
-    )).map((r) => [r.id, r]),
+  const ranks = placements.flatMap((p) => p.nodeIds.map((nodeId, rank) => ({ jobId: p.jobId, rank, nodeId })));
+  const nodeIds = [...new Set(ranks.map((r) => r.nodeId))];
+  const commands = placements.flatMap((p) => p.commands.map((c) => ({ ...c, jobId: p.jobId })));
+  const [row] = await sql.rows<{ placed: string[] | null; commands: string }>(
+    `WITH p AS (
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::int[], $6::int[], $7::bigint[])
+         AS t (job_id, expected, attempt, node_ids, gpus, cpu, mem)
+     ), r AS (
+       SELECT * FROM unnest($8::uuid[], $9::int[], $10::text[]) AS t (job_id, rank, node_id)
+     ), asked AS (
+       SELECT r.node_id, v.version, sum(p.gpus) AS gpus, sum(p.cpu) AS cpu, sum(p.mem) AS mem
+       FROM r JOIN p USING (job_id) JOIN unnest($11::text[], $12::bigint[]) AS v (node_id, version) USING (node_id)
+       GROUP BY r.node_id, v.version
+     ), node_ok AS MATERIALIZED (
+       SELECT n.id FROM nodes n JOIN asked a ON n.id = a.node_id
+       WHERE n.version = a.version AND NOT n.cordoned AND n.gpus_total - n.gpus_allocated >= a.gpus
+         AND n.cpu_cores - n.cpu_allocated >= a.cpu AND n.memory_mib - n.memory_allocated >= a.mem
+       ORDER BY n.id FOR UPDATE OF n SKIP LOCKED
+     ), job_ok AS MATERIALIZED (
+       SELECT j.id FROM jobs j JOIN p ON j.id = p.job_id
+       WHERE j.version = p.expected AND j.state = 'QUEUED'
+       ORDER BY j.id FOR UPDATE OF j SKIP LOCKED
+     ), winner AS MATERIALIZED (
+       SELECT p.* FROM p WHERE p.job_id IN (SELECT id FROM job_ok)
+         AND NOT EXISTS (SELECT 1 FROM r WHERE r.job_id = p.job_id AND r.node_id NOT IN (SELECT id FROM node_ok))
+     ), allocated AS (
+       UPDATE nodes n SET gpus_allocated = n.gpus_allocated + a.gpus, cpu_allocated = n.cpu_allocated + a.cpu,
+         memory_allocated = n.memory_allocated + a.mem, version = n.version + 1, updated_at = $13
+       FROM (SELECT r.node_id, sum(w.gpus) AS gpus, sum(w.cpu) AS cpu, sum(w.mem) AS mem FROM r JOIN winner w USING (job_id) GROUP BY r.node_id) a
+       WHERE n.id = a.node_id
+     ), scheduled AS (
+       UPDATE jobs j SET state = 'SCHEDULED', attempt = w.attempt, node_ids = w.node_ids::text[], pending_reason = NULL,
+         version = j.version + 1, last_event_seq = j.last_event_seq + 1, updated_at = $13
+       FROM winner w WHERE j.id = w.job_id
+       RETURNING j.id, j.last_event_seq, w.attempt, w.node_ids
+     ), ranked AS (
+       INSERT INTO attempt_nodes (job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, created_at)
+       SELECT r.job_id, w.attempt, r.rank, r.node_id, w.gpus, w.cpu, w.mem, $13 FROM r JOIN winner w USING (job_id)
+     ), evented AS (
+       INSERT INTO job_events (job_id, seq, type, at, from_state, to_state, attempt, node_ids)
+       SELECT id, last_event_seq, 'STATE_CHANGED', $13, 'QUEUED', 'SCHEDULED', attempt, node_ids::text[] FROM scheduled
+     ), commanded AS (
+       INSERT INTO outbox (topic, key, value, headers)
+       SELECT c.topic, c.key, c.value, c.headers::jsonb
+       FROM unnest($14::uuid[], $15::text[], $16::text[], $17::text[], $18::text[]) AS c (job_id, topic, key, value, headers)
+       WHERE c.job_id IN (SELECT job_id FROM winner)
+       RETURNING id
+     )
+     SELECT (SELECT array_agg(job_id)::text[] FROM winner) AS placed, (SELECT count(*) FROM commanded) AS commands`,
+    [
+      placements.map((p) => p.jobId), placements.map((p) => p.expectedVersion), placements.map((p) => p.attempt),
+      placements.map((p) => textArrayLiteral(p.nodeIds)), placements.map((p) => p.perRank.gpus), placements.map((p) => p.perRank.cpuCores),
+      placements.map((p) => p.perRank.memoryMiB),
+      ranks.map((r) => r.jobId), ranks.map((r) => r.rank), ranks.map((r) => r.nodeId),
+      nodeIds, nodeIds.map((id) => nodeVersions.get(id)!),
+      now,
+      commands.map((c) => c.jobId), commands.map((c) => c.topic), commands.map((c) => c.key), commands.map((c) => JSON.stringify(c.value)),
+      commands.map((c) => JSON.stringify(c.headers ?? {})),
+    ],
   );
-  const jobs = new Map(
-    (await sql.rows<{ id: string; version: string; state: string }>(
-      `SELECT id, version, state FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED`,
-      [[...new Set(placements.map((p) => p.jobId))].sort()],
-    )).map((r) => [r.id, r]),
-  );
-  const demand = new Map<string, { gpus: number; cpu: number; mem: number }>();
-  for (const p of placements) {
-    for (const id of p.nodeIds) {
-      const d = demand.get(id) ?? { gpus: 0, cpu: 0, mem: 0 };
-      demand.set(id, { gpus: d.gpus + p.perRank.gpus, cpu: d.cpu + p.perRank.cpuCores, mem: d.mem + p.perRank.memoryMiB });
-    }
-  }
-  const nodeHolds = (id: string) => {
-    const n = nodes.get(id);
-    const d = demand.get(id)!;
-    return n !== undefined && Number(n.version) === nodeVersions.get(id) && !n.cordoned && d.gpus <= n.gpus && d.cpu <= n.cpu && d.mem <= Number(n.mem);
-  };
-  const holding = new Set(nodeIds.filter(nodeHolds));
-  const jobHolds = (p: PlacementWrite) => {
-    const j = jobs.get(p.jobId);
-    return j !== undefined && Number(j.version) === p.expectedVersion && j.state === 'QUEUED';
-  };
-  const winners = placements.filter((p) => jobHolds(p) && p.nodeIds.every((id) => holding.has(id)));
-  await commitPlacements(sql, winners, nodeVersions, now);
-  const placed = new Set(winners.map((p) => p.jobId));
-  return { placed: [...placed], lost: placements.filter((p) => !placed.has(p.jobId)).map((p) => p.jobId) };
+  if (Number(row.commands) > 0) wakeRelayOnCommit(sql);
+  const placed = new Set(row.placed ?? []);
+  return { placed: placements.filter((p) => placed.has(p.jobId)).map((p) => p.jobId), lost: placements.filter((p) => !placed.has(p.jobId)).map((p) => p.jobId) };
 }
-
