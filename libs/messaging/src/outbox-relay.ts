@@ -1,6 +1,6 @@
 import { Message, Producer } from 'kafkajs';
 import { DataSource } from 'typeorm';
-import { inTransaction, onOutboxCommitted } from '@gantry/persistence';
+import { inTransaction, onOutboxCommitted, prepared } from '@gantry/persistence';
 
 export interface OutboxRelayOptions {
   dataSource: DataSource;
@@ -12,6 +12,9 @@ export interface OutboxRelayOptions {
   logger: { warn(obj: object, msg: string): void };
   onPublished?: (count: number) => void;
 }
+
+const CLAIM_ROWS = prepared(`DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+  RETURNING id, topic, key, value, headers`);
 
 interface OutboxRow {
   id: string;
@@ -76,11 +79,7 @@ export class OutboxRelay {
    */
   async publishBatch(): Promise<number> {
     return inTransaction(this.opts.dataSource, async (sql) => {
-      const rows = await sql.rows<OutboxRow>(
-        `DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-         RETURNING id, topic, key, value, headers`,
-        [this.opts.batchSize ?? 500],
-      );
+      const rows = await sql.rows<OutboxRow>(CLAIM_ROWS, [this.opts.batchSize ?? 500]);
       if (rows.length === 0) return 0;
       rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)); // RETURNING has no order; the table's is the one to keep
       const byTopic = new Map<string, Message[]>();

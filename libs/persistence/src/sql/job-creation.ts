@@ -1,7 +1,7 @@
 import { JobRecord, NewJob, findJobs, toJobRecord } from './job-rows';
 import { findIdempotencyKeys, keyOf } from './idempotency-keys';
 import { OutboxMessage, wakeRelayOnCommit } from './outbox';
-import { Sql } from './sql';
+import { Sql, prepared } from './sql';
 
 export interface JobCreation {
   job: NewJob;
@@ -62,16 +62,7 @@ async function existingQueues(sql: Sql, names: string[]): Promise<Set<string>> {
   return new Set(rows.map((r) => r.name));
 }
 
-/**
- * The statement: requests whose queue exists claim their (owner, key) through the primary key, in
- * (owner, key) order so that two batches never wait on each other in a cycle; an expired key is
- * taken over as if new. A racing claim of the same key waits for the first to commit and then finds
- * its row, so one job per key however many requests race. Returns the jobs written.
- */
-async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number, wake: OutboxMessage): Promise<JobRecord[]> {
-  const col = <T>(f: (x: JobCreation) => T): T[] => requests.map(f);
-  const rows = await sql.rows(
-    `WITH input AS (
+const INSERT_CREATED_JOBS = prepared(`WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::int[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::text[], $16::timestamptz[],
          $17::text[], $18::text[])
@@ -98,7 +89,18 @@ async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, k
      ), woken AS (
        INSERT INTO outbox (topic, key, value, headers) SELECT $21, $22, $23, $24::jsonb WHERE EXISTS (SELECT 1 FROM job)
      )
-     SELECT * FROM job`,
+     SELECT * FROM job`);
+
+/**
+ * The statement: requests whose queue exists claim their (owner, key) through the primary key, in
+ * (owner, key) order so that two batches never wait on each other in a cycle; an expired key is
+ * taken over as if new. A racing claim of the same key waits for the first to commit and then finds
+ * its row, so one job per key however many requests race. Returns the jobs written.
+ */
+async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number, wake: OutboxMessage): Promise<JobRecord[]> {
+  const col = <T>(f: (x: JobCreation) => T): T[] => requests.map(f);
+  const rows = await sql.rows(
+    INSERT_CREATED_JOBS,
     [
       col((x) => x.job.id), col((x) => x.job.owner), col((x) => x.job.queue), col((x) => x.job.name), col((x) => x.job.image),
       col((x) => JSON.stringify(x.job.command)), col((x) => JSON.stringify(x.job.env)), col((x) => JSON.stringify(x.job.labels)),

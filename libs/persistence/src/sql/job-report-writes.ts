@@ -1,6 +1,6 @@
 import type { FoldedEvent, JobState, RankWrite } from '@gantry/domain';
 import { OutboxMessage, wakeRelayOnCommit } from './outbox';
-import { Sql, textArrayLiteral } from './sql';
+import { Sql, prepared, textArrayLiteral } from './sql';
 
 /** What a batch of reports does to one job (see foldReports), with the version it was decided from. */
 export interface JobReportWrite {
@@ -22,21 +22,7 @@ export interface JobReportWrite {
 /** An outbox message that goes out only if its job's write does (jobId), or whatever happens (null). */
 export type ReportMessage = OutboxMessage & { jobId: string | null };
 
-/**
- * Writes the outcome of many jobs' reports in one statement (one round trip, one commit):
- * for every job whose version is still the one it was read at, its state and times, its ranks, its
- * events and its messages. A job whose version moved (another writer got there first) is left out
- * whole and is not in the returned set; the caller reads it again and decides again.
- * Capacity is given back exactly once: only a rank whose released_at this statement flips from
- * NULL frees anything on its node. `whenFreed` is written only if some capacity was.
- */
-export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[], messages: readonly ReportMessage[], whenFreed: OutboxMessage | null, now: Date): Promise<Set<string>> {
-  if (writes.length === 0 && messages.length === 0) return new Set();
-  const col = <T, R>(xs: readonly T[], f: (x: T) => R): R[] => xs.map(f);
-  const ranks = writes.flatMap((w) => w.ranks.map((r) => ({ ...r, jobId: w.jobId, attempt: w.attempt })));
-  const events = writes.flatMap((w) => w.events.map((e, i) => ({ ...e, jobId: w.jobId, seq: w.lastEventSeq + 1 + i })));
-  const [row] = await sql.rows<{ written: string[] | null; messages: string }>(
-    `WITH job_in AS (
+const WRITE_JOB_REPORTS = prepared(`WITH job_in AS (
        SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::bool[], $6::bool[], $7::int[], $8::text[])
          AS t (id, expected, n_events, state, start, ended, exit_code, reason)
      ), job_written AS (
@@ -80,7 +66,23 @@ export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[
        SELECT $29::text, $30::text, $31::text, $32::jsonb WHERE $29::text IS NOT NULL AND EXISTS (SELECT 1 FROM node_freed)
        RETURNING id
      )
-     SELECT (SELECT array_agg(id)::text[] FROM job_written) AS written, (SELECT count(*) FROM message_written) AS messages`,
+     SELECT (SELECT array_agg(id)::text[] FROM job_written) AS written, (SELECT count(*) FROM message_written) AS messages`);
+
+/**
+ * Writes the outcome of many jobs' reports in one statement (one round trip, one commit):
+ * for every job whose version is still the one it was read at, its state and times, its ranks, its
+ * events and its messages. A job whose version moved (another writer got there first) is left out
+ * whole and is not in the returned set; the caller reads it again and decides again.
+ * Capacity is given back exactly once: only a rank whose released_at this statement flips from
+ * NULL frees anything on its node. `whenFreed` is written only if some capacity was.
+ */
+export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[], messages: readonly ReportMessage[], whenFreed: OutboxMessage | null, now: Date): Promise<Set<string>> {
+  if (writes.length === 0 && messages.length === 0) return new Set();
+  const col = <T, R>(xs: readonly T[], f: (x: T) => R): R[] => xs.map(f);
+  const ranks = writes.flatMap((w) => w.ranks.map((r) => ({ ...r, jobId: w.jobId, attempt: w.attempt })));
+  const events = writes.flatMap((w) => w.events.map((e, i) => ({ ...e, jobId: w.jobId, seq: w.lastEventSeq + 1 + i })));
+  const [row] = await sql.rows<{ written: string[] | null; messages: string }>(
+    WRITE_JOB_REPORTS,
     [
       col(writes, (w) => w.jobId), col(writes, (w) => w.expectedVersion), col(writes, (w) => w.events.length), col(writes, (w) => w.state),
       col(writes, (w) => w.start), col(writes, (w) => w.end !== null), col(writes, (w) => w.end?.exitCode ?? null), col(writes, (w) => w.end?.reason ?? null),

@@ -1,6 +1,6 @@
 import type { JobState, RankState } from '@gantry/domain';
 import { JobEntity } from '../entities/job.entity';
-import { ConcurrentUpdateError, Sql } from './sql';
+import { ConcurrentUpdateError, Sql, prepared } from './sql';
 
 export type JobRecord = Omit<JobEntity, never>;
 
@@ -99,14 +99,16 @@ export async function loadRanks(sql: Sql, jobId: string, attempt: number): Promi
   return rows.map((r) => ({ rank: r.rank, nodeId: r.node_id, state: r.state, released: r.released_at !== null }));
 }
 
+const FIND_JOBS_WITH_RANKS = prepared(`SELECT j.*, COALESCE((
+       SELECT json_agg(json_build_object('rank', a.rank, 'nodeId', a.node_id, 'state', a.state, 'released', a.released_at IS NOT NULL) ORDER BY a.rank)
+       FROM attempt_nodes a WHERE a.job_id = j.id AND a.attempt = j.attempt), '[]') AS current_ranks
+     FROM jobs j WHERE j.id = ANY($1::uuid[])`);
+
 /** Jobs with the ranks of their current attempts, in one round trip (the report path reads both for every report). */
 export async function findJobsWithRanks(sql: Sql, ids: readonly string[]): Promise<Map<string, { job: JobRecord; ranks: RankRecord[] }>> {
   if (ids.length === 0) return new Map();
   const rows = await sql.rows(
-    `SELECT j.*, COALESCE((
-       SELECT json_agg(json_build_object('rank', a.rank, 'nodeId', a.node_id, 'state', a.state, 'released', a.released_at IS NOT NULL) ORDER BY a.rank)
-       FROM attempt_nodes a WHERE a.job_id = j.id AND a.attempt = j.attempt), '[]') AS current_ranks
-     FROM jobs j WHERE j.id = ANY($1::uuid[])`,
+    FIND_JOBS_WITH_RANKS,
     [ids],
   );
   return new Map(rows.map((row) => [row.id as string, { job: toJobRecord(row), ranks: row.current_ranks as RankRecord[] }]));
@@ -188,13 +190,15 @@ export interface LiveRankRow {
   placedAt: Date;
 }
 
+const LIVE_RANKS_ON_NODES = prepared(`SELECT j.*, a.node_id AS rank_node_id, a.state AS rank_state, a.created_at AS rank_created_at
+     FROM attempt_nodes a JOIN jobs j ON j.id = a.job_id AND j.attempt = a.attempt
+     WHERE a.released_at IS NULL AND a.node_id = ANY($1::text[])`);
+
 /** Every unreleased rank of a current attempt on the given nodes, with its job: the desired state. */
 export async function loadLiveRanksOnNodes(sql: Sql, nodeIds: string[]): Promise<LiveRankRow[]> {
   if (nodeIds.length === 0) return [];
   const rows = await sql.rows<Record<string, any>>(
-    `SELECT j.*, a.node_id AS rank_node_id, a.state AS rank_state, a.created_at AS rank_created_at
-     FROM attempt_nodes a JOIN jobs j ON j.id = a.job_id AND j.attempt = a.attempt
-     WHERE a.released_at IS NULL AND a.node_id = ANY($1::text[])`,
+    LIVE_RANKS_ON_NODES,
     [nodeIds],
   );
   return rows.map((r) => ({ job: toJobRecord(r), nodeId: r.rank_node_id, rankState: r.rank_state, placedAt: r.rank_created_at }));
@@ -232,14 +236,13 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
   return rows.map(toJobRecord);
 }
 
+// One index range per queue (jobs_queued_by_queue): the cost follows the lookahead, not the backlog.
+const QUEUED_JOBS_PER_QUEUE = prepared(`SELECT j.* FROM queues q CROSS JOIN LATERAL (
+       SELECT * FROM jobs WHERE state = 'QUEUED' AND queue = q.name ORDER BY created_at, id LIMIT $1) j
+     ORDER BY j.created_at, j.id`);
+
 /** The oldest `perQueue` queued jobs of every queue: what the fairness policy may choose from. */
 export async function loadQueuedJobsPerQueue(sql: Sql, perQueue: number): Promise<JobRecord[]> {
-  const rows = await sql.rows(
-    // One index range per queue (jobs_queued_by_queue): the cost follows the lookahead, not the backlog.
-    `SELECT j.* FROM queues q CROSS JOIN LATERAL (
-       SELECT * FROM jobs WHERE state = 'QUEUED' AND queue = q.name ORDER BY created_at, id LIMIT $1) j
-     ORDER BY j.created_at, j.id`,
-    [perQueue],
-  );
+  const rows = await sql.rows(QUEUED_JOBS_PER_QUEUE, [perQueue]);
   return rows.map(toJobRecord);
 }

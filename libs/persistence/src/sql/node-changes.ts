@@ -1,5 +1,5 @@
 import { NodeRecord, toNodeRecord } from './nodes';
-import { Sql } from './sql';
+import { Sql, prepared } from './sql';
 
 export interface NodeChanges {
   /**
@@ -10,6 +10,9 @@ export interface NodeChanges {
   /** Every node when `since` was null; otherwise the nodes written by transactions at or after `since` (and maybe a few more). */
   nodes: NodeRecord[];
 }
+
+const NODES_CHANGED_SINCE = prepared(`SELECT h.horizon, n.* FROM (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text AS horizon) h
+     LEFT JOIN nodes n ON $1::text IS NULL OR age(n.xmin) <= age($1::text::xid)`);
 
 /**
  * Nodes changed since an earlier call, found by the transaction that wrote each row version
@@ -23,8 +26,7 @@ export interface NodeChanges {
  */
 export async function loadNodesChangedSince(sql: Sql, since: string | null): Promise<NodeChanges> {
   const rows = await sql.rows<Record<string, unknown> & { horizon: string }>(
-    `SELECT h.horizon, n.* FROM (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text AS horizon) h
-     LEFT JOIN nodes n ON $1::text IS NULL OR age(n.xmin) <= age($1::text::xid)`,
+    NODES_CHANGED_SINCE,
     [since],
   );
   return { horizon: rows[0].horizon, nodes: rows.filter((r) => r.id !== null).map(toNodeRecord) };

@@ -1,5 +1,5 @@
 import { OutboxMessage, wakeRelayOnCommit } from './outbox';
-import { ConcurrentUpdateError, Sql, textArrayLiteral } from './sql';
+import { ConcurrentUpdateError, Sql, prepared, textArrayLiteral } from './sql';
 
 export interface PlacementWrite {
   jobId: string;
@@ -24,29 +24,7 @@ export async function commitPlacements(sql: Sql, placements: PlacementWrite[], n
   if (lost.length > 0) throw new ConcurrentUpdateError(`placement of job ${lost.join(', ')}`);
 }
 
-/**
- * The placement guarantee, in one statement however many placements (one round trip, and locks
- * held only while it runs): the chosen nodes (in id order) and then the jobs (in id order) are
- * locked and checked; a placement holds when its job is still QUEUED at the version it was planned
- * from and every one of its nodes holds. A node holds when its version is the one the plan was made
- * from, it is not cordoned and it has room for every placement on it; otherwise it fails all of
- * them. For the placements that hold, in the same statement: the nodes' capacity taken, each job's
- * QUEUED -> SCHEDULED, the attempt ranks, the STATE_CHANGED events and the RUN commands. The others
- * are left out and returned as lost, to be planned again from fresh state.
- *
- * A node or job locked by another writer counts as changed (SKIP LOCKED) rather than waited for:
- * that writer is about to bump its version, and waiting on it cost cycles up to a second under
- * load. So the statement never waits on a row lock. The jobs must be distinct; several may share a node.
- */
-export async function commitPlacementsThatHold(
-  sql: Sql, placements: PlacementWrite[], nodeVersions: Map<string, number>, now: Date,
-): Promise<{ placed: string[]; lost: string[] }> {
-  if (placements.length === 0) return { placed: [], lost: [] };
-  const ranks = placements.flatMap((p) => p.nodeIds.map((nodeId, rank) => ({ jobId: p.jobId, rank, nodeId })));
-  const nodeIds = [...new Set(ranks.map((r) => r.nodeId))];
-  const commands = placements.flatMap((p) => p.commands.map((c) => ({ ...c, jobId: p.jobId })));
-  const [row] = await sql.rows<{ placed: string[] | null; commands: string }>(
-    `WITH p AS (
+const COMMIT_PLACEMENTS = prepared(`WITH p AS (
        SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::int[], $6::int[], $7::bigint[])
          AS t (job_id, expected, attempt, node_ids, gpus, cpu, mem)
      ), r AS (
@@ -90,7 +68,31 @@ export async function commitPlacementsThatHold(
        WHERE c.job_id IN (SELECT job_id FROM winner)
        RETURNING id
      )
-     SELECT (SELECT array_agg(job_id)::text[] FROM winner) AS placed, (SELECT count(*) FROM commanded) AS commands`,
+     SELECT (SELECT array_agg(job_id)::text[] FROM winner) AS placed, (SELECT count(*) FROM commanded) AS commands`);
+
+/**
+ * The placement guarantee, in one statement however many placements (one round trip, and locks
+ * held only while it runs): the chosen nodes (in id order) and then the jobs (in id order) are
+ * locked and checked; a placement holds when its job is still QUEUED at the version it was planned
+ * from and every one of its nodes holds. A node holds when its version is the one the plan was made
+ * from, it is not cordoned and it has room for every placement on it; otherwise it fails all of
+ * them. For the placements that hold, in the same statement: the nodes' capacity taken, each job's
+ * QUEUED -> SCHEDULED, the attempt ranks, the STATE_CHANGED events and the RUN commands. The others
+ * are left out and returned as lost, to be planned again from fresh state.
+ *
+ * A node or job locked by another writer counts as changed (SKIP LOCKED) rather than waited for:
+ * that writer is about to bump its version, and waiting on it cost cycles up to a second under
+ * load. So the statement never waits on a row lock. The jobs must be distinct; several may share a node.
+ */
+export async function commitPlacementsThatHold(
+  sql: Sql, placements: PlacementWrite[], nodeVersions: Map<string, number>, now: Date,
+): Promise<{ placed: string[]; lost: string[] }> {
+  if (placements.length === 0) return { placed: [], lost: [] };
+  const ranks = placements.flatMap((p) => p.nodeIds.map((nodeId, rank) => ({ jobId: p.jobId, rank, nodeId })));
+  const nodeIds = [...new Set(ranks.map((r) => r.nodeId))];
+  const commands = placements.flatMap((p) => p.commands.map((c) => ({ ...c, jobId: p.jobId })));
+  const [row] = await sql.rows<{ placed: string[] | null; commands: string }>(
+    COMMIT_PLACEMENTS,
     [
       placements.map((p) => p.jobId), placements.map((p) => p.expectedVersion), placements.map((p) => p.attempt),
       placements.map((p) => textArrayLiteral(p.nodeIds)), placements.map((p) => p.perRank.gpus), placements.map((p) => p.perRank.cpuCores),
