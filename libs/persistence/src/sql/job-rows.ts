@@ -99,10 +99,11 @@ export async function loadRanks(sql: Sql, jobId: string, attempt: number): Promi
   return rows.map((r) => ({ rank: r.rank, nodeId: r.node_id, state: r.state, released: r.released_at !== null }));
 }
 
-const FIND_JOBS_WITH_RANKS = prepared(`SELECT j.*, COALESCE((
+// Not prepared: its generic plan cost more Postgres CPU than planning saves (bench/api/db-path).
+const FIND_JOBS_WITH_RANKS = `SELECT j.*, COALESCE((
        SELECT json_agg(json_build_object('rank', a.rank, 'nodeId', a.node_id, 'state', a.state, 'released', a.released_at IS NOT NULL) ORDER BY a.rank)
        FROM attempt_nodes a WHERE a.job_id = j.id AND a.attempt = j.attempt), '[]') AS current_ranks
-     FROM jobs j WHERE j.id = ANY($1::uuid[])`);
+     FROM jobs j WHERE j.id = ANY($1::uuid[])`;
 
 /** Jobs with the ranks of their current attempts, in one round trip (the report path reads both for every report). */
 export async function findJobsWithRanks(sql: Sql, ids: readonly string[]): Promise<Map<string, { job: JobRecord; ranks: RankRecord[] }>> {
