@@ -26,6 +26,7 @@ import { LocalKafkaBroker, Stack, flushRedisDb, killRunningCommands, numberFromE
 import { BENCH_DATABASE, CpuSnapshot, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench, PgbenchResult } from './infra';
 import { PhaseResult, runCreatePhase, stopLoad } from './load';
 import { PhaseSummary, fmt, summarisePhase, table } from './stats';
+import { batchSnapshot, meanBatches } from './batch-sizes';
 
 const config = {
   warmupS: env('BENCH_WARMUP_S', 5),
@@ -249,6 +250,10 @@ async function drain(label: string): Promise<{ drained: boolean; seconds: number
   return { drained, seconds, openJobs: last.open, outbox: last.outbox };
 }
 
+function serviceUrls(): Array<{ name: string; url: string }> {
+  return stack ? stack.services.map((s) => ({ name: s.opts.name, url: s.url })) : [];
+}
+
 function servicePids(): Record<string, number | null | undefined> {
   return {
     'api-gateway': stack?.get('api-gateway').pid, scheduler: stack?.get('scheduler').pid,
@@ -267,6 +272,8 @@ interface MeasuredPhase {
   /** CPU milliseconds per 2xx create, per component (the whole pipeline: the job also runs). */
   cpuMsPerCreate: Record<string, number>;
   db: { commits: number; rollbacks: number; inserted: number; updated: number; deleted: number; commitsPerCreate: number };
+  /** Mean batch of each hot write path (see batch-sizes.ts). */
+  batches: ReturnType<typeof meanBatches>;
   autocannon: PhaseResult['autocannon'];
   drainAfter?: Awaited<ReturnType<typeof drain>>;
 }
@@ -275,11 +282,13 @@ async function measure(
   name: string, target: { baseUrl: string; token: string; body: string }, opts: { connections: number; durationS: number; rate?: number; lanes?: number },
 ): Promise<MeasuredPhase> {
   const before = await dbCounters();
+  const batchesBefore = await batchSnapshot(serviceUrls());
   say(`${name}: ${opts.rate ? `${opts.rate}/s` : 'as fast as possible'}, ${opts.connections} connections, ${opts.durationS} s`);
   const a: CpuSnapshot = cpuSnapshot();
   const result = await runCreatePhase(target, opts);
   const b: CpuSnapshot = cpuSnapshot();
   checkInterrupted();
+  const batches = meanBatches(batchesBefore, await batchSnapshot(serviceUrls()));
   const after = await dbCounters();
   const summary = summarisePhase(result, opts.durationS);
   const commits = after.xact_commit - before.xact_commit;
@@ -302,6 +311,7 @@ async function measure(
       updated: after.tup_updated - before.tup_updated, deleted: after.tup_deleted - before.tup_deleted,
       commitsPerCreate: Math.round((commits / Math.max(1, summary.ok2xx)) * 100) / 100,
     },
+    batches,
     autocannon: result.autocannon,
   };
 }
@@ -426,6 +436,8 @@ async function main(): Promise<void> {
   for (const p of phases) {
     const top = Object.entries(p.cpu.components).slice(0, 7).map(([k, v]) => `${k} ${(v.shareOfMachine * 100).toFixed(0)}% (${p.cpuMsPerCreate[k]} ms/create)`).join(', ');
     console.log(`cpu during ${p.name}: machine ${(p.cpu.machineBusy * 100).toFixed(0)}% busy; ${top}`);
+    const batches = Object.entries(p.batches).map(([k, v]) => `${k} ${v.mean} (${v.batches}x)`).join(', ');
+    if (batches) console.log(`mean batch during ${p.name}: ${batches}`);
   }
   console.log(`floors: >= 1,000 creates/s ${report.floors.sustained1000 ? 'met' : 'MISSED'}; p99 < 100 ms at ${config.rate}/s ` +
     `${report.floors.p99Under100msAtRate ? 'met' : 'MISSED'}; aim 2,500/s ${report.floors.aim2500 ? 'met' : 'not reached'}`);

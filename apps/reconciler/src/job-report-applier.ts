@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Counter } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import { JobLifecycleMessage, JobReportMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
 import { ReportOutcome, foldReports } from '@gantry/domain';
 import type { IHeaders } from 'kafkajs';
@@ -9,6 +9,7 @@ import { ConcurrentUpdateError, JobReportWrite, ReportMessage, autocommit, findJ
 export type { ReportOutcome } from '@gantry/domain';
 
 const reportsApplied = new Counter({ name: 'gantry_job_reports_total', help: 'Agent job reports by outcome', labelNames: ['outcome'] });
+const reportsPerWrite = new Histogram({ name: 'gantry_job_reports_per_write', help: 'Reports applied by one write statement', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500] });
 
 /** What became of one report of a batch: its outcome, or the error the database refused it with for good. */
 export type BatchReportResult = { outcome: ReportOutcome } | { error: Error };
@@ -115,6 +116,7 @@ export class JobReportApplier {
       // The lifecycle topic only wakes the scheduler, and only freed capacity can let it place more.
       const wake: JobLifecycleMessage = { type: 'CAPACITY_RELEASED', at: Date.now() };
       const written = await writeJobReports(sql, writes, messages, writes.length > 0 ? { topic: TOPICS.jobLifecycle, key: null, value: wake } : null, new Date());
+      reportsPerWrite.observe([...pending.values()].reduce((n, idx) => n + idx.length, 0));
 
       const lost = new Set(writes.filter((w) => !written.has(w.jobId)).map((w) => w.jobId));
       const next = new Map<string, number[]>();

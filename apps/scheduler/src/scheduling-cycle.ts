@@ -13,6 +13,7 @@ import { NodeSnapshot } from './node-snapshot';
 import { PlacementCommitter } from './placement-committer';
 
 const placements = new Counter({ name: 'gantry_scheduler_placements_total', help: 'Attempts placed', labelNames: ['outcome'] });
+const placementsPerCommit = new Histogram({ name: 'gantry_scheduler_placements_per_commit', help: 'Placements one commit statement was asked to write', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] });
 const cycleSeconds = new Histogram({ name: 'gantry_scheduler_cycle_seconds', help: 'Duration of one scheduling cycle', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] });
 const stepSeconds = new Histogram({
   name: 'gantry_scheduler_cycle_step_seconds', help: 'Duration of each step of a scheduling cycle', labelNames: ['step'],
@@ -147,6 +148,7 @@ export class SchedulingCycle {
     let failed = 0;
     try {
       const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds })), versions, new Date());
+      if (mine.length > 0) placementsPerCommit.observe(mine.length);
       outcomes.forEach((o, i) => {
         if (o.outcome === 'placed') {
           placed++;

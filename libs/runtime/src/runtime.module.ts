@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { Counter } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import { OutboxRelay } from '@gantry/messaging';
 import { READINESS_CHECKS, ReadinessSource, ServiceEnv, StatefulServiceEnv, createLogger, loggerModule, opsEndpoints, Logger } from '@gantry/platform';
 import { Consumers } from './consumers';
@@ -20,6 +20,7 @@ export const CONFIG = Symbol('CONFIG');
 
 
 const outboxPublished = new Counter({ name: 'gantry_outbox_published_total', help: 'Outbox rows published to Kafka' });
+const rowsPerPublish = new Histogram({ name: 'gantry_outbox_rows_per_publish', help: 'Outbox rows per relay round (one claim, one Kafka send)', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500] });
 
 /** Starts and stops the outbox relay with the app. */
 @Injectable()
@@ -37,7 +38,10 @@ class OutboxRelayLifecycle implements OnModuleInit, BeforeApplicationShutdown {
       dataSource: this.clients.dataSource!,
       producer: this.clients.producer,
       logger: this.logger,
-      onPublished: (n) => outboxPublished.inc(n),
+      onPublished: (n) => {
+        outboxPublished.inc(n);
+        rowsPerPublish.observe(n);
+      },
     });
     await this.relay.start();
   }
