@@ -29,7 +29,9 @@ import { PhaseSummary, fmt, summarisePhase, table } from './stats';
 import { batchSnapshot, meanBatches } from './batch-sizes';
 
 const config = {
-  warmupS: env('BENCH_WARMUP_S', 5),
+  // Long enough for the JITs: the broker's C2 compiler alone took ~10% of a core for the first
+  // minutes of load, which a 5 s warm-up charged to the fixed-rate phase after it.
+  warmupS: env('BENCH_WARMUP_S', 30),
   maxS: env('BENCH_MAX_S', 30),
   maxConnections: env('BENCH_CONNECTIONS', 64),
   rateS: env('BENCH_RATE_S', 60),
