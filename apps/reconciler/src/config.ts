@@ -3,8 +3,8 @@ import { IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator
 import { StatefulServiceEnv } from '@gantry/platform';
 
 export class ReconcilerEnv extends StatefulServiceEnv {
-  /** Job-report partitions processed at once by this replica. */
-  @IsInt() @Min(1) @Max(64) GANTRY_REPORT_CONCURRENCY: number = 3;
+  /** Job-report partitions consumed at once by this replica; their batches share each write (one at a time). */
+  @IsInt() @Min(1) @Max(64) GANTRY_REPORT_CONCURRENCY: number = 6;
   /** How long a RUNNING attempt may be missing from its node's beats before it is lost, ms. */
   @IsInt() @Min(100) GANTRY_PHANTOM_GRACE_MS: number = 15000;
   /** How often the failure detector looks for dead nodes, ms. */

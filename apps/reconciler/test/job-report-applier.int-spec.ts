@@ -147,9 +147,11 @@ describe('JobReportApplier', () => {
     expect((await loadNodes(autocommit(ds), nodeIds)).map((n) => n.gpusAllocated)).toEqual([0, 0]);
   });
 
-  it('concurrent reports for one job do not lose updates', async () => {
+  it('concurrent reports for one job do not lose updates, in one replica or across replicas', async () => {
     const { job, nodeIds } = await placedJob(4);
-    await Promise.all(nodeIds.map((n) => applier.apply(report(job, n, 'SUCCEEDED', { exitCode: 0 }))));
+    // Two appliers are two reconciler replicas: their writes race on the job's compare-and-set.
+    const other = new JobReportApplier(ds);
+    await Promise.all(nodeIds.map((n, i) => (i % 2 ? other : applier).apply(report(job, n, 'SUCCEEDED', { exitCode: 0 }))));
     expect((await findJob(autocommit(ds), job.id))!.state).toBe('SUCCEEDED');
     const seqs = (await listJobEvents(autocommit(ds), job.id, 0, 50)).map((e) => e.seq);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
