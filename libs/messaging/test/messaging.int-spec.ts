@@ -151,6 +151,45 @@ describe('BatchConsumer', () => {
     }
   });
 
+  it('commits what it handled when it stops: the next member of the group starts after it', async () => {
+    const topic = uniqueTag('commit-at-stop');
+    await ensureTopics(kafka, { [topic]: 2 });
+    const groupId = uniqueTag('group');
+    const consume = (handled: number[]) => new BatchConsumer<JobLifecycleMessage>({
+      kafka, groupId, topic, fromBeginning: true,
+      parse: (raw) => parseMessage(JobLifecycleMessage, raw),
+      handleBatch: async (items) => {
+        handled.push(...items.map((i) => i.value.at));
+        return [];
+      },
+      deadLetters: new DeadLetterPublisher(producer),
+      logger: silentLogger(),
+    });
+    const first: number[] = [];
+    const a = consume(first);
+    await a.start();
+    await a.whenJoined(30_000);
+    // One message at a time, each handled before the next is sent: many batches well within the
+    // periodic commit's interval, so only the commit at stop can cover the last of them.
+    for (let at = 1; at <= 6; at++) {
+      await producer.send({ topic, messages: [{ key: `k${at}`, value: JSON.stringify({ type: 'JOB_CREATED', at }) }] });
+      await waitFor(`message ${at} handled`, () => first.includes(at), { timeoutMs: 20_000 });
+    }
+    await a.stop();
+
+    const second: number[] = [];
+    const b = consume(second);
+    await b.start();
+    try {
+      await b.whenJoined(30_000);
+      await producer.send({ topic, messages: [{ key: 'k7', value: JSON.stringify({ type: 'JOB_CREATED', at: 7 }) }] });
+      await waitFor('message 7 handled', () => second.includes(7), { timeoutMs: 20_000 });
+      expect(second).toEqual([7]);
+    } finally {
+      await b.stop();
+    }
+  }, 60_000);
+
   it('a batch slower than the session timeout, handled in parts, keeps its member: each message handled once, in order', async () => {
     const topic = uniqueTag('slow-batch-test');
     await ensureTopics(kafka, { [topic]: 1 });
