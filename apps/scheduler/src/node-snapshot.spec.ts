@@ -10,13 +10,13 @@ function row(id: string, over: Record<string, unknown> = {}) {
   };
 }
 
-/** A fake Sql answering loadNodesChangedSince with the rows given for each call, and recording `since`. */
+/** A fake Sql answering loadNodesChangedSince with the rows given for each call, and recording `since` (null: a full read, which takes none). */
 function fakeSql(answers: Array<Array<Record<string, unknown>>>) {
   const since: unknown[] = [];
   let call = 0;
   const sql: Sql = {
     async rows<T>(_text: string, params: unknown[] = []) {
-      since.push(params[0]);
+      since.push(params.length > 0 ? params[0] : null);
       const rows = answers[call++] ?? [];
       const horizon = String(100 + call);
       return (rows.length ? rows.map((r) => ({ horizon, ...r })) : [{ horizon, id: null }]) as T[];

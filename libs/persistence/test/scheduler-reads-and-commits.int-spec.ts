@@ -21,9 +21,9 @@ const write = (job: JobRecord, nodeIds: string[], gpus: number): PlacementWrite 
 
 describe('loadNodesChangedSince (the scheduler\'s incremental node snapshot)', () => {
   it('reads every node first, then only nodes written since, including writes committed after a read began', async () => {
-    const [a, b] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
+    const [a, b, untouched] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
     const first = await loadNodesChangedSince(autocommit(ds), null);
-    expect(first.nodes.map((n) => n.id)).toEqual(expect.arrayContaining([a.id, b.id]));
+    expect(first.nodes.map((n) => n.id)).toEqual(expect.arrayContaining([a.id, b.id, untouched.id]));
 
     // A writer that took its transaction id before the read and commits after it.
     const qr = ds.createQueryRunner();
@@ -42,6 +42,7 @@ describe('loadNodesChangedSince (the scheduler\'s incremental node snapshot)', (
     expect(ids).toEqual(expect.arrayContaining([a.id, b.id]));
     expect(after.nodes.find((n) => n.id === a.id)!.gpusAllocated).toBe(2);
     expect(after.nodes.find((n) => n.id === b.id)!.cpuAllocated).toBe(1);
+    expect([...during.nodes, ...after.nodes].map((n) => n.id)).not.toContain(untouched.id);
 
   });
 });
