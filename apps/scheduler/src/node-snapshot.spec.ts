@@ -1,3 +1,4 @@
+import { FitIndex, GangCandidates, PlacementNode } from '@gantry/domain';
 import { Sql } from '@gantry/persistence';
 import { NodeSnapshot } from './node-snapshot';
 
@@ -79,5 +80,35 @@ describe('NodeSnapshot', () => {
     live.hear('a', 16_000);
     expect(snap.placementNodes(live, 16_000, t)[0].health).toBe('HEALTHY');
     expect(snap.placementNodes(live, 56_000, t)[0].health).toBe('UNHEALTHY');
+  });
+
+  it('keeps its fit index in step with the nodes it hands out: row changes, health changes, a full read', async () => {
+    const { sql } = fakeSql([
+      [row('a'), row('b'), row('c', { gpus_allocated: 4 })],
+      [row('b', { gpus_allocated: 7, version: '2' }), row('d')],
+      [row('a'), row('b', { gpus_allocated: 1, version: '3' }), row('c'), row('d')],
+    ]);
+    const snap = new NodeSnapshot(60_000);
+    const shapes = [0, 1, 2, 4, 8].map((gpus) => ({ gpus, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }));
+    const racks = (g: GangCandidates, r: (typeof shapes)[number]) =>
+      [...g.racks(r, new Set())].map(([rack, ns]) => `${rack}:${ns.map((n) => n.id).sort().join(',')}`).sort();
+    const same = (nodes: PlacementNode[]) => {
+      const fresh = new FitIndex(nodes);
+      const freshGangs = new GangCandidates(fresh);
+      const { index, gangs } = snap.planIndexes();
+      for (const r of shapes) {
+        expect(index.best(r, new Set())?.id ?? null).toBe(fresh.best(r, new Set())?.id ?? null);
+        expect(index.fitting(r, new Set()).map((n) => n.id).sort()).toEqual(fresh.fitting(r, new Set()).map((n) => n.id).sort());
+        expect(racks(gangs, r)).toEqual(racks(freshGangs, r)); // asked once here, then kept current through the changes
+      }
+    };
+    const live = liveness({ a: 0, b: 0, c: 0 });
+    await snap.refresh(sql, 0);
+    same(snap.placementNodes(live, 1_000, t));
+    await snap.refresh(sql, 1_000); // b changed, d is new (and never heard: UNHEALTHY)
+    live.hear('d', 2_000);
+    same(snap.placementNodes(live, 16_000, t)); // a, b and c are DEGRADED by now; d is HEALTHY
+    await snap.refresh(sql, 61_000); // the full period: everything read again
+    same(snap.placementNodes(liveness({ a: 61_000, b: 61_000, c: 61_000, d: 61_000 }), 61_000, t));
   });
 });

@@ -1,10 +1,16 @@
-import { HealthThresholds, PlacementNode, nodeHealth } from '@gantry/domain';
+import { FitIndex, GangCandidates, HealthThresholds, PlacementNode, nodeHealth } from '@gantry/domain';
+
+/** Gang shapes no cycle asked for within this long are forgotten (each costs work per node change). */
+const GANG_SHAPE_SWEEP_MS = 60_000;
+const NOTHING_RESERVED: ReadonlySet<string> = new Set();
 import { NodeRecord, Sql, loadNodesChangedSince } from '@gantry/persistence';
 
 interface Entry {
   row: NodeRecord;
   /** The planner's view of the row, rebuilt when the row or its health changes. */
   node: PlacementNode | null;
+  /** The view the fit index holds for this node (the previous `node` until the index catches up). */
+  indexed: PlacementNode | null;
   /** When the node was last heard (kept from the liveness snapshot's changes). */
   heard: number | null;
   /** The last-heard time `node.health` was judged from, and until when that judgement holds. */
@@ -25,6 +31,11 @@ export class NodeSnapshot {
   private unheard: Entry[] = [];
   private horizon: string | null = null;
   private fullAt = Number.NEGATIVE_INFINITY;
+  /** Kept in step with the entries' views; rebuilt whole after a full read. */
+  private index = new FitIndex([]);
+  private gangs = new GangCandidates(this.index);
+  private rebuildIndex = true;
+  private sweptAt = 0;
 
   constructor(private readonly fullEveryMs: number) {}
 
@@ -37,6 +48,7 @@ export class NodeSnapshot {
       this.entries = [];
       this.unheard = [];
       this.fullAt = nowMs;
+      this.rebuildIndex = true;
     }
     for (const row of changes.nodes) {
       const entry = this.byId.get(row.id);
@@ -44,7 +56,7 @@ export class NodeSnapshot {
         entry.row = row;
         entry.node = null;
       } else {
-        const created: Entry = { row, node: null, heard: null, judged: null, healthUntil: Number.NEGATIVE_INFINITY };
+        const created: Entry = { row, node: null, indexed: null, heard: null, judged: null, healthUntil: Number.NEGATIVE_INFINITY };
         this.unheard.push(created);
         this.byId.set(row.id, created);
         this.entries.push(created);
@@ -90,8 +102,27 @@ export class NodeSnapshot {
         }
       }
       out[i] = e.node;
+      if (!this.rebuildIndex && e.indexed !== e.node) {
+        this.index.replace(e.indexed, e.node);
+        this.gangs.changed(e.node, NOTHING_RESERVED);
+      }
+      e.indexed = e.node;
+    }
+    if (this.rebuildIndex) {
+      this.index = new FitIndex(out);
+      this.gangs = new GangCandidates(this.index);
+      this.rebuildIndex = false;
+    }
+    if (nowMs - this.sweptAt >= GANG_SHAPE_SWEEP_MS) {
+      this.gangs.sweep();
+      this.sweptAt = nowMs;
     }
     return out;
+  }
+
+  /** The planner's fit index and gang candidates of the nodes placementNodes() last returned (see PlanOptions). */
+  planIndexes(): { index: FitIndex; gangs: GangCandidates } {
+    return { index: this.index, gangs: this.gangs };
   }
 
   /** The version of a node as the planner saw it (for the commit's compare-and-set). */

@@ -133,7 +133,7 @@ export class SchedulingCycle {
     const band = new Map(queueRows.map((q) => [q.name, q.priority]));
     // Past the batch, jobs keep their place and their last pending reason until the next cycle.
     const batch = order.ordered.slice(0, this.config.GANTRY_SCHEDULER_BATCH);
-    const plan = planPlacements(batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0 })), nodes);
+    const plan = planPlacements(batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0 })), nodes, this.nodes.planIndexes());
     if (order.ordered.length > batch.length) moreQueued = true;
     lap('plan');
 

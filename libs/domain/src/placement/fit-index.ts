@@ -53,14 +53,18 @@ export class FitIndex {
     return out;
   }
 
-  /** Replaces a node with its new state (after an allocation in the plan). */
-  replace(before: PlacementNode, after: PlacementNode): void {
-    if (indexable(before)) {
+  /**
+   * Replaces a node with its new state: an allocation in a plan, or a change the snapshot read
+   * (`before` null: a node not indexed yet; `after` null: one to drop). `before` must be the object
+   * that was indexed: it is found by its values.
+   */
+  replace(before: PlacementNode | null, after: PlacementNode | null): void {
+    if (before && indexable(before)) {
       const bucket = this.bucketOf(before);
       const i = lowerBound(bucket, (n) => compareWithinBucket(n, before) < 0);
       if (bucket[i]?.id === before.id) bucket.splice(i, 1);
     }
-    if (indexable(after)) {
+    if (after && indexable(after)) {
       const bucket = this.bucketOf(after);
       bucket.splice(lowerBound(bucket, (n) => compareWithinBucket(n, after) < 0), 0, after);
     }

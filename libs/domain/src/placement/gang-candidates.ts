@@ -3,13 +3,13 @@ import { FitIndex } from './fit-index';
 import { PlacementNode, schedulable } from './schedulable';
 
 /**
- * The nodes a gang could use, grouped by rack, for each request shape seen in a plan, kept current
- * as the plan places and reserves: a gang then looks at racks, not at every fitting node (tens of
- * thousands of them at 50,000 nodes, 10 ms per gang). Within a plan nodes only lose capacity and
- * gain exclusions, so a changed node is only rechecked where it was.
+ * The nodes a gang could use, grouped by rack, for each request shape seen, kept current as nodes
+ * change: a gang then looks at racks, not at every fitting node (tens of thousands of them at
+ * 50,000 nodes, 10 ms per gang). A plan keeps them current as it places and reserves; a caller
+ * that keeps one between plans (with its FitIndex) passes every node change to `changed` too.
  */
 export class GangCandidates {
-  private readonly shapes = new Map<string, { req: ResourceRequest; racks: Map<string, PlacementNode[]> }>();
+  private readonly shapes = new Map<string, { req: ResourceRequest; racks: Map<string, PlacementNode[]>; asked: boolean }>();
 
   constructor(private readonly index: FitIndex) {}
 
@@ -24,12 +24,13 @@ export class GangCandidates {
         if (r) r.push(n);
         else racks.set(n.rack, [n]);
       }
-      this.shapes.set(key, (entry = { req, racks }));
+      this.shapes.set(key, (entry = { req, racks, asked: true }));
     }
+    entry.asked = true;
     return entry.racks;
   }
 
-  /** A node's new state (an allocation) or new exclusion (a reservation); `node` is its current state. */
+  /** A node's new state (an allocation, a change read) or new exclusion (a reservation); `node` is its current state. */
   changed(node: PlacementNode, excluded: ReadonlySet<string>): void {
     for (const { req, racks } of this.shapes.values()) {
       const rack = racks.get(node.rack);
@@ -37,6 +38,14 @@ export class GangCandidates {
       if (schedulable(node) && !excluded.has(node.id) && fitsNow(node, req)) kept.push(node);
       if (kept.length > 0) racks.set(node.rack, kept);
       else racks.delete(node.rack);
+    }
+  }
+
+  /** Forgets the shapes no plan asked for since the last sweep (each costs a pass per node change). */
+  sweep(): void {
+    for (const [key, entry] of this.shapes) {
+      if (!entry.asked) this.shapes.delete(key);
+      else entry.asked = false;
     }
   }
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { allocate, isOverCommitted, fitsNow, ResourceRequest } from '../resources/resources';
-import { PendingJob, PlacementNode, PlanOptions, planPlacements } from './placement';
+import { FitIndex, GangCandidates, PendingJob, PlacementNode, PlanOptions, planPlacements } from './placement';
 
 function node(id: string, over: Partial<PlacementNode> = {}): PlacementNode {
   return {
@@ -174,6 +174,37 @@ describe('planPlacements', () => {
         }
         for (const n of state.values()) expect(isOverCommitted(n)).toBe(false);
         expect(plan.placements.length + plan.pending.length).toBe(jobs.length);
+      }),
+    );
+  });
+
+  it('plans the same on a caller\'s index and gang candidates, and gives both back as they were (property)', () => {
+    const arbNode = fc.record({
+      gpusAllocated: fc.integer({ min: 0, max: 8 }), cpu: fc.integer({ min: 1, max: 64 }),
+      model: fc.constantFrom('H100', 'A100', null), rack: fc.constantFrom('r1', 'r2'), degraded: fc.boolean(),
+    });
+    const arbJob = fc.record({ gpus: fc.integer({ min: 0, max: 8 }), cpu: fc.integer({ min: 1, max: 32 }), model: fc.constantFrom('H100', 'A100', null), nodes: fc.integer({ min: 1, max: 2 }) });
+    fc.assert(
+      fc.property(fc.array(arbNode, { minLength: 1, maxLength: 12 }), fc.array(arbJob, { maxLength: 20 }), fc.array(arbJob, { maxLength: 5 }), (ns, js, probes) => {
+        const nodes = ns.map((n, i) => node(`n${i}`, {
+          gpusTotal: 8, gpusAllocated: n.gpusAllocated, cpuCores: n.cpu, gpuModel: n.model, rack: n.rack, health: n.degraded ? 'DEGRADED' : 'HEALTHY',
+        }));
+        const jobs = js.map((j, i) => job(`j${i}`, { gpus: j.gpus, cpuCores: j.cpu, gpuModel: j.model }, j.nodes));
+        const index = new FitIndex(nodes);
+        const gangs = new GangCandidates(index);
+        const shapes = [...jobs.map((j) => j.resources), ...probes.map((p) => ({ gpus: p.gpus, gpuModel: p.model, cpuCores: p.cpu, memoryMiB: 1 }))];
+        for (const r of shapes) gangs.racks(r, new Set()); // built before the plan, as a caller's would be
+        expect(planPlacements(jobs, nodes, { index, gangs })).toEqual(planPlacements(jobs, nodes));
+        // Given back as they were: they answer every request as fresh ones of the same nodes do.
+        const fresh = new FitIndex(nodes);
+        const freshGangs = new GangCandidates(fresh);
+        const racks = (g: GangCandidates, r: (typeof shapes)[number]) =>
+          [...g.racks(r, new Set())].map(([rack, ns]) => `${rack}:${ns.map((n) => n.id).sort().join(',')}`).sort();
+        for (const r of shapes) {
+          expect(index.best(r, new Set())?.id ?? null).toBe(fresh.best(r, new Set())?.id ?? null);
+          expect(index.fitting(r, new Set()).map((n) => n.id).sort()).toEqual(fresh.fitting(r, new Set()).map((n) => n.id).sort());
+          expect(racks(gangs, r)).toEqual(racks(freshGangs, r));
+        }
       }),
     );
   });
