@@ -1,8 +1,8 @@
 import { Producer } from 'kafkajs';
-import { HeartbeatSender, MAX_BEATS_PER_SEND, MAX_CATCH_UP_SLOTS } from './heartbeat-sender';
+import { HeartbeatSender, MAX_BEATS_PER_SEND, MAX_CATCH_UP_SLOTS, MIN_SLOTS } from './heartbeat-sender';
 import { NodeRuntime } from './node-runtime';
 
-function fleet(n: number) {
+function fleet(n: number, periodMs = 1000) {
   const sent = new Map<string, number>();
   const sends: number[] = [];
   const nodes = Array.from({ length: n }, (_, i) => ({ heartbeat: async () => ({ nodeId: `n${i}` }), stopAll: () => undefined }) as unknown as NodeRuntime);
@@ -12,7 +12,7 @@ function fleet(n: number) {
       for (const m of messages) sent.set(m.key, (sent.get(m.key) ?? 0) + 1);
     },
   } as unknown as Producer;
-  const sender = new HeartbeatSender(producer, nodes, { periodMs: 1000, fenceMs: 60_000, logger: { warn: () => undefined } });
+  const sender = new HeartbeatSender(producer, nodes, { periodMs, fenceMs: 60_000, logger: { warn: () => undefined } });
   return { sender, sent, sends };
 }
 
@@ -70,5 +70,33 @@ describe('HeartbeatSender', () => {
     sender.stop();
     expect(Math.max(...sends)).toBeLessThanOrEqual(MAX_BEATS_PER_SEND);
     expect(sends.reduce((a, b) => a + b, 0)).toBe(MAX_CATCH_UP_SLOTS * 500);
+  });
+
+  it.each([
+    ['the e2e fleet, 1 s', 100, 1000, 10],
+    ['a big fleet, 1 s', 5000, 1000, 10],
+    ['the bench fleet, 5 s: fewer, fuller slots', 200, 5000, 10],
+    ['a mid fleet, 5 s', 600, 5000, 30],
+    ['50,000 nodes, 5 s: 100 ms slots', 50_000, 5000, 50],
+    ['one real node, 5 s', 1, 5000, MIN_SLOTS],
+    ['a period shorter than 100 ms', 200, 50, 1],
+    ['a period of 500 ms', 3, 500, 5],
+  ])('slot count for %s', (_n, fleetSize, periodMs, slots) => {
+    expect(HeartbeatSender.slotCount(fleetSize, periodMs)).toBe(slots);
+  });
+
+  it('sends a small fleet in slots of about TARGET_BEATS_PER_SLOT, still once per period per node', async () => {
+    const { sender, sent, sends } = fleet(200, 5000);
+    await sender.start();
+    sent.clear();
+    sends.length = 0;
+    for (let t = 0; t < 100; t++) {
+      jest.advanceTimersByTime(100);
+      await flush();
+    }
+    sender.stop();
+    expect(sends).toEqual(Array.from({ length: 20 }, () => 20)); // 10 s: two periods of ten slots, 500 ms apart
+    expect(new Set(sent.values())).toEqual(new Set([2]));
+    expect(sent.size).toBe(200);
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AgentCommandMessage, HeartbeatMessage, JobReportMessage, ReportedState } from '@gantry/contracts';
 import { Execution, ExecutionResult, Executor } from './executors/executor';
-import { ReportSink } from './report-publisher';
+import { ReportSink, TraceHeaders } from './report-publisher';
 import { TelemetrySplit, telemetryDue } from './telemetry/telemetry-split';
 import { NodeTelemetry, TelemetrySource } from './telemetry/telemetry-source';
 
@@ -16,6 +16,13 @@ interface LiveAttempt {
   attempt: number;
   gpus: number;
   execution: Execution;
+  /** Trace context of the RUN that started it; every report of the attempt carries it. */
+  trace: TraceHeaders;
+}
+
+interface FinishedAttempt {
+  report: JobReportMessage;
+  trace: TraceHeaders;
 }
 
 const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
@@ -27,12 +34,14 @@ export const SILENT_STOPS = new Set(['FENCED', 'AGENT_STOPPED']);
  * One node as its agent sees it: what it runs, its heartbeats, and its answers to RUN/KILL.
  * Commands are level-triggered: a repeated RUN for a live or finished attempt is a no-op (a finished
  * one re-sends its final report, in case the first was lost); a KILL for an unknown attempt is a no-op.
+ * An attempt's reports carry the trace context of the RUN that started it (ReportSink.traceHeaders
+ * is read while that RUN is handled).
  */
 export class NodeRuntime {
   readonly bootId = randomUUID();
   private seq = 0;
   private readonly live = new Map<string, LiveAttempt>();
-  private readonly finished = new Map<string, JobReportMessage>();
+  private readonly finished = new Map<string, FinishedAttempt>();
   private lastTelemetry: NodeTelemetry | null = null;
   private beatsSinceTelemetry = 0;
 
@@ -54,6 +63,12 @@ export class NodeRuntime {
     return n;
   }
 
+  /** Whether handling `cmd` would change anything: a RUN of an attempt never seen, a KILL of a live one. */
+  changedBy(cmd: AgentCommandMessage): boolean {
+    const k = key(cmd.jobId, cmd.attempt);
+    return cmd.type === 'KILL' ? this.live.has(k) : !this.live.has(k) && !this.finished.has(k);
+  }
+
   handle(cmd: AgentCommandMessage): void {
     const k = key(cmd.jobId, cmd.attempt);
     if (cmd.type === 'KILL') {
@@ -62,19 +77,20 @@ export class NodeRuntime {
     }
     if (this.live.has(k)) return;
     const done = this.finished.get(k);
-    if (done) return this.reports.publish(done);
+    if (done) return this.reports.publish(done.report, done.trace);
+    const trace = this.reports.traceHeaders();
     const execution = this.executor.start(
       { jobId: cmd.jobId, attempt: cmd.attempt, image: cmd.image!, command: cmd.command!, env: cmd.env ?? {}, gang: cmd.gang! },
-      (result) => this.onExit(cmd.jobId, cmd.attempt, result),
+      (result) => this.onExit(cmd.jobId, cmd.attempt, trace, result),
     );
     // The exit callback may already have run (spawn failure); only track what is still alive.
     if (!this.finished.has(k)) {
-      this.live.set(k, { jobId: cmd.jobId, attempt: cmd.attempt, gpus: cmd.resources?.gpus ?? 0, execution });
-      this.report(cmd.jobId, cmd.attempt, 'RUNNING');
+      this.live.set(k, { jobId: cmd.jobId, attempt: cmd.attempt, gpus: cmd.resources?.gpus ?? 0, execution, trace });
+      this.report(trace, cmd.jobId, cmd.attempt, 'RUNNING');
     }
   }
 
-  private onExit(jobId: string, attempt: number, r: ExecutionResult): void {
+  private onExit(jobId: string, attempt: number, trace: TraceHeaders, r: ExecutionResult): void {
     const k = key(jobId, attempt);
     this.live.delete(k);
     let state: ReportedState;
@@ -95,16 +111,16 @@ export class NodeRuntime {
       state = 'FAILED';
       reason = r.exitCode === null ? `SIGNAL_${r.signal}` : undefined;
     }
-    const report = this.report(jobId, attempt, state, r.exitCode ?? undefined, reason);
-    this.finished.set(k, report);
+    const report = this.report(trace, jobId, attempt, state, r.exitCode ?? undefined, reason);
+    this.finished.set(k, { report, trace });
     if (this.finished.size > FINISHED_MEMORY) this.finished.delete(this.finished.keys().next().value!);
   }
 
-  private report(jobId: string, attempt: number, state: ReportedState, exitCode?: number, reason?: string): JobReportMessage {
+  private report(trace: TraceHeaders, jobId: string, attempt: number, state: ReportedState, exitCode?: number, reason?: string): JobReportMessage {
     const report: JobReportMessage = { nodeId: this.identity.nodeId, jobId, attempt, state, at: Date.now() };
     if (exitCode !== undefined) report.exitCode = exitCode;
     if (reason !== undefined) report.reason = reason;
-    this.reports.publish(report);
+    this.reports.publish(report, trace);
     return report;
   }
 

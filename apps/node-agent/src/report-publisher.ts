@@ -2,24 +2,47 @@ import { Producer } from 'kafkajs';
 import { JobReportMessage, TOPICS } from '@gantry/contracts';
 import { currentTraceHeaders } from '@gantry/messaging';
 
+/** W3C trace context for a Kafka message's headers. */
+export type TraceHeaders = Record<string, string>;
+
 export interface ReportSink {
-  publish(report: JobReportMessage): void;
+  publish(report: JobReportMessage, trace: TraceHeaders): void;
+  /** The trace context active now (the command being handled), for the reports of the attempt it starts. */
+  traceHeaders(): TraceHeaders;
 }
+
+/** Reports per Kafka send at most. */
+const MAX_REPORTS_PER_SEND = 500;
 
 /**
  * Queues job reports and sends them in batches, retrying until Kafka acknowledges: a report is
  * never dropped because the broker was briefly away. Order per node is kept (one queue, key = nodeId).
+ *
+ * A send starts on the turn of the event loop after the first report queued (setImmediate), not on
+ * the report itself: the RUNNING reports of a batch of RUNs, or the ends of attempts whose timers
+ * fire together, then go in one send instead of one alone and the rest after it. Nothing waits for
+ * a timer; reports queued while a send is in flight go in the next.
  */
 export class ReportPublisher implements ReportSink {
-  private queue: Array<{ report: JobReportMessage; headers: Record<string, string> }> = [];
+  private queue: Array<{ report: JobReportMessage; headers: TraceHeaders }> = [];
   private flushing: Promise<void> | null = null;
+  private scheduled = false;
   private backoffMs = 0;
 
   constructor(private readonly producer: Producer, private readonly logger: { warn(o: object, m: string): void }) {}
 
-  publish(report: JobReportMessage): void {
-    this.queue.push({ report, headers: currentTraceHeaders() });
-    this.kick();
+  publish(report: JobReportMessage, trace: TraceHeaders): void {
+    this.queue.push({ report, headers: trace });
+    if (this.scheduled || this.flushing) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.kick();
+    });
+  }
+
+  traceHeaders(): TraceHeaders {
+    return currentTraceHeaders();
   }
 
   get pending(): number {
@@ -35,7 +58,7 @@ export class ReportPublisher implements ReportSink {
   }
 
   private async flush(): Promise<void> {
-    const batch = this.queue.slice(0, 500);
+    const batch = this.queue.slice(0, MAX_REPORTS_PER_SEND);
     if (batch.length === 0) return;
     try {
       await this.producer.send({

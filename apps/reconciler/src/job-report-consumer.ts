@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { JobReportMessage, TOPICS, parseMessage } from '@gantry/contracts';
+import { JobReportMessage, TOPICS, parseJobReport } from '@gantry/contracts';
 import { TerminalFailure } from '@gantry/messaging';
 import { CONFIG, Consumers } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
@@ -13,7 +13,7 @@ export class JobReportConsumer {
       groupId: 'gantry-reconciler',
       topic: TOPICS.jobReports,
       fromBeginning: true, // every report ever accepted is applied; none is lost before the first start
-      parse: (raw) => parseMessage(JobReportMessage, raw),
+      parse: parseJobReport,
       handleBatch: async (items) => {
         // A report the database can never accept is parked; anything else is retried (thrown).
         const results = await applier.applyBatch(items);

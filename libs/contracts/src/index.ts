@@ -6,6 +6,8 @@ export * from './kafka/agent-command.message';
 export * from './kafka/job-lifecycle.message';
 export * from './kafka/parse-message';
 export * from './kafka/heartbeat-parser';
+export * from './kafka/agent-command-parser';
+export * from './kafka/job-report-parser';
 export * from './kafka/heartbeat-order';
 export * from './http/is-string-record';
 export * from './http/create-job.dto';

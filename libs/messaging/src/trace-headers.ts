@@ -39,6 +39,22 @@ export function withConsumerSpan<T>(headers: IHeaders | undefined, name: string,
   });
 }
 
+/**
+ * withConsumerSpan for synchronous work: runs `fn` at once in the span and ends it when `fn`
+ * returns. A promise and a microtask turn per message is what the agent's command loop would
+ * otherwise pay (and those turns staggered the batches of the partitions consumed at once).
+ * Inside `fn`, activeTraceId() and currentTraceHeaders() see the span, and pino adds its ids.
+ */
+export function inConsumerSpan<T>(headers: IHeaders | undefined, name: string, attrs: Record<string, string | number>, fn: () => T): T {
+  const parent = extractTraceContext(headers);
+  const span = tracer.startSpan(name, { kind: SpanKind.CONSUMER, attributes: attrs }, parent);
+  try {
+    return context.with(trace.setSpan(parent, span), fn);
+  } finally {
+    span.end();
+  }
+}
+
 /** The trace id of the active span, or null; handy for logs and tests. */
 export function activeTraceId(): string | null {
   const span = trace.getSpan(context.active());

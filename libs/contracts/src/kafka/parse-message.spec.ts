@@ -38,6 +38,13 @@ describe('parseMessage', () => {
     expect(r.ok).toBe(false);
   });
 
+  it('refuses, instead of throwing, a value class-transformer throws on (so it is dead-lettered, not retried forever)', () => {
+    const raw = JSON.stringify({ type: 'KILL', nodeId: 'n', jobId: 'j', attempt: 1, reason: 'x', env: { constructor: { a: 1 } } });
+    const r = parseMessage(AgentCommandMessage, raw);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toMatch(/^invalid message: /);
+  });
+
   it('requires RUN fields only on RUN commands', () => {
     const kill = { type: 'KILL', nodeId: 'n', jobId: 'j', attempt: 1, reason: 'CANCELLED' };
     expect(parseMessage(AgentCommandMessage, JSON.stringify(kill)).ok).toBe(true);

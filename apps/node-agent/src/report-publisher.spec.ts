@@ -1,0 +1,56 @@
+import { Producer } from 'kafkajs';
+import { JobReportMessage } from '@gantry/contracts';
+import { ReportPublisher } from './report-publisher';
+
+const report = (jobId: string): JobReportMessage => ({ nodeId: 'n1', jobId, attempt: 1, state: 'RUNNING', at: 1 });
+const turn = () => new Promise((r) => setImmediate(r));
+async function until(cond: () => boolean) {
+  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setTimeout(r, 1));
+  expect(cond()).toBe(true);
+}
+
+function publisher() {
+  const sends: Array<Array<{ key: string; value: string; headers: Record<string, string> }>> = [];
+  let release: (() => void) | null = null;
+  let hold = false;
+  const producer = {
+    send: async ({ messages }: { messages: Array<{ key: string; value: string; headers: Record<string, string> }> }) => {
+      sends.push(messages);
+      if (hold) await new Promise<void>((r) => (release = r));
+    },
+  } as unknown as Producer;
+  const p = new ReportPublisher(producer, { warn: () => undefined });
+  return { p, sends, holdSends: () => (hold = true), releaseSend: () => release?.() };
+}
+
+describe('ReportPublisher', () => {
+  it('sends the reports of one turn of the event loop together, each with its trace headers', async () => {
+    const { p, sends } = publisher();
+    p.publish(report('a'), { traceparent: 'ta' });
+    p.publish(report('b'), { traceparent: 'tb' });
+    p.publish(report('c'), {});
+    expect(sends).toHaveLength(0); // nothing sent on the report itself
+    await turn();
+    expect(sends).toHaveLength(1);
+    expect(sends[0].map((m) => m.headers)).toEqual([{ traceparent: 'ta' }, { traceparent: 'tb' }, {}]);
+    await p.drain(1000);
+    expect(p.pending).toBe(0);
+  });
+
+  it('sends what was queued during a send in the next one, in order', async () => {
+    const { p, sends, holdSends, releaseSend } = publisher();
+    holdSends();
+    p.publish(report('a'), {});
+    await turn();
+    p.publish(report('b'), {});
+    p.publish(report('c'), {});
+    await turn();
+    expect(sends).toHaveLength(1);
+    releaseSend();
+    await until(() => sends.length === 2);
+    releaseSend();
+    await p.drain(1000);
+    expect(sends.map((s) => s.length)).toEqual([1, 2]);
+    expect(sends[1].map((m) => JSON.parse(m.value).jobId)).toEqual(['b', 'c']);
+  });
+});
