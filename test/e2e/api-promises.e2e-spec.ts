@@ -153,6 +153,7 @@ describe('validation: each bad input is a 400 naming the field, and changes noth
     ['65 labels', { labels: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`l${i}`, 'x'])) }, 'labels'],
     ['65 GPUs', { resources: { gpus: 65, cpuCores: 1, memoryMiB: 1 } }, 'resources.gpus'],
     ['negative memory', { resources: { gpus: 0, cpuCores: 1, memoryMiB: -1 } }, 'resources.memoryMiB'],
+    ['resources as an array', { resources: [{ gpus: 0, cpuCores: 1, memoryMiB: 1 }] }, 'resources'],
     ['1025 nodes', { nodes: 1025 }, 'nodes'],
     ['0 nodes', { nodes: 0 }, 'nodes'],
     ['11 retries', { maxRetries: 11 }, 'maxRetries'],
@@ -224,6 +225,51 @@ describe('listing', () => {
     expect((await user.request('GET', `/v1/jobs?limit=1&state=QUEUED&cursor=${encodeURIComponent(cursor)}`)).status).toBe(400);
     for (const limit of ['0', '501', 'ten']) expect((await user.request('GET', `/v1/jobs?limit=${limit}`)).status).toBe(400);
     expect((await user.request('GET', '/v1/jobs?color=red')).status).toBe(400);
+  });
+});
+
+describe('HTTP at the edges', () => {
+  const post = (headers: Record<string, string>, body: string | ReadableStream<Uint8Array>, extra: RequestInit = {}) =>
+    fetch(`${e2e.stack.gatewayUrl}/v1/jobs`, { method: 'POST', headers: { authorization: `Bearer ${e2e.adminToken}`, ...headers }, body, ...extra });
+
+  it('accepts application/*+json bodies: 201 with Location naming the job', async () => {
+    const res = await post({ 'content-type': 'application/vnd.gantry+json; charset=utf-8' }, JSON.stringify(parked()));
+    expect(res.status).toBe(201);
+    const job = (await res.json()) as { id: string };
+    expect(res.headers.get('location')).toBe(`/v1/jobs/${job.id}`);
+  });
+
+  it('a body that is not JSON is read as none: 400 naming the required fields, nothing created', async () => {
+    const owner = uniqueTag('text');
+    const user = await userClient(owner);
+    const res = await user.request('POST', '/v1/jobs', undefined, { 'content-type': 'text/plain' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/problem\+json/);
+    expect(res.body.errors.map((e: any) => e.field)).toEqual(expect.arrayContaining(['name', 'image', 'command']));
+    expect((await user.listJobs()).items).toEqual([]);
+  });
+
+  it('a chunked body over 1 MiB (no Content-Length) is a 413 problem', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode('{"name":"big","image":"i","command":["true"],"env":{"BIG":"'));
+        if (sent > 1024 * 1024 + chunk.length) return controller.close();
+        controller.enqueue(chunk);
+        sent += chunk.length;
+      },
+    });
+    const res = await post({ 'content-type': 'application/json' }, body, { duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(res.headers.get('content-type')).toMatch(/problem\+json/);
+    expect(((await res.json()) as { title: string }).title).toBe('Payload too large');
+  });
+
+  it('an undecodable URL is a 400 problem', async () => {
+    const res = await admin.request('GET', '/v1/jobs/%zz');
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/problem\+json/);
   });
 });
 

@@ -1,15 +1,16 @@
 import './instrumentation';
-import { json } from 'express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { bodyParserErrors, bootstrapService, exitOnBootFailure, loadConfig } from '@gantry/platform';
+import { CreateJobDto } from '@gantry/contracts';
+import { bootstrapService, exitOnBootFailure, loadConfig } from '@gantry/platform';
 import { GatewayModule } from './app.module';
 import { GatewayEnv } from './config';
+import { parseCreateJob } from './jobs/create-job-parser';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(GatewayEnv);
   await bootstrapService(GatewayModule.forConfig(config), config, {
+    fastValidators: new Map([[CreateJobDto, parseCreateJob]]),
     configure: (app) => {
-      app.use(json({ limit: '1mb', type: ['application/json', 'application/*+json'] }), bodyParserErrors);
       const doc = SwaggerModule.createDocument(
         app,
         new DocumentBuilder().setTitle('Gantry API').setVersion('v1').addBearerAuth().build(),

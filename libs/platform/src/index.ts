@@ -10,5 +10,5 @@ export * from './health/ops-endpoints';
 export * from './metrics/metrics.controller';
 export * from './logging/logger';
 export * from './bootstrap/bootstrap-service';
-export * from './http/body-parser-errors';
+export * from './http/json-body';
 export * from './http/http-drain';

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { autocommit, findApiTokenBySecretHash, insertApiToken } from '@gantry/persistence';
 import { CONFIG } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
 import { Principal, Role } from './principal';
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+const sha256 = (s: string) => hash('sha256', s, 'hex');
 /** Positive lookups are cached briefly so a request costs no database round trip; tokens are never revoked yet. */
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX = 10_000;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** JSON with object keys sorted at every depth, so key order never changes the text. */
 export function canonicalJson(value: unknown): string {
@@ -14,5 +14,5 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function canonicalSha256(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return hash('sha256', canonicalJson(value), 'hex');
 }

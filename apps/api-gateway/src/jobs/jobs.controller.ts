@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CreateJobDto, JobEventPage, JobPage, JobView } from '@gantry/contracts';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
@@ -43,8 +43,8 @@ export class JobsController {
     @Body() dto: CreateJobDto,
     @CurrentPrincipal() who: Principal,
     @Headers('idempotency-key') key: string | undefined,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<JobView> {
     if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
       throw new ApiError(ErrorCode.VALIDATION_FAILED, 'Idempotency-Key must be 1..255 printable ASCII characters', [
@@ -54,11 +54,8 @@ export class JobsController {
     // The hash is of the body as sent (keys sorted), so a retry that reorders keys is still a replay.
     const idem = key === undefined ? null : { key, bodySha256: canonicalSha256(req.body) };
     const { job, replayed } = await this.jobs.create(dto, who, idem);
-    res.location(`/v1/jobs/${job.id}`);
-    if (replayed) {
-      res.status(200);
-      res.setHeader('Idempotent-Replayed', 'true');
-    }
+    void res.header('location', `/v1/jobs/${job.id}`);
+    if (replayed) void res.status(200).header('idempotent-replayed', 'true');
     return toJobView(job);
   }
 
@@ -95,9 +92,9 @@ export class JobsController {
 
   @Post(':id/cancel')
   @ApiOkResponse({ type: JobView, description: '202 when the intent is recorded; 200 when the job had already ended' })
-  async cancel(@Param('id') id: string, @CurrentPrincipal() who: Principal, @Res({ passthrough: true }) res: Response): Promise<JobView> {
+  async cancel(@Param('id') id: string, @CurrentPrincipal() who: Principal, @Res({ passthrough: true }) res: FastifyReply): Promise<JobView> {
     const { job, accepted } = await this.jobs.cancel(id, who);
-    res.status(accepted ? 202 : 200);
+    void res.status(accepted ? 202 : 200);
     return toJobView(job);
   }
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { Histogram } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { CreateJobDto, DEFAULT_RESOURCES, JobLifecycleMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
 import { assertTransition, decideCancel } from '@gantry/domain';
@@ -26,6 +27,13 @@ export interface CancelResult {
   accepted: boolean;
 }
 
+/** How well creates group-commit: each batch's size (GANTRY_CREATE_BATCH_MAX, GANTRY_CREATE_CONCURRENCY). */
+const createBatchSize = new Histogram({
+  name: 'gantry_create_batch_size',
+  help: 'Creates committed together in one statement',
+  buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+});
+
 /** A create's outcome, or the error its transaction failed with when it was retried alone. */
 type CreateOutcome = JobCreationOutcome | { kind: 'failed'; error: unknown };
 
@@ -41,7 +49,10 @@ export class JobsService {
     this.creations = new MicroBatcher({
       maxBatch: config.GANTRY_CREATE_BATCH_MAX,
       maxInFlight: config.GANTRY_CREATE_CONCURRENCY,
-      run: (requests) => this.createBatch(requests),
+      run: (requests) => {
+        createBatchSize.observe(requests.length);
+        return this.createBatch(requests);
+      },
     });
   }
 

@@ -1,32 +1,52 @@
-import { DynamicModule, INestApplication, Type } from '@nestjs/common';
+import { BadRequestException, DynamicModule, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger as PinoNestLogger, LoggerModule } from 'nestjs-pino';
-import { createValidationPipe } from '../http/validation-pipe';
+import pino from 'pino';
+import { FastValidator, createValidationPipe } from '../http/validation-pipe';
 import { ProblemDetailsFilter } from '../http/problem-details.filter';
 import { HttpDrain } from '../http/http-drain';
+import { BODY_LIMIT_BYTES, useJsonBodies } from '../http/json-body';
 import { ServiceEnv } from '../config/env';
 
 export interface BootstrapOptions {
-  /** Called before listen(): body parsers, Swagger, anything app-specific. */
-  configure?: (app: INestApplication) => void | Promise<void>;
+  /** Called before listen(): Swagger, anything app-specific. */
+  configure?: (app: NestFastifyApplication) => void | Promise<void>;
+  /** Hand-written body checks by DTO class, for hot paths (see FastValidator). */
+  fastValidators?: ReadonlyMap<unknown, FastValidator>;
 }
 
 /** How long SIGTERM waits for HTTP requests in flight before closing their connections. */
 const HTTP_DRAIN_MS = 10_000;
 
 /**
- * Creates and starts a service's Nest app the same way everywhere: pino logs, problem+json errors,
- * strict validation, then listen. On SIGTERM or SIGINT, in this order: HTTP drains (HttpDrain), the
- * app's shutdown hooks run (loops stop, consumers commit and stop, the outbox relay flushes, clients
- * close), and the process exits by the same signal.
+ * Creates and starts a service's Nest app the same way everywhere: on Fastify (ADR 0011), JSON
+ * bodies up to 1 MiB, pino logs, problem+json errors, strict validation, then listen. On SIGTERM or
+ * SIGINT, in this order: HTTP drains (HttpDrain), the app's shutdown hooks run (loops stop,
+ * consumers commit and stop, the outbox relay flushes, clients close), and the process exits by
+ * the same signal.
  */
-export async function bootstrapService(module: Type<unknown> | DynamicModule, config: ServiceEnv, opts: BootstrapOptions = {}): Promise<INestApplication> {
-  const app = await NestFactory.create(module, { bufferLogs: true, bodyParser: false });
+export async function bootstrapService(module: Type<unknown> | DynamicModule, config: ServiceEnv, opts: BootstrapOptions = {}): Promise<NestFastifyApplication> {
+  const problems = new ProblemDetailsFilter();
+  const adapter = new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Node's own defaults, as under Express (Fastify's are 72 s and no limit).
+    keepAliveTimeout: 5_000,
+    requestTimeout: 300_000,
+    // Routing as Express did it: case-insensitive, a trailing slash ignored, node ids up to 253 characters.
+    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: 1024 },
+    // An undecodable URL (Fastify answers it before routing) is a 400 problem, as Express's URIError was.
+    frameworkErrors: (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => problems.render(new BadRequestException(err.message), req, reply),
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { bufferLogs: true, bodyParser: false });
+  const fastify = app.getHttpAdapter().getInstance();
+  useJsonBodies(fastify);
   const drain = new HttpDrain();
-  app.use(drain.middleware);
+  fastify.addHook('onRequest', drain.onRequest);
   app.useLogger(app.get(PinoNestLogger));
-  app.useGlobalFilters(new ProblemDetailsFilter());
-  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalFilters(problems);
+  app.useGlobalPipes(createValidationPipe(opts.fastValidators));
   await opts.configure?.(app);
   await app.listen(config.GANTRY_HTTP_PORT, config.GANTRY_HTTP_HOST);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -41,14 +61,24 @@ export async function bootstrapService(module: Type<unknown> | DynamicModule, co
   return app;
 }
 
-/** nestjs-pino module: request logs at debug (health probes are noise), app logs as configured. */
+/**
+ * nestjs-pino module: request logs at debug (health probes are noise), app logs as configured.
+ * pino-http builds a child logger per request, with the request serialised into its bindings,
+ * whether or not anything is written; below debug it would write only the 5xx, which
+ * ProblemDetailsFilter logs anyway (with the error id, method and URL). So at info and above the
+ * request middleware is left out, and so is the request context of logs written during a request.
+ */
 export function loggerModule(service: string, level: string) {
+  const requestLogs = (pino.levels.values[level] ?? Infinity) <= pino.levels.values.debug;
   return LoggerModule.forRoot({
     pinoHttp: {
       name: service,
       level,
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'debug'),
+      // The serialised request carries every header: a bearer token must not reach the logs.
+      redact: { paths: ['req.headers.authorization'], censor: '[redacted]' },
     },
+    ...(requestLogs ? {} : { forRoutes: [] }),
   });
 }
 

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 
 /**
  * Graceful HTTP shutdown. `server.close()` alone waits for every keep-alive connection to go idle,
@@ -11,12 +11,12 @@ export class HttpDrain {
   private draining = false;
   private inFlight = 0;
 
-  /** Counts requests in flight and, once draining, asks clients to close their connection. */
-  readonly middleware = (_req: Request, res: Response, next: NextFunction): void => {
+  /** Fastify `onRequest` hook: counts requests in flight and, once draining, asks clients to close their connection. */
+  readonly onRequest = (_req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     this.inFlight++;
-    res.once('close', () => this.inFlight--);
-    if (this.draining) res.setHeader('Connection', 'close');
-    next();
+    reply.raw.once('close', () => this.inFlight--);
+    if (this.draining) void reply.header('connection', 'close');
+    done();
   };
 
   /** Resolves once the requests in flight have finished (or `timeoutMs` passed) and every connection is closed. */

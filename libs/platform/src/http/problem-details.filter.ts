@@ -1,28 +1,38 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode, ProblemDetails, problemFor } from './problem';
 
-/** Renders every error as RFC 9457 application/problem+json. A 5xx hides internals and logs an error id. */
+/**
+ * Renders every error as RFC 9457 application/problem+json. A 5xx hides internals and logs an error
+ * id. Fastify's own errors (body over the limit, a Content-Length that does not match) arrive as
+ * HttpExceptions with their status: Nest maps them before its filters run.
+ */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemDetails');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
-    const problem = this.toProblem(exception);
-    res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+    const http = host.switchToHttp();
+    this.render(exception, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
   }
 
-  private toProblem(e: unknown): ProblemDetails {
+  render(exception: unknown, req: FastifyRequest, reply: FastifyReply): void {
+    const problem = this.toProblem(exception, req);
+    void reply.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+  }
+
+  private toProblem(e: unknown, req: FastifyRequest): ProblemDetails {
     if (e instanceof ApiError) return e.getResponse() as ProblemDetails;
     if (e instanceof HttpException && e.getStatus() < 500) {
       const status = e.getStatus();
-      const code = status === 404 ? ErrorCode.NOT_FOUND : status === 413 ? ErrorCode.PAYLOAD_TOO_LARGE : status === 401 ? ErrorCode.UNAUTHENTICATED : status === 403 ? ErrorCode.FORBIDDEN : ErrorCode.VALIDATION_FAILED;
+      // The only 413 is the body limit (BODY_LIMIT_BYTES); Fastify's message would not say which.
+      if (status === 413) return problemFor(ErrorCode.PAYLOAD_TOO_LARGE, 'request body exceeds 1 MiB');
+      const code = status === 404 ? ErrorCode.NOT_FOUND : status === 401 ? ErrorCode.UNAUTHENTICATED : status === 403 ? ErrorCode.FORBIDDEN : ErrorCode.VALIDATION_FAILED;
       return { ...problemFor(code, e.message), status };
     }
     const errorId = randomUUID();
-    this.logger.error({ err: e, errorId }, 'unhandled error');
+    this.logger.error({ err: e, errorId, method: req.method, url: req.url }, 'unhandled error');
     return { ...problemFor(ErrorCode.INTERNAL, `internal error; quote error id ${errorId}`), errorId };
   }
 }

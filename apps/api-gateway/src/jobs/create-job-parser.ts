@@ -1,0 +1,55 @@
+import { isInt, length, matches, max, maxLength, min } from 'class-validator';
+import { CreateJobDto, ENV_LIMITS, JOB_LIMITS, LABEL_LIMITS, QUEUE_NAME_PATTERN, ResourcesDto, StringRecordLimits, isStringRecord } from '@gantry/contracts';
+
+/*
+ * The global ValidationPipe (class-transformer, then class-validator's metadata walk) was ~7% of
+ * the gateway's CPU per create in bench:api (ADR 0011). This checks CreateJobDto's rules by hand, with
+ * class-validator's own checks for each rule, and builds the instances the pipe would return. It
+ * may be stricter than the class, never looser: anything it does not accept goes through the pipe,
+ * which gives the verdict and the field errors. create-job-parser.spec.ts checks the two agree.
+ */
+
+type Obj = Record<string, unknown>;
+
+const JOB_KEYS = new Set(['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries']);
+const RESOURCE_KEYS = new Set(['gpus', 'gpuModel', 'cpuCores', 'memoryMiB']);
+
+const isPlainObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+const onlyKeys = (o: Obj, allowed: ReadonlySet<string>): boolean => Object.keys(o).every((k) => allowed.has(k));
+const intIn = (v: unknown, lo: number, hi: number): boolean => isInt(v) && min(v, lo) && max(v, hi);
+/** @IsOptional(): null and undefined skip every other rule. */
+const absent = (v: unknown): v is null | undefined => v === null || v === undefined;
+/** The pipe deletes `__proto__` keys before validating (and so changes what is stored): leave those bodies to it. */
+const hasProtoKey = (o: object): boolean => Object.prototype.hasOwnProperty.call(o, '__proto__');
+
+function stringRecord(v: unknown, limits: StringRecordLimits): boolean {
+  return absent(v) || (isPlainObject(v) && !hasProtoKey(v) && isStringRecord(v, limits));
+}
+
+function resources(v: unknown): ResourcesDto | null | undefined | false {
+  if (absent(v)) return v;
+  if (!isPlainObject(v) || !onlyKeys(v, RESOURCE_KEYS)) return false;
+  const { gpus, gpuModel, cpuCores, memoryMiB } = v;
+  if (!intIn(gpus, 0, JOB_LIMITS.gpusMax) || !intIn(cpuCores, 0, JOB_LIMITS.cpuCoresMax) || !intIn(memoryMiB, 0, JOB_LIMITS.memoryMiBMax)) return false;
+  if (!absent(gpuModel) && !length(gpuModel, 1, JOB_LIMITS.gpuModelMax)) return false;
+  return Object.assign(new ResourcesDto(), v);
+}
+
+/** The CreateJobDto the global pipe would return for `body`, or null when the pipe must decide. */
+export function parseCreateJob(body: unknown): CreateJobDto | null {
+  if (!isPlainObject(body) || !onlyKeys(body, JOB_KEYS)) return null;
+  const { queue, name, image, command, env, labels, nodes, maxRetries } = body;
+  // matches() checks that the value is a string itself, whatever its declared parameter type says.
+  if (!absent(queue) && !matches(queue as string, QUEUE_NAME_PATTERN)) return null;
+  if (!length(name, 1, JOB_LIMITS.nameMax) || !length(image, 1, JOB_LIMITS.imageMax)) return null;
+  if (!Array.isArray(command) || command.length < 1 || command.length > JOB_LIMITS.commandMaxItems) return null;
+  if (!command.every((arg) => maxLength(arg, JOB_LIMITS.commandArgMax))) return null;
+  if (!stringRecord(env, ENV_LIMITS) || !stringRecord(labels, LABEL_LIMITS)) return null;
+  if (!absent(nodes) && !intIn(nodes, 1, JOB_LIMITS.nodesMax)) return null;
+  if (!absent(maxRetries) && !intIn(maxRetries, 0, JOB_LIMITS.maxRetriesMax)) return null;
+  const r = resources(body.resources);
+  if (r === false) return null;
+  const dto = Object.assign(new CreateJobDto(), body);
+  if (r) dto.resources = r;
+  return dto;
+}
