@@ -4,12 +4,12 @@ import { getNodeAutoInstrumentations } from '@opentelemetry/auto-instrumentation
 let sdk: NodeSDK | null = null;
 
 /**
- * Starts OpenTelemetry. Must run before anything it instruments (http, express, pg, ioredis, pino)
+ * Starts OpenTelemetry. Must run before anything it instruments (http, NestJS, pg, ioredis, pino)
  * is required, so each service's `instrumentation.ts` is the first import of its main.ts.
  * Exporters follow the standard OTEL_* variables. With no OTLP endpoint configured nothing is
  * exported, so only what carries context is instrumented (incoming HTTP for `traceparent`, pino for
- * trace ids in logs; OTEL_NODE_ENABLED_INSTRUMENTATIONS overrides): a span per Express or router
- * layer, per SQL or Redis command costs CPU on every request and would go nowhere.
+ * trace ids in logs; OTEL_NODE_ENABLED_INSTRUMENTATIONS overrides): a span per Nest handler, per
+ * SQL or Redis command costs CPU on every request and would go nowhere.
  */
 export function startTelemetry(serviceName: string): void {
   if (sdk) return;
@@ -28,6 +28,8 @@ export function startTelemetry(serviceName: string): void {
         '@opentelemetry/instrumentation-net': { enabled: false },
         // Kafka context is carried explicitly (through the outbox), see libs/messaging/src/trace-headers.ts.
         '@opentelemetry/instrumentation-kafkajs': { enabled: false },
+        // Trace ids into log lines, yes; every line parsed again for an OTLP log export, only when logs are exported.
+        '@opentelemetry/instrumentation-pino': { disableLogSending: process.env.OTEL_LOGS_EXPORTER === 'none' },
       }),
     ],
   });

@@ -1,27 +1,44 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
+  ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
 } from 'class-validator';
-import { IsStringRecord } from './is-string-record';
+import { IsStringRecord, StringRecordLimits } from './is-string-record';
 
 export const QUEUE_NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
+/** The bounds of POST /v1/jobs, shared by the DTOs below and any hand-written check that must agree with them. */
+export const JOB_LIMITS = {
+  nameMax: 253,
+  imageMax: 512,
+  commandMaxItems: 256,
+  commandArgMax: 4096,
+  nodesMax: 1024,
+  maxRetriesMax: 10,
+  gpusMax: 64,
+  gpuModelMax: 64,
+  cpuCoresMax: 1024,
+  memoryMiBMax: 16 * 1024 * 1024,
+} as const;
+
+export const ENV_LIMITS: StringRecordLimits = { maxEntries: 128, maxKeyLength: 256, maxValueLength: 32768, keyPattern: /^[A-Za-z_][A-Za-z0-9_]*$/ };
+export const LABEL_LIMITS: StringRecordLimits = { maxEntries: 64, maxKeyLength: 63, maxValueLength: 256 };
+
 export class ResourcesDto {
-  @ApiProperty({ minimum: 0, maximum: 64, description: 'GPUs per node' })
-  @IsInt() @Min(0) @Max(64)
+  @ApiProperty({ minimum: 0, maximum: JOB_LIMITS.gpusMax, description: 'GPUs per node' })
+  @IsInt() @Min(0) @Max(JOB_LIMITS.gpusMax)
   gpus!: number;
 
   @ApiPropertyOptional({ nullable: true, description: 'GPU model; omitted or null: any model' })
-  @IsOptional() @IsString() @Length(1, 64)
+  @IsOptional() @IsString() @Length(1, JOB_LIMITS.gpuModelMax)
   gpuModel?: string | null;
 
-  @ApiProperty({ minimum: 0, maximum: 1024, description: 'CPU cores per node' })
-  @IsInt() @Min(0) @Max(1024)
+  @ApiProperty({ minimum: 0, maximum: JOB_LIMITS.cpuCoresMax, description: 'CPU cores per node' })
+  @IsInt() @Min(0) @Max(JOB_LIMITS.cpuCoresMax)
   cpuCores!: number;
 
-  @ApiProperty({ minimum: 0, maximum: 16777216, description: 'Memory per node, MiB' })
-  @IsInt() @Min(0) @Max(16 * 1024 * 1024)
+  @ApiProperty({ minimum: 0, maximum: JOB_LIMITS.memoryMiBMax, description: 'Memory per node, MiB' })
+  @IsInt() @Min(0) @Max(JOB_LIMITS.memoryMiBMax)
   memoryMiB!: number;
 }
 
@@ -31,36 +48,37 @@ export class CreateJobDto {
   @IsOptional() @Matches(QUEUE_NAME_PATTERN, { message: 'queue must be a lowercase DNS label' })
   queue?: string;
 
-  @ApiProperty({ maxLength: 253 })
-  @IsString() @Length(1, 253)
+  @ApiProperty({ maxLength: JOB_LIMITS.nameMax })
+  @IsString() @Length(1, JOB_LIMITS.nameMax)
   name!: string;
 
-  @ApiProperty({ maxLength: 512 })
-  @IsString() @Length(1, 512)
+  @ApiProperty({ maxLength: JOB_LIMITS.imageMax })
+  @IsString() @Length(1, JOB_LIMITS.imageMax)
   image!: string;
 
-  @ApiProperty({ type: [String], minItems: 1, maxItems: 256 })
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(256) @IsString({ each: true }) @MaxLength(4096, { each: true })
+  @ApiProperty({ type: [String], minItems: 1, maxItems: JOB_LIMITS.commandMaxItems })
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(JOB_LIMITS.commandMaxItems) @IsString({ each: true }) @MaxLength(JOB_LIMITS.commandArgMax, { each: true })
   command!: string[];
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
-  @IsOptional() @IsStringRecord({ maxEntries: 128, maxKeyLength: 256, maxValueLength: 32768, keyPattern: /^[A-Za-z_][A-Za-z0-9_]*$/ })
+  @IsOptional() @IsStringRecord(ENV_LIMITS)
   env?: Record<string, string>;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
-  @IsOptional() @IsStringRecord({ maxEntries: 64, maxKeyLength: 63, maxValueLength: 256 })
+  @IsOptional() @IsStringRecord(LABEL_LIMITS)
   labels?: Record<string, string>;
 
   @ApiPropertyOptional({ type: ResourcesDto, description: 'Per node. Default: 0 GPUs, 1 core, 1024 MiB' })
-  @IsOptional() @ValidateNested() @Type(() => ResourcesDto)
+  // IsObject: an array of resource objects would pass ValidateNested element by element.
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => ResourcesDto)
   resources?: ResourcesDto;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 1024, default: 1, description: 'Gang size' })
-  @IsOptional() @IsInt() @Min(1) @Max(1024)
+  @ApiPropertyOptional({ minimum: 1, maximum: JOB_LIMITS.nodesMax, default: 1, description: 'Gang size' })
+  @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.nodesMax)
   nodes?: number;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 10, default: 0, description: 'Re-placements after a lost attempt' })
-  @IsOptional() @IsInt() @Min(0) @Max(10)
+  @ApiPropertyOptional({ minimum: 0, maximum: JOB_LIMITS.maxRetriesMax, default: 0, description: 'Re-placements after a lost attempt' })
+  @IsOptional() @IsInt() @Min(0) @Max(JOB_LIMITS.maxRetriesMax)
   maxRetries?: number;
 }
 
