@@ -27,7 +27,8 @@ describe('ProblemDetailsFilter', () => {
     ['a 404', new NotFoundException('Cannot GET /x'), 404, 'not-found', 'Cannot GET /x'],
     ['a 400 (an undecodable URL)', new BadRequestException("'/v1/jobs/%zz' is not a valid url component"), 400, 'validation-failed', /not a valid url/],
     ['an unexpected error: a 500 that hides it', new Error('db password is hunter2'), 500, 'internal', /^internal error; quote error id [0-9a-f-]{36}$/],
-    ['a 5xx HttpException: a 500 as well', new HttpException('upstream', 503), 500, 'internal', /^internal error; quote error id/],
+    ['a 5xx HttpException: a 500 as well', new HttpException('upstream', 502), 500, 'internal', /^internal error; quote error id/],
+    ['a 503 (not ready): a 503 naming what is down', new HttpException({ status: 'error', error: { postgres: { status: 'down', message: 'timeout' } } }, 503), 503, 'unavailable', 'not ready: postgres (timeout)'],
   ])('%s', (_n, exception, status, code, detail) => {
     const sent = render(exception);
     expect(sent.status).toBe(status);
@@ -42,8 +43,11 @@ describe('ProblemDetailsFilter', () => {
     expect(error.mock.calls[0][0]).toMatchObject({ errorId: sent.body.errorId, method: 'POST', url: '/v1/jobs' });
   });
 
-  it('logs nothing for a 4xx', () => {
-    render(new ApiError(ErrorCode.NOT_FOUND, 'job x not found'));
+  it.each([
+    ['a 4xx', new ApiError(ErrorCode.NOT_FOUND, 'job x not found')],
+    ['not ready', new HttpException({ status: 'error', error: { kafka: { status: 'down' } } }, 503)],
+  ])('logs nothing for %s', (_n, exception) => {
+    render(exception);
     expect(error).not.toHaveBeenCalled();
   });
 });

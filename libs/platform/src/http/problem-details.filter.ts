@@ -24,6 +24,12 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   private toProblem(e: unknown, req: FastifyRequest): ProblemDetails {
     if (e instanceof ApiError) return e.getResponse() as ProblemDetails;
+    if (e instanceof HttpException && e.getStatus() === 503) {
+      // Not ready (terminus on /readyz): an expected answer while a dependency is away, not an error to log.
+      const body = e.getResponse() as { error?: Record<string, { message?: string }> };
+      const down = Object.entries(body?.error ?? {}).map(([name, v]) => (v?.message ? `${name} (${v.message})` : name));
+      return { ...problemFor(ErrorCode.UNAVAILABLE, down.length ? `not ready: ${down.join('; ')}` : e.message) };
+    }
     if (e instanceof HttpException && e.getStatus() < 500) {
       const status = e.getStatus();
       // The only 413 is the body limit (BODY_LIMIT_BYTES); Fastify's message would not say which.
