@@ -4,8 +4,8 @@ import { Counter } from 'prom-client';
 import { JobLifecycleMessage, KillCommand, TOPICS } from '@gantry/contracts';
 import { decideAttemptLoss } from '@gantry/domain';
 import {
-  ConcurrentUpdateError, Leadership, OutboxMessage, appendJobEvents, casUpdateJob, enqueueOutbox, findJob, holdsLeadership,
-  inTransaction, loadRanks, releaseRank,
+  ConcurrentUpdateError, Leadership, OutboxMessage, Sql, appendJobEvents, appendNodeEvents, casUpdateJob, enqueueOutbox, findJob,
+  holdsLeadership, inTransaction, loadRanks, releaseRank,
 } from '@gantry/persistence';
 
 export type LossReason = 'NODE_LOST' | 'PHANTOM';
@@ -25,44 +25,35 @@ export class AttemptLossApplier {
   constructor(@Inject(DataSource) private readonly ds: DataSource) {}
 
   async lose(jobId: string, attempt: number, lostNodeId: string, reason: LossReason, leadership: Leadership | null = null): Promise<LossOutcome> {
-    for (let tries = 0; ; tries++) {
-      try {
-        const outcome = await inTransaction(this.ds, async (sql): Promise<LossOutcome> => {
-          if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed';
-          const job = await findJob(sql, jobId);
-          if (!job) return 'ignored';
-          const decision = decideAttemptLoss(job, attempt);
-          if (decision.kind === 'ignore') return 'ignored';
-          const now = new Date();
-          // The job first, then its ranks: every writer locks in that order (the report path too), so none waits on another in a cycle.
-          const to = decision.kind === 'requeue' ? 'QUEUED' : 'FAILED';
-          const { firstSeq } = await casUpdateJob(
-            sql, jobId, job.version,
-            to === 'QUEUED' ? { state: 'QUEUED', nodeIds: [], pendingReason: null } : { state: 'FAILED', finishedAt: now, reason },
-            1, now,
-          );
-          await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);
-          const ranks = await loadRanks(sql, jobId, attempt);
-          const outbox: OutboxMessage[] = [];
-          for (const r of ranks) {
-            if (r.released) continue;
-            await releaseRank(sql, jobId, attempt, r.nodeId, now);
-            if (r.nodeId !== lostNodeId) {
-              const kill: KillCommand = { type: 'KILL', nodeId: r.nodeId, jobId, attempt, reason };
-              outbox.push({ topic: TOPICS.agentCommands, key: r.nodeId, value: kill });
-            }
-          }
-          const wake: JobLifecycleMessage = { type: 'JOB_STATE_CHANGED', at: now.getTime() };
-          outbox.push({ topic: TOPICS.jobLifecycle, key: jobId, value: wake });
-          await enqueueOutbox(sql, outbox);
-          return to === 'QUEUED' ? 'requeued' : 'failed';
-        });
-        losses.inc({ reason, outcome });
-        return outcome;
-      } catch (e) {
-        if (!(e instanceof ConcurrentUpdateError) || tries >= 10) throw e;
-      }
-    }
+    const outcome = await this.retried(() => inTransaction(this.ds, async (sql): Promise<LossOutcome> => {
+      if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed';
+      return loseIn(sql, jobId, attempt, lostNodeId, reason);
+    }));
+    losses.inc({ reason, outcome });
+    return outcome;
+  }
+
+  /**
+   * Ends every given attempt on a node declared dead and records the eviction on the node (the
+   * jobs whose attempts it ended), in one transaction fenced by the leadership: a detector killed
+   * half-way leaves both or neither, so its successor still sees the work and evicts it once.
+   * Jobs are locked in id order so two evictions cannot wait on each other in a cycle.
+   */
+  async evict(
+    nodeId: string, ranks: ReadonlyArray<{ jobId: string; attempt: number }>, why: string, leadership: Leadership, at: Date,
+  ): Promise<{ deposed: true } | { deposed: false; jobIds: string[] }> {
+    const ordered = [...ranks].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : a.attempt - b.attempt));
+    const result = await this.retried(() => inTransaction(this.ds, async (sql) => {
+      if (!(await holdsLeadership(sql, leadership))) return { deposed: true as const };
+      const ended: Array<{ jobId: string; outcome: LossOutcome }> = [];
+      for (const r of ordered) ended.push({ jobId: r.jobId, outcome: await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_LOST') });
+      const jobIds = ended.filter((e) => e.outcome !== 'ignored').map((e) => e.jobId);
+      await appendNodeEvents(sql, [{ nodeId, type: 'EVICTED', at, toHealth: 'UNHEALTHY', reason: why, jobIds }], leadership.epoch);
+      return { deposed: false as const, jobIds, ended };
+    }));
+    if (result.deposed) return result;
+    for (const e of result.ended) losses.inc({ reason: 'NODE_LOST', outcome: e.outcome });
+    return { deposed: false, jobIds: result.jobIds };
   }
 
   /**
@@ -71,20 +62,60 @@ export class AttemptLossApplier {
    * the current attempt of a live job; with a leadership, only while it is still held.
    */
   async note(jobId: string, attempt: number, nodeId: string, reason: NoteReason, leadership: Leadership | null = null): Promise<'noted' | 'ignored' | 'deposed'> {
+    return this.retried(() => inTransaction(this.ds, async (sql) => {
+      if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed' as const;
+      const job = await findJob(sql, jobId);
+      if (!job || job.attempt !== attempt || (job.state !== 'SCHEDULED' && job.state !== 'RUNNING')) return 'ignored' as const;
+      const now = new Date();
+      const { firstSeq } = await casUpdateJob(sql, jobId, job.version, {}, 1, now);
+      await appendJobEvents(sql, jobId, firstSeq, [{ type: 'RECONCILED', at: now, attempt, nodeIds: [nodeId], reason }]);
+      return 'noted' as const;
+    }));
+  }
+
+  /** Runs a transaction again when a concurrent writer moved a job on (version CAS) or Postgres broke a deadlock. */
+  private async retried<T>(run: () => Promise<T>): Promise<T> {
     for (let tries = 0; ; tries++) {
       try {
-        return await inTransaction(this.ds, async (sql) => {
-          if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed';
-          const job = await findJob(sql, jobId);
-          if (!job || job.attempt !== attempt || (job.state !== 'SCHEDULED' && job.state !== 'RUNNING')) return 'ignored';
-          const now = new Date();
-          const { firstSeq } = await casUpdateJob(sql, jobId, job.version, {}, 1, now);
-          await appendJobEvents(sql, jobId, firstSeq, [{ type: 'RECONCILED', at: now, attempt, nodeIds: [nodeId], reason }]);
-          return 'noted';
-        });
+        return await run();
       } catch (e) {
-        if (!(e instanceof ConcurrentUpdateError) || tries >= 10) throw e;
+        const retryable = e instanceof ConcurrentUpdateError || (e as { code?: string }).code === DEADLOCK_DETECTED;
+        if (!retryable || tries >= 10) throw e;
       }
     }
   }
+}
+
+/** Postgres SQLSTATE for a deadlock it detected and broke by aborting this transaction. */
+const DEADLOCK_DETECTED = '40P01';
+
+/** The loss of one attempt, inside the caller's transaction (see AttemptLossApplier.lose). */
+async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: string, reason: LossReason): Promise<LossOutcome> {
+  const job = await findJob(sql, jobId);
+  if (!job) return 'ignored';
+  const decision = decideAttemptLoss(job, attempt);
+  if (decision.kind === 'ignore') return 'ignored';
+  const now = new Date();
+  // The job first, then its ranks: every writer locks in that order (the report path too), so none waits on another in a cycle.
+  const to = decision.kind === 'requeue' ? 'QUEUED' : 'FAILED';
+  const { firstSeq } = await casUpdateJob(
+    sql, jobId, job.version,
+    to === 'QUEUED' ? { state: 'QUEUED', nodeIds: [], pendingReason: null } : { state: 'FAILED', finishedAt: now, reason },
+    1, now,
+  );
+  await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);
+  const ranks = await loadRanks(sql, jobId, attempt);
+  const outbox: OutboxMessage[] = [];
+  for (const r of ranks) {
+    if (r.released) continue;
+    await releaseRank(sql, jobId, attempt, r.nodeId, now);
+    if (r.nodeId !== lostNodeId) {
+      const kill: KillCommand = { type: 'KILL', nodeId: r.nodeId, jobId, attempt, reason };
+      outbox.push({ topic: TOPICS.agentCommands, key: r.nodeId, value: kill });
+    }
+  }
+  const wake: JobLifecycleMessage = { type: 'JOB_STATE_CHANGED', at: now.getTime() };
+  outbox.push({ topic: TOPICS.jobLifecycle, key: jobId, value: wake });
+  await enqueueOutbox(sql, outbox);
+  return to === 'QUEUED' ? 'requeued' : 'failed';
 }

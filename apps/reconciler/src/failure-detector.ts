@@ -163,19 +163,14 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
     // 9. End every attempt on each evicted node, and say so on the node.
     const expired = new Set(plan.holdExpired);
     for (const nodeId of plan.evict) {
-      const jobIds: string[] = [];
-      for (const rank of await liveRanksOnNode(sql, nodeId)) {
-        const outcome = await this.losses.lose(rank.jobId, rank.attempt, nodeId, 'NODE_LOST', leadership);
-        if (outcome === 'deposed') {
-          this.logger.warn({ epoch: leadership.epoch }, 'deposed mid-round; stopping');
-          return { ...plan, judged: true, evicted: [], transitions: changes };
-        }
-        if (outcome !== 'ignored') jobIds.push(rank.jobId);
-      }
       const why = expired.has(nodeId) ? 'PARTITION_HOLD_EXPIRED' : 'NODE_LOST';
-      await this.fenced(leadership, (s) => appendNodeEvents(s, [{ nodeId, type: 'EVICTED', at: new Date(nowMs), toHealth: 'UNHEALTHY', reason: why, jobIds }], leadership.epoch));
+      const outcome = await this.losses.evict(nodeId, await liveRanksOnNode(sql, nodeId), why, leadership, new Date(nowMs));
+      if (outcome.deposed) {
+        this.logger.warn({ epoch: leadership.epoch }, 'deposed mid-round; stopping');
+        return { ...plan, judged: true, evicted: [], transitions: changes };
+      }
       evictions.inc({ why });
-      this.logger.warn({ nodeId, silenceMs: silence(nodeId), why, jobs: jobIds.length }, 'node declared dead; its attempts were ended');
+      this.logger.warn({ nodeId, silenceMs: silence(nodeId), why, jobs: outcome.jobIds.length }, 'node declared dead; its attempts were ended');
     }
     return { judged: true, evicted: plan.evict, heldForPartition: plan.heldForPartition, deferred: plan.deferred, transitions: changes };
   }

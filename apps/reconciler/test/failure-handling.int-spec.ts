@@ -32,9 +32,9 @@ afterAll(async () => {
   await ds.destroy();
 });
 
-async function placed(opts: { nodes?: number; maxRetries?: number; rack?: string } = {}): Promise<{ job: JobRecord; nodeIds: string[] }> {
-  const nodeIds: string[] = [];
-  for (let i = 0; i < (opts.nodes ?? 1); i++) nodeIds.push((await makeNode().gpus(8).rack(opts.rack ?? uniqueTag('rack')).insert(ds)).id);
+async function placed(opts: { nodes?: number; maxRetries?: number; rack?: string; onNodes?: string[] } = {}): Promise<{ job: JobRecord; nodeIds: string[] }> {
+  const nodeIds: string[] = [...(opts.onNodes ?? [])];
+  if (!opts.onNodes) for (let i = 0; i < (opts.nodes ?? 1); i++) nodeIds.push((await makeNode().gpus(8).rack(opts.rack ?? uniqueTag('rack')).insert(ds)).id);
   const b = makeJob().gpus(2).gang(nodeIds.length);
   const job = await b.insert(ds);
   await ds.query(`UPDATE jobs SET max_retries = $2 WHERE id = $1`, [job.id, opts.maxRetries ?? 0]);
@@ -82,6 +82,54 @@ describe('AttemptLossApplier', () => {
     await waitFor('lease expiry', async () => (await acquireLeadership(autocommit(ds), name, 'b', 60_000)) !== null, { timeoutMs: 5_000, intervalMs: 20 });
     expect(await losses.lose(job.id, 1, nodeIds[0], 'NODE_LOST', old)).toBe('deposed');
     expect((await findJob(autocommit(ds), job.id))!.state).toBe('RUNNING');
+  });
+});
+
+describe('AttemptLossApplier.evict', () => {
+  const nodeEvents = (nodeId: string) => ds.query(`SELECT type, reason, job_ids, epoch::int AS epoch FROM node_events WHERE node_id = $1`, [nodeId]);
+  const lead = async () => (await acquireLeadership(autocommit(ds), uniqueTag('lease'), 'a', 60_000))!;
+
+  it('ends every live attempt on the node and records one EVICTED event naming them, fenced by the epoch', async () => {
+    const a = await placed({ maxRetries: 1 });
+    const node = a.nodeIds[0];
+    const { job: other } = await placed({ maxRetries: 0, onNodes: [node] });
+    const leadership = await lead();
+    const out = await losses.evict(node, [{ jobId: a.job.id, attempt: 1 }, { jobId: other.id, attempt: 1 }, { jobId: a.job.id, attempt: 1 }], 'NODE_LOST', leadership, new Date());
+    expect(out).toEqual({ deposed: false, jobIds: expect.arrayContaining([a.job.id, other.id]) });
+    expect(out.deposed === false && out.jobIds).toHaveLength(2); // the repeated rank changed nothing the second time
+    expect((await findJob(autocommit(ds), a.job.id))!.state).toBe('QUEUED');
+    expect((await findJob(autocommit(ds), other.id))!.state).toBe('FAILED');
+    expect((await loadNodes(autocommit(ds), [node]))[0].gpusAllocated).toBe(0);
+    const events = await nodeEvents(node);
+    expect(events).toEqual([{ type: 'EVICTED', reason: 'NODE_LOST', job_ids: expect.arrayContaining([a.job.id, other.id]), epoch: leadership.epoch }]);
+  });
+
+  it('a deposed leader neither ends attempts nor records the eviction', async () => {
+    const { job, nodeIds } = await placed({ maxRetries: 1 });
+    const name = uniqueTag('lease');
+    const old = (await acquireLeadership(autocommit(ds), name, 'a', 50))!;
+    await waitFor('lease expiry', async () => (await acquireLeadership(autocommit(ds), name, 'b', 60_000)) !== null, { timeoutMs: 5_000, intervalMs: 20 });
+    expect(await losses.evict(nodeIds[0], [{ jobId: job.id, attempt: 1 }], 'NODE_LOST', old, new Date())).toEqual({ deposed: true });
+    expect((await findJob(autocommit(ds), job.id))!.state).toBe('RUNNING');
+    expect(await nodeEvents(nodeIds[0])).toEqual([]);
+  });
+
+  it('when the eviction cannot be recorded, no attempt is ended either (a successor evicts it whole)', async () => {
+    const { job, nodeIds } = await placed({ maxRetries: 1 });
+    // Postgres itself refuses this node's event, as a crash between the two writes would leave it unwritten.
+    const fn = `refuse_${uniqueTag('ev').replace(/\W/g, '_')}`;
+    await ds.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`);
+    await ds.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON node_events FOR EACH ROW WHEN (NEW.node_id = '${nodeIds[0]}') EXECUTE FUNCTION ${fn}()`);
+    try {
+      await expect(losses.evict(nodeIds[0], [{ jobId: job.id, attempt: 1 }], 'NODE_LOST', await lead(), new Date())).rejects.toThrow('refused');
+    } finally {
+      await ds.query(`DROP TRIGGER ${fn} ON node_events`);
+      await ds.query(`DROP FUNCTION ${fn}()`);
+    }
+    expect(await findJob(autocommit(ds), job.id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
+    expect((await loadNodes(autocommit(ds), nodeIds))[0].gpusAllocated).toBe(2);
+    const out = await losses.evict(nodeIds[0], [{ jobId: job.id, attempt: 1 }], 'NODE_LOST', await lead(), new Date());
+    expect(out).toEqual({ deposed: false, jobIds: [job.id] });
   });
 });
 
