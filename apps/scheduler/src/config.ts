@@ -11,12 +11,6 @@ export class SchedulerEnv extends StatefulServiceEnv {
    * the fit index) is paid per cycle, so larger batches place faster, up to the commit's size.
    */
   @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_BATCH: number = 1000;
-  /**
-   * Least time from one cycle's start to the next one's when woken, ms: wake-ups meanwhile wait and
-   * are placed together. A cycle's fixed cost is paid per cycle, so under a steady stream of
-   * submissions this trades up to this much dispatch latency for fewer, larger cycles. 0: at once.
-   */
-  @IsInt() @Min(0) @Max(10000) GANTRY_SCHEDULER_MIN_GAP_MS: number = 0;
   /** Jobs considered from the head of each queue per cycle (FIFO lookahead past a job that cannot go yet). */
   @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 1000;
   /** Lifetime of a node lease taken while committing a placement, ms. */

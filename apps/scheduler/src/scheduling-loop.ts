@@ -5,16 +5,14 @@ import { SchedulerEnv } from './config';
 import { SchedulingCycle } from './scheduling-cycle';
 
 /**
- * Runs scheduling cycles: when woken (a job was created, capacity was freed), at once or once
- * GANTRY_SCHEDULER_MIN_GAP_MS has passed since the last cycle started; otherwise every
- * GANTRY_SCHEDULER_INTERVAL_MS. Wake-ups during a cycle coalesce into one more cycle.
+ * Runs scheduling cycles: at once when woken (a job was created, capacity was freed), otherwise
+ * every GANTRY_SCHEDULER_INTERVAL_MS. Wake-ups during a cycle coalesce into one more cycle.
  */
 @Injectable()
 export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
   private running = false;
   private woken = false;
   private wake: (() => void) | null = null;
-  private stopWaiting: (() => void) | null = null;
   private loop: Promise<void> | null = null;
 
   constructor(
@@ -34,11 +32,7 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async run(): Promise<void> {
-    let startedAt = Number.NEGATIVE_INFINITY;
     while (this.running) {
-      const gap = startedAt + this.config.GANTRY_SCHEDULER_MIN_GAP_MS - Date.now();
-      if (gap > 0) await this.sleep(gap);
-      startedAt = Date.now();
       this.woken = false;
       try {
         const r = await this.cycle.run();
@@ -66,22 +60,10 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Waits `ms`, or less if the loop is being stopped. */
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.stopWaiting = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    }).finally(() => (this.stopWaiting = null));
-  }
-
   /** Finishes the cycle in flight (its commit included), then stops. */
   async onModuleDestroy(): Promise<void> {
     this.running = false;
     this.wake?.();
-    this.stopWaiting?.();
     await this.loop;
   }
 }

@@ -7,7 +7,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { propagation } from '@opentelemetry/api';
 import { JobLifecycleMessage, TOPICS, parseMessage } from '@gantry/contracts';
 import {
-  BatchConsumer, DEAD_LETTER_HEADERS, DEFAULT_PARTITIONER, DeadLetterPublisher, OutboxRelay, createKafka,
+  BatchConsumer, BatchConsumerOptions, DEAD_LETTER_HEADERS, DEFAULT_PARTITIONER, DeadLetterPublisher, OutboxRelay, createKafka,
   currentTraceHeaders, ensureTopics, extractTraceContext,
 } from '@gantry/messaging';
 import { enqueueOutbox, inTransaction } from '@gantry/persistence';
@@ -82,23 +82,32 @@ describe('OutboxRelay', () => {
   }, 40_000);
 });
 
+type ConsumerSettings = Partial<Pick<BatchConsumerOptions<JobLifecycleMessage>, 'groupId' | 'fromBeginning' | 'sessionTimeoutMs' | 'maxItemsPerCall'>>;
+
+/** A lifecycle-message consumer of `topic` that records each handled message's `at`, after `work` (which may throw). */
+function recordingConsumer(topic: string, handled: number[], settings: ConsumerSettings = {}, work: () => Promise<void> | void = () => undefined): BatchConsumer<JobLifecycleMessage> {
+  return new BatchConsumer<JobLifecycleMessage>({
+    kafka,
+    groupId: uniqueTag('group'),
+    topic,
+    parse: (raw) => parseMessage(JobLifecycleMessage, raw),
+    handleBatch: async (items) => {
+      await work();
+      handled.push(...items.map((i) => i.value.at));
+      return [];
+    },
+    deadLetters: new DeadLetterPublisher(producer),
+    logger: silentLogger(),
+    ...settings,
+  });
+}
+
 describe('BatchConsumer', () => {
   it('dead-letters poison messages with the reason and source, and keeps consuming good ones', async () => {
     const topic = uniqueTag('poison-test');
     await ensureTopics(kafka, { [topic]: 2 });
     const handled: number[] = [];
-    const consumer = new BatchConsumer<JobLifecycleMessage>({
-      kafka,
-      groupId: uniqueTag('group'),
-      topic,
-      parse: (raw) => parseMessage(JobLifecycleMessage, raw),
-      handleBatch: async (items) => {
-        handled.push(...items.map((i) => i.value.at));
-        return [];
-      },
-      deadLetters: new DeadLetterPublisher(producer),
-      logger: silentLogger(),
-    });
+    const consumer = recordingConsumer(topic, handled);
     await consumer.start();
     try {
       const marker = uniqueTag('bad');
@@ -128,18 +137,8 @@ describe('BatchConsumer', () => {
     await ensureTopics(kafka, { [topic]: 1 });
     let failures = 2;
     const handled: number[] = [];
-    const consumer = new BatchConsumer<JobLifecycleMessage>({
-      kafka,
-      groupId: uniqueTag('group'),
-      topic,
-      parse: (raw) => parseMessage(JobLifecycleMessage, raw),
-      handleBatch: async (items) => {
-        if (failures-- > 0) throw new Error('database briefly away');
-        handled.push(...items.map((i) => i.value.at));
-        return [];
-      },
-      deadLetters: new DeadLetterPublisher(producer),
-      logger: silentLogger(),
+    const consumer = recordingConsumer(topic, handled, {}, () => {
+      if (failures-- > 0) throw new Error('database briefly away');
     });
     await consumer.start();
     try {
@@ -155,16 +154,7 @@ describe('BatchConsumer', () => {
     const topic = uniqueTag('commit-at-stop');
     await ensureTopics(kafka, { [topic]: 2 });
     const groupId = uniqueTag('group');
-    const consume = (handled: number[]) => new BatchConsumer<JobLifecycleMessage>({
-      kafka, groupId, topic, fromBeginning: true,
-      parse: (raw) => parseMessage(JobLifecycleMessage, raw),
-      handleBatch: async (items) => {
-        handled.push(...items.map((i) => i.value.at));
-        return [];
-      },
-      deadLetters: new DeadLetterPublisher(producer),
-      logger: silentLogger(),
-    });
+    const consume = (handled: number[]) => recordingConsumer(topic, handled, { groupId, fromBeginning: true });
     const first: number[] = [];
     const a = consume(first);
     await a.start();
@@ -198,22 +188,8 @@ describe('BatchConsumer', () => {
     await producer.send({ topic, messages: ids.map((at) => ({ key: 'k', value: JSON.stringify({ type: 'JOB_CREATED', at }) })) });
     const handled: number[] = [];
     const groupId = uniqueTag('group');
-    const consumer = new BatchConsumer<JobLifecycleMessage>({
-      kafka,
-      groupId,
-      topic,
-      parse: (raw) => parseMessage(JobLifecycleMessage, raw),
-      handleBatch: async (items) => {
-        // Slow work: 6 calls x 1.2 s outlast the 6 s session; only the heartbeats between calls keep the member.
-        await new Promise((r) => setTimeout(r, 1_200));
-        handled.push(...items.map((i) => i.value.at));
-        return [];
-      },
-      deadLetters: new DeadLetterPublisher(producer),
-      logger: silentLogger(),
-      sessionTimeoutMs: 6_000,
-      maxItemsPerCall: 10,
-    });
+    // Slow work: 6 calls x 1.2 s outlast the 6 s session; only the heartbeats between calls keep the member.
+    const consumer = recordingConsumer(topic, handled, { groupId, sessionTimeoutMs: 6_000, maxItemsPerCall: 10 }, () => new Promise<void>((r) => setTimeout(r, 1_200)));
     await consumer.start();
     try {
       // An evicted member's commits fail and the batch is redelivered (handled twice), over and over.

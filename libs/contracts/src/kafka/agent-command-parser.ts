@@ -1,6 +1,7 @@
 import { AgentCommandMessage } from './agent-command.message';
 import { NODE_ID_PATTERN } from './heartbeat.message';
-import { ParseResult, parseMessage } from './parse-message';
+import { Obj, isInt, isObj, parseWithFastPath } from './fast-parse';
+import { ParseResult } from './parse-message';
 
 /*
  * The agent parses every command on gantry.agent-commands.v1; class-transformer + class-validator
@@ -16,9 +17,6 @@ import { ParseResult, parseMessage } from './parse-message';
  * the class counts a surrogate pair or a variation sequence as one character.
  */
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isInt = (v: unknown, min: number): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min;
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
 
 /** env as the agent needs it: string values only, and no key class-transformer would skip. */
@@ -53,15 +51,5 @@ function fastCommand(d: Obj): AgentCommandMessage | null {
 
 /** Parses one gantry.agent-commands.v1 value: the fast path for well-formed commands, the class for the rest. */
 export function parseAgentCommand(raw: Buffer | null): ParseResult<AgentCommandMessage> {
-  if (raw !== null) {
-    let data: unknown;
-    try {
-      data = JSON.parse(raw.toString('utf8'));
-    } catch {
-      data = undefined;
-    }
-    const fast = isObj(data) ? fastCommand(data) : null;
-    if (fast) return { ok: true, value: fast };
-  }
-  return parseMessage(AgentCommandMessage, raw);
+  return parseWithFastPath(AgentCommandMessage, fastCommand, raw);
 }

@@ -1,5 +1,6 @@
 import { HeartbeatMessage, NODE_ID_PATTERN } from './heartbeat.message';
-import { ParseResult, parseMessage } from './parse-message';
+import { Obj, isInt, isObj, parseWithFastPath } from './fast-parse';
+import { ParseResult } from './parse-message';
 
 /*
  * class-transformer + class-validator cost ~100-250 µs per heartbeat (8 nested GPU objects), which
@@ -10,9 +11,6 @@ import { ParseResult, parseMessage } from './parse-message';
  * checks the two agree.
  */
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isInt = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 const isUnit = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1;
 const isStr = (v: unknown, min: number, max: number): v is string => typeof v === 'string' && v.length >= min && v.length <= max;
 
@@ -42,15 +40,5 @@ function fastHeartbeat(d: Obj): HeartbeatMessage | null {
 
 /** Parses one gantry.heartbeats.v1 value: the fast path for well-formed beats, the class for the rest. */
 export function parseHeartbeat(raw: Buffer | null): ParseResult<HeartbeatMessage> {
-  if (raw !== null) {
-    let data: unknown;
-    try {
-      data = JSON.parse(raw.toString('utf8'));
-    } catch {
-      data = undefined;
-    }
-    const fast = isObj(data) ? fastHeartbeat(data) : null;
-    if (fast) return { ok: true, value: fast };
-  }
-  return parseMessage(HeartbeatMessage, raw);
+  return parseWithFastPath(HeartbeatMessage, fastHeartbeat, raw);
 }

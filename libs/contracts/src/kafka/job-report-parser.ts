@@ -1,6 +1,7 @@
 import { NODE_ID_PATTERN } from './heartbeat.message';
 import { JobReportMessage, REPORTED_STATES, ReportedState } from './job-report.message';
-import { ParseResult, parseMessage } from './parse-message';
+import { Obj, isInt, parseWithFastPath } from './fast-parse';
+import { ParseResult } from './parse-message';
 
 /*
  * The reconciler parses two reports per job; class-transformer + class-validator cost ~20 µs each,
@@ -15,9 +16,6 @@ import { ParseResult, parseMessage } from './parse-message';
  * or a variation sequence as one character.
  */
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isInt = (v: unknown, min: number, max = Infinity): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 const isState = (v: unknown): v is ReportedState => (REPORTED_STATES as readonly unknown[]).includes(v);
 
 function fastReport(d: Obj): JobReportMessage | null {
@@ -38,15 +36,5 @@ function fastReport(d: Obj): JobReportMessage | null {
 
 /** Parses one gantry.job-reports.v1 value: the fast path for well-formed reports, the class for the rest. */
 export function parseJobReport(raw: Buffer | null): ParseResult<JobReportMessage> {
-  if (raw !== null) {
-    let data: unknown;
-    try {
-      data = JSON.parse(raw.toString('utf8'));
-    } catch {
-      data = undefined;
-    }
-    const fast = isObj(data) ? fastReport(data) : null;
-    if (fast) return { ok: true, value: fast };
-  }
-  return parseMessage(JobReportMessage, raw);
+  return parseWithFastPath(JobReportMessage, fastReport, raw);
 }

@@ -19,11 +19,12 @@ const hasUtf8Bom = (b: Buffer) => b.length >= 3 && b[0] === 0xef && b[1] === 0xb
  */
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) return {};
-  let i = hasUtf8Bom(body) ? 3 : 0;
+  const start = hasUtf8Bom(body) ? 3 : 0;
+  let i = start;
   while (i < body.length && isJsonSpace(body[i])) i++;
   if (body[i] === OBJECT || body[i] === ARRAY) {
     try {
-      return JSON.parse(body.toString('utf8', hasUtf8Bom(body) ? 3 : 0));
+      return JSON.parse(body.toString('utf8', start));
     } catch {
       // fall through to the problem
     }
