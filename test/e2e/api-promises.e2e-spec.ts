@@ -9,7 +9,7 @@ let admin: GantryClient;
 jest.setTimeout(180_000);
 
 beforeAll(async () => {
-  e2e = await startE2EStack({ basePort: 18280, redisDb: 3 });
+  e2e = await startE2EStack({ suite: 'api-promises' });
   admin = e2e.admin;
 });
 afterAll(async () => e2e?.stack.stop());

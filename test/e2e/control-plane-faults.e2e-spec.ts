@@ -3,7 +3,7 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { GantryClient } from '@gantry/client';
 import { ServiceProcess, Stack, flushRedisDb, waitFor } from '@gantry/stack';
-import { isolatedRedisUrl, openDataSource, testEnv, uniqueTag } from '@gantry/testing';
+import { openDataSource, testEnv, testSuite, uniqueTag } from '@gantry/testing';
 
 /**
  * Faults of the control plane itself, under a simulated fleet of 1,000 nodes (a separate agent
@@ -22,8 +22,7 @@ const TIMEOUTS = {
   GANTRY_LEADER_LEASE_MS: String(LEASE_MS),
   GANTRY_PHANTOM_GRACE_MS: '3000',
 };
-const REDIS_DB = 12;
-const BASE_PORT = 18720;
+const { basePort: BASE_PORT, redisUrl: REDIS_URL } = testSuite('control-plane-faults');
 const LONG = { SIM_DURATION_MS: '600000' };
 
 let stack: Stack;
@@ -40,11 +39,11 @@ jest.setTimeout(120_000);
 
 beforeAll(async () => {
   ds = await openDataSource();
-  await flushRedisDb(isolatedRedisUrl(REDIS_DB));
+  await flushRedisDb(REDIS_URL);
   const root = join(__dirname, '..', '..');
   const logDir = join(root, '.cache', 'test-logs', tag);
   const adminToken = `e2e-admin-${uniqueTag()}`;
-  const common = { ...TIMEOUTS, KAFKA_BROKERS: testEnv.kafkaBrokers.join(','), REDIS_URL: isolatedRedisUrl(REDIS_DB), DATABASE_URL: testEnv.databaseUrl, LOG_LEVEL: 'info' };
+  const common = { ...TIMEOUTS, KAFKA_BROKERS: testEnv.kafkaBrokers.join(','), REDIS_URL: REDIS_URL, DATABASE_URL: testEnv.databaseUrl, LOG_LEVEL: 'info' };
   stack = new Stack({
     root, logDir, basePort: BASE_PORT,
     env: { ...common, GANTRY_ADMIN_TOKEN: adminToken },
@@ -102,14 +101,14 @@ it('Redis flushed under 1,000 nodes: nobody is declared dead, no attempt is lost
     return r.n === mine.length;
   }, { timeoutMs: 30_000 });
 
-  const redis = new Redis(isolatedRedisUrl(REDIS_DB));
+  const redis = new Redis(REDIS_URL);
   const flushedAt = new Date();
   await redis.flushdb();
   redis.disconnect();
   // Two dead timeouts: long enough for anyone the flush wrongly made silent to be declared dead.
   const watchUntil = Date.now() + 2 * Number(TIMEOUTS.GANTRY_NODE_DEAD_MS);
   await waitFor('fleet beating into the emptied Redis', async () => {
-    const r = new Redis(isolatedRedisUrl(REDIS_DB));
+    const r = new Redis(REDIS_URL);
     try {
       return (await r.zcard('gantry:nodes:last-seen')) >= 1000;
     } finally {

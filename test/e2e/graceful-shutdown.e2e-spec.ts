@@ -6,7 +6,7 @@ import { E2EStack, startE2EStack } from './stack-fixture';
 let e2e: E2EStack;
 let ds: DataSource;
 beforeAll(async () => {
-  e2e = await startE2EStack({ basePort: 18580, redisDb: 15, agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' } });
+  e2e = await startE2EStack({ suite: 'graceful-shutdown', agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' } });
   ds = await openDataSource();
 }, 120_000);
 afterAll(async () => {

@@ -14,7 +14,7 @@ let work: string;
 jest.setTimeout(120_000);
 
 beforeAll(async () => {
-  const e2e = await startE2EStack({ basePort: 18180, redisDb: 2 });
+  const e2e = await startE2EStack({ suite: 'job-lifecycle' });
   ({ stack, tag, work } = e2e);
   api = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
 });

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { ServiceProcess, waitFor } from '@gantry/stack';
-import { isolatedRedisUrl, openDataSource, testEnv, uniqueTag } from '@gantry/testing';
+import { openDataSource, testEnv, testSuite, uniqueTag } from '@gantry/testing';
 import { E2EStack, startE2EStack } from './stack-fixture';
 
 /**
@@ -20,7 +20,7 @@ const TIMEOUTS = {
   GANTRY_LEADER_LEASE_MS: '3000',
   GANTRY_PHANTOM_GRACE_MS: '3000',
 };
-const REDIS_DB = 8;
+const SUITE = testSuite('node-failure');
 
 let e2e: E2EStack;
 let spare: ServiceProcess;
@@ -30,14 +30,14 @@ jest.setTimeout(120_000);
 
 beforeAll(async () => {
   ds = await openDataSource();
-  e2e = await startE2EStack({ basePort: 18480, redisDb: REDIS_DB, simNodes: 1, env: TIMEOUTS });
+  e2e = await startE2EStack({ suite: 'node-failure', simNodes: 1, env: TIMEOUTS });
   // A second agent with one node of its own: where the work goes when the first node dies.
   const tag = uniqueTag('spare');
   spare = new ServiceProcess({
-    name: 'spare-agent', service: 'node-agent', port: 18489, root: e2e.root, logDir: join(e2e.root, '.cache', 'test-logs', e2e.tag),
+    name: 'spare-agent', service: 'node-agent', port: SUITE.basePort + 9, root: e2e.root, logDir: join(e2e.root, '.cache', 'test-logs', e2e.tag),
     env: {
       ...TIMEOUTS, KAFKA_BROKERS: testEnv.kafkaBrokers.join(','), GANTRY_SIM_NODES: '1', GANTRY_SIM_PREFIX: tag, GANTRY_AGENT_ID: tag,
-      GANTRY_SIM_EXECUTOR: 'process', GANTRY_KILL_GRACE_MS: '1000', GANTRY_AGENT_WORKDIR: join(e2e.work, 'spare'), REDIS_URL: isolatedRedisUrl(REDIS_DB),
+      GANTRY_SIM_EXECUTOR: 'process', GANTRY_KILL_GRACE_MS: '1000', GANTRY_AGENT_WORKDIR: join(e2e.work, 'spare'), REDIS_URL: SUITE.redisUrl,
     },
   });
 });

@@ -16,7 +16,7 @@ const producer = kafka.producer({ allowAutoTopicCreation: false });
 jest.setTimeout(120_000);
 
 beforeAll(async () => {
-  const e2e = await startE2EStack({ basePort: 18380, redisDb: 4 });
+  const e2e = await startE2EStack({ suite: 'nodes' });
   ({ stack, tag } = e2e);
   admin = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
   const minted = await admin.request('POST', '/v1/tokens', { owner: uniqueTag('team'), role: 'user' });

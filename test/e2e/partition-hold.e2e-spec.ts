@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { GantryClient } from '@gantry/client';
 import { ServiceProcess, Stack, flushRedisDb, waitFor } from '@gantry/stack';
-import { isolatedRedisUrl, openDataSource, testEnv, uniqueTag } from '@gantry/testing';
+import { openDataSource, testEnv, testSuite, uniqueTag } from '@gantry/testing';
 
 /**
  * A rack's worth of simulated nodes (500, in racks of 20) goes silent together, as a separate agent
@@ -28,8 +28,7 @@ const HOLD_MS = 6_000;
 const RATE = 10;
 const BURST = 10;
 const JOBS = 60;
-const REDIS_DB = 11;
-const BASE_PORT = 18700;
+const { basePort: BASE_PORT, redisUrl: REDIS_URL } = testSuite('partition-hold');
 
 let stack: Stack;
 let rackAgent: ServiceProcess;
@@ -43,11 +42,11 @@ jest.setTimeout(120_000);
 
 beforeAll(async () => {
   ds = await openDataSource();
-  await flushRedisDb(isolatedRedisUrl(REDIS_DB));
+  await flushRedisDb(REDIS_URL);
   const root = join(__dirname, '..', '..');
   const logDir = join(root, '.cache', 'test-logs', tag);
   const adminToken = `e2e-admin-${uniqueTag()}`;
-  const common = { ...TIMEOUTS, KAFKA_BROKERS: testEnv.kafkaBrokers.join(','), REDIS_URL: isolatedRedisUrl(REDIS_DB), LOG_LEVEL: 'info' };
+  const common = { ...TIMEOUTS, KAFKA_BROKERS: testEnv.kafkaBrokers.join(','), REDIS_URL: REDIS_URL, LOG_LEVEL: 'info' };
   stack = new Stack({
     root, logDir, basePort: BASE_PORT,
     env: {

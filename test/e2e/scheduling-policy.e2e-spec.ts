@@ -16,8 +16,7 @@ jest.setTimeout(120_000);
 
 beforeAll(async () => {
   const e2e = await startE2EStack({
-    basePort: 18620,
-    redisDb: 9,
+    suite: 'scheduling-policy',
     simNodes: 6,
     replicas: { scheduler: 2 },
     agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' },

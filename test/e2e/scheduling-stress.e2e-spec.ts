@@ -19,8 +19,7 @@ jest.setTimeout(240_000);
 
 beforeAll(async () => {
   const e2e = await startE2EStack({
-    basePort: 18600,
-    redisDb: 9,
+    suite: 'scheduling-stress',
     simNodes: NODES,
     replicas: { scheduler: 3 },
     // Beats every 3 s: 100 nodes at 1 s keep the ingester and the reconciler busy, and the

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GantryClient } from '@gantry/client';
 import { Stack, StackOptions, flushRedisDb } from '@gantry/stack';
-import { isolatedRedisUrl, testEnv, uniqueTag } from '@gantry/testing';
+import { TestSuiteName, testEnv, testSuite, uniqueTag } from '@gantry/testing';
 
 export interface E2EStack {
   stack: Stack;
@@ -21,8 +21,8 @@ export interface E2EStack {
  * tag. Its own Redis db keeps other suites' "live" nodes (which have no agent) out of placement.
  */
 export async function startE2EStack(opts: {
-  basePort: number;
-  redisDb: number;
+  /** The suite's entry in the test resource registry: its ports and its Redis db. */
+  suite: TestSuiteName;
   simNodes?: number;
   env?: Record<string, string>;
   /** Overrides of the agent's env (e.g. GANTRY_SIM_EXECUTOR=sleep for load). */
@@ -30,22 +30,23 @@ export async function startE2EStack(opts: {
   /** Processes per service; see Stack. */
   replicas?: StackOptions['replicas'];
 }): Promise<E2EStack> {
+  const { basePort, redisUrl } = testSuite(opts.suite);
   const root = join(__dirname, '..', '..');
   const tag = uniqueTag('e2e');
   const adminToken = `e2e-admin-${uniqueTag()}`;
   const work = mkdtempSync(join(tmpdir(), 'gantry-e2e-'));
   // The suite owns its Redis db: start it empty, so nothing a previous run left (live nodes with no
   // agent behind them, running sums) leaks into this one. Redis here keeps nothing on disk anyway.
-  await flushRedisDb(isolatedRedisUrl(opts.redisDb));
+  await flushRedisDb(redisUrl);
   const stack = new Stack({
     root,
     logDir: join(root, '.cache', 'test-logs', tag),
-    basePort: opts.basePort,
+    basePort,
     env: {
       GANTRY_ADMIN_TOKEN: adminToken,
       KAFKA_BROKERS: testEnv.kafkaBrokers.join(','),
       DATABASE_URL: testEnv.databaseUrl,
-      REDIS_URL: isolatedRedisUrl(opts.redisDb),
+      REDIS_URL: redisUrl,
       GANTRY_HEARTBEAT_MS: '1000',
       LOG_LEVEL: 'info',
       ...opts.env,

@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
 # `npm test`: on a fresh machine, the same set-up as `npm start` (a separate broker on 29092, the
-# gantry_test database, Redis logical db 1), then typecheck, lint and every test project.
+# gantry_test database, a redis-server of its own on 26379), then typecheck, lint and every test
+# project. GANTRY_TEST_PORT_OFFSET=N moves the broker, Redis, the database name and every suite's
+# ports (libs/testing/src/test-resources.ts), so two checkouts can run their suites side by side.
+# With arguments, they are passed to one Jest run instead of the whole suite (see below).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../dev/infra.sh"
 cd "$GANTRY_ROOT"
 
 [ -n "${DATABASE_URL:-}" ] && DATABASE_URL_GIVEN=1
 [ -n "${REDIS_URL:-}" ] && REDIS_URL_GIVEN=1
-export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/gantry_test}"
-export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/1}"
+off="${GANTRY_TEST_PORT_OFFSET:-0}"
+[[ "$off" =~ ^[0-9]+$ ]] || die "GANTRY_TEST_PORT_OFFSET must be a whole number, got: $off"
+export GANTRY_TEST_PORT_OFFSET="$off"
+db_suffix=""; [ "$off" = 0 ] || db_suffix="_$off"
+export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/gantry_test$db_suffix}"
+# A redis-server of the suite's own (not the machine's): the suites need more logical dbs than the
+# default 16, and nothing they write can touch a Redis that someone else uses.
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:$(( 26379 + off ))/1}"
 export KAFKAJS_NO_PARTITIONER_WARNING=1
 
 trap stop_started_infra EXIT
 t0=$(date +%s)
 ensure_node_modules
 build
-ensure_kafka 29092
+ensure_kafka $(( 29092 + off ))
 ensure_postgres "$DATABASE_URL"
 # The default test database is this script's own: every run starts from an empty one, so rows an
 # earlier run left behind (an outbox row for a topic that does not exist stops every relay at its
@@ -24,6 +33,14 @@ ensure_postgres "$DATABASE_URL"
 ensure_redis "$REDIS_URL"
 prepare_data "$DATABASE_URL"
 say "infrastructure ready in $(( $(date +%s) - t0 )) s"
+
+# `npm test -- <jest arguments>`: the same set-up, then only that Jest run (a suite or a file while
+# working on it); CI runs everything.
+if [ $# -gt 0 ]; then
+  say "jest $*"; npx jest --ci --runInBand "$@"
+  say "tests passed in $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
 
 say "typecheck"; npx tsc -p tsconfig.json --noEmit
 say "lint"; npm run -s lint

@@ -62,13 +62,13 @@ ensure_redis() {
   if command -v redis-server >/dev/null && [ -z "${REDIS_URL_GIVEN:-}" ]; then
     say "Redis not reachable; starting redis-server on $port"
     mkdir -p "$GANTRY_ROOT/.cache/redis"
-    redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
-      --dir "$GANTRY_ROOT/.cache/redis" --logfile "$GANTRY_ROOT/.cache/redis/redis.log" >/dev/null
+    redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --save '' --appendonly no --databases 64 \
+      --dir "$GANTRY_ROOT/.cache/redis" --logfile "$GANTRY_ROOT/.cache/redis/redis-$port.log" >/dev/null
     GANTRY_STARTED_REDIS_PORT="$port"
   fi
   local i
   for i in $(seq 1 40); do redis-cli -h "$host" -p "$port" ping >/dev/null 2>&1 && return; sleep 0.25; done
-  die "Redis is not reachable at $url (log: $GANTRY_ROOT/.cache/redis/redis.log)"
+  die "Redis is not reachable at $url (log: $GANTRY_ROOT/.cache/redis/redis-$port.log)"
 }
 
 # 4. Schema and topics: migrations by their own command, topics with explicit partition counts.

@@ -4,7 +4,7 @@ import {
   JobRecord, NodeLiveStore, acquireLeadership, appendJobEvents, autocommit, casAllocate, casUpdateJob, findJob, holdsLeadership,
   inTransaction, insertAttemptRanks, listJobEvents, loadNodes,
 } from '@gantry/persistence';
-import { isolatedRedisUrl, makeJob, makeNode, openDataSource, silentLogger, uniqueTag } from '@gantry/testing';
+import { makeJob, makeNode, openDataSource, silentLogger, testSuite, uniqueTag } from '@gantry/testing';
 import { waitFor } from '@gantry/stack';
 import { AttemptLossApplier } from '../src/attempt-loss-applier';
 import { ReconcilerEnv } from '../src/config';
@@ -18,7 +18,7 @@ let losses: AttemptLossApplier;
 beforeAll(async () => {
   ds = await openDataSource();
   // A Redis db of its own: the detector reads the whole last-seen set.
-  redis = new Redis(isolatedRedisUrl(7));
+  redis = new Redis(testSuite('reconciler-failure-handling').redisUrl);
   await redis.flushdb();
   losses = new AttemptLossApplier(ds);
   // Work other suites left placed has no live node behind it; it must not take part here.

@@ -4,7 +4,7 @@ import {
   JobRecord, NodeLiveStore, appendJobEvents, autocommit, casAllocate, casUpdateJob, findJob, inTransaction, insertAttemptRanks, listJobEvents,
   listNodeEvents, loadNodes,
 } from '@gantry/persistence';
-import { isolatedRedisUrl, makeJob, makeNode, openDataSource, silentLogger, uniqueTag } from '@gantry/testing';
+import { makeJob, makeNode, openDataSource, silentLogger, testSuite, uniqueTag } from '@gantry/testing';
 import { AttemptLossApplier } from '../src/attempt-loss-applier';
 import { ReconcilerEnv } from '../src/config';
 import { FailureDetector } from '../src/failure-detector';
@@ -17,11 +17,10 @@ import { LeaderElection } from '../src/leader-election';
 let ds: DataSource;
 let redis: Redis;
 let losses: AttemptLossApplier;
-const REDIS_DB = 10;
 
 beforeAll(async () => {
   ds = await openDataSource();
-  redis = new Redis(isolatedRedisUrl(REDIS_DB));
+  redis = new Redis(testSuite('reconciler-node-events').redisUrl);
   await redis.flushdb();
   losses = new AttemptLossApplier(ds);
 });

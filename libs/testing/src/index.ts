@@ -1,4 +1,5 @@
 export * from './test-env';
+export * from './test-resources';
 export * from './clients';
 export * from './builders/job.builder';
 export * from './builders/node.builder';

@@ -1,11 +1,17 @@
 /**
  * Where tests find their infrastructure. `npm test` (tools/ci/test.sh) exports these; the defaults
- * match what it starts: a broker on 29092, the gantry_test database, Redis logical db 1.
+ * match what it starts: a broker on 29092, the gantry_test database, its own redis-server on 26379
+ * (logical db 1 for the integration tests). GANTRY_TEST_PORT_OFFSET moves all of it (and every
+ * suite's service ports, see test-resources.ts), so a second checkout can run its suite at the
+ * same time without touching the first's.
  */
+const portOffset = Number(process.env.GANTRY_TEST_PORT_OFFSET ?? 0) || 0;
+
 export const testEnv = {
-  databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/gantry_test',
-  redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/1',
-  kafkaBrokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:29092').split(','),
+  portOffset,
+  databaseUrl: process.env.DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/gantry_test${portOffset ? `_${portOffset}` : ''}`,
+  redisUrl: process.env.REDIS_URL ?? `redis://127.0.0.1:${26379 + portOffset}/1`,
+  kafkaBrokers: (process.env.KAFKA_BROKERS ?? `127.0.0.1:${29092 + portOffset}`).split(','),
 };
 
 /**

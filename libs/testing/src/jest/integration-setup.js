@@ -13,9 +13,10 @@ function reachable(host, port) {
 }
 
 module.exports = async () => {
+  const off = Number(process.env.GANTRY_TEST_PORT_OFFSET || 0);
+  const redis = new URL(process.env.REDIS_URL || `redis://127.0.0.1:${26379 + off}/1`);
+  const [kHost, kPort] = (process.env.KAFKA_BROKERS || `127.0.0.1:${29092 + off}`).split(',')[0].split(':');
   const db = new URL(process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gantry_test');
-  const redis = new URL(process.env.REDIS_URL || 'redis://127.0.0.1:6379/1');
-  const [kHost, kPort] = (process.env.KAFKA_BROKERS || '127.0.0.1:29092').split(',')[0].split(':');
   const checks = [
     ['Postgres', db.hostname, db.port || 5432],
     ['Redis', redis.hostname, redis.port || 6379],

@@ -1,0 +1,40 @@
+import { isolatedRedisUrl, testEnv } from './test-env';
+
+/**
+ * Every suite that runs real processes or owns a Redis db, in one table: no two suites share a
+ * port range or a Redis db (the test redis-server has 64). A suite's services take `basePort` and
+ * the ports after it (five, plus extra replicas and agents: give each range 20). Benches and
+ * test:chaos have their own settings and ranges (18400, 18800-18899, 18900) outside these.
+ */
+const SUITES = {
+  // integration suites that read a whole Redis keyspace
+  'reconciler-failure-handling': { basePort: 0, redisDb: 7 },
+  'reconciler-node-events': { basePort: 0, redisDb: 10 },
+  // e2e suites
+  'job-lifecycle': { basePort: 18180, redisDb: 2 },
+  'api-promises': { basePort: 18280, redisDb: 3 },
+  nodes: { basePort: 18380, redisDb: 4 },
+  'node-failure': { basePort: 18480, redisDb: 8 },
+  'graceful-shutdown': { basePort: 18580, redisDb: 15 },
+  'scheduling-stress': { basePort: 18600, redisDb: 9 },
+  'scheduling-policy': { basePort: 18620, redisDb: 16 },
+  'partition-hold': { basePort: 18700, redisDb: 11 },
+  'control-plane-faults': { basePort: 18720, redisDb: 12 },
+} as const;
+
+export type TestSuiteName = keyof typeof SUITES;
+
+export interface TestSuiteResources {
+  /** First service port, moved by GANTRY_TEST_PORT_OFFSET. */
+  basePort: number;
+  redisDb: number;
+  redisUrl: string;
+}
+
+export function testSuite(name: TestSuiteName): TestSuiteResources {
+  const s = SUITES[name];
+  return { basePort: s.basePort + testEnv.portOffset, redisDb: s.redisDb, redisUrl: isolatedRedisUrl(s.redisDb) };
+}
+
+/** For the registry's own test: every entry, as written. */
+export const TEST_SUITES: Readonly<Record<string, { basePort: number; redisDb: number }>> = SUITES;
