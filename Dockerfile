@@ -7,7 +7,7 @@
 #   node dist/apps/reconciler/src/main.js
 #   node dist/apps/node-agent/src/main.js
 #   node dist/libs/persistence/src/cli/migrate.js    (one-shot: apply migrations to DATABASE_URL)
-#   node dist/tools/infra/create-topics.js           (one-shot: create Kafka topics on KAFKA_BROKERS)
+#   node dist/tools/infra/prepare-kafka.js           (one-shot: create Kafka topics on KAFKA_BROKERS)
 #
 # Build:  docker build -t gantry:dev .
 #

@@ -61,3 +61,14 @@ kafka_terminate() {
   echo "$KAFKA_SCRIPT: broker pid $pid survived SIGKILL for 10s" >&2
   return 1
 }
+
+# The Kafka principals of Gantry, one per role (User:gantry-<role>); admin is the broker's own and
+# the only super user. tools/infra/prepare-kafka.ts gives the others their ACLs.
+# shellcheck disable=SC2034  # used by start.sh
+KAFKA_ROLES="admin gateway scheduler ingester reconciler agent"
+
+# The password of ROLE in a credentials.json written by start.sh (one user per line).
+kafka_credential() {
+  local file="$1" role="$2"
+  sed -n "s/^ *\"$role\": { \"username\": \"[^\"]*\", \"password\": \"\([0-9a-f]*\)\" }.*$/\1/p" "$file" 2>/dev/null | head -n1
+}

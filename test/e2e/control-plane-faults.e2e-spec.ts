@@ -51,11 +51,12 @@ beforeAll(async () => {
       reconciler: { GANTRY_INSTANCE_ID: `${tag}-rec-a` },
       'node-agent': { GANTRY_SIM_NODES: '1', GANTRY_SIM_PREFIX: `${tag}-v`, GANTRY_AGENT_ID: `${tag}-v`, GANTRY_SIM_EXECUTOR: 'sleep' },
     },
+    kafkaCredentials: testEnv.kafkaCredentials,
   });
-  second = new ServiceProcess({ name: 'reconciler-b', service: 'reconciler', port: BASE_PORT + 6, root, logDir, env: { ...common, GANTRY_INSTANCE_ID: `${tag}-rec-b` } });
+  second = new ServiceProcess({ name: 'reconciler-b', service: 'reconciler', port: BASE_PORT + 6, root, logDir, env: stack.envFor('reconciler', { GANTRY_INSTANCE_ID: `${tag}-rec-b` }) });
   fleet = new ServiceProcess({
     name: 'fleet-agent', service: 'node-agent', port: BASE_PORT + 7, root, logDir,
-    env: { ...common, GANTRY_SIM_NODES: '1000', GANTRY_SIM_PREFIX: fleetPrefix, GANTRY_AGENT_ID: fleetPrefix, GANTRY_SIM_EXECUTOR: 'sleep' },
+    env: stack.envFor('node-agent', { GANTRY_SIM_NODES: '1000', GANTRY_SIM_PREFIX: fleetPrefix, GANTRY_AGENT_ID: fleetPrefix, GANTRY_SIM_EXECUTOR: 'sleep' }),
   });
   await stack.start();
   second.start();
@@ -71,7 +72,7 @@ beforeAll(async () => {
   jobIds.push(job.id);
   await waitFor('victim job running', async () => (await admin.getJob(victimJob)).state === 'RUNNING', { timeoutMs: 30_000 });
   // Nothing else goes on the victim: its death must concern this one job only.
-  await admin.request('POST', `/v1/nodes/${tag}-v-00000/cordon`);
+  expect((await admin.request('POST', `/v1/nodes/${tag}-v-00000/cordon`)).status).toBe(200);
   fleet.start();
   await fleet.ready(60_000);
 });

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { ServiceProcess, waitFor } from '@gantry/stack';
-import { openDataSource, testEnv, testSuite, uniqueTag } from '@gantry/testing';
+import { openDataSource, testSuite, uniqueTag } from '@gantry/testing';
 import { E2EStack, startE2EStack } from './stack-fixture';
 
 /**
@@ -35,10 +35,10 @@ beforeAll(async () => {
   const tag = uniqueTag('spare');
   spare = new ServiceProcess({
     name: 'spare-agent', service: 'node-agent', port: SUITE.basePort + 9, root: e2e.root, logDir: join(e2e.root, '.cache', 'test-logs', e2e.tag),
-    env: {
-      ...TIMEOUTS, KAFKA_BROKERS: testEnv.kafkaBrokers.join(','), GANTRY_SIM_NODES: '1', GANTRY_SIM_PREFIX: tag, GANTRY_AGENT_ID: tag,
-      GANTRY_SIM_EXECUTOR: 'process', GANTRY_KILL_GRACE_MS: '1000', GANTRY_AGENT_WORKDIR: join(e2e.work, 'spare'), REDIS_URL: SUITE.redisUrl,
-    },
+    env: e2e.stack.envFor('node-agent', {
+      ...TIMEOUTS, GANTRY_SIM_NODES: '1', GANTRY_SIM_PREFIX: tag, GANTRY_AGENT_ID: tag,
+      GANTRY_SIM_EXECUTOR: 'process', GANTRY_KILL_GRACE_MS: '1000', GANTRY_AGENT_WORKDIR: join(e2e.work, 'spare'),
+    }),
   });
 });
 

@@ -1,8 +1,7 @@
-import { Kafka, logLevel } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import { TOPICS } from '@gantry/contracts';
 import { Stack, waitFor } from '@gantry/stack';
-import { testEnv, uniqueTag } from '@gantry/testing';
+import { HandAgent, testKafka, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
 import { startE2EStack } from './stack-fixture';
 
@@ -10,8 +9,7 @@ let stack: Stack;
 let admin: GatewayClient;
 let user: GatewayClient;
 let tag: string;
-const kafka = new Kafka({ clientId: 'nodes-e2e', brokers: testEnv.kafkaBrokers, logLevel: logLevel.NOTHING });
-const producer = kafka.producer({ allowAutoTopicCreation: false });
+let hand: HandAgent;
 
 jest.setTimeout(120_000);
 
@@ -21,11 +19,11 @@ beforeAll(async () => {
   admin = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
   const minted = await admin.request('POST', '/v1/tokens', { owner: uniqueTag('team'), role: 'user' });
   user = new GatewayClient(stack.gatewayUrl, minted.body.token);
-  await producer.connect();
+  hand = new HandAgent(stack.gatewayUrl, e2e.adminToken);
 });
 
 afterAll(async () => {
-  await producer.disconnect();
+  await hand?.close();
   await stack?.stop();
 });
 
@@ -41,8 +39,11 @@ function beat(nodeId: string, gpuUtil: number[], model: string, cpuUtil: number,
   };
 }
 
-async function produce(messages: Array<{ key: string; value: string }>) {
-  await producer.send({ topic: TOPICS.heartbeats, messages });
+/** Beats of nodes that are not the simulator's, sent by hand: enrolled, signed. */
+async function produce(beats: Array<{ nodeId: string }>) {
+  const fresh = beats.map((b) => b.nodeId).filter((id) => !hand.credentials.has(id));
+  if (fresh.length > 0) await hand.enroll(...fresh);
+  await hand.sendBeats(beats.map((b) => hand.message(b.nodeId, b)));
 }
 
 async function listAll(client: GatewayClient, query: string, limit = 500): Promise<any[]> {
@@ -155,7 +156,7 @@ describe('nodes API', () => {
   it('dead-letters a poison heartbeat with its reason and source, while a good one from a new node registers it', async () => {
     const poisonKey = `${tag}-poison`;
     const fresh = `${tag}-fresh`;
-    const dlq = kafka.consumer({ groupId: uniqueTag('nodes-e2e-dlq') });
+    const dlq = testKafka('nodes-e2e').rawConsumer({ groupId: uniqueTag('nodes-e2e-dlq') });
     await dlq.connect();
     await dlq.subscribe({ topic: TOPICS.deadLetter, fromBeginning: true });
     const found = new Promise<Record<string, string>>((resolve) => {
@@ -167,10 +168,8 @@ describe('nodes API', () => {
       });
     });
     try {
-      await produce([
-        { key: poisonKey, value: '{"nodeId": "not json' },
-        { key: fresh, value: JSON.stringify(beat(fresh, [0.5], 'H100', 0.5)) },
-      ]);
+      await hand.enroll(poisonKey, fresh);
+      await hand.sendBeats([hand.message(poisonKey, '{"nodeId": "not json'), hand.message(fresh, beat(fresh, [0.5], 'H100', 0.5))]);
       const headers = await Promise.race([found, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no dead letter within 30 s')), 30_000))]);
       expect(headers).toMatchObject({ 'x-source-topic': TOPICS.heartbeats, 'x-source-partition': expect.stringMatching(/^\d+$/), 'x-source-offset': expect.stringMatching(/^\d+$/) });
       expect(headers['x-dead-letter-reason'].length).toBeGreaterThan(0);
@@ -183,7 +182,7 @@ describe('nodes API', () => {
       await dlq.disconnect();
     }
     const metrics = await (await fetch(`${stack.get('heartbeat-ingester').url}/metrics`)).text();
-    expect(Number(/^gantry_heartbeats_dead_lettered_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(new RegExp(`^gantry_messages_dead_lettered_total\\{topic="${TOPICS.heartbeats}"\\} (\\d+)`, 'm').exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
     expect(metrics).toMatch(/^gantry_heartbeat_ingest_lag_seconds_count [1-9]/m);
   });
 
@@ -192,10 +191,7 @@ describe('nodes API', () => {
     await stack.get('node-agent').stop();
     const before = await admin.request('GET', '/v1/cluster/summary');
     const [k1, k2] = [`${tag}-known-1`, `${tag}-known-2`];
-    await produce([
-      { key: k1, value: JSON.stringify(beat(k1, [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], 'H100', 0.25)) },
-      { key: k2, value: JSON.stringify(beat(k2, [1, 1, 1, 1], 'L4', 0.75)) },
-    ]);
+    await produce([beat(k1, [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], 'H100', 0.25), beat(k2, [1, 1, 1, 1], 'L4', 0.75)]);
     const gpusOf = (s: any, model: string) => s.gpus.find((g: any) => g.model === model) ?? { total: 0, allocated: 0, free: 0, nodes: 0 };
 
     await waitFor('the summary to agree with the nodes it covers', async () => {

@@ -55,6 +55,7 @@ beforeAll(async () => {
     },
     // Four witness nodes keep ingestion live while the rack is silent; they are cordoned, so all work lands on the rack.
     serviceEnv: { reconciler: { GANTRY_INSTANCE_ID: `${tag}-rec` }, 'node-agent': { GANTRY_SIM_NODES: '4', GANTRY_SIM_PREFIX: `${tag}-w`, GANTRY_AGENT_ID: `${tag}-w`, GANTRY_SIM_EXECUTOR: 'sleep' } },
+    kafkaCredentials: testEnv.kafkaCredentials,
   });
   await stack.start();
   // A lease left by an earlier run must run out before this stack's detector can judge anything.
@@ -62,14 +63,17 @@ beforeAll(async () => {
     (await ds.query(`SELECT 1 FROM leader_leases WHERE name = 'failure-detector' AND holder = $1 AND expires_at > now()`, [`${tag}-rec`])).length === 1,
   { timeoutMs: 70_000, intervalMs: 200 });
   admin = new GantryClient({ baseUrl: stack.gatewayUrl, token: adminToken, retry: { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200 } });
-  for (let i = 0; i < 4; i++) await admin.request('POST', `/v1/nodes/${tag}-w-0000${i}/cordon`);
+  // A node can be cordoned once its first beat registered it (the agent is ready when Kafka took its beats, maybe before that).
+  for (let i = 0; i < 4; i++) {
+    await waitFor(`witness ${i} cordoned`, async () => (await admin.request('POST', `/v1/nodes/${tag}-w-0000${i}/cordon`)).status === 200, { timeoutMs: 20_000 });
+  }
   rackAgent = new ServiceProcess({
     name: 'rack-agent', service: 'node-agent', port: BASE_PORT + 6, root, logDir,
-    env: {
-      ...common, GANTRY_SIM_NODES: '500', GANTRY_SIM_PREFIX: rackPrefix, GANTRY_AGENT_ID: rackPrefix, GANTRY_SIM_EXECUTOR: 'sleep',
+    env: stack.envFor('node-agent', {
+      GANTRY_SIM_NODES: '500', GANTRY_SIM_PREFIX: rackPrefix, GANTRY_AGENT_ID: rackPrefix, GANTRY_SIM_EXECUTOR: 'sleep',
       // See the header: this agent must not fence itself during the freeze (its own dead timeout only bounds the fence).
       GANTRY_AGENT_FENCE_MS: '30000', GANTRY_NODE_DEAD_MS: '40000',
-    },
+    }),
   });
   rackAgent.start();
   await rackAgent.ready(60_000);

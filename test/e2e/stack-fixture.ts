@@ -63,6 +63,7 @@ export async function startE2EStack(opts: {
       },
     },
     replicas: opts.replicas,
+    kafkaCredentials: testEnv.kafkaCredentials,
   });
   await stack.start();
   const clientFor = (token: string) => new GantryClient({ baseUrl: stack.gatewayUrl, token, retry: { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200 } });

@@ -1,5 +1,5 @@
 import { TOPICS } from '@gantry/contracts';
-import { createKafka } from '@gantry/messaging';
+import { KafkaSecurity, createKafka } from '@gantry/messaging';
 import { withDb } from '@gantry/stack';
 import { InvariantResult } from './invariants';
 
@@ -19,16 +19,13 @@ interface Execution {
 interface Report { nodeId: string; jobId: string; attempt: number; state: string; at: number }
 
 /** Every job report on the topic, read once from the beginning up to the end offsets as of the call. */
-async function readAllReports(brokers: string): Promise<Report[]> {
-  const kafka = createKafka({ brokers: [brokers], clientId: 'gantry-chaos-audit' });
-  const admin = kafka.admin();
-  await admin.connect();
-  const ends = await admin.fetchTopicOffsets(TOPICS.jobReports);
-  await admin.disconnect();
+async function readAllReports(brokers: string, security: KafkaSecurity): Promise<Report[]> {
+  const kafka = createKafka({ brokers: [brokers], clientId: 'gantry-chaos-audit', security });
+  const ends = await kafka.withAdmin((admin) => admin.fetchTopicOffsets(TOPICS.jobReports));
   const pending = new Map(ends.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]));
   const reports: Report[] = [];
   if (pending.size === 0) return reports;
-  const consumer = kafka.consumer({ groupId: `gantry-chaos-audit-${Date.now()}` });
+  const consumer = kafka.rawConsumer({ groupId: `gantry-chaos-audit-${Date.now()}` });
   await consumer.connect();
   await consumer.subscribe({ topic: TOPICS.jobReports, fromBeginning: true });
   await new Promise<void>((resolve, reject) => {
@@ -61,8 +58,8 @@ async function readAllReports(brokers: string): Promise<Report[]> {
  * killed or stopped, or fenced itself) ended at the latest when its sleep did, or when its agent was
  * stopped, whichever came first. A report lost in a Kafka outage hides an execution, so this is a lower bound.
  */
-export async function auditExecutions(brokers: string, databaseUrl: string, agentStops: number[]): Promise<{ results: InvariantResult[]; summary: Record<string, number>; finishedThenLost: string[] }> {
-  const reports = await readAllReports(brokers);
+export async function auditExecutions(brokers: string, security: KafkaSecurity, databaseUrl: string, agentStops: number[]): Promise<{ results: InvariantResult[]; summary: Record<string, number>; finishedThenLost: string[] }> {
+  const reports = await readAllReports(brokers, security);
   const { durations, placed, lost } = await withDb(databaseUrl, async (c) => {
     const d = await c.query<{ id: string; ms: string }>(`SELECT id, env->>'SIM_DURATION_MS' AS ms FROM jobs`);
     const p = await c.query<{ k: string }>(`SELECT job_id || '#' || attempt || '#' || node_id AS k FROM attempt_nodes`);

@@ -31,7 +31,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { GantryClient } from '@gantry/client';
-import { LocalKafkaBroker, Stack, flushRedisDb, killRunningCommands, recreateDatabase, waitFor, withDb } from '@gantry/stack';
+import { LocalKafkaBroker, Stack, flushRedisDb, kafkaSecurityFor, killRunningCommands, recreateDatabase, waitFor, withDb } from '@gantry/stack';
 import { CHAOS_DATABASE, loadChaosConfig } from './chaos-config';
 import { consumerGroupMembers } from './consumer-groups';
 import { auditExecutions } from './execution-audit';
@@ -142,6 +142,7 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
       },
     },
     readyTimeoutMs: 120_000,
+    kafkaCredentials: broker.credentials(),
   });
   const s = stack;
   cleanups.push({ what: 'services', fn: () => s.stop() });
@@ -274,7 +275,7 @@ async function main(): Promise<number> {
     const recovery = await measureRecovery(t0, s.services, config.databaseUrl, config.recoveryTimeoutS * 1000);
     const recovered = recovery.recoveryMs !== null;
     say(`${fault.name}: ${recovered ? `recovered in ${seconds(recovery.recoveryMs)} s (ready after ${seconds(recovery.readyAt! - t0)} s)` : `NOT recovered within ${config.recoveryTimeoutS} s${recovery.notReady.length ? ` (not ready: ${recovery.notReady.join(', ')})` : ''}`}`);
-    const groups = recovered ? null : await consumerGroupMembers(broker.brokers).catch((e) => ({ error: (e as Error).message }));
+    const groups = recovered ? null : await consumerGroupMembers(broker.brokers, kafkaSecurityFor(broker.credentials())).catch((e) => ({ error: (e as Error).message }));
     if (groups) say(`${fault.name}: consumer group members ${JSON.stringify(groups)}`);
     const intervention = recovered ? null : await intervene(s, t0);
     await pause(config.settleS * 1000);
@@ -295,7 +296,7 @@ async function main(): Promise<number> {
 
   say('checking invariants');
   const invariants: InvariantResult[] = await checkInvariants(config.databaseUrl, load.records, OWNER);
-  const audit = await auditExecutions(broker.brokers, config.databaseUrl, agentStops);
+  const audit = await auditExecutions(broker.brokers, kafkaSecurityFor(broker.credentials()), config.databaseUrl, agentStops);
   invariants.push(...audit.results);
 
   const records = load.records;

@@ -36,6 +36,12 @@ ensure_kafka() {
     || die "Kafka did not come up on 127.0.0.1:$port; its log is $data_dir/broker.log"
   [ -n "$already" ] || GANTRY_STARTED_KAFKA_PORT="$port"
   export KAFKA_BROKERS="127.0.0.1:$port"
+  # The broker takes only authenticated clients: the launcher gives each service its own user
+  # from this file; tools and in-process test clients connect as its admin.
+  export GANTRY_KAFKA_CREDENTIALS_FILE="$data_dir/credentials.json"
+  export KAFKA_SASL_MECHANISM=scram-sha-512 KAFKA_SASL_USERNAME=gantry-admin
+  KAFKA_SASL_PASSWORD="$(. "$GANTRY_ROOT/scripts/kafka/lib.sh" && kafka_credential "$GANTRY_KAFKA_CREDENTIALS_FILE" admin)"
+  export KAFKA_SASL_PASSWORD
 }
 
 # 3. Postgres and Redis: the machine's own; started from the installed packages if not reachable.
@@ -76,7 +82,7 @@ prepare_data() {
   local db_url="$1"
   (cd "$GANTRY_ROOT" && node dist/tools/infra/ensure-databases.js "$db_url") || die "cannot create the database in $db_url"
   (cd "$GANTRY_ROOT" && DATABASE_URL="$db_url" node dist/libs/persistence/src/cli/migrate.js >&2) || die "migrations failed"
-  (cd "$GANTRY_ROOT" && node dist/tools/infra/create-topics.js >&2) || die "cannot create Kafka topics on $KAFKA_BROKERS"
+  (cd "$GANTRY_ROOT" && node dist/tools/infra/prepare-kafka.js >&2) || die "cannot create Kafka topics and ACLs on $KAFKA_BROKERS"
 }
 
 stop_started_infra() {

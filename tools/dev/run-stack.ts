@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { Stack } from '@gantry/stack';
+import { Stack, kafkaCredentialsFromEnv, persistentStackSecrets, stackSecretsFromEnv } from '@gantry/stack';
 
 /**
  * Runs the four services and a simulated fleet as processes, prints the gateway URL and the
@@ -15,6 +15,9 @@ async function main(): Promise<void> {
     root,
     logDir,
     basePort: port,
+    // Each service as its own Kafka user; the control plane's secrets kept across restarts.
+    kafkaCredentials: kafkaCredentialsFromEnv(),
+    secrets: stackSecretsFromEnv(() => persistentStackSecrets(join(root, '.cache', 'secrets'))),
     env: {
       GANTRY_ADMIN_TOKEN: adminToken,
       KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',

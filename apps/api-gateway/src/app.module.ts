@@ -6,6 +6,8 @@ import { TokenService } from './auth/token.service';
 import { GatewayEnv } from './config';
 import { ClusterSummaryService } from './cluster/cluster-summary.service';
 import { ClusterController } from './cluster/cluster.controller';
+import { EnrollmentController } from './enrollment/enrollment.controller';
+import { EnrollmentService } from './enrollment/enrollment.service';
 import { CursorCodec } from './http/cursor-codec';
 import { IdempotencyKeySweeper } from './jobs/idempotency-key-sweeper';
 import { JobsController } from './jobs/jobs.controller';
@@ -20,10 +22,11 @@ export class GatewayModule {
   static forConfig(config: GatewayEnv): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: true }, outboxRelay: true })],
-      controllers: [JobsController, QueuesController, TokensController, NodesController, ClusterController],
+      imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: true }, outboxRelay: true, sendsCommands: true })],
+      controllers: [JobsController, QueuesController, TokensController, NodesController, ClusterController, EnrollmentController],
       providers: [
         JobsService,
+        EnrollmentService,
         NodesService,
         ClusterSummaryService,
         TokenService,

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { StatefulServiceEnv } from '@gantry/platform';
 
 export class GatewayEnv extends StatefulServiceEnv {
@@ -16,4 +16,10 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsInt() @Min(1) @Max(1000) GANTRY_CREATE_BATCH_MAX: number = 200;
   /** Create transactions in flight at once; creates arriving meanwhile form the next batch. */
   @IsInt() @Min(1) @Max(32) GANTRY_CREATE_CONCURRENCY: number = 4;
+  /** The brokers agents connect to, as enrollment answers tell them (default: KAFKA_BROKERS). */
+  @IsOptional() @Matches(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, { message: 'GANTRY_AGENT_KAFKA_BROKERS must be a comma-separated list of host:port' })
+  GANTRY_AGENT_KAFKA_BROKERS?: string;
+  /** The agents' Kafka principal and password, as enrollment answers tell agents (null there when unset). */
+  @IsOptional() @IsString() GANTRY_AGENT_KAFKA_USERNAME?: string;
+  @IsOptional() @IsString() GANTRY_AGENT_KAFKA_PASSWORD?: string;
 }

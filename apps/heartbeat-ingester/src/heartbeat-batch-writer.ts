@@ -2,18 +2,19 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { HeartbeatMessage, hasTelemetry, newestBeatPerNode } from '@gantry/contracts';
-import { utilisationContribution } from '@gantry/domain';
+import { HeartbeatMessage, TelemetryBeat, hasTelemetry } from '@gantry/contracts';
+import { BeatCursor, judgeBeat, utilisationContribution } from '@gantry/domain';
 import { NodeLiveStore, NodeTopology, autocommit, upsertNodeTopology } from '@gantry/persistence';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 import { topologyOf, topologySignature } from './node-topology';
 
-const beatsIngested = new Counter({ name: 'gantry_heartbeats_ingested_total', help: 'Heartbeats written to Redis (newer than the stored one)' });
-const beatsStale = new Counter({ name: 'gantry_heartbeats_stale_total', help: 'Heartbeats older than the stored one, ignored' });
+const beatsIngested = new Counter({ name: 'gantry_heartbeats_ingested_total', help: 'Heartbeats written to Redis (the newest of their node in their batch)' });
+const beatsRepeated = new Counter({ name: 'gantry_heartbeats_repeated_total', help: 'Heartbeats read again (Kafka redelivery after a restart or rebalance), skipped' });
+const beatsRaced = new Counter({ name: 'gantry_heartbeats_raced_total', help: 'Heartbeats not written because another writer moved their node on first (a rebalance)' });
 const ingestLag = new Histogram({
   name: 'gantry_heartbeat_ingest_lag_seconds',
-  help: 'Agent sentAt to written in Redis, per beat written',
+  help: "From the broker's receive time (LogAppendTime) to written in Redis, per beat written",
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10],
 });
 const batchSize = new Histogram({ name: 'gantry_heartbeat_batch_size', help: 'Heartbeats per Kafka batch', buckets: [1, 10, 50, 100, 250, 500, 1000, 2500, 5000] });
@@ -21,15 +22,35 @@ const writeSeconds = new Histogram({ name: 'gantry_heartbeat_batch_write_seconds
 const telemetryBeats = new Counter({ name: 'gantry_heartbeats_with_telemetry_total', help: 'Heartbeats with telemetry, the newest per node in each batch (the rest are liveness beats, ADR 0010)' });
 const topologyWrites = new Counter({ name: 'gantry_node_topology_writes_total', help: 'Node registrations and topology changes written to Postgres' });
 
+/** One heartbeat as consumed: its offset places it in receive order. */
+export interface ReceivedBeat {
+  value: HeartbeatMessage;
+  offset: string;
+  /** The broker's receive time (ms). */
+  timestamp: number;
+}
+
+/** What a batch came to: the beats refused as replays (the caller parks and counts them). */
+export interface BeatBatchResult {
+  replayed: Array<{ beat: ReceivedBeat; why: 'seq-not-higher' | 'old-boot' }>;
+}
+
+/** Beat cursors kept in memory at most (a fleet's worth); past it the oldest are dropped and read again from Redis when needed. */
+const MAX_CURSORS = 200_000;
+
 /**
  * Writes a batch of heartbeats: live state and liveness to Redis in one pipeline, and topology to
  * Postgres only for nodes that are new or changed (a per-process cache of signatures keeps the
- * durable store out of the 10,000 beats/s path).
+ * durable store out of the 10,000 beats/s path). Which beat of a node is newest is judgeBeat's
+ * call (receive order), made against the node's cursor: kept in memory for the nodes of this
+ * replica's partitions, read from Redis when missing, and written with the beat under a
+ * compare-and-set, so two replicas during a rebalance cannot both move a node on.
  */
 @Injectable()
 export class HeartbeatBatchWriter {
   private readonly live: NodeLiveStore;
   private readonly knownTopology = new Map<string, string>();
+  private readonly cursors = new Map<string, BeatCursor>();
 
   constructor(
     @Inject(REDIS) redis: Redis,
@@ -40,14 +61,27 @@ export class HeartbeatBatchWriter {
     this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
   }
 
-  async write(beats: HeartbeatMessage[], receivedAt = Date.now()): Promise<void> {
+  async write(beats: ReceivedBeat[], receivedAt = Date.now()): Promise<BeatBatchResult> {
     batchSize.observe(beats.length);
     const timer = writeSeconds.startTimer();
-    // 1. Keep only the newest beat per node in this batch, and the newest telemetry: a liveness beat
-    //    that follows a telemetry beat in one batch must not drop that telemetry (ADR 0010).
-    const newest = newestBeatPerNode(beats);
-    const telemetry = newestBeatPerNode(beats.filter(hasTelemetry));
-    // 2. Topology first: a node must exist in Postgres before it can be placed on. Only a beat with
+    // 1. The cursor of every node in the batch (memory, else Redis).
+    const from = await this.cursorsOf([...new Set(beats.map((b) => b.value.nodeId))]);
+    // 2. Judge each beat in receive order: the newest per node is written, its newest telemetry
+    //    kept (a liveness beat after a telemetry beat must not drop that telemetry, ADR 0010).
+    const cursor = new Map(from);
+    const newest = new Map<string, ReceivedBeat>();
+    const telemetry = new Map<string, TelemetryBeat>();
+    const result: BeatBatchResult = { replayed: [] };
+    for (const b of beats) {
+      const verdict = judgeBeat(cursor.get(b.value.nodeId) ?? null, b.value, b.offset);
+      if (verdict.kind === 'repeat') beatsRepeated.inc();
+      if (verdict.kind === 'replayed') result.replayed.push({ beat: b, why: verdict.why });
+      if (verdict.kind !== 'newer') continue;
+      cursor.set(b.value.nodeId, verdict.cursor);
+      newest.set(b.value.nodeId, b);
+      if (hasTelemetry(b.value)) telemetry.set(b.value.nodeId, b.value);
+    }
+    // 3. Topology first: a node must exist in Postgres before it can be placed on. Only a beat with
     //    telemetry says what the node has, so a node is registered by its first such beat.
     const changed: NodeTopology[] = [];
     for (const b of telemetry.values()) {
@@ -58,24 +92,60 @@ export class HeartbeatBatchWriter {
       topologyWrites.inc(await upsertNodeTopology(autocommit(this.ds), changed, new Date(receivedAt)));
       for (const t of changed) this.knownTopology.set(t.id, topologySignature(t));
     }
-    // 3. Live state, liveness and the node's share of the cluster sums, one pipeline. Telemetry is
-    //    kept as the latest value only (overwritten, never durable): see ADR 0006 and 0010.
+    // 4. Live state, liveness and the node's share of the cluster sums, one pipeline, each node
+    //    only if its stored cursor is still the one judged against. Telemetry is kept as the
+    //    latest value only (overwritten, never durable): see ADR 0006 and 0010.
+    const writes = [...newest.values()];
     const written = await this.live.recordBeats(
-      [...newest.values()].map((b) => {
+      writes.map(({ value: b }) => {
         const t = telemetry.get(b.nodeId);
+        const was = from.get(b.nodeId) ?? null;
+        const next = cursor.get(b.nodeId)!;
         return {
           nodeId: b.nodeId, bootId: b.bootId, seq: b.seq, sentAt: b.sentAt, receivedAt,
           running: JSON.stringify(b.running),
+          expected: was && { bootId: was.bootId, seq: was.seq }, pastBoots: next.pastBoots, offset: next.offset,
           ...(t && { telemetry: JSON.stringify({ gpus: t.gpus, cpu: t.cpu, memory: t.memory }), telemetryAt: t.sentAt, contribution: utilisationContribution(t.gpus, t.cpu.utilization) }),
         };
       }),
     );
-    beatsIngested.inc(written);
-    beatsStale.inc(beats.length - written);
-    telemetryBeats.inc(telemetry.size);
     const now = Date.now();
-    for (const b of newest.values()) ingestLag.observe(Math.max(0, now - b.sentAt) / 1000);
+    writes.forEach((b, i) => {
+      if (written[i]) {
+        this.remember(b.value.nodeId, cursor.get(b.value.nodeId)!);
+        ingestLag.observe(Math.max(0, now - b.timestamp) / 1000);
+      } else {
+        // Another replica moved this node on (a rebalance): read its cursor again next time.
+        this.cursors.delete(b.value.nodeId);
+        beatsRaced.inc();
+      }
+    });
+    beatsIngested.inc(written.filter(Boolean).length);
+    telemetryBeats.inc(telemetry.size);
     timer();
+    return result;
+  }
+
+  /** Forgets the cursors of nodes whose partitions this replica no longer reads (their next reader moves them on). */
+  forgetCursors(): void {
+    this.cursors.clear();
+  }
+
+  private async cursorsOf(nodeIds: string[]): Promise<Map<string, BeatCursor>> {
+    const out = new Map<string, BeatCursor>();
+    const missing: string[] = [];
+    for (const id of nodeIds) {
+      const c = this.cursors.get(id);
+      if (c) out.set(id, c);
+      else missing.push(id);
+    }
+    for (const [id, c] of await this.live.beatCursors(missing)) out.set(id, c);
+    return out;
+  }
+
+  private remember(nodeId: string, c: BeatCursor): void {
+    this.cursors.delete(nodeId); // re-insert: the map's order is then least recently written first
+    this.cursors.set(nodeId, c);
+    if (this.cursors.size > MAX_CURSORS) this.cursors.delete(this.cursors.keys().next().value!);
   }
 }
-

@@ -10,7 +10,7 @@ export class IngesterModule {
   static forConfig(config: IngesterEnv): DynamicModule {
     return {
       module: IngesterModule,
-      imports: [RuntimeModule.forRoot({ service: 'heartbeat-ingester', config, needs: { postgres: true, redis: true } })],
+      imports: [RuntimeModule.forRoot({ service: 'heartbeat-ingester', config, needs: { postgres: true, redis: true }, verifiesNodes: true })],
       providers: [HeartbeatBatchWriter, HeartbeatConsumer, UtilisationSweeper],
     };
   }

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { HeartbeatMessage } from '@gantry/contracts';
 import { ClusterUtilisationStore, REDIS_KEYS, UtilisationTotals } from '@gantry/persistence';
 import { openDataSource, openRedis, silentLogger, uniqueTag } from '@gantry/testing';
-import { HeartbeatBatchWriter } from '../src/heartbeat-batch-writer';
+import { HeartbeatBatchWriter, ReceivedBeat } from '../src/heartbeat-batch-writer';
 import { IngesterEnv } from '../src/config';
 import { UtilisationSweeper } from '../src/utilisation-sweeper';
 
@@ -35,6 +35,9 @@ function beat(nodeId: string, gpuUtil: number[], cpuUtil: number, over: Partial<
   } as HeartbeatMessage;
 }
 
+let nextOffset = 0;
+const received = (...beats: HeartbeatMessage[]): ReceivedBeat[] => beats.map((value) => ({ value, offset: String(nextOffset++), timestamp: Date.now() }));
+
 const delta = (a: UtilisationTotals, b: UtilisationTotals) => ({
   nodes: b.nodes - a.nodes, gpus: b.gpus - a.gpus, gpuUtilMilli: b.gpuUtilMilli - a.gpuUtilMilli, cpuUtilMilli: b.cpuUtilMilli - a.cpuUtilMilli,
 });
@@ -43,21 +46,21 @@ describe('cluster utilisation sums kept per beat', () => {
   it('adds a new node once, and replaces (not adds) its contribution on every newer beat', async () => {
     const [a, b] = [uniqueTag('n'), uniqueTag('n')];
     const t0 = await store.totals();
-    await writer.write([beat(a, [0.5, 0.25], 0.1), beat(b, [], 0.3)]);
+    await writer.write(received(beat(a, [0.5, 0.25], 0.1), beat(b, [], 0.3)));
     expect(delta(t0, await store.totals())).toEqual({ nodes: 2, gpus: 2, gpuUtilMilli: 750, cpuUtilMilli: 400 });
 
-    await writer.write([beat(a, [1, 1], 0.6, { seq: 2 })]);
+    await writer.write(received(beat(a, [1, 1], 0.6, { seq: 2 })));
     expect(delta(t0, await store.totals())).toEqual({ nodes: 2, gpus: 2, gpuUtilMilli: 2000, cpuUtilMilli: 900 });
 
-    // An older or redelivered beat changes neither the node nor the sums.
-    await writer.write([beat(a, [0, 0], 0, { seq: 1 }), beat(a, [0, 0], 0, { seq: 2 })]);
+    // A replayed beat changes neither the node nor the sums.
+    await writer.write(received(beat(a, [0, 0], 0, { seq: 1 }), beat(a, [0, 0], 0, { seq: 2 })));
     expect(delta(t0, await store.totals())).toEqual({ nodes: 2, gpus: 2, gpuUtilMilli: 2000, cpuUtilMilli: 900 });
   });
 
   it('takes a node out of the sums once it is silent for the dead timeout, exactly once, and back in when it beats again', async () => {
     const id = uniqueTag('n');
     const receivedAt = Date.now();
-    await writer.write([beat(id, [0.4], 0.2)], receivedAt);
+    await writer.write(received(beat(id, [0.4], 0.2)), receivedAt);
     // Not yet dead: one ms short of the timeout.
     await sweeper.sweep(receivedAt + config.GANTRY_NODE_DEAD_MS - 1);
     expect(await redis.hget(REDIS_KEYS.node(id), 'cg')).toBe('1');
@@ -71,7 +74,7 @@ describe('cluster utilisation sums kept per beat', () => {
     expect(await sweeper.sweep(receivedAt + config.GANTRY_NODE_DEAD_MS)).toBe(0);
     expect(await store.totals()).toEqual(afterSweep);
 
-    await writer.write([beat(id, [0.4], 0.2, { seq: 2 })]);
+    await writer.write(received(beat(id, [0.4], 0.2, { seq: 2 })));
     expect(delta(afterSweep, await store.totals())).toEqual({ nodes: 1, gpus: 1, gpuUtilMilli: 400, cpuUtilMilli: 200 });
   });
 
@@ -80,23 +83,23 @@ describe('cluster utilisation sums kept per beat', () => {
     const [id, unknown] = [uniqueTag('n'), uniqueTag('n')];
     const t0 = await store.totals();
     const receivedAt = Date.now();
-    await writer.write([beat(id, [0.5, 0.5], 0.4), light(unknown, 1)], receivedAt);
+    await writer.write(received(beat(id, [0.5, 0.5], 0.4), light(unknown, 1)), receivedAt);
     expect(delta(t0, await store.totals())).toEqual({ nodes: 1, gpus: 2, gpuUtilMilli: 1000, cpuUtilMilli: 400 });
-    await writer.write([light(id, 2), light(unknown, 2)], receivedAt);
+    await writer.write(received(light(id, 2), light(unknown, 2)), receivedAt);
     expect(delta(t0, await store.totals())).toEqual({ nodes: 1, gpus: 2, gpuUtilMilli: 1000, cpuUtilMilli: 400 });
 
     // Silent for the dead timeout: out of the sums. Back with a liveness beat: in again, as last known.
     await sweeper.sweep(receivedAt + config.GANTRY_NODE_DEAD_MS);
     const swept = await store.totals();
     expect(await redis.hget(REDIS_KEYS.node(id), 'cg')).toBeNull();
-    await writer.write([light(id, 3)]);
+    await writer.write(received(light(id, 3)));
     expect(delta(swept, await store.totals())).toEqual({ nodes: 1, gpus: 2, gpuUtilMilli: 1000, cpuUtilMilli: 400 });
   });
 
   it('counts nodes per health band with range counts over last-seen', async () => {
     const id = uniqueTag('n');
     const at = Date.now() - 3_600_000; // a millisecond of its own, long past, so no other node shares it
-    await writer.write([beat(id, [], 0)], at);
+    await writer.write(received(beat(id, [], 0)), at);
     expect(await store.countHeard({ above: at - 1, atMost: at })).toBe(1);
     expect(await store.countHeard({ above: at - 1, atMost: at - 1 })).toBe(0);
     expect(await store.countHeard({ above: at, atMost: at })).toBe(0);

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { HeartbeatMessage } from '@gantry/contracts';
 import { NodeLiveStore, autocommit, loadNodes } from '@gantry/persistence';
 import { openDataSource, openRedis, uniqueTag } from '@gantry/testing';
-import { HeartbeatBatchWriter } from '../src/heartbeat-batch-writer';
+import { HeartbeatBatchWriter, ReceivedBeat } from '../src/heartbeat-batch-writer';
 import { IngesterEnv } from '../src/config';
 
 let ds: DataSource;
@@ -31,6 +31,10 @@ function beat(nodeId: string, over: Partial<HeartbeatMessage> = {}): HeartbeatMe
   } as HeartbeatMessage;
 }
 
+/** Beats as consumed, in receive order: each gets the next offset of its (one) partition. */
+let nextOffset = 0;
+const received = (...beats: HeartbeatMessage[]): ReceivedBeat[] => beats.map((value) => ({ value, offset: String(nextOffset++), timestamp: Date.now() }));
+
 /** A liveness beat: no gpus, cpu or memory (ADR 0010). */
 function livenessBeat(nodeId: string, over: Partial<HeartbeatMessage> = {}): HeartbeatMessage {
   return { nodeId, bootId: 'boot-1', seq: 1, sentAt: Date.now(), zone: 'z1', rack: 'r1', running: [], ...over };
@@ -40,47 +44,66 @@ describe('HeartbeatBatchWriter', () => {
   it('registers a node in Postgres on its first beat and marks it live in Redis', async () => {
     const id = uniqueTag('n');
     const before = Date.now();
-    await writer.write([beat(id)]);
+    await writer.write(received(beat(id)));
     const [node] = await loadNodes(autocommit(ds), [id]);
     expect(node).toMatchObject({ id, zone: 'z1', rack: 'r1', gpuModel: 'H100', gpusTotal: 8, cpuCores: 96, memoryMiB: 1048576, gpusAllocated: 0 });
     expect(await live.lastSeen(id)).toBeGreaterThanOrEqual(before);
   });
 
-  it('never lets an older beat overwrite a newer one (redelivery, reordering)', async () => {
+  it('refuses a replay (same boot, seq not higher, received later) and skips a redelivery, writing neither', async () => {
     const id = uniqueTag('n');
-    await writer.write([beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.5 } })]);
-    await writer.write([beat(id, { seq: 4, cpu: { cores: 96, utilization: 0.9 } })]);
-    await writer.write([beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.7 } })]); // redelivered
+    const [first] = received(beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.5 } }));
+    expect((await writer.write([first])).replayed).toEqual([]);
+    const replay = await writer.write(received(beat(id, { seq: 4, cpu: { cores: 96, utilization: 0.9 } }), beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.8 } })));
+    expect(replay.replayed.map((r) => [r.beat.value.seq, r.why])).toEqual([[4, 'seq-not-higher'], [5, 'seq-not-higher']]);
+    // The same message read again (its own offset): a Kafka redelivery, neither written nor refused.
+    expect((await writer.write([{ ...first, value: { ...first.value, cpu: { cores: 96, utilization: 0.7 } } }])).replayed).toEqual([]);
     const stored = await live.livePayload(id);
     expect(stored!.seq).toBe('5');
     expect(JSON.parse(stored!.telemetry).cpu.utilization).toBe(0.5);
   });
 
-  it('keeps the newest beat of a batch whatever the order', async () => {
+  it('judges a batch in receive order: a lower seq after a higher one is a replay, whatever sentAt says', async () => {
     const id = uniqueTag('n');
-    await writer.write([beat(id, { seq: 9 }), beat(id, { seq: 7 }), beat(id, { seq: 8 })]);
+    const t = Date.now();
+    const { replayed } = await writer.write(received(beat(id, { seq: 7, sentAt: t }), beat(id, { seq: 9, sentAt: t - 5000 }), beat(id, { seq: 8, sentAt: t + 5000 })));
+    expect(replayed.map((r) => r.beat.value.seq)).toEqual([8]);
     expect((await live.livePayload(id))!.seq).toBe('9');
   });
 
-  it('accepts a new boot sent later even with a lower seq, and refuses an older boot', async () => {
+  it('takes a new boot when it arrives, whatever its seq or sentAt, and refuses a beat of the boot it replaced', async () => {
     const id = uniqueTag('n');
     const t = Date.now();
-    await writer.write([beat(id, { bootId: 'old', seq: 100, sentAt: t })]);
-    await writer.write([beat(id, { bootId: 'new', seq: 1, sentAt: t + 1000 })]);
+    await writer.write(received(beat(id, { bootId: 'old', seq: 100, sentAt: t })));
+    await writer.write(received(beat(id, { bootId: 'new', seq: 1, sentAt: t - 1000 })));
     expect((await live.livePayload(id))!.bootId).toBe('new');
-    await writer.write([beat(id, { bootId: 'old', seq: 101, sentAt: t + 500 })]);
+    const { replayed } = await writer.write(received(beat(id, { bootId: 'old', seq: 101, sentAt: t + 500 })));
+    expect(replayed.map((r) => r.why)).toEqual(['old-boot']);
     expect((await live.livePayload(id))!.bootId).toBe('new');
+  });
+
+  it('a second writer judging from the same cursor cannot also move the node on (compare-and-set)', async () => {
+    const id = uniqueTag('n');
+    await writer.write(received(beat(id, { seq: 1 })));
+    const other = new HeartbeatBatchWriter(redis, ds, Object.assign(new IngesterEnv(), { GANTRY_NODE_DEAD_MS: 40_000 }));
+    // Both read the cursor (seq 1) and judge their beat newer; the first write wins, the second is left out.
+    await other.write(received(beat(id, { seq: 2, cpu: { cores: 96, utilization: 0.2 } })));
+    await writer.write(received(beat(id, { seq: 3, cpu: { cores: 96, utilization: 0.3 } })));
+    expect(JSON.parse((await live.livePayload(id))!.telemetry).cpu.utilization).toBe(0.2);
+    // The loser forgot its cursor: its next beat is judged against what is stored, and written.
+    await writer.write(received(beat(id, { seq: 4, cpu: { cores: 96, utilization: 0.4 } })));
+    expect(JSON.parse((await live.livePayload(id))!.telemetry).cpu.utilization).toBe(0.4);
   });
 
   it('writes a capacity change to Postgres, and an unchanged beat does not rewrite the row', async () => {
     const id = uniqueTag('n');
-    await writer.write([beat(id)]);
+    await writer.write(received(beat(id)));
     const [v1] = await loadNodes(autocommit(ds), [id]);
-    await writer.write([beat(id, { seq: 2 })]);
+    await writer.write(received(beat(id, { seq: 2 })));
     const [v2] = await loadNodes(autocommit(ds), [id]);
     expect(v2.version).toBe(v1.version);
     const sixGpus = beat(id, { seq: 3 }).gpus!.map((g, i) => ({ ...g, healthy: i < 6 }));
-    await writer.write([beat(id, { seq: 3, gpus: sixGpus })]);
+    await writer.write(received(beat(id, { seq: 3, gpus: sixGpus })));
     const [v3] = await loadNodes(autocommit(ds), [id]);
     expect(v3.gpusTotal).toBe(6);
     expect(v3.version).toBe(v1.version + 1);
@@ -89,8 +112,8 @@ describe('HeartbeatBatchWriter', () => {
   it('a liveness beat refreshes liveness and the running set and keeps the last telemetry', async () => {
     const id = uniqueTag('n');
     const t = Date.now();
-    await writer.write([beat(id, { seq: 1, sentAt: t, cpu: { cores: 96, utilization: 0.3 } })], t);
-    await writer.write([livenessBeat(id, { seq: 2, sentAt: t + 5000, running: [{ jobId: 'j1', attempt: 2 }] })], t + 5001);
+    await writer.write(received(beat(id, { seq: 1, sentAt: t, cpu: { cores: 96, utilization: 0.3 } })), t);
+    await writer.write(received(livenessBeat(id, { seq: 2, sentAt: t + 5000, running: [{ jobId: 'j1', attempt: 2 }] })), t + 5001);
     const fields = (await live.liveMany([id])).get(id)!;
     expect(fields).toMatchObject({ sentAt: t + 5000, receivedAt: t + 5001, telemetryAt: t });
     expect(JSON.parse(fields.running)).toEqual([{ jobId: 'j1', attempt: 2 }]);
@@ -100,19 +123,19 @@ describe('HeartbeatBatchWriter', () => {
 
   it('a liveness beat of a node never heard with telemetry marks it live but does not register it', async () => {
     const id = uniqueTag('n');
-    await writer.write([livenessBeat(id)]);
+    await writer.write(received(livenessBeat(id)));
     expect(await loadNodes(autocommit(ds), [id])).toEqual([]);
     expect(await live.lastSeen(id)).not.toBeNull();
     expect((await live.liveMany([id])).get(id)).toMatchObject({ telemetry: null, telemetryAt: null });
     // Its next beat with telemetry registers it.
-    await writer.write([beat(id, { seq: 2 })]);
+    await writer.write(received(beat(id, { seq: 2 })));
     expect(await loadNodes(autocommit(ds), [id])).toHaveLength(1);
   });
 
   it('keeps the telemetry of a batch whose newest beat is a liveness beat', async () => {
     const id = uniqueTag('n');
     const t = Date.now();
-    await writer.write([livenessBeat(id, { seq: 3, sentAt: t + 10 }), beat(id, { seq: 2, sentAt: t + 5, cpu: { cores: 96, utilization: 0.7 } })]);
+    await writer.write(received(beat(id, { seq: 2, sentAt: t + 5, cpu: { cores: 96, utilization: 0.7 } }), livenessBeat(id, { seq: 3, sentAt: t + 10 })));
     const fields = (await live.liveMany([id])).get(id)!;
     expect(fields.sentAt).toBe(t + 10);
     expect(fields.telemetryAt).toBe(t + 5);

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceEnv } from '@gantry/platform';
@@ -27,4 +27,21 @@ export class AgentEnv extends ServiceEnv {
   @IsInt() @Min(0) GANTRY_KILL_GRACE_MS: number = 10000;
   /** Where job logs are written. */
   @IsString() GANTRY_AGENT_WORKDIR: string = join(tmpdir(), 'gantry-agent');
+  /**
+   * The control plane's command-signing public key(s), PEM (SPKI), from GET /v1/cluster/command-key
+   * or the enrollment answer. Several PEM blocks may be given (key rotation). No command that does
+   * not verify against one of them is carried out (contract 4.1).
+   */
+  @Matches(/-----BEGIN PUBLIC KEY-----/, { message: 'GANTRY_COMMAND_PUBLIC_KEY must hold the control plane\'s command key (PEM, -----BEGIN PUBLIC KEY-----)' })
+  GANTRY_COMMAND_PUBLIC_KEY!: string;
+  /** A command issued longer ago than this is refused (a recorded command cannot be replayed later), ms. */
+  @IsInt() @Min(1000) GANTRY_COMMAND_MAX_AGE_MS: number = 600_000;
+  /** A real agent's node credential, from its enrollment (POST /v1/nodes/{id}/enrollment). */
+  @IsOptional() @IsString() @MinLength(16) GANTRY_NODE_CREDENTIAL?: string;
+  /**
+   * Enroll this agent's nodes itself, through the gateway at this URL with an operator token
+   * (GANTRY_ENROLL_TOKEN): what the simulated fleet does. A real agent gets GANTRY_NODE_CREDENTIAL instead.
+   */
+  @IsOptional() @Matches(/^https?:\/\//, { message: 'GANTRY_ENROLL_URL must be an http(s) URL' }) GANTRY_ENROLL_URL?: string;
+  @IsOptional() @IsString() @MinLength(16) GANTRY_ENROLL_TOKEN?: string;
 }

@@ -1,8 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { Producer } from 'kafkajs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { BatchConsumer } from '@gantry/messaging';
+import { BatchConsumer, MessageProducer, commandPublicKeys } from '@gantry/messaging';
 import { AgentCommandMessage } from '@gantry/contracts';
 import type { Logger } from '@gantry/platform';
 import { CONFIG, Consumers, KAFKA_PRODUCER, ReadinessRegistry, SERVICE_LOGGER } from '@gantry/runtime';
@@ -13,6 +12,8 @@ import { ProcessExecutor } from './executors/process-executor';
 import { SleepExecutor } from './executors/sleep-executor';
 import { simulatedNode } from './fleet/fleet-layout';
 import { HeartbeatSender } from './heartbeat-sender';
+import { enrollThroughGateway } from './identity/enrollment-client';
+import { NodeKeys } from './identity/node-keys';
 import { NodeRuntime } from './node-runtime';
 import { ReportPublisher } from './report-publisher';
 import { HostTelemetry } from './telemetry/host-telemetry';
@@ -25,16 +26,17 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly reports: ReportPublisher;
   private readonly commands: BatchConsumer<AgentCommandMessage>;
   private readonly beats: HeartbeatSender;
+  private readonly keys = new NodeKeys();
   private beating = false;
 
   constructor(
-    @Inject(KAFKA_PRODUCER) producer: Producer,
+    @Inject(KAFKA_PRODUCER) producer: MessageProducer,
     consumers: Consumers,
     @Inject(CONFIG) private readonly config: AgentEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     readiness: ReadinessRegistry,
   ) {
-    this.reports = new ReportPublisher(producer, logger);
+    this.reports = new ReportPublisher(producer, this.keys, logger);
     const executor: Executor =
       config.GANTRY_SIM_EXECUTOR === 'sleep' ? new SleepExecutor() : new ProcessExecutor(join(config.GANTRY_AGENT_WORKDIR, config.GANTRY_AGENT_ID), config.GANTRY_KILL_GRACE_MS);
     const split = { every: config.GANTRY_TELEMETRY_EVERY, delta: config.GANTRY_TELEMETRY_DELTA };
@@ -50,9 +52,13 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
       const nodeId = config.GANTRY_NODE_ID ?? hostname();
       this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK }, executor, new HostTelemetry(), this.reports, split));
     }
-    this.commands = createCommandConsumer(consumers, config.GANTRY_AGENT_ID, this.nodes, logger);
+    this.commands = createCommandConsumer(consumers, {
+      agentId: config.GANTRY_AGENT_ID, nodes: this.nodes, logger,
+      publicKeys: commandPublicKeys(config.GANTRY_COMMAND_PUBLIC_KEY), maxAgeMs: config.GANTRY_COMMAND_MAX_AGE_MS,
+    });
     this.beats = new HeartbeatSender(producer, [...this.nodes.values()], {
       periodMs: config.GANTRY_HEARTBEAT_MS,
+      keys: this.keys,
       fenceMs: config.GANTRY_AGENT_FENCE_MS,
       logger,
     });
@@ -65,11 +71,34 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    await this.loadCredentials();
     // Consumers (started by the runtime) come first. Beats make nodes placeable; commands for them must not arrive before the consumer can see them.
     await this.commands.whenJoined(60_000);
     await this.beats.start();
     this.beating = true;
     this.logger.info({ nodes: this.nodes.size, executor: this.config.GANTRY_SIM_EXECUTOR }, 'agent started');
+  }
+
+  /**
+   * Every node's credential: enrolled through the gateway (a simulated fleet, a dev agent), or the
+   * one its operator enrolled it with (GANTRY_NODE_CREDENTIAL). Nothing is sent before.
+   */
+  private async loadCredentials(): Promise<void> {
+    const c = this.config;
+    if (c.GANTRY_ENROLL_URL && c.GANTRY_ENROLL_TOKEN) {
+      const t0 = Date.now();
+      const credentials = await enrollThroughGateway(c.GANTRY_ENROLL_URL, c.GANTRY_ENROLL_TOKEN, [...this.nodes.keys()]);
+      for (const [nodeId, credential] of credentials) this.keys.set(nodeId, credential);
+      this.logger.info({ nodes: credentials.size, ms: Date.now() - t0 }, 'nodes enrolled');
+    } else if (c.GANTRY_NODE_CREDENTIAL && c.GANTRY_SIM_NODES === 0) {
+      for (const nodeId of this.nodes.keys()) this.keys.set(nodeId, c.GANTRY_NODE_CREDENTIAL);
+    }
+    const missing = [...this.nodes.keys()].filter((id) => !this.keys.has(id));
+    if (missing.length > 0) {
+      throw new Error(
+        `no credential for ${missing.length} node(s) (${missing.slice(0, 3).join(', ')}): set GANTRY_NODE_CREDENTIAL (a real agent, from its enrollment) or GANTRY_ENROLL_URL and GANTRY_ENROLL_TOKEN (a simulated fleet)`,
+      );
+    }
   }
 
   /** Stops heartbeats and commands, stops every attempt (nothing is left behind), flushes reports. */

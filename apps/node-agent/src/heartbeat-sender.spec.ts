@@ -1,19 +1,25 @@
-import { Producer } from 'kafkajs';
+import { createHmac } from 'node:crypto';
+import { MessageProducer, NODE_ID_HEADER, SIGNATURE_HEADER } from '@gantry/messaging';
 import { HeartbeatSender, MAX_BEATS_PER_SEND, MAX_CATCH_UP_SLOTS, MIN_SLOTS } from './heartbeat-sender';
 import { NodeRuntime } from './node-runtime';
+import { NodeKeys } from './identity/node-keys';
 
 function fleet(n: number, periodMs = 1000) {
   const sent = new Map<string, number>();
   const sends: number[] = [];
   const nodes = Array.from({ length: n }, (_, i) => ({ heartbeat: async () => ({ nodeId: `n${i}` }), stopAll: () => undefined }) as unknown as NodeRuntime);
+  const signed: Array<{ value: string; headers: Record<string, string> }> = [];
   const producer = {
-    send: async ({ messages }: { messages: Array<{ key: string }> }) => {
+    send: async (_topic: string, messages: Array<{ key: string; value: string; headers: Record<string, string> }>) => {
       sends.push(messages.length);
       for (const m of messages) sent.set(m.key, (sent.get(m.key) ?? 0) + 1);
+      signed.push(...messages.slice(0, 1));
     },
-  } as unknown as Producer;
-  const sender = new HeartbeatSender(producer, nodes, { periodMs, fenceMs: 60_000, logger: { warn: () => undefined } });
-  return { sender, sent, sends };
+  } as unknown as MessageProducer;
+  const keys = new NodeKeys();
+  for (let i = 0; i < n; i++) keys.set(`n${i}`, `credential-${i}`);
+  const sender = new HeartbeatSender(producer, nodes, { periodMs, fenceMs: 60_000, keys, logger: { warn: () => undefined } });
+  return { sender, sent, sends, signed };
 }
 
 const flush = async () => {
@@ -23,6 +29,16 @@ const flush = async () => {
 describe('HeartbeatSender', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
+
+  it('signs every beat as its node: gantry-node-id, and v1= HMAC-SHA256 of the value with the credential (contract 4.1)', async () => {
+    const { sender, signed } = fleet(3);
+    await sender.start();
+    sender.stop();
+    const [m] = signed;
+    const nodeId = m.headers[NODE_ID_HEADER];
+    const credential = `credential-${nodeId.slice(1)}`;
+    expect(m.headers[SIGNATURE_HEADER]).toBe(`v1=${createHmac('sha256', Buffer.from(credential, 'utf8')).update(m.value).digest('hex')}`);
+  });
 
   it('beats every node once per period, spread over ten slots of a tenth of the fleet each', async () => {
     const { sender, sent, sends } = fleet(100);

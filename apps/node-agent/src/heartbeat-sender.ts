@@ -1,6 +1,7 @@
-import { Producer } from 'kafkajs';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { TOPICS } from '@gantry/contracts';
+import { MessageProducer } from '@gantry/messaging';
+import { NodeKeys } from './identity/node-keys';
 import { NodeRuntime } from './node-runtime';
 
 const beatsSent = new Counter({ name: 'gantry_agent_heartbeats_sent_total', help: 'Heartbeats acknowledged by Kafka' });
@@ -33,6 +34,8 @@ export const MIN_SLOTS = 10;
 
 export interface HeartbeatSenderOptions {
   periodMs: number;
+  /** Signs each beat as its node (contract 4.1). */
+  keys: NodeKeys;
   /** Un-acknowledged time after which every attempt is stopped. */
   fenceMs: number;
   logger: { warn(o: object, m: string): void };
@@ -54,7 +57,7 @@ export class HeartbeatSender {
   private readonly tickMs: number;
   private readonly slots: NodeRuntime[][];
 
-  constructor(private readonly producer: Producer, private readonly nodes: NodeRuntime[], private readonly opts: HeartbeatSenderOptions) {
+  constructor(private readonly producer: MessageProducer, private readonly nodes: NodeRuntime[], private readonly opts: HeartbeatSenderOptions) {
     const slotCount = HeartbeatSender.slotCount(nodes.length, opts.periodMs);
     this.tickMs = opts.periodMs / slotCount;
     this.slots = Array.from({ length: slotCount }, () => []);
@@ -103,10 +106,13 @@ export class HeartbeatSender {
     sendsInFlight.inc();
     const beats = await Promise.all(nodes.map((n) => n.heartbeat()));
     try {
-      await this.producer.send({
-        topic: TOPICS.heartbeats,
-        messages: beats.map((b) => ({ key: b.nodeId, value: JSON.stringify(b) })),
-      });
+      await this.producer.send(
+        TOPICS.heartbeats,
+        beats.map((b) => {
+          const value = JSON.stringify(b);
+          return { key: b.nodeId, value, headers: this.opts.keys.headers(b.nodeId, value) };
+        }),
+      );
       this.lastAckAt = Date.now();
       this.fenced = false;
       beatsSent.inc(beats.length);

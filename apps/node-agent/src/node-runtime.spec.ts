@@ -24,9 +24,9 @@ function node() {
 }
 
 const run = (jobId: string, attempt = 1): AgentCommandMessage => ({
-  type: 'RUN', nodeId: 'n1', jobId, attempt, image: 'i', command: ['true'], env: {}, resources: { gpus: 1, cpuCores: 1, memoryMiB: 1 }, gang: { size: 1, rank: 0, nodeIds: ['n1'] },
+  type: 'RUN', nodeId: 'n1', jobId, attempt, issuedAt: 1, image: 'i', command: ['true'], env: {}, resources: { gpus: 1, cpuCores: 1, memoryMiB: 1 }, gang: { size: 1, rank: 0, nodeIds: ['n1'] },
 });
-const kill = (jobId: string, attempt = 1): AgentCommandMessage => ({ type: 'KILL', nodeId: 'n1', jobId, attempt, reason: 'CANCELLED_BY_USER' });
+const kill = (jobId: string, attempt = 1): AgentCommandMessage => ({ type: 'KILL', nodeId: 'n1', jobId, attempt, issuedAt: 1, reason: 'CANCELLED_BY_USER' });
 
 describe('NodeRuntime', () => {
   it('says which commands change something: a new RUN, a KILL of a live attempt', () => {

@@ -79,10 +79,18 @@ export class NodeRuntime {
     const done = this.finished.get(k);
     if (done) return this.reports.publish(done.report, done.trace);
     const trace = this.reports.traceHeaders();
-    const execution = this.executor.start(
-      { jobId: cmd.jobId, attempt: cmd.attempt, image: cmd.image!, command: cmd.command!, env: cmd.env ?? {}, gang: cmd.gang! },
-      (result) => this.onExit(cmd.jobId, cmd.attempt, trace, result),
-    );
+    let execution: Execution;
+    try {
+      execution = this.executor.start(
+        { jobId: cmd.jobId, attempt: cmd.attempt, image: cmd.image!, command: cmd.command!, env: cmd.env ?? {}, gang: cmd.gang! },
+        (result) => this.onExit(cmd.jobId, cmd.attempt, trace, result),
+      );
+    } catch (err) {
+      // A command the executor cannot even try (spawn refuses its arguments): the attempt fails
+      // with the reason, once, instead of the command being retried forever.
+      this.onExit(cmd.jobId, cmd.attempt, trace, { exitCode: null, signal: null, stoppedFor: null, error: (err as Error).message });
+      return;
+    }
     // The exit callback may already have run (spawn failure); only track what is still alive.
     if (!this.finished.has(k)) {
       this.live.set(k, { jobId: cmd.jobId, attempt: cmd.attempt, gpus: cmd.resources?.gpus ?? 0, execution, trace });

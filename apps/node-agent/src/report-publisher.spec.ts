@@ -1,6 +1,7 @@
-import { Producer } from 'kafkajs';
+import { MessageProducer, NODE_ID_HEADER } from '@gantry/messaging';
 import { JobReportMessage } from '@gantry/contracts';
 import { ReportPublisher } from './report-publisher';
+import { NodeKeys } from './identity/node-keys';
 
 const report = (jobId: string): JobReportMessage => ({ nodeId: 'n1', jobId, attempt: 1, state: 'RUNNING', at: 1 });
 const turn = () => new Promise((r) => setImmediate(r));
@@ -14,17 +15,19 @@ function publisher() {
   let release: (() => void) | null = null;
   let hold = false;
   const producer = {
-    send: async ({ messages }: { messages: Array<{ key: string; value: string; headers: Record<string, string> }> }) => {
+    send: async (_topic: string, messages: Array<{ key: string; value: string; headers: Record<string, string> }>) => {
       sends.push(messages);
       if (hold) await new Promise<void>((r) => (release = r));
     },
-  } as unknown as Producer;
-  const p = new ReportPublisher(producer, { warn: () => undefined });
+  } as unknown as MessageProducer;
+  const keys = new NodeKeys();
+  keys.set('n1', 'credential-of-n1');
+  const p = new ReportPublisher(producer, keys, { warn: () => undefined });
   return { p, sends, holdSends: () => (hold = true), releaseSend: () => release?.() };
 }
 
 describe('ReportPublisher', () => {
-  it('sends the reports of one turn of the event loop together, each with its trace headers', async () => {
+  it('sends the reports of one turn of the event loop together, each with its trace headers and signed as its node', async () => {
     const { p, sends } = publisher();
     p.publish(report('a'), { traceparent: 'ta' });
     p.publish(report('b'), { traceparent: 'tb' });
@@ -32,7 +35,9 @@ describe('ReportPublisher', () => {
     expect(sends).toHaveLength(0); // nothing sent on the report itself
     await turn();
     expect(sends).toHaveLength(1);
-    expect(sends[0].map((m) => m.headers)).toEqual([{ traceparent: 'ta' }, { traceparent: 'tb' }, {}]);
+    expect(sends[0].map((m) => m.headers.traceparent)).toEqual(['ta', 'tb', undefined]);
+    expect(sends[0].map((m) => m.headers[NODE_ID_HEADER])).toEqual(['n1', 'n1', 'n1']);
+    expect(sends[0].every((m) => /^v1=[0-9a-f]{64}$/.test(m.headers['gantry-signature']))).toBe(true);
     await p.drain(1000);
     expect(p.pending).toBe(0);
   });

@@ -1,6 +1,6 @@
-import { Producer } from 'kafkajs';
 import { JobReportMessage, TOPICS } from '@gantry/contracts';
-import { currentTraceHeaders } from '@gantry/messaging';
+import { MessageProducer, currentTraceHeaders } from '@gantry/messaging';
+import { NodeKeys } from './identity/node-keys';
 
 /** W3C trace context for a Kafka message's headers. */
 export type TraceHeaders = Record<string, string>;
@@ -15,8 +15,9 @@ export interface ReportSink {
 const MAX_REPORTS_PER_SEND = 500;
 
 /**
- * Queues job reports and sends them in batches, retrying until Kafka acknowledges: a report is
- * never dropped because the broker was briefly away. Order per node is kept (one queue, key = nodeId).
+ * Queues job reports and sends them in batches, signed as their node (contract 4.1), retrying until
+ * Kafka acknowledges: a report is never dropped because the broker was briefly away. Order per node
+ * is kept (one queue, key = nodeId).
  *
  * A send starts on the turn of the event loop after the first report queued (setImmediate), not on
  * the report itself: the RUNNING reports of a batch of RUNs, or the ends of attempts whose timers
@@ -29,7 +30,7 @@ export class ReportPublisher implements ReportSink {
   private scheduled = false;
   private backoffMs = 0;
 
-  constructor(private readonly producer: Producer, private readonly logger: { warn(o: object, m: string): void }) {}
+  constructor(private readonly producer: MessageProducer, private readonly keys: NodeKeys, private readonly logger: { warn(o: object, m: string): void }) {}
 
   publish(report: JobReportMessage, trace: TraceHeaders): void {
     this.queue.push({ report, headers: trace });
@@ -61,10 +62,13 @@ export class ReportPublisher implements ReportSink {
     const batch = this.queue.slice(0, MAX_REPORTS_PER_SEND);
     if (batch.length === 0) return;
     try {
-      await this.producer.send({
-        topic: TOPICS.jobReports,
-        messages: batch.map((b) => ({ key: b.report.nodeId, value: JSON.stringify(b.report), headers: b.headers })),
-      });
+      await this.producer.send(
+        TOPICS.jobReports,
+        batch.map((b) => {
+          const value = JSON.stringify(b.report);
+          return { key: b.report.nodeId, value, headers: { ...b.headers, ...this.keys.headers(b.report.nodeId, value) } };
+        }),
+      );
       this.queue.splice(0, batch.length);
       this.backoffMs = 0;
     } catch (err) {

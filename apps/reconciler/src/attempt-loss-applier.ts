@@ -110,7 +110,7 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
     if (r.released) continue;
     await releaseRank(sql, jobId, attempt, r.nodeId, now);
     if (r.nodeId !== lostNodeId) {
-      const kill: KillCommand = { type: 'KILL', nodeId: r.nodeId, jobId, attempt, reason };
+      const kill: KillCommand = { type: 'KILL', nodeId: r.nodeId, jobId, attempt, issuedAt: now.getTime(), reason };
       outbox.push({ topic: TOPICS.agentCommands, key: r.nodeId, value: kill });
     }
   }

@@ -1,26 +1,33 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { HeartbeatMessage, TOPICS, parseHeartbeat } from '@gantry/contracts';
-import { Consumers } from '@gantry/runtime';
+import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, learnOfSigners } from '@gantry/runtime';
+import { ReconcilerEnv } from './config';
 import { NodeReconciler } from './node-reconciler';
 
 /**
  * The reconciler's own read of gantry.heartbeats.v1 (a separate consumer group from the ingester's):
- * every beat is a chance to repair what the node lacks. Bad messages are dead-lettered by the ingester,
- * so they are only skipped here.
+ * every beat is a chance to repair what the node lacks. It acts only on beats their node can prove
+ * (the same checks as the ingester's); what fails them is parked and counted by the ingester, so
+ * it is only skipped here.
  */
 @Injectable()
 export class HeartbeatReconcileConsumer {
-  constructor(consumers: Consumers, reconciler: NodeReconciler) {
+  constructor(consumers: Consumers, @Inject(CONFIG) config: ReconcilerEnv, reconciler: NodeReconciler, directory: NodeCredentialDirectory) {
     consumers.create<HeartbeatMessage>('heartbeat-reconcile-consumer', {
       groupId: 'gantry-reconciler-heartbeats',
       topic: TOPICS.heartbeats,
       fromBeginning: false,
+      beforeAuthenticate: learnOfSigners(directory),
+      authenticate: authenticateNodeMessage(directory),
       parse: parseHeartbeat,
+      admit: admitNodeMessage<HeartbeatMessage>((b) => b.nodeId, (b) => b.sentAt, config.GANTRY_CLOCK_SKEW_MS),
       handleBatch: async (items) => {
-        await reconciler.reconcile(items.map((i) => i.value));
+        await reconciler.reconcile(items);
         return [];
       },
-      skipDeadLetters: true,
+      onAssignment: () => reconciler.forgetCursors(),
+      noDeadLetters: true,
+      countRejections: false,
       partitionsConsumedConcurrently: 4,
     });
   }

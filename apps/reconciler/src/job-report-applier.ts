@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
 import { JobLifecycleMessage, JobReportMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
 import { ReportOutcome, foldReports } from '@gantry/domain';
-import type { IHeaders } from 'kafkajs';
+import type { MessageHeaders } from '@gantry/messaging';
 import { ConcurrentUpdateError, JobReportWrite, MicroBatcher, ReportMessage, autocommit, findJobsWithRanks, isPermanentDataError, writeJobReports } from '@gantry/persistence';
 
 export type { ReportOutcome } from '@gantry/domain';
@@ -20,7 +20,7 @@ const MAX_REPORTS_PER_WRITE = 250;
 const MAX_ROUNDS = 10;
 
 function kill(nodeId: string, jobId: string, attempt: number, reason: string): KillCommand {
-  return { type: 'KILL', nodeId, jobId, attempt, reason };
+  return { type: 'KILL', nodeId, jobId, attempt, issuedAt: Date.now(), reason };
 }
 
 /**
@@ -64,7 +64,7 @@ export class JobReportApplier {
    * the one it refuses is returned as an error and the others stand. Any other error is thrown:
    * the batch is retried, and reapplying a report is idempotent.
    */
-  async applyBatch(items: Array<{ value: JobReportMessage; headers?: IHeaders }>): Promise<BatchReportResult[]> {
+  async applyBatch(items: Array<{ value: JobReportMessage; headers?: MessageHeaders }>): Promise<BatchReportResult[]> {
     return this.writes.submit(items.map((it) => it.value));
   }
 

@@ -1,24 +1,38 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JobReportMessage, TOPICS, parseJobReport } from '@gantry/contracts';
 import { TerminalFailure } from '@gantry/messaging';
-import { CONFIG, Consumers } from '@gantry/runtime';
+import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, learnOfSigners } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
 import { JobReportApplier } from './job-report-applier';
 
-/** Consumes gantry.job-reports.v1; reports of one node are applied in order (key = nodeId). */
+/**
+ * Consumes gantry.job-reports.v1; reports of one node are applied in order (key = nodeId). Only
+ * what a node can prove is applied (contract 4.1): signed by an enrolled node, naming that node,
+ * timed within the skew window of the broker's receive time, and about a rank the node holds.
+ */
 @Injectable()
 export class JobReportConsumer {
-  constructor(consumers: Consumers, @Inject(CONFIG) config: ReconcilerEnv, applier: JobReportApplier) {
+  constructor(consumers: Consumers, @Inject(CONFIG) config: ReconcilerEnv, applier: JobReportApplier, directory: NodeCredentialDirectory) {
     consumers.create<JobReportMessage>('job-report-consumer', {
       groupId: 'gantry-reconciler',
       topic: TOPICS.jobReports,
       fromBeginning: true, // every report ever accepted is applied; none is lost before the first start
+      beforeAuthenticate: learnOfSigners(directory),
+      authenticate: authenticateNodeMessage(directory),
       parse: parseJobReport,
+      admit: admitNodeMessage<JobReportMessage>((r) => r.nodeId, (r) => r.at, config.GANTRY_CLOCK_SKEW_MS),
       handleBatch: async (items) => {
-        // A report the database can never accept is parked; anything else is retried (thrown).
+        // A report the database can never accept is parked, and so is one about a rank its node does
+        // not hold; anything else that fails is thrown and tried again.
         const results = await applier.applyBatch(items);
         const failures: TerminalFailure<JobReportMessage>[] = [];
-        results.forEach((r, i) => 'error' in r && failures.push({ item: items[i], error: r.error }));
+        results.forEach((r, i) => {
+          if ('error' in r) failures.push({ item: items[i], error: r.error });
+          else if (r.outcome === 'foreign') {
+            const rejection = { reason: 'not-assigned', detail: `node ${items[i].value.nodeId} holds no rank of job ${items[i].value.jobId} attempt ${items[i].value.attempt}` };
+            failures.push({ item: items[i], error: new Error(rejection.detail), rejection });
+          }
+        });
         return failures;
       },
       partitionsConsumedConcurrently: config.GANTRY_REPORT_CONCURRENCY,

@@ -1,35 +1,61 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Producer } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
-import { AgentCommandMessage, HeartbeatMessage, TOPICS, buildRunCommands, newestBeatPerNode } from '@gantry/contracts';
-import { isTerminal, reconcileNode } from '@gantry/domain';
+import { AgentCommandMessage, HeartbeatMessage, TOPICS, buildRunCommand } from '@gantry/contracts';
+import { BeatCursor, isTerminal, judgeBeat, reconcileNode } from '@gantry/domain';
+import { CommandSigner, MessageProducer, SIGNATURE_HEADER } from '@gantry/messaging';
 import { autocommit, loadLiveRanksOnNodes } from '@gantry/persistence';
-import { CONFIG, KAFKA_PRODUCER } from '@gantry/runtime';
+import { COMMAND_SIGNER, CONFIG, KAFKA_PRODUCER } from '@gantry/runtime';
 import { AttemptLossApplier } from './attempt-loss-applier';
 import { ReconcilerEnv } from './config';
 
 const actions = new Counter({ name: 'gantry_reconciler_actions_total', help: 'Commands sent to close desired/observed gaps', labelNames: ['kind', 'reason'] });
 
+/** Beat cursors kept per replica at most; past it the least recently moved are forgotten. */
+const MAX_CURSORS = 200_000;
+
 /**
  * Compares each heartbeat's `running` set with the ranks the control plane wants on that node and
  * sends the commands that close the gap (RUN repeated, KILL for orphans and unexecuted cancels).
- * Commands go straight to Kafka: they change no durable state and agents treat repeats as no-ops.
+ * Commands go straight to Kafka, signed: they change no durable state and agents treat repeats as
+ * no-ops. Only the newest beat of a node counts (judgeBeat, receive order, with this replica's own
+ * cursors: a replay is skipped here and parked by the ingester).
  */
 @Injectable()
 export class NodeReconciler {
   /** Per node: since when each RUNNING rank has been missing from its beats (this replica's partitions only). */
   private readonly missing = new Map<string, Map<string, number>>();
+  private readonly cursors = new Map<string, BeatCursor>();
 
   constructor(
     private readonly losses: AttemptLossApplier,
     @Inject(DataSource) private readonly ds: DataSource,
-    @Inject(KAFKA_PRODUCER) private readonly producer: Producer,
+    @Inject(KAFKA_PRODUCER) private readonly producer: MessageProducer,
+    @Inject(COMMAND_SIGNER) private readonly signer: CommandSigner,
     @Inject(CONFIG) private readonly config: ReconcilerEnv,
   ) {}
 
-  async reconcile(beats: HeartbeatMessage[], nowMs = Date.now()): Promise<number> {
-    const newest = newestBeatPerNode(beats);
+  /** Partitions moved: the cursors of nodes read elsewhere meanwhile would be stale. */
+  forgetCursors(): void {
+    this.cursors.clear();
+  }
+
+  /** The newest beat of each node in the batch that is newer than what this replica saw last. */
+  private newestBeats(beats: Array<{ value: HeartbeatMessage; offset: string }>): Map<string, HeartbeatMessage> {
+    const newest = new Map<string, HeartbeatMessage>();
+    for (const b of beats) {
+      const verdict = judgeBeat(this.cursors.get(b.value.nodeId) ?? null, b.value, b.offset);
+      if (verdict.kind !== 'newer') continue;
+      this.cursors.delete(b.value.nodeId);
+      this.cursors.set(b.value.nodeId, verdict.cursor);
+      if (this.cursors.size > MAX_CURSORS) this.cursors.delete(this.cursors.keys().next().value!);
+      newest.set(b.value.nodeId, b.value);
+    }
+    return newest;
+  }
+
+  async reconcile(beats: Array<{ value: HeartbeatMessage; offset: string }>, nowMs = Date.now()): Promise<number> {
+    const newest = this.newestBeats(beats);
     const live = await loadLiveRanksOnNodes(autocommit(this.ds), [...newest.keys()]);
     const byNode = new Map<string, typeof live>();
     for (const r of live) byNode.set(r.nodeId, [...(byNode.get(r.nodeId) ?? []), r]);
@@ -50,15 +76,21 @@ export class NodeReconciler {
         if (a.kind === 'LOST') {
           lost.push({ jobId: a.jobId, attempt: a.attempt, nodeId: beat.nodeId });
         } else if (a.kind === 'KILL') {
-          commands.push({ type: 'KILL', nodeId: beat.nodeId, jobId: a.jobId, attempt: a.attempt, reason: a.reason });
+          commands.push({ type: 'KILL', nodeId: beat.nodeId, jobId: a.jobId, attempt: a.attempt, issuedAt: nowMs, reason: a.reason });
         } else {
           const job = ranks.find((r) => r.job.id === a.jobId)!.job;
-          commands.push(...buildRunCommands(job, job.attempt, job.nodeIds).filter((c) => c.nodeId === beat.nodeId));
+          commands.push(buildRunCommand(job, job.attempt, job.nodeIds, job.nodeIds.indexOf(beat.nodeId), nowMs));
         }
       }
     }
     if (commands.length > 0) {
-      await this.producer.send({ topic: TOPICS.agentCommands, messages: commands.map((c) => ({ key: c.nodeId, value: JSON.stringify(c) })) });
+      await this.producer.send(
+        TOPICS.agentCommands,
+        commands.map((c) => {
+          const value = JSON.stringify(c);
+          return { key: c.nodeId, value, headers: { [SIGNATURE_HEADER]: this.signer.sign(value) } };
+        }),
+      );
     }
     for (const l of lost) await this.losses.lose(l.jobId, l.attempt, l.nodeId, 'PHANTOM');
     return commands.length;

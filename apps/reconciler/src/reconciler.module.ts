@@ -14,7 +14,7 @@ export class ReconcilerModule {
   static forConfig(config: ReconcilerEnv): DynamicModule {
     return {
       module: ReconcilerModule,
-      imports: [RuntimeModule.forRoot({ service: 'reconciler', config, needs: { postgres: true, redis: true }, outboxRelay: true })],
+      imports: [RuntimeModule.forRoot({ service: 'reconciler', config, needs: { postgres: true, redis: true }, outboxRelay: true, sendsCommands: true, verifiesNodes: true })],
       providers: [JobReportApplier, JobReportConsumer, AttemptLossApplier, NodeReconciler, HeartbeatReconcileConsumer, LeaderElection, FailureDetector],
     };
   }

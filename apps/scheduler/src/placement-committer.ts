@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { TOPICS, buildRunCommands } from '@gantry/contracts';
 import { assertTransition } from '@gantry/domain';
 import { JobRecord, PlacementWrite, autocommit, commitPlacementsThatHold } from '@gantry/persistence';
+import { dispatchOutboxRow } from '@gantry/runtime';
 
 export interface PlannedPlacement {
   job: JobRecord;
@@ -14,7 +14,8 @@ export type CommitOutcome = 'placed' | 'lost-race' | 'failed';
 /**
  * Commits placements atomically: the nodes' capacity (compare-and-set on each node's version), the
  * jobs' QUEUED -> SCHEDULED (compare-and-set on each job's version), attempt ranks, STATE_CHANGED
- * events and RUN commands. A cycle's placements go in one statement (one round trip, one commit for
+ * events and one dispatch row per job, from which the outbox relay builds and sends the RUN of
+ * every rank in bounded chunks (run-dispatch.ts): a 1,024-rank gang costs this statement one row. A cycle's placements go in one statement (one round trip, one commit for
  * all); those that lost a race are left out of it (commitPlacementsThatHold), so a conflict costs
  * only its own placement. If the statement fails otherwise, each placement is tried alone, so one
  * placement the database refuses cannot stop the others.
@@ -61,6 +62,6 @@ function toWrite({ job, nodeIds }: PlannedPlacement): PlacementWrite {
   return {
     jobId: job.id, expectedVersion: job.version, attempt, nodeIds,
     perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
-    commands: buildRunCommands(job, attempt, nodeIds).map((c) => ({ topic: TOPICS.agentCommands, key: c.nodeId, value: c, headers })),
+    commands: [dispatchOutboxRow(job.id, attempt, headers)],
   };
 }

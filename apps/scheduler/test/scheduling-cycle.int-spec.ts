@@ -1,4 +1,7 @@
 import Redis from 'ioredis';
+import { OUTBOX_DISPATCH } from '@gantry/contracts';
+import type { OutboxRow } from '@gantry/messaging';
+import { runDispatchExpander } from '@gantry/runtime';
 import { DataSource } from 'typeorm';
 import { NodeLiveStore, autocommit, findJob, insertQueue, loadNodes, releaseRank } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource, openRedis, silentLogger, uniqueTag } from '@gantry/testing';
@@ -31,9 +34,11 @@ async function heard(nodeId: string, at = Date.now()) {
   await live.recordBeats([{ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, running: '[]' }]);
 }
 
+/** The RUNs the placement's outbox rows stand for, as the relay builds them from the dispatch row written in the same commit. */
 async function outboxCommands(jobId: string) {
-  const rows = (await ds.query(`SELECT value FROM outbox WHERE topic = 'gantry.agent-commands.v1' AND value::jsonb->>'jobId' = $1`, [jobId])) as Array<{ value: string }>;
-  return rows.map((r) => JSON.parse(r.value));
+  const rows = (await ds.query(`SELECT id::text, topic, key, value, headers FROM outbox WHERE topic = $2 AND value::jsonb->>'jobId' = $1`, [jobId, OUTBOX_DISPATCH])) as OutboxRow[];
+  const expand = await runDispatchExpander.prepare(autocommit(ds), rows);
+  return rows.flatMap((r) => [...expand(r)]).map((m) => JSON.parse(String(m.message.value)));
 }
 
 describe('SchedulingCycle', () => {

@@ -15,3 +15,4 @@ export * from './nodes/health-bands';
 export * from './nodes/utilisation-contribution';
 export * from './fairness/queue-order';
 export * from './jobs/job-report-fold';
+export * from './nodes/beat-order';

@@ -1,5 +1,5 @@
 import { Context, SpanKind, context, propagation, trace } from '@opentelemetry/api';
-import type { IHeaders } from 'kafkajs';
+import type { MessageHeaders } from './message';
 
 const tracer = trace.getTracer('gantry-messaging');
 
@@ -10,25 +10,15 @@ export function currentTraceHeaders(): Record<string, string> {
   return carrier;
 }
 
-function headersToCarrier(headers: IHeaders | undefined): Record<string, string> {
-  const carrier: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers ?? {})) {
-    if (v === undefined) continue;
-    const first = Array.isArray(v) ? v[0] : v;
-    carrier[k] = Buffer.isBuffer(first) ? first.toString('utf8') : String(first);
-  }
-  return carrier;
-}
-
-export function extractTraceContext(headers: IHeaders | undefined): Context {
-  return propagation.extract(context.active(), headersToCarrier(headers));
+export function extractTraceContext(headers: MessageHeaders | undefined): Context {
+  return propagation.extract(context.active(), headers ?? {});
 }
 
 /**
  * Runs `fn` in a consumer span that continues the producer's trace, so one trace follows a job
  * from the POST, through the outbox and Kafka, to the agent.
  */
-export function withConsumerSpan<T>(headers: IHeaders | undefined, name: string, attrs: Record<string, string | number>, fn: () => Promise<T>): Promise<T> {
+export function withConsumerSpan<T>(headers: MessageHeaders | undefined, name: string, attrs: Record<string, string | number>, fn: () => Promise<T>): Promise<T> {
   const parent = extractTraceContext(headers);
   return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes: attrs }, parent, async (span) => {
     try {
@@ -45,7 +35,7 @@ export function withConsumerSpan<T>(headers: IHeaders | undefined, name: string,
  * otherwise pay (and those turns staggered the batches of the partitions consumed at once).
  * Inside `fn`, activeTraceId() and currentTraceHeaders() see the span, and pino adds its ids.
  */
-export function inConsumerSpan<T>(headers: IHeaders | undefined, name: string, attrs: Record<string, string | number>, fn: () => T): T {
+export function inConsumerSpan<T>(headers: MessageHeaders | undefined, name: string, attrs: Record<string, string | number>, fn: () => T): T {
   const parent = extractTraceContext(headers);
   const span = tracer.startSpan(name, { kind: SpanKind.CONSUMER, attributes: attrs }, parent);
   try {

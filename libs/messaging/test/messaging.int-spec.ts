@@ -1,48 +1,51 @@
-import { Kafka, Producer } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { context, trace } from '@opentelemetry/api';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { propagation } from '@opentelemetry/api';
-import { JobLifecycleMessage, TOPICS, parseMessage } from '@gantry/contracts';
+import { JobLifecycleMessage, OUTBOX_DISPATCH, TOPICS, parseMessage } from '@gantry/contracts';
 import {
-  BatchConsumer, BatchConsumerOptions, DEAD_LETTER_HEADERS, DEFAULT_PARTITIONER, DeadLetterPublisher, OutboxRelay, createKafka,
-  currentTraceHeaders, ensureTopics, extractTraceContext,
+  BatchConsumer, BatchConsumerOptions, DEAD_LETTER_HEADERS, DEAD_LETTER_MAX_VALUE_BYTES, DeadLetterPublisher, KafkaConnection, MAX_MESSAGE_BYTES, MessageProducer,
+  OutboxExpander, OutboxRelay, createKafka, currentTraceHeaders, ensureTopics, extractTraceContext, keyedPartitionAssigner, messagesRejected, partitionForKey,
 } from '@gantry/messaging';
 import { enqueueOutbox, inTransaction } from '@gantry/persistence';
 import { openDataSource, silentLogger, testEnv, uniqueTag } from '@gantry/testing';
 import { waitFor } from '@gantry/stack';
 
 let ds: DataSource;
-let kafka: Kafka;
-let producer: Producer;
+let kafka: KafkaConnection;
+let producer: MessageProducer;
 
 beforeAll(async () => {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(new BasicTracerProvider());
   ds = await openDataSource();
-  kafka = createKafka({ brokers: testEnv.kafkaBrokers, clientId: 'messaging-int' });
-  producer = kafka.producer({ createPartitioner: DEFAULT_PARTITIONER });
-  await producer.connect();
+  kafka = createKafka({ brokers: testEnv.kafkaBrokers, clientId: 'messaging-int', security: testEnv.kafkaSecurity() });
+  producer = await kafka.connectProducer();
+  // Dispatch rows other suites' placements left: the services' relays expand them; these bare
+  // relays would find no such topic and park each one, seconds apiece, before reaching their own rows.
+  await ds.query(`DELETE FROM outbox WHERE topic = $1`, [OUTBOX_DISPATCH]);
 });
 afterAll(async () => {
-  await producer.disconnect();
+  await kafka.disconnect();
   await ds.destroy();
 });
 
+type Seen = { key: string | null; value: string; headers: Record<string, string>; partition: number };
+
 /** Reads everything on `topic` from the start with a fresh group until `until` holds. */
-async function collect(topic: string, until: (msgs: Array<{ key: string | null; value: string; headers: Record<string, string> }>) => boolean) {
-  const consumer = kafka.consumer({ groupId: uniqueTag('collect'), maxWaitTimeInMs: 100 });
-  const seen: Array<{ key: string | null; value: string; headers: Record<string, string> }> = [];
+async function collect(topic: string, until: (msgs: Seen[]) => boolean): Promise<Seen[]> {
+  const consumer = kafka.rawConsumer({ groupId: uniqueTag('collect'), maxWaitTimeInMs: 100 });
+  const seen: Seen[] = [];
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
-    eachMessage: async ({ message }) => {
+    eachMessage: async ({ message, partition }) => {
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
-      seen.push({ key: message.key?.toString() ?? null, value: message.value?.toString() ?? '', headers });
+      seen.push({ key: message.key?.toString() ?? null, value: message.value?.toString() ?? '', headers, partition });
     },
   });
   try {
@@ -53,22 +56,27 @@ async function collect(topic: string, until: (msgs: Array<{ key: string | null; 
   }
 }
 
+const relayOf = (extra: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {}) =>
+  new OutboxRelay({ dataSource: ds, producer, deadLetters: new DeadLetterPublisher(producer), logger: silentLogger(), pollIntervalMs: 200, ...extra });
+
 describe('OutboxRelay', () => {
   it('publishes committed rows with their headers, deletes them, and never publishes rolled-back ones', async () => {
     const jobId = uniqueTag('job');
     const rolledBack = uniqueTag('never');
-    const relay = new OutboxRelay({ dataSource: ds, producer, logger: silentLogger(), pollIntervalMs: 200 });
+    const relay = relayOf();
+    // The rolled-back row is written first: had it reached the outbox, the relay (which publishes in
+    // id order) would have sent it before the committed row, so once that one is seen, it would be too.
+    await expect(
+      inTransaction(ds, async (sql) => {
+        await enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: rolledBack, value: { type: 'JOB_CREATED', jobId: rolledBack, at: 1 } }]);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
     await relay.start();
     try {
       await inTransaction(ds, (sql) =>
         enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: jobId, value: { type: 'JOB_CREATED', jobId, at: 1 }, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } }]),
       );
-      await expect(
-        inTransaction(ds, async (sql) => {
-          await enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: rolledBack, value: { type: 'JOB_CREATED', jobId: rolledBack, at: 1 } }]);
-          throw new Error('abort');
-        }),
-      ).rejects.toThrow('abort');
       const seen = await collect(TOPICS.jobLifecycle, (m) => m.some((x) => x.key === jobId));
       const mine = seen.find((x) => x.key === jobId)!;
       expect(JSON.parse(mine.value)).toEqual({ type: 'JOB_CREATED', jobId, at: 1 });
@@ -78,21 +86,93 @@ describe('OutboxRelay', () => {
     } finally {
       await relay.stop();
     }
-    // collect() reads the whole topic from the start: a long-lived test broker holds many runs' messages.
   }, 40_000);
+
+  it('parks a message over the size limit on the dead-letter topic, cut to fit, and publishes the rows behind it', async () => {
+    const topic = uniqueTag('outbox-big');
+    await ensureTopics(kafka, { [topic]: 1 });
+    const [big, after] = [uniqueTag('big'), uniqueTag('after')];
+    const relay = relayOf();
+    await inTransaction(ds, (sql) =>
+      enqueueOutbox(sql, [
+        { topic, key: big, value: { blob: 'x'.repeat(MAX_MESSAGE_BYTES + 10) } },
+        { topic, key: after, value: { ok: true } },
+      ]),
+    );
+    await relay.start();
+    try {
+      await collect(topic, (m) => m.some((x) => x.key === after));
+      const dead = (await collect(TOPICS.deadLetter, (m) => m.some((x) => x.key === big))).find((x) => x.key === big)!;
+      expect(dead.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/exceeds the \d+-byte limit/);
+      expect(dead.headers[DEAD_LETTER_HEADERS.sourceTopic]).toBe(topic);
+      expect(Number(dead.headers[DEAD_LETTER_HEADERS.originalBytes])).toBeGreaterThan(MAX_MESSAGE_BYTES);
+      expect(dead.headers[DEAD_LETTER_HEADERS.originalSha256]).toMatch(/^[0-9a-f]{64}$/);
+      expect(Buffer.byteLength(dead.value)).toBe(DEAD_LETTER_MAX_VALUE_BYTES);
+      await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE key = ANY($1)`, [[big, after]]))[0].n === 0, { timeoutMs: 10_000 });
+    } finally {
+      await relay.stop();
+    }
+  }, 60_000);
+
+  it('sends a claim larger than one request allows in several requests, in order, none refused', async () => {
+    const topic = uniqueTag('outbox-many');
+    await ensureTopics(kafka, { [topic]: 1 });
+    const key = uniqueTag('k');
+    // 40 messages of 200 KB: 8 MB, ten times what one request may hold; the broker refuses a batch over 1 MiB.
+    await inTransaction(ds, (sql) => enqueueOutbox(sql, Array.from({ length: 40 }, (_, i) => ({ topic, key, value: { i, pad: 'p'.repeat(200_000) } }))));
+    const relay = relayOf();
+    await relay.start();
+    try {
+      const seen = await collect(topic, (m) => m.filter((x) => x.key === key).length === 40);
+      expect(seen.filter((x) => x.key === key).map((x) => JSON.parse(x.value).i)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    } finally {
+      await relay.stop();
+    }
+  }, 60_000);
+
+  it('expands a pseudo-topic row into the messages it stands for, lazily, and signs the signed topic', async () => {
+    const source = uniqueTag('pseudo');
+    const topic = uniqueTag('outbox-expanded');
+    await ensureTopics(kafka, { [topic]: 1 });
+    let built = 0;
+    const expander: OutboxExpander = {
+      source,
+      async prepare() {
+        return function* expand(row) {
+          const { n, tag } = JSON.parse(row.value) as { n: number; tag: string };
+          for (let i = 0; i < n; i++) {
+            built++;
+            yield { topic, message: { key: tag, value: JSON.stringify({ i, pad: 'q'.repeat(100_000) }) } };
+          }
+        };
+      },
+    };
+    const tag = uniqueTag('t');
+    await inTransaction(ds, (sql) => enqueueOutbox(sql, [{ topic: source, key: tag, value: { n: 30, tag } }]));
+    const relay = relayOf({ expanders: [expander], signer: { topic, header: 'x-sig', sign: (v) => `signed:${Buffer.byteLength(v)}` } });
+    await relay.start();
+    try {
+      const seen = (await collect(topic, (m) => m.filter((x) => x.key === tag).length === 30)).filter((x) => x.key === tag);
+      expect(seen.map((x) => JSON.parse(x.value).i)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+      expect(seen.every((x) => x.headers['x-sig'] === `signed:${Buffer.byteLength(x.value)}`)).toBe(true);
+      expect(built).toBe(30);
+    } finally {
+      await relay.stop();
+    }
+  }, 60_000);
 });
 
-type ConsumerSettings = Partial<Pick<BatchConsumerOptions<JobLifecycleMessage>, 'groupId' | 'fromBeginning' | 'sessionTimeoutMs' | 'maxItemsPerCall'>>;
+type ConsumerSettings = Partial<Pick<BatchConsumerOptions<JobLifecycleMessage>, 'groupId' | 'fromBeginning' | 'sessionTimeoutMs' | 'maxItemsPerCall' | 'stallMs' | 'authenticate' | 'isTransient'>>;
 
 /** A lifecycle-message consumer of `topic` that records each handled message's `at`, after `work` (which may throw). */
-function recordingConsumer(topic: string, handled: number[], settings: ConsumerSettings = {}, work: () => Promise<void> | void = () => undefined): BatchConsumer<JobLifecycleMessage> {
+function recordingConsumer(topic: string, handled: number[], settings: ConsumerSettings = {}, work: (items: number[]) => Promise<void> | void = () => undefined): BatchConsumer<JobLifecycleMessage> {
   return new BatchConsumer<JobLifecycleMessage>({
     kafka,
     groupId: uniqueTag('group'),
     topic,
     parse: (raw) => parseMessage(JobLifecycleMessage, raw),
     handleBatch: async (items) => {
-      await work();
+      await work(items.map((i) => i.value.at));
       handled.push(...items.map((i) => i.value.at));
       return [];
     },
@@ -101,6 +181,8 @@ function recordingConsumer(topic: string, handled: number[], settings: ConsumerS
     ...settings,
   });
 }
+
+const lifecycle = (at: number, key = 'k') => ({ key, value: JSON.stringify({ type: 'JOB_CREATED', at }) });
 
 describe('BatchConsumer', () => {
   it('dead-letters poison messages with the reason and source, and keeps consuming good ones', async () => {
@@ -111,15 +193,7 @@ describe('BatchConsumer', () => {
     await consumer.start();
     try {
       const marker = uniqueTag('bad');
-      await producer.send({
-        topic,
-        messages: [
-          { key: 'a', value: JSON.stringify({ type: 'JOB_CREATED', at: 101 }) },
-          { key: marker, value: '{not json' },
-          { key: marker, value: JSON.stringify({ type: 'NOPE', at: 1 }) },
-          { key: 'a', value: JSON.stringify({ type: 'JOB_CREATED', at: 102 }) },
-        ],
-      });
+      await producer.send(topic, [lifecycle(101, 'a'), { key: marker, value: '{not json' }, { key: marker, value: JSON.stringify({ type: 'NOPE', at: 1 }) }, lifecycle(102, 'a')]);
       await waitFor('good messages handled', () => handled.includes(101) && handled.includes(102), { timeoutMs: 30_000 });
       const dead = await collect(TOPICS.deadLetter, (m) => m.filter((x) => x.key === marker).length === 2);
       const mine = dead.filter((x) => x.key === marker);
@@ -132,23 +206,124 @@ describe('BatchConsumer', () => {
     }
   }, 40_000);
 
+  it('refuses what fails authentication before parsing: dead-lettered with the reason, counted, never handled', async () => {
+    const topic = uniqueTag('auth-test');
+    await ensureTopics(kafka, { [topic]: 1 });
+    const handled: number[] = [];
+    const consumer = recordingConsumer(topic, handled, { authenticate: (m) => (m.headers['x-ok'] === 'yes' ? null : { reason: 'unsigned', detail: 'no x-ok' }) });
+    const before = (await messagesRejected.get()).values.find((v) => v.labels.topic === topic && v.labels.reason === 'unsigned')?.value ?? 0;
+    await consumer.start();
+    try {
+      const forged = uniqueTag('forged');
+      await producer.send(topic, [{ ...lifecycle(1, forged) }, { ...lifecycle(2), headers: { 'x-ok': 'yes' } }]);
+      await waitFor('the signed one handled', () => handled.includes(2), { timeoutMs: 30_000 });
+      const dead = (await collect(TOPICS.deadLetter, (m) => m.some((x) => x.key === forged))).find((x) => x.key === forged)!;
+      expect(dead.headers[DEAD_LETTER_HEADERS.reason]).toBe('rejected: unsigned: no x-ok');
+      expect(handled).toEqual([2]);
+      const after = (await messagesRejected.get()).values.find((v) => v.labels.topic === topic && v.labels.reason === 'unsigned')!.value;
+      expect(after - before).toBe(1);
+    } finally {
+      await consumer.stop();
+    }
+  }, 40_000);
+
   it('retries a failing handler without losing or skipping the batch', async () => {
     const topic = uniqueTag('retry-test');
     await ensureTopics(kafka, { [topic]: 1 });
     let failures = 2;
     const handled: number[] = [];
     const consumer = recordingConsumer(topic, handled, {}, () => {
-      if (failures-- > 0) throw new Error('database briefly away');
+      if (failures-- > 0) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     });
     await consumer.start();
     try {
-      await producer.send({ topic, messages: [{ key: 'k', value: JSON.stringify({ type: 'JOB_CREATED', at: 7 }) }] });
+      await producer.send(topic, [lifecycle(7)]);
       await waitFor('handled after retries', () => handled.includes(7), { timeoutMs: 30_000 });
       expect(handled).toEqual([7]);
     } finally {
       await consumer.stop();
     }
   });
+
+  it('finds the one message a handler always fails on, parks it alone, and handles the rest of its batch', async () => {
+    const topic = uniqueTag('bisect-test');
+    await ensureTopics(kafka, { [topic]: 1 });
+    const key = uniqueTag('k');
+    const ids = Array.from({ length: 20 }, (_, i) => i + 1);
+    await producer.send(topic, ids.map((at) => lifecycle(at, key)));
+    const handled: number[] = [];
+    // A value the database refuses for good (say, a NUL byte in a text column): the same error on every try.
+    const consumer = recordingConsumer(topic, handled, {}, (ats) => {
+      if (ats.includes(13)) throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
+    });
+    await consumer.start();
+    try {
+      await waitFor('every other message handled', () => ids.every((i) => i === 13 || handled.includes(i)), { timeoutMs: 60_000 });
+      const dead = (await collect(TOPICS.deadLetter, (m) => m.some((x) => x.key === key))).filter((x) => x.key === key);
+      expect(dead.map((d) => JSON.parse(d.value).at)).toEqual([13]);
+      expect(dead[0].headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid byte sequence/);
+      expect(handled).not.toContain(13);
+      // The partition went on: a later message is handled too.
+      await producer.send(topic, [lifecycle(21, key)]);
+      await waitFor('a later message handled', () => handled.includes(21), { timeoutMs: 30_000 });
+    } finally {
+      await consumer.stop();
+    }
+  }, 90_000);
+
+  it('reports not ready, naming the partition, while a partition with lag does not advance', async () => {
+    const topic = uniqueTag('stall-test');
+    await ensureTopics(kafka, { [topic]: 2 });
+    let down = true;
+    const handled: number[] = [];
+    // The database is away (a transient failure): waited for, not parked, and the stall shows.
+    const consumer = recordingConsumer(topic, handled, { stallMs: 1_500 }, () => {
+      if (down) throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' });
+    });
+    const ready = consumer.readinessCheck('stall-consumer');
+    await consumer.start();
+    try {
+      await consumer.whenJoined(30_000);
+      await ready.check();
+      await producer.send(topic, [lifecycle(1)]);
+      const p = partitionForKey('k', 2);
+      await waitFor('not ready', () => ready.check().then(() => false, (e: Error) => e.message), { timeoutMs: 20_000 }).then((message) =>
+        expect(message).toMatch(new RegExp(`stall-consumer: partition ${topic}/${p} has not advanced for \\d+ s with 1 messages behind it`)),
+      );
+      down = false;
+      await waitFor('handled once the database is back', () => handled.includes(1), { timeoutMs: 30_000 });
+      await ready.check();
+    } finally {
+      await consumer.stop();
+    }
+  }, 60_000);
+
+  it('with the keyed assigner, reads only the partitions of its own keys, where the producers put them', async () => {
+    const topic = uniqueTag('keyed-test');
+    await ensureTopics(kafka, { [topic]: 16 });
+    const mine = 'node-a';
+    const others = Array.from({ length: 40 }, (_, i) => `node-${i}`).filter((k) => partitionForKey(k, 16) !== partitionForKey(mine, 16));
+    const seen: Array<{ key: string | null; partition: number }> = [];
+    const consumer = new BatchConsumer<JobLifecycleMessage>({
+      kafka, groupId: uniqueTag('group'), topic, parse: (raw) => parseMessage(JobLifecycleMessage, raw),
+      handleBatch: async (items) => {
+        seen.push(...items.map((i) => ({ key: i.key, partition: i.partition })));
+        return [];
+      },
+      partitionAssigner: [keyedPartitionAssigner(() => [mine])],
+      deadLetters: null, logger: silentLogger(), fromBeginning: false,
+    });
+    await consumer.start();
+    try {
+      await consumer.whenJoined(30_000);
+      await producer.send(topic, [...others.map((k, i) => lifecycle(i, k)), lifecycle(99, mine)]);
+      await waitFor('its own message', () => seen.some((s) => s.key === mine), { timeoutMs: 30_000 });
+      expect(seen.every((s) => s.partition === partitionForKey(mine, 16))).toBe(true);
+      expect(seen.map((s) => s.key)).toEqual([mine]);
+    } finally {
+      await consumer.stop();
+    }
+  }, 60_000);
 
   it('commits what it handled when it stops: the next member of the group starts after it', async () => {
     const topic = uniqueTag('commit-at-stop');
@@ -162,7 +337,7 @@ describe('BatchConsumer', () => {
     // One message at a time, each handled before the next is sent: many batches well within the
     // periodic commit's interval, so only the commit at stop can cover the last of them.
     for (let at = 1; at <= 6; at++) {
-      await producer.send({ topic, messages: [{ key: `k${at}`, value: JSON.stringify({ type: 'JOB_CREATED', at }) }] });
+      await producer.send(topic, [lifecycle(at, `k${at}`)]);
       await waitFor(`message ${at} handled`, () => first.includes(at), { timeoutMs: 20_000 });
     }
     await a.stop();
@@ -172,7 +347,7 @@ describe('BatchConsumer', () => {
     await b.start();
     try {
       await b.whenJoined(30_000);
-      await producer.send({ topic, messages: [{ key: 'k7', value: JSON.stringify({ type: 'JOB_CREATED', at: 7 }) }] });
+      await producer.send(topic, [lifecycle(7, 'k7')]);
       await waitFor('message 7 handled', () => second.includes(7), { timeoutMs: 20_000 });
       expect(second).toEqual([7]);
     } finally {
@@ -185,7 +360,7 @@ describe('BatchConsumer', () => {
     await ensureTopics(kafka, { [topic]: 1 });
     const ids = Array.from({ length: 60 }, (_, i) => i);
     // Produced before the consumer starts, so its first fetch returns them as one batch.
-    await producer.send({ topic, messages: ids.map((at) => ({ key: 'k', value: JSON.stringify({ type: 'JOB_CREATED', at }) })) });
+    await producer.send(topic, ids.map((at) => lifecycle(at)));
     const handled: number[] = [];
     const groupId = uniqueTag('group');
     // Slow work: 6 calls x 1.2 s outlast the 6 s session; only the heartbeats between calls keep the member.
@@ -193,16 +368,11 @@ describe('BatchConsumer', () => {
     await consumer.start();
     try {
       // An evicted member's commits fail and the batch is redelivered (handled twice), over and over.
-      const admin = kafka.admin();
-      await admin.connect();
-      try {
-        await waitFor('every offset committed', async () => {
+      await waitFor('every offset committed', () =>
+        kafka.withAdmin(async (admin) => {
           const [p] = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0].partitions;
           return p.offset === String(ids.length);
-        }, { timeoutMs: 60_000 });
-      } finally {
-        await admin.disconnect();
-      }
+        }), { timeoutMs: 60_000 });
       expect(handled).toEqual(ids);
     } finally {
       await consumer.stop();

@@ -19,3 +19,4 @@ export * from './sql/placement-commit';
 export * from './sql/leader-leases';
 export * from './redis/cluster-utilisation';
 export * from './sql/job-report-writes';
+export * from './sql/node-enrollments';

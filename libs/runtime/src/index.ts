@@ -3,3 +3,7 @@ export * from './service-clients';
 export * from './runtime.module';
 export * from './readiness-registry';
 export * from './consumers';
+export * from './run-dispatch';
+export * from './node-trust/node-credential';
+export * from './node-trust/node-credential-directory';
+export * from './node-trust/node-message-checks';

@@ -1,23 +1,27 @@
-import { BeforeApplicationShutdown, DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
+import { BeforeApplicationShutdown, DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleDestroy, OnModuleInit, Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { OutboxRelay } from '@gantry/messaging';
-import { READINESS_CHECKS, ReadinessSource, ServiceEnv, StatefulServiceEnv, createLogger, loggerModule, opsEndpoints, Logger } from '@gantry/platform';
+import { CommandSigner, DeadLetterPublisher, OutboxRelay, SIGNATURE_HEADER } from '@gantry/messaging';
+import { TOPICS } from '@gantry/contracts';
+import { READINESS_CHECKS, ReadinessSource, ServiceEnv, StatefulServiceEnv, createLogger, loggerModule, opsEndpoints, Logger, requiredSetting } from '@gantry/platform';
 import { Consumers } from './consumers';
+import { NodeCredentialDirectory } from './node-trust/node-credential-directory';
 import { ReadinessRegistry } from './readiness-registry';
+import { runDispatchExpander } from './run-dispatch';
 import { ClientNeeds, ServiceClients } from './service-clients';
-import { KAFKA, KAFKA_PRODUCER, REDIS, SERVICE_LOGGER } from './tokens';
+import { COMMAND_SIGNER, CONFIG, KAFKA, KAFKA_PRODUCER, REDIS, SERVICE_LOGGER } from './tokens';
 
 export interface RuntimeOptions {
   service: string;
   config: ServiceEnv;
   needs: ClientNeeds;
-  /** Run an outbox relay in this process (services that write outbox rows). */
+  /** Run an outbox relay in this process (services that write outbox rows; they sign the commands it sends). */
   outboxRelay?: boolean;
+  /** Sends agent commands: needs GANTRY_COMMAND_SIGNING_KEY (contract 4.1). */
+  sendsCommands?: boolean;
+  /** Checks who sent beats and reports: needs GANTRY_NODE_CREDENTIAL_SECRET and provides NodeCredentialDirectory. */
+  verifiesNodes?: boolean;
 }
-
-export const CONFIG = Symbol('CONFIG');
-
 
 const outboxPublished = new Counter({ name: 'gantry_outbox_published_total', help: 'Outbox rows published to Kafka' });
 const rowsPerPublish = new Histogram({ name: 'gantry_outbox_rows_per_publish', help: 'Outbox rows per relay round (one claim, one Kafka send)', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500] });
@@ -29,7 +33,7 @@ class OutboxRelayLifecycle implements OnModuleInit, BeforeApplicationShutdown {
 
   constructor(
     private readonly clients: ServiceClients,
-    @Inject(CONFIG) private readonly config: StatefulServiceEnv,
+    @Inject(COMMAND_SIGNER) private readonly signer: CommandSigner,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -37,6 +41,9 @@ class OutboxRelayLifecycle implements OnModuleInit, BeforeApplicationShutdown {
     this.relay = new OutboxRelay({
       dataSource: this.clients.dataSource!,
       producer: this.clients.producer,
+      deadLetters: new DeadLetterPublisher(this.clients.producer),
+      expanders: [runDispatchExpander],
+      signer: { topic: TOPICS.agentCommands, header: SIGNATURE_HEADER, sign: (v) => this.signer.sign(v) },
       logger: this.logger,
       onPublished: (n) => {
         outboxPublished.inc(n);
@@ -48,6 +55,18 @@ class OutboxRelayLifecycle implements OnModuleInit, BeforeApplicationShutdown {
 
   async beforeApplicationShutdown(): Promise<void> {
     await this.relay?.stop();
+  }
+}
+
+/** Loads every enrollment before the consumers start, and follows changes while the app runs. */
+@Injectable()
+class NodeDirectoryLifecycle implements OnModuleInit, OnModuleDestroy {
+  constructor(private readonly directory: NodeCredentialDirectory) {}
+  async onModuleInit(): Promise<void> {
+    await this.directory.start();
+  }
+  onModuleDestroy(): void {
+    this.directory.stop();
   }
 }
 
@@ -65,13 +84,22 @@ class ClientsLifecycle implements OnApplicationShutdown {
 
 /**
  * Everything a Gantry service shares: config, logger, Kafka/Postgres/Redis clients, readiness
- * checks over them, /healthz /readyz /metrics, and optionally the outbox relay.
+ * checks over them, /healthz /readyz /metrics, and optionally the outbox relay, the command signer
+ * and the directory of enrolled nodes.
  */
 @Global()
 @Module({})
 export class RuntimeModule {
   static forRoot(opts: RuntimeOptions): DynamicModule {
     const ops = opsEndpoints();
+    const stateful = opts.config as StatefulServiceEnv;
+    // Settings only some services need are checked here, at start-up, naming the variable.
+    const signer = opts.sendsCommands || opts.outboxRelay
+      ? new CommandSigner(requiredSetting(stateful, 'GANTRY_COMMAND_SIGNING_KEY', `${opts.service} signs the commands it sends to agents`))
+      : null;
+    const nodeSecret = opts.verifiesNodes
+      ? requiredSetting(stateful, 'GANTRY_NODE_CREDENTIAL_SECRET', `${opts.service} checks the signatures of what nodes send`)
+      : null;
     const providers: Provider[] = [
       { provide: CONFIG, useValue: opts.config },
       { provide: SERVICE_LOGGER, useValue: createLogger(opts.service, opts.config.LOG_LEVEL) },
@@ -80,6 +108,7 @@ export class RuntimeModule {
       { provide: KAFKA_PRODUCER, useFactory: (c: ServiceClients) => c.producer, inject: [ServiceClients] },
       { provide: DataSource, useFactory: (c: ServiceClients) => c.dataSource, inject: [ServiceClients] },
       { provide: REDIS, useFactory: (c: ServiceClients) => c.redis, inject: [ServiceClients] },
+      { provide: COMMAND_SIGNER, useValue: signer },
       ReadinessRegistry,
       Consumers,
       {
@@ -93,13 +122,26 @@ export class RuntimeModule {
       },
       ClientsLifecycle,
       ...(opts.outboxRelay ? [OutboxRelayLifecycle] : []),
+      ...(nodeSecret
+        ? [
+            {
+              provide: NodeCredentialDirectory,
+              useFactory: (c: ServiceClients, logger: Logger) => new NodeCredentialDirectory(c.dataSource!, nodeSecret, logger),
+              inject: [ServiceClients, SERVICE_LOGGER],
+            },
+            NodeDirectoryLifecycle,
+          ]
+        : []),
     ];
     return {
       module: RuntimeModule,
       imports: [loggerModule(opts.service, opts.config.LOG_LEVEL), ...ops.imports],
       controllers: ops.controllers,
       providers,
-      exports: [CONFIG, SERVICE_LOGGER, ReadinessRegistry, Consumers, ServiceClients, KAFKA, KAFKA_PRODUCER, DataSource, REDIS, READINESS_CHECKS],
+      exports: [
+        CONFIG, SERVICE_LOGGER, ReadinessRegistry, Consumers, ServiceClients, KAFKA, KAFKA_PRODUCER, DataSource, REDIS, READINESS_CHECKS, COMMAND_SIGNER,
+        ...(nodeSecret ? [NodeCredentialDirectory] : []),
+      ],
     };
   }
 }

@@ -1,7 +1,6 @@
 import Redis from 'ioredis';
-import { Kafka, Producer } from 'kafkajs';
 import { DataSource } from 'typeorm';
-import { DEFAULT_PARTITIONER, createKafka } from '@gantry/messaging';
+import { KafkaConnection, MessageProducer, createKafka } from '@gantry/messaging';
 import { createDataSource } from '@gantry/persistence';
 import { ReadinessCheck, ServiceEnv, StatefulServiceEnv } from '@gantry/platform';
 
@@ -13,34 +12,25 @@ export interface ClientNeeds {
 /** The connections one service process holds, opened at start and closed last at shutdown. */
 export class ServiceClients {
   private constructor(
-    readonly kafka: Kafka,
-    readonly producer: Producer,
+    readonly kafka: KafkaConnection,
+    readonly producer: MessageProducer,
     readonly dataSource: DataSource | null,
     readonly redis: Redis | null,
   ) {}
 
   static async connect(service: string, config: ServiceEnv, needs: ClientNeeds): Promise<ServiceClients> {
-    const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: service });
-    const producer = kafka.producer({ createPartitioner: DEFAULT_PARTITIONER, allowAutoTopicCreation: false });
+    const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: service, security: config.kafkaSecurity });
     const stateful = config as StatefulServiceEnv;
     const dataSource = needs.postgres
       ? createDataSource({ url: stateful.DATABASE_URL, poolSize: stateful.GANTRY_DB_POOL_SIZE, applicationName: service })
       : null;
     const redis = needs.redis ? new Redis(stateful.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 3, enableAutoPipelining: true }) : null;
-    await Promise.all([producer.connect(), dataSource?.initialize(), redis?.connect()]);
+    const [producer] = await Promise.all([kafka.connectProducer(), dataSource?.initialize(), redis?.connect()]);
     return new ServiceClients(kafka, producer, dataSource, redis);
   }
 
   readinessChecks(): ReadinessCheck[] {
-    const checks: ReadinessCheck[] = [];
-    const admin = this.kafka.admin();
-    checks.push({
-      name: 'kafka',
-      check: async () => {
-        await admin.connect();
-        await admin.describeCluster();
-      },
-    });
+    const checks: ReadinessCheck[] = [this.kafka.readinessCheck()];
     if (this.dataSource) {
       const ds = this.dataSource;
       checks.push({ name: 'postgres', check: async () => void (await ds.query('SELECT 1')) });
@@ -53,7 +43,7 @@ export class ServiceClients {
   }
 
   async close(): Promise<void> {
-    await this.producer.disconnect().catch(() => undefined);
+    await this.kafka.disconnect();
     await this.dataSource?.destroy().catch(() => undefined);
     this.redis?.disconnect();
   }

@@ -3,3 +3,7 @@ export const REDIS = Symbol('REDIS');
 export const KAFKA = Symbol('KAFKA');
 export const KAFKA_PRODUCER = Symbol('KAFKA_PRODUCER');
 export const SERVICE_LOGGER = Symbol('SERVICE_LOGGER');
+/** The CommandSigner of a service that sends agent commands. */
+export const COMMAND_SIGNER = Symbol('COMMAND_SIGNER');
+/** The service's validated config. */
+export const CONFIG = Symbol('CONFIG');

@@ -3,3 +3,5 @@ export * from './service-process';
 export * from './stack';
 export * from './local-infra';
 export * from './env-number';
+export * from './kafka-credentials';
+export * from './stack-secrets';

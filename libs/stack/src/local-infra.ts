@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
+import { KafkaCredentials, kafkaEnvFor, readKafkaCredentials } from './kafka-credentials';
 
 /**
  * What scripts that bring up their own infrastructure share (the benches, `test:chaos`): commands
@@ -81,8 +82,21 @@ export class LocalKafkaBroker {
     await runCommand('bash', [join(this.root, 'scripts/kafka/stop.sh'), '--data-dir', this.dataDir], { cwd: this.root });
   }
 
+  /** The broker's users and passwords, written by start.sh when it formatted the storage. */
+  credentials(): KafkaCredentials {
+    return readKafkaCredentials(this.credentialsFile);
+  }
+
+  get credentialsFile(): string {
+    return join(this.dataDir, 'credentials.json');
+  }
+
+  /** Topics and ACLs (tools/infra/prepare-kafka.ts), as the broker's admin. */
   async createTopics(): Promise<void> {
-    await runCommand(process.execPath, [join(this.root, 'dist/tools/infra/create-topics.js')], { cwd: this.root, env: { KAFKA_BROKERS: this.brokers } });
+    await runCommand(process.execPath, [join(this.root, 'dist/tools/infra/prepare-kafka.js')], {
+      cwd: this.root,
+      env: { KAFKA_BROKERS: this.brokers, ...kafkaEnvFor(this.credentials(), 'admin') },
+    });
   }
 
   pid(): number | null {

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { KafkaCredentials, SERVICE_KAFKA_ROLE, kafkaEnvFor } from './kafka-credentials';
 import { SERVICES, ServiceName, ServiceProcess } from './service-process';
+import { StackSecrets, generateStackSecrets } from './stack-secrets';
 
 export interface StackOptions {
   root: string;
@@ -15,20 +17,29 @@ export interface StackOptions {
    * listen on the ports after the last service's, in SERVICES order.
    */
   replicas?: Partial<Record<ServiceName, number>>;
+  /**
+   * The broker's users (scripts/kafka/start.sh's credentials.json): each service then connects as
+   * its own principal. Without them, the KAFKA_SASL_* of `env` (if any) go to every service.
+   */
+  kafkaCredentials?: KafkaCredentials | null;
+  /** The control plane's secrets; generated for this stack when not given. */
+  secrets?: StackSecrets;
 }
 
 /** Starts the four control-plane services and the agent as processes; stops them in reverse. */
 export class Stack {
   readonly services: ServiceProcess[];
+  readonly secrets: StackSecrets;
 
   constructor(private readonly opts: StackOptions) {
+    this.secrets = opts.secrets ?? generateStackSecrets();
     this.services = SERVICES.map(
       (service, i) =>
         new ServiceProcess({
           name: service,
           service,
           port: opts.basePort + i,
-          env: { ...opts.env, ...(opts.serviceEnv?.[service] ?? {}) },
+          env: this.envFor(service),
           logDir: opts.logDir,
           root: opts.root,
         }),
@@ -41,13 +52,36 @@ export class Stack {
             name: `${service}-${k}`,
             service,
             port: port++,
-            env: { ...opts.env, ...(opts.serviceEnv?.[service] ?? {}) },
+            env: this.envFor(service),
             logDir: opts.logDir,
             root: opts.root,
           }),
         );
       }
     }
+  }
+
+  /**
+   * The environment a process of `service` runs with: the stack's env, the service's own Kafka
+   * principal, the control plane's secrets where the service needs them (an agent gets only the
+   * public key, and enrolls its nodes through the gateway with the admin token), then the
+   * service's extra env. For extra processes a test starts next to the stack, too.
+   */
+  envFor(service: ServiceName, extra: Record<string, string> = {}): Record<string, string> {
+    const o = this.opts;
+    const kafka = o.kafkaCredentials ? kafkaEnvFor(o.kafkaCredentials, SERVICE_KAFKA_ROLE[service]) : {};
+    const secrets: Record<string, string> =
+      service === 'node-agent'
+        ? {
+            GANTRY_COMMAND_PUBLIC_KEY: this.secrets.commandPublicKey,
+            GANTRY_ENROLL_URL: `http://127.0.0.1:${o.basePort}`,
+            ...(o.env.GANTRY_ADMIN_TOKEN ? { GANTRY_ENROLL_TOKEN: o.env.GANTRY_ADMIN_TOKEN } : {}),
+          }
+        : { GANTRY_COMMAND_SIGNING_KEY: this.secrets.commandSigningKey, GANTRY_NODE_CREDENTIAL_SECRET: this.secrets.nodeCredentialSecret };
+    const agentKafka: Record<string, string> = service === 'api-gateway' && o.kafkaCredentials
+      ? { GANTRY_AGENT_KAFKA_USERNAME: o.kafkaCredentials.users.agent.username, GANTRY_AGENT_KAFKA_PASSWORD: o.kafkaCredentials.users.agent.password }
+      : {};
+    return { ...o.env, ...kafka, ...secrets, ...agentKafka, ...(o.serviceEnv?.[service] ?? {}), ...extra };
   }
 
   /** Every process of one service, the first replica first. */

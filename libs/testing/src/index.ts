@@ -3,3 +3,5 @@ export * from './test-resources';
 export * from './clients';
 export * from './builders/job.builder';
 export * from './builders/node.builder';
+export * from './hand-agent';
+export * from './test-kafka';

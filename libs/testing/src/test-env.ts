@@ -5,13 +5,25 @@
  * suite's service ports, see test-resources.ts), so a second checkout can run its suite at the
  * same time without touching the first's.
  */
+import { KafkaCredentials, kafkaCredentialsFromEnv, kafkaSecurityFor } from '@gantry/stack';
+
 const portOffset = Number(process.env.GANTRY_TEST_PORT_OFFSET ?? 0) || 0;
+let credentials: KafkaCredentials | null | undefined;
 
 export const testEnv = {
   portOffset,
   databaseUrl: process.env.DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/gantry_test${portOffset ? `_${portOffset}` : ''}`,
   redisUrl: process.env.REDIS_URL ?? `redis://127.0.0.1:${26379 + portOffset}/1`,
   kafkaBrokers: (process.env.KAFKA_BROKERS ?? `127.0.0.1:${29092 + portOffset}`).split(','),
+  /** The test broker's users (npm test exports GANTRY_KAFKA_CREDENTIALS_FILE): services run as their own. */
+  get kafkaCredentials(): KafkaCredentials | null {
+    if (credentials === undefined) credentials = kafkaCredentialsFromEnv();
+    return credentials;
+  },
+  /** How an in-process test client connects: as the broker's admin, or as `role`. */
+  kafkaSecurity(role = 'admin') {
+    return kafkaSecurityFor(this.kafkaCredentials, role);
+  },
 };
 
 /**

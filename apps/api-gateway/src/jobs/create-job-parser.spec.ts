@@ -114,7 +114,9 @@ describe('parseCreateJob', () => {
       const parent = path.slice(0, -1).reduce((p, k) => p[k], o);
       const key = path[path.length - 1];
       if (v === undefined) delete parent[key];
-      else parent[key] = v;
+      // A copy: the arbitraries' constant objects are shared by every run, and setting one inside
+      // itself (resources = {}, then resources.extra = that same {}) made a cyclic body.
+      else parent[key] = structuredClone(v);
     };
     const paths: Mutation[] = [
       ...['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries', 'extra'].map((k) => set([k])),

@@ -204,7 +204,7 @@ export class JobsService {
         const { firstSeq } = await casUpdateJob(sql, id, job.version, { cancelRequested: true }, 1, now);
         await appendJobEvents(sql, id, firstSeq, [{ type: 'CANCEL_REQUESTED', at: now, attempt: job.attempt }]);
         const live = (await loadRanks(sql, id, job.attempt)).filter((r) => !r.released);
-        const kills: KillCommand[] = live.map((r) => ({ type: 'KILL', nodeId: r.nodeId, jobId: id, attempt: job.attempt, reason: 'CANCELLED_BY_USER' }));
+        const kills: KillCommand[] = live.map((r) => ({ type: 'KILL', nodeId: r.nodeId, jobId: id, attempt: job.attempt, issuedAt: now.getTime(), reason: 'CANCELLED_BY_USER' }));
         await enqueueOutbox(sql, kills.map((k) => ({ topic: TOPICS.agentCommands, key: k.nodeId, value: k, headers: currentTraceHeaders() })));
         return { job: (await findJob(sql, id))!, accepted: true };
       }

@@ -2,18 +2,18 @@ import fc from 'fast-check';
 import { AgentCommandMessage } from './agent-command.message';
 import { parseAgentCommand } from './agent-command-parser';
 import { parseMessage } from './parse-message';
-import { buildRunCommands } from './run-commands';
+import { buildRunCommand } from './run-commands';
 
 /*
  * Cost per message (node 20.20, 2 shared AMD EPYC cores, 100,000 parses after 20,000 to warm up;
- * JSON.parse included), for the RUN the scheduler sends (buildRunCommands) and a KILL:
+ * JSON.parse included), for the RUN the scheduler sends (buildRunCommand) and a KILL:
  *   RUN   parseAgentCommand 2.1 µs   parseMessage(AgentCommandMessage) 35-47 µs
  *   KILL  parseAgentCommand 1.2 µs   parseMessage(AgentCommandMessage) 19-20 µs
  */
 
 const job = { id: '0b7e3f0a-58d4-4c1e-9a55-3f5a3c1d2e4f', image: 'registry/pytorch:24.05', command: ['python', 'train.py'], env: { EPOCHS: '3' }, gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 };
-const run = buildRunCommands(job, 2, ['gpu-0042', 'gpu-0043'])[1];
-const kill = { type: 'KILL', nodeId: 'gpu-0042', jobId: job.id, attempt: 2, reason: 'CANCELLED_BY_USER' };
+const run = buildRunCommand(job, 2, ['gpu-0042', 'gpu-0043'], 1, 1_796_000_000_000);
+const kill = { type: 'KILL', nodeId: 'gpu-0042', jobId: job.id, attempt: 2, issuedAt: 1_796_000_000_000, reason: 'CANCELLED_BY_USER' };
 const buf = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
 
@@ -27,7 +27,7 @@ function expectSameAsClass(input: unknown) {
 
 describe('parseAgentCommand', () => {
   it.each([
-    ['a RUN from buildRunCommands', run],
+    ['a RUN from buildRunCommand', run],
     ['a KILL', kill],
     ['a RUN with no GPU model (null)', { ...run, resources: { ...run.resources, gpuModel: null } }],
     ['a RUN with no GPU model (absent)', { ...run, resources: { gpus: 0, cpuCores: 1, memoryMiB: 1 } }],

@@ -27,13 +27,13 @@ function isEnv(v: unknown): v is Record<string, string> {
 }
 
 function fastCommand(d: Obj): AgentCommandMessage | null {
-  const { type, nodeId, jobId, attempt } = d;
-  if (typeof nodeId !== 'string' || !NODE_ID_PATTERN.test(nodeId) || typeof jobId !== 'string' || jobId.length < 1 || jobId.length > 64 || !isInt(attempt, 1)) return null;
+  const { type, nodeId, jobId, attempt, issuedAt } = d;
+  if (typeof nodeId !== 'string' || !NODE_ID_PATTERN.test(nodeId) || typeof jobId !== 'string' || jobId.length < 1 || jobId.length > 64 || !isInt(attempt, 1) || !isInt(issuedAt, 0)) return null;
   const { image, command, env, resources, gang, reason } = d;
   if (type === 'KILL') {
     if (typeof reason !== 'string') return null;
     if (image !== undefined || command !== undefined || env !== undefined || resources !== undefined || gang !== undefined) return null;
-    return { type, nodeId, jobId, attempt, reason };
+    return { type, nodeId, jobId, attempt, issuedAt, reason };
   }
   if (type !== 'RUN' || reason !== undefined) return null;
   if (typeof image !== 'string' || !isStrings(command) || !isEnv(env) || !isObj(resources) || !isObj(gang)) return null;
@@ -43,7 +43,7 @@ function fastCommand(d: Obj): AgentCommandMessage | null {
   if (!isInt(size, 1) || !isInt(rank, 0) || !isStrings(nodeIds)) return null;
   // command, env and nodeIds are JSON.parse's own fresh values, checked element by element: kept, not copied.
   return {
-    type, nodeId, jobId, attempt, image, command, env,
+    type, nodeId, jobId, attempt, issuedAt, image, command, env,
     resources: gpuModel === undefined ? { gpus, cpuCores, memoryMiB } : { gpus, gpuModel, cpuCores, memoryMiB },
     gang: { size, rank, nodeIds },
   };

@@ -23,6 +23,12 @@ export class AgentCommandMessage {
   @Matches(NODE_ID_PATTERN) nodeId!: string;
   @IsString() @Length(1, 64) jobId!: string;
   @IsInt() @Min(1) attempt!: number;
+  /**
+   * When the control plane built the command (epoch ms, its clock). Signed with the rest: an agent
+   * refuses a command older than GANTRY_COMMAND_MAX_AGE_MS, so a recorded command cannot be replayed
+   * to it later.
+   */
+  @IsInt() @Min(0) issuedAt!: number;
 
   @ValidateIf((c: AgentCommandMessage) => c.type === 'RUN') @IsString() image?: string;
   @ValidateIf((c: AgentCommandMessage) => c.type === 'RUN') @IsArray() @IsString({ each: true }) command?: string[];
@@ -33,5 +39,5 @@ export class AgentCommandMessage {
   @ValidateIf((c: AgentCommandMessage) => c.type === 'KILL') @IsString() reason?: string;
 }
 
-export type RunCommand = Required<Pick<AgentCommandMessage, 'nodeId' | 'jobId' | 'attempt' | 'image' | 'command' | 'env' | 'resources' | 'gang'>> & { type: 'RUN' };
-export type KillCommand = Required<Pick<AgentCommandMessage, 'nodeId' | 'jobId' | 'attempt' | 'reason'>> & { type: 'KILL' };
+export type RunCommand = Required<Pick<AgentCommandMessage, 'nodeId' | 'jobId' | 'attempt' | 'issuedAt' | 'image' | 'command' | 'env' | 'resources' | 'gang'>> & { type: 'RUN' };
+export type KillCommand = Required<Pick<AgentCommandMessage, 'nodeId' | 'jobId' | 'attempt' | 'issuedAt' | 'reason'>> & { type: 'KILL' };

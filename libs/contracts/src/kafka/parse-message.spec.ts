@@ -46,7 +46,7 @@ describe('parseMessage', () => {
   });
 
   it('requires RUN fields only on RUN commands', () => {
-    const kill = { type: 'KILL', nodeId: 'n', jobId: 'j', attempt: 1, reason: 'CANCELLED' };
+    const kill = { type: 'KILL', nodeId: 'n', jobId: 'j', attempt: 1, issuedAt: 1, reason: 'CANCELLED' };
     expect(parseMessage(AgentCommandMessage, JSON.stringify(kill)).ok).toBe(true);
     expect(parseMessage(AgentCommandMessage, JSON.stringify({ ...kill, type: 'RUN' })).ok).toBe(false);
   });

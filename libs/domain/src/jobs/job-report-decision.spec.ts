@@ -51,8 +51,12 @@ describe('decideReport', () => {
     });
   });
 
-  it('a report from a node without a rank is stale', () => {
-    expect(decideReport({ state: 'RUNNING', attempt: 1 }, one('RUNNING'), { nodeId: 'n9', attempt: 1, state: 'RUNNING' }).kind).toBe('stale');
+  it.each(['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const)('a %s report of the current attempt from a node without a rank is foreign (a forgery: nothing changes)', (state) => {
+    expect(decideReport({ state: 'RUNNING', attempt: 1 }, one('RUNNING'), { nodeId: 'n9', attempt: 1, state })).toEqual({ kind: 'foreign' });
+  });
+
+  it('a report of an old attempt from a node without a rank is stale', () => {
+    expect(decideReport({ state: 'RUNNING', attempt: 2 }, one('RUNNING'), { nodeId: 'n9', attempt: 1, state: 'RUNNING' }).kind).toBe('stale');
   });
 
   it('one failing rank fails the gang and kills the live ranks', () => {

@@ -21,8 +21,13 @@ export interface AgentReport {
 }
 
 export type ReportDecision =
-  /** Not the job's current attempt, or a node that holds no rank of it: fenced off. */
+  /** Not the job's current attempt, or a rank the control plane took away: fenced off. */
   | { kind: 'stale'; killAttempt: boolean }
+  /**
+   * The job's current attempt, from a node that holds no rank of it: no agent can honestly send
+   * this (a node only runs what it was placed), so it changes nothing and is refused as a forgery.
+   */
+  | { kind: 'foreign' }
   /** The attempt is current. `path` is the job's state changes to commit, in order (may be empty). */
   | {
       kind: 'apply';
@@ -39,6 +44,7 @@ export type ReportDecision =
 /** Decides what one agent report does to a job, given the ranks of its current attempt. */
 export function decideReport(job: JobSnapshot, ranks: readonly RankSnapshot[], report: AgentReport): ReportDecision {
   const rank = ranks.find((r) => r.nodeId === report.nodeId);
+  if (report.attempt === job.attempt && !rank) return { kind: 'foreign' };
   if (report.attempt !== job.attempt || !rank || (rank.released && !isRankFinished(rank.state))) {
     return { kind: 'stale', killAttempt: report.state === 'RUNNING' };
   }

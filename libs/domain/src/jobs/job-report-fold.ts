@@ -18,7 +18,7 @@ export interface JobReport extends AgentReport {
   reason?: string | null;
 }
 
-export type ReportOutcome = 'applied' | 'noop' | 'stale' | 'rejected' | 'unknown-job';
+export type ReportOutcome = 'applied' | 'noop' | 'stale' | 'rejected' | 'unknown-job' | 'foreign';
 
 export interface FoldedEvent {
   type: 'STATE_CHANGED' | 'REPORT_REJECTED';
@@ -79,6 +79,10 @@ export function foldReports(job: ReportedJob, reports: readonly JobReport[]): Fo
 
   for (const report of reports) {
     const decision = decideReport({ state, attempt: job.attempt }, ranks, report);
+    if (decision.kind === 'foreign') {
+      outcomes.push('foreign');
+      continue;
+    }
     if (decision.kind === 'stale') {
       if (decision.killAttempt) kills.push({ nodeId: report.nodeId, attempt: report.attempt, reason: 'STALE_ATTEMPT' });
       outcomes.push('stale');

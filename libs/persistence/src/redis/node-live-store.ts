@@ -25,6 +25,23 @@ export interface LiveBeat {
   telemetryAt?: number;
   /** What the node adds to the cluster's utilisation sums; with the telemetry it comes from. */
   contribution?: { gpus: number; gpuUtilMilli: number; cpuUtilMilli: number };
+  /**
+   * The beat cursor this write moves on from (judgeBeat decided the beat is newer than it): the
+   * write happens only if it is still the stored one, else another writer got there first and
+   * this beat is not written. null: the node must have no cursor yet. Absent: write regardless.
+   */
+  expected?: { bootId: string; seq: number } | null;
+  /** The cursor's other parts (BeatCursor): boots replaced, newest first, and the beat's offset. */
+  pastBoots?: readonly string[];
+  offset?: string;
+}
+
+/** A node's stored beat cursor (see judgeBeat). */
+export interface StoredBeatCursor {
+  bootId: string;
+  seq: number;
+  pastBoots: string[];
+  offset: string;
 }
 
 /** A node's stored live fields. `telemetryAt` is the sentAt of the beat the telemetry came with. */
@@ -37,48 +54,50 @@ export interface LiveFields {
 }
 
 /**
- * Records a batch of beats, each only if it is newer than the stored one: same boot with a higher
- * seq, or a new boot whose sentAt is not older. Redelivered and reordered beats change nothing.
- * A beat with telemetry (its telemetry argument not empty) replaces the stored telemetry and the
- * node's known contribution to the cluster's utilisation sums (kg, kgu, kcu); a liveness beat keeps
- * both. The counted contribution (cg, cgu, ccu; absent when the node is not counted, e.g. after the
+ * Records a batch of beats, each only if the node's stored cursor is still the one it was judged
+ * against (`expected`): which beat is newer is decided in one place, judgeBeat in the domain, and
+ * this script only refuses to let two writers both move a node on from the same cursor. A beat
+ * with telemetry (its telemetry argument not empty) replaces the stored telemetry and the node's
+ * known contribution to the cluster's utilisation sums (kg, kgu, kcu); a liveness beat keeps both.
+ * The counted contribution (cg, cgu, ccu; absent when the node is not counted, e.g. after the
  * sweep took a silent node out) then moves to the known one, and the differences go into the sums,
  * so the summary reads four integers instead of 50,000 hashes. A node whose telemetry is not known
  * yet is not counted.
  * One call per batch rather than per beat: at 10,000 beats/s the per-call cost (ioredis command,
  * Redis script invocation) was most of the ingester's Redis time.
  * KEYS: lastSeen, utilisation, then one node hash per beat. ARGV: ttl, then BEAT_ARGS per beat.
+ * Returns one flag per beat: 1 written, 0 not (the cursor had moved).
  */
-const BEAT_ARGS = 11;
+const BEAT_ARGS = 16;
 const RECORD_BEATS = `
 local ttl = ARGV[1]
-local written, dn, dg, dgu, dcu = 0, 0, 0, 0, 0
-local seen = {}
+local written, dn, dg, dgu, dcu = {}, 0, 0, 0, 0
 for i = 3, #KEYS do
   local key = KEYS[i]
   local o = 1 + (i - 3) * ${BEAT_ARGS}
-  local bootId, seq, sentAt, receivedAt = ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), ARGV[o + 4]
+  local bootId, seq, sentAt, receivedAt = ARGV[o + 1], ARGV[o + 2], ARGV[o + 3], ARGV[o + 4]
   local telemetry, nodeId, running, telemetryAt = ARGV[o + 5], ARGV[o + 6], ARGV[o + 7], ARGV[o + 8]
-  local cur = redis.call('HMGET', key, 'bootId', 'seq', 'sentAt', 'cg', 'cgu', 'ccu', 'kg', 'kgu', 'kcu')
-  local newer = true
-  if cur[1] then
-    if cur[1] == bootId then newer = tonumber(cur[2]) < seq else newer = tonumber(cur[3]) <= sentAt end
+  local check, expectBoot, expectSeq, boots, offset = ARGV[o + 12], ARGV[o + 13], ARGV[o + 14], ARGV[o + 15], ARGV[o + 16]
+  local cur = redis.call('HMGET', key, 'bootId', 'seq', 'cg', 'cgu', 'ccu', 'kg', 'kgu', 'kcu')
+  local ok = true
+  if check == '1' then
+    if expectBoot == '' then ok = not cur[1] else ok = (cur[1] == expectBoot and cur[2] == expectSeq) end
   end
-  if newer then
-    written = written + 1
-    redis.call('HSET', key, 'bootId', bootId, 'seq', seq, 'sentAt', sentAt, 'receivedAt', receivedAt, 'running', running)
+  if ok then
+    written[#written + 1] = 1
+    redis.call('HSET', key, 'bootId', bootId, 'seq', seq, 'sentAt', sentAt, 'receivedAt', receivedAt, 'running', running, 'boots', boots, 'offset', offset)
     local g, gu, cu
     if telemetry ~= '' then
       g, gu, cu = tonumber(ARGV[o + 9]), tonumber(ARGV[o + 10]), tonumber(ARGV[o + 11])
       redis.call('HSET', key, 'telemetry', telemetry, 'telemetryAt', telemetryAt, 'kg', g, 'kgu', gu, 'kcu', cu)
-    elseif cur[7] then
-      g, gu, cu = tonumber(cur[7]), tonumber(cur[8]), tonumber(cur[9])
+    elseif cur[6] then
+      g, gu, cu = tonumber(cur[6]), tonumber(cur[7]), tonumber(cur[8])
     end
     redis.call('PEXPIRE', key, ttl)
     redis.call('ZADD', KEYS[1], receivedAt, nodeId)
     if g then
-      if cur[4] then
-        local pg, pgu, pcu = tonumber(cur[4]), tonumber(cur[5]), tonumber(cur[6])
+      if cur[3] then
+        local pg, pgu, pcu = tonumber(cur[3]), tonumber(cur[4]), tonumber(cur[5])
         if g ~= pg or gu ~= pgu or cu ~= pcu then
           dg, dgu, dcu = dg + g - pg, dgu + gu - pgu, dcu + cu - pcu
           redis.call('HSET', key, 'cg', g, 'cgu', gu, 'ccu', cu)
@@ -88,6 +107,8 @@ for i = 3, #KEYS do
         redis.call('HSET', key, 'cg', g, 'cgu', gu, 'ccu', cu)
       end
     end
+  else
+    written[#written + 1] = 0
   end
 end
 if dn ~= 0 then redis.call('HINCRBY', KEYS[2], 'nodes', dn) end
@@ -107,12 +128,12 @@ export class NodeLiveStore {
   }
 
   /**
-   * Records a batch of beats (one script call per BEATS_PER_CALL, pipelined); returns how many were
-   * newer than what was stored. A node should appear once per batch (the newest beat, see
-   * newestBeatPerNode); if it appears twice, the older of the two is refused in order.
+   * Records a batch of beats (one script call per BEATS_PER_CALL, pipelined); returns, per beat,
+   * whether it was written (false: its node's cursor was not `expected` any more). A node should
+   * appear once per batch (its newest beat).
    */
-  async recordBeats(beats: LiveBeat[]): Promise<number> {
-    if (beats.length === 0) return 0;
+  async recordBeats(beats: LiveBeat[]): Promise<boolean[]> {
+    if (beats.length === 0) return [];
     const pipeline = this.redis.pipeline() as unknown as Record<string, (...a: unknown[]) => void> & { exec(): Promise<Array<[Error | null, unknown]> | null> };
     for (let i = 0; i < beats.length; i += BEATS_PER_CALL) {
       const chunk = beats.slice(i, i + BEATS_PER_CALL);
@@ -121,16 +142,33 @@ export class NodeLiveStore {
       for (const b of chunk) {
         const c = b.contribution ?? { gpus: 0, gpuUtilMilli: 0, cpuUtilMilli: 0 };
         keys.push(REDIS_KEYS.node(b.nodeId));
-        args.push(b.bootId, b.seq, b.sentAt, b.receivedAt, b.telemetry ?? '', b.nodeId, b.running, b.telemetryAt ?? b.sentAt, c.gpus, c.gpuUtilMilli, c.cpuUtilMilli);
+        args.push(
+          b.bootId, b.seq, b.sentAt, b.receivedAt, b.telemetry ?? '', b.nodeId, b.running, b.telemetryAt ?? b.sentAt, c.gpus, c.gpuUtilMilli, c.cpuUtilMilli,
+          b.expected === undefined ? '0' : '1', b.expected?.bootId ?? '', b.expected ? String(b.expected.seq) : '', JSON.stringify(b.pastBoots ?? []), b.offset ?? '-1',
+        );
       }
       pipeline.gantryRecordBeats(keys.length, ...keys, ...args);
     }
-    let written = 0;
+    const written: boolean[] = [];
     for (const [err, value] of (await pipeline.exec()) ?? []) {
       if (err) throw err;
-      written += Number(value);
+      for (const flag of value as number[]) written.push(flag === 1);
     }
     return written;
+  }
+
+  /** The stored beat cursor of each node that has one; one pipeline. */
+  async beatCursors(nodeIds: string[]): Promise<Map<string, StoredBeatCursor>> {
+    const result = new Map<string, StoredBeatCursor>();
+    if (nodeIds.length === 0) return result;
+    const pipeline = this.redis.pipeline();
+    for (const id of nodeIds) pipeline.hmget(REDIS_KEYS.node(id), 'bootId', 'seq', 'boots', 'offset');
+    ((await pipeline.exec()) ?? []).forEach(([err, v], i) => {
+      if (err) throw err;
+      const [bootId, seq, boots, offset] = v as Array<string | null>;
+      if (bootId !== null && seq !== null) result.set(nodeIds[i], { bootId, seq: Number(seq), pastBoots: boots ? (JSON.parse(boots) as string[]) : [], offset: offset ?? '-1' });
+    });
+    return result;
   }
 
   /**

@@ -11,7 +11,7 @@ export interface PlacementWrite {
   nodeIds: string[];
   /** What each rank takes from its node. */
   perRank: { gpus: number; cpuCores: number; memoryMiB: number };
-  /** The RUN commands, written to the outbox. */
+  /** Outbox rows written with the placement (the dispatch row from which the RUNs are built). */
   commands: OutboxMessage[];
 }
 
@@ -77,7 +77,7 @@ const COMMIT_PLACEMENTS = prepared(`WITH p AS (
  * from and every one of its nodes holds. A node holds when its version is the one the plan was made
  * from, it is not cordoned and it has room for every placement on it; otherwise it fails all of
  * them. For the placements that hold, in the same statement: the nodes' capacity taken, each job's
- * QUEUED -> SCHEDULED, the attempt ranks, the STATE_CHANGED events and the RUN commands. The others
+ * QUEUED -> SCHEDULED, the attempt ranks, the STATE_CHANGED events and the outbox rows that dispatch the RUNs. The others
  * are left out and returned as lost, to be planned again from fresh state.
  *
  * A node or job locked by another writer counts as changed (SKIP LOCKED) rather than waited for:

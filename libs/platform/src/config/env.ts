@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { ConfigError } from './load-config';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
 
 const BROKER_LIST = /^[^,\s]+:\d+(,[^,\s]+:\d+)*$/;
 
@@ -12,6 +13,21 @@ export class ServiceEnv {
   /** Comma-separated host:port list. */
   @Matches(BROKER_LIST, { message: 'KAFKA_BROKERS must be a comma-separated list of host:port' })
   KAFKA_BROKERS: string = '127.0.0.1:9092';
+  /** SASL mechanism to authenticate to Kafka with (contract 4.1); unset: no SASL. */
+  @IsOptional() @IsIn(['scram-sha-512', 'scram-sha-256', 'plain']) KAFKA_SASL_MECHANISM?: 'scram-sha-512' | 'scram-sha-256' | 'plain';
+  /** This process's Kafka principal and its password; required with KAFKA_SASL_MECHANISM. */
+  @ValidateIf((e: ServiceEnv) => e.KAFKA_SASL_MECHANISM !== undefined)
+  @IsString() @MinLength(1, { message: 'KAFKA_SASL_USERNAME is required when KAFKA_SASL_MECHANISM is set' })
+  KAFKA_SASL_USERNAME?: string;
+  @ValidateIf((e: ServiceEnv) => e.KAFKA_SASL_MECHANISM !== undefined)
+  @IsString() @MinLength(1, { message: 'KAFKA_SASL_PASSWORD is required when KAFKA_SASL_MECHANISM is set' })
+  KAFKA_SASL_PASSWORD?: string;
+  /** TLS to the brokers. */
+  @IsIn(['true', 'false']) KAFKA_SSL: 'true' | 'false' = 'false';
+  /** A CA certificate (PEM file) to trust for the brokers' TLS, besides the system's. */
+  @IsOptional() @IsString() KAFKA_SSL_CA_FILE?: string;
+  /** A consumer partition with messages behind it that has not advanced for this long makes /readyz fail, ms. */
+  @IsInt() @Min(1000) GANTRY_CONSUMER_STALL_MS: number = 30000;
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL: string = 'info';
   /** Heartbeat period of agents, ms. */
   @IsInt() @Min(100) GANTRY_HEARTBEAT_MS: number = 5000;
@@ -23,6 +39,14 @@ export class ServiceEnv {
   get kafkaBrokers(): string[] {
     return this.KAFKA_BROKERS.split(',');
   }
+
+  /** How this process authenticates to Kafka (the shape of messaging's KafkaSecurity). */
+  get kafkaSecurity(): { sasl?: { mechanism: 'scram-sha-512' | 'scram-sha-256' | 'plain'; username: string; password: string }; ssl?: { caFile?: string } } {
+    return {
+      ...(this.KAFKA_SASL_MECHANISM ? { sasl: { mechanism: this.KAFKA_SASL_MECHANISM, username: this.KAFKA_SASL_USERNAME!, password: this.KAFKA_SASL_PASSWORD! } } : {}),
+      ...(this.KAFKA_SSL === 'true' ? { ssl: this.KAFKA_SSL_CA_FILE ? { caFile: this.KAFKA_SSL_CA_FILE } : {} } : {}),
+    };
+  }
 }
 
 /** Services that keep state: Postgres and Redis as well. */
@@ -33,4 +57,26 @@ export class StatefulServiceEnv extends ServiceEnv {
   REDIS_URL: string = 'redis://127.0.0.1:6379';
   /** Postgres connections per process. */
   @IsInt() @Min(1) @Max(200) GANTRY_DB_POOL_SIZE: number = 10;
+  /**
+   * Ed25519 private key (PEM, PKCS#8) that signs agent commands (contract 4.1). Required by the
+   * services that send commands: gateway, scheduler, reconciler.
+   */
+  @IsOptional() @Matches(/-----BEGIN PRIVATE KEY-----/, { message: 'GANTRY_COMMAND_SIGNING_KEY must be a PEM (PKCS#8) Ed25519 private key' })
+  GANTRY_COMMAND_SIGNING_KEY?: string;
+  /**
+   * The secret every node credential is derived from (HMAC-SHA256(secret, node id and generation)).
+   * Required by the services that enroll nodes or verify what they send: gateway, heartbeat-ingester,
+   * reconciler. At least 32 characters.
+   */
+  @IsOptional() @IsString() @MinLength(32, { message: 'GANTRY_NODE_CREDENTIAL_SECRET must be at least 32 characters' })
+  GANTRY_NODE_CREDENTIAL_SECRET?: string;
+  /** A heartbeat's sentAt or a report's at further than this from the broker's receive time is refused, ms. */
+  @IsInt() @Min(1000) GANTRY_CLOCK_SKEW_MS: number = 30000;
+}
+
+/** A setting a service needs although others may go without it; the error names the variable. */
+export function requiredSetting<T extends object, K extends keyof T & string>(config: T, name: K, why: string): NonNullable<T[K]> {
+  const v = config[name];
+  if (v === undefined || v === null || v === '') throw new ConfigError([`${name} is required: ${why}`]);
+  return v as NonNullable<T[K]>;
 }

@@ -1,0 +1,53 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AgentKafkaView, NODE_ID_PATTERN } from '@gantry/contracts';
+import { CommandSigner } from '@gantry/messaging';
+import { autocommit, enrollNodes, revokeNodeEnrollment } from '@gantry/persistence';
+import { ApiError, ErrorCode, requiredSetting } from '@gantry/platform';
+import { COMMAND_SIGNER, CONFIG, deriveNodeCredential } from '@gantry/runtime';
+import { GatewayEnv } from '../config';
+
+/**
+ * Node identity (contract 4.1): enrolling a node gives it a credential, derived from the node id,
+ * a generation and the control plane's secret, so nothing secret is stored; enrolling again bumps
+ * the generation (rotation: the old credential stops verifying); revoking stops everything the
+ * node sends from changing anything. The ingester and reconciler follow within a second.
+ */
+@Injectable()
+export class EnrollmentService {
+  private readonly secret: string;
+
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(CONFIG) private readonly config: GatewayEnv,
+    @Inject(COMMAND_SIGNER) private readonly signer: CommandSigner,
+  ) {
+    this.secret = requiredSetting(config, 'GANTRY_NODE_CREDENTIAL_SECRET', 'the gateway enrolls nodes');
+  }
+
+  get commandPublicKey(): string {
+    return this.signer.publicKeyPem;
+  }
+
+  /** Where and as whom agents connect to Kafka (the agents' shared principal, from the gateway's config). */
+  get agentKafka(): AgentKafkaView {
+    const c = this.config;
+    return {
+      brokers: (c.GANTRY_AGENT_KAFKA_BROKERS ?? c.KAFKA_BROKERS).split(','),
+      mechanism: c.KAFKA_SASL_MECHANISM ?? null,
+      username: c.GANTRY_AGENT_KAFKA_USERNAME ?? null,
+      password: c.GANTRY_AGENT_KAFKA_PASSWORD ?? null,
+    };
+  }
+
+  async enroll(nodeIds: string[]): Promise<Array<{ nodeId: string; credential: string }>> {
+    for (const id of nodeIds) if (!NODE_ID_PATTERN.test(id)) throw new ApiError(ErrorCode.NOT_FOUND, `node id ${JSON.stringify(id.slice(0, 260))} is not a valid node id`);
+    const generations = await enrollNodes(autocommit(this.ds), [...new Set(nodeIds)], new Date());
+    return [...new Set(nodeIds)].map((nodeId) => ({ nodeId, credential: deriveNodeCredential(this.secret, nodeId, generations.get(nodeId)!) }));
+  }
+
+  async revoke(nodeId: string): Promise<void> {
+    const found = NODE_ID_PATTERN.test(nodeId) && (await revokeNodeEnrollment(autocommit(this.ds), nodeId, new Date()));
+    if (!found) throw new ApiError(ErrorCode.NOT_FOUND, `node ${nodeId} was never enrolled`);
+  }
+}

@@ -1,0 +1,98 @@
+import { KeyObject } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { nodeSigningKey } from '@gantry/messaging';
+import { autocommit, loadEnrollmentsChangedSince } from '@gantry/persistence';
+import { deriveNodeCredential } from './node-credential';
+
+export type NodeKeyLookup = { key: KeyObject } | { refused: 'unknown-node' | 'revoked' };
+
+interface Entry {
+  generation: number;
+  revoked: boolean;
+  key: KeyObject | null;
+}
+
+/**
+ * Who is enrolled, as this process knows it: every enrollment read at start, then only what
+ * changed, every `refreshMs` (250 ms: a revocation or rotation takes effect here within that and
+ * one read). Keys are derived on first use and kept until the enrollment changes.
+ */
+export class NodeCredentialDirectory {
+  private readonly entries = new Map<string, Entry>();
+  private horizon: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private refreshing: Promise<void> | null = null;
+  private lastMissRefreshAt = 0;
+  private missRefresh: Promise<void> | null = null;
+  private readonly missRefreshMs = 100;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly secret: string,
+    private readonly logger: { warn(obj: object, msg: string): void },
+    private readonly refreshMs = 250,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh().catch((err) => this.logger.warn({ err }, 'node enrollments not refreshed; next tick retries')), this.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Reads what changed since the last read (everything, the first time). */
+  async refresh(): Promise<void> {
+    this.refreshing ??= (async () => {
+      try {
+        const changes = await loadEnrollmentsChangedSince(autocommit(this.ds), this.horizon);
+        for (const e of changes.enrollments) {
+          const cur = this.entries.get(e.nodeId);
+          if (cur && cur.generation === e.generation && cur.revoked === e.revoked) continue;
+          this.entries.set(e.nodeId, { generation: e.generation, revoked: e.revoked, key: null });
+        }
+        this.horizon = changes.horizon;
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  /**
+   * Reads what changed, now, if any of these nodes is unknown here (enrolled a moment ago: an agent
+   * beats right after its enrollment). The read starts after the call, so an enrollment committed
+   * before it is seen; callers at the same time share it; and a new one starts at most every
+   * `missRefreshMs`, so a flood from nodes never enrolled costs a few reads a second, not one each.
+   */
+  async learnOf(nodeIds: string[]): Promise<void> {
+    const unknown = () => nodeIds.some((id) => !this.entries.has(id));
+    if (!unknown()) return;
+    if (this.missRefresh) {
+      await this.missRefresh;
+      if (!unknown()) return;
+    }
+    if (Date.now() - this.lastMissRefreshAt < this.missRefreshMs) return;
+    this.lastMissRefreshAt = Date.now();
+    this.missRefresh = (async () => {
+      await this.refreshing; // one that started before this call may have missed the enrollment
+      await this.refresh();
+    })().finally(() => (this.missRefresh = null));
+    await this.missRefresh;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The key a node signs with now, or why it may not speak. */
+  keyOf(nodeId: string): NodeKeyLookup {
+    const e = this.entries.get(nodeId);
+    if (!e) return { refused: 'unknown-node' };
+    if (e.revoked) return { refused: 'revoked' };
+    e.key ??= nodeSigningKey(deriveNodeCredential(this.secret, nodeId, e.generation));
+    return { key: e.key };
+  }
+}

@@ -1,0 +1,41 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The control plane's own secrets (contract 4.1): the command-signing key pair and the secret node credentials derive from. */
+export interface StackSecrets {
+  commandSigningKey: string;
+  commandPublicKey: string;
+  nodeCredentialSecret: string;
+}
+
+export function generateStackSecrets(): StackSecrets {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    commandSigningKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    commandPublicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    nodeCredentialSecret: randomBytes(32).toString('base64url'),
+  };
+}
+
+/**
+ * Secrets kept in `dir` (mode 0600) so that a restarted `npm start` keeps them: agents configured
+ * with the command key and nodes enrolled before stay valid. Made on first use.
+ */
+export function persistentStackSecrets(dir: string): StackSecrets {
+  const file = join(dir, 'control-plane-secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as StackSecrets;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const s = generateStackSecrets();
+  writeFileSync(file, JSON.stringify(s, null, 2), { mode: 0o600 });
+  return s;
+}
+
+/** Secrets from the environment where set (GANTRY_COMMAND_SIGNING_KEY, GANTRY_COMMAND_PUBLIC_KEY, GANTRY_NODE_CREDENTIAL_SECRET), else `fallback`. */
+export function stackSecretsFromEnv(fallback: () => StackSecrets): StackSecrets {
+  const e = process.env;
+  if (e.GANTRY_COMMAND_SIGNING_KEY && e.GANTRY_COMMAND_PUBLIC_KEY && e.GANTRY_NODE_CREDENTIAL_SECRET) {
+    return { commandSigningKey: e.GANTRY_COMMAND_SIGNING_KEY, commandPublicKey: e.GANTRY_COMMAND_PUBLIC_KEY, nodeCredentialSecret: e.GANTRY_NODE_CREDENTIAL_SECRET };
+  }
+  return fallback();
+}

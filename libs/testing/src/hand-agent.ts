@@ -1,0 +1,52 @@
+import { TOPICS } from '@gantry/contracts';
+import { KafkaConnection, MessageProducer, NODE_ID_HEADER, OutgoingMessage, SIGNATURE_HEADER, createKafka, nodeSigningKey, signNodeMessage } from '@gantry/messaging';
+import { testEnv } from './test-env';
+
+/**
+ * An agent driven by hand, for tests that need to send exactly what they mean: it enrolls nodes
+ * through the gateway (operator token), connects to Kafka as the agents' principal, and signs what
+ * it sends as the node it names, or not, or as another node, as the test asks.
+ */
+export class HandAgent {
+  private kafka: KafkaConnection | null = null;
+  private producer: MessageProducer | null = null;
+  readonly credentials = new Map<string, string>();
+
+  constructor(private readonly gatewayUrl: string, private readonly adminToken: string) {}
+
+  /** Enrolls (or enrolls again, rotating) these nodes and keeps their credentials. */
+  async enroll(...nodeIds: string[]): Promise<void> {
+    const res = await fetch(`${this.gatewayUrl}/v1/node-enrollments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ nodeIds }),
+    });
+    if (res.status !== 201) throw new Error(`enrollment failed: ${res.status} ${await res.text()}`);
+    for (const i of ((await res.json()) as { items: Array<{ nodeId: string; credential: string }> }).items) this.credentials.set(i.nodeId, i.credential);
+  }
+
+  /** A message from `nodeId` (the key), signed with `signAs`'s credential (default: its own), or unsigned when signAs is null. */
+  message(nodeId: string, body: object | string, signAs: string | null = nodeId): OutgoingMessage {
+    const value = typeof body === 'string' ? body : JSON.stringify(body);
+    if (signAs === null) return { key: nodeId, value };
+    const credential = this.credentials.get(signAs);
+    if (!credential) throw new Error(`node ${signAs} is not enrolled by this hand agent`);
+    return { key: nodeId, value, headers: { [NODE_ID_HEADER]: signAs, [SIGNATURE_HEADER]: signNodeMessage(value, nodeSigningKey(credential)) } };
+  }
+
+  async send(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    if (!this.producer) {
+      this.kafka = createKafka({ brokers: testEnv.kafkaBrokers, clientId: 'hand-agent', security: testEnv.kafkaSecurity('agent') });
+      this.producer = await this.kafka.connectProducer();
+    }
+    await this.producer.send(topic, messages);
+  }
+
+  sendBeats(messages: OutgoingMessage[]): Promise<void> {
+    return this.send(TOPICS.heartbeats, messages);
+  }
+
+  async close(): Promise<void> {
+    await this.kafka?.disconnect();
+  }
+}
