@@ -14,6 +14,14 @@ import { NodesController } from './nodes/nodes.controller';
 import { NodesService } from './nodes/nodes.service';
 import { QueuesController } from './queues/queues.controller';
 import { TokensController } from './tokens/tokens.controller';
+import { EventStreamsService } from './events/event-streams.service';
+import { EventsController } from './events/events.controller';
+import { JobEventPublisher } from './events/job-event-publisher';
+import { JobEventTail } from './events/job-event-tail';
+import { OpenStreams } from './events/open-streams';
+
+/** Every controller of the API, in the order the OpenAPI document lists them. */
+export const GATEWAY_CONTROLLERS = [JobsController, EventsController, QueuesController, TokensController, NodesController, ClusterController];
 
 @Module({})
 export class GatewayModule {
@@ -21,7 +29,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: true }, outboxRelay: true })],
-      controllers: [JobsController, QueuesController, TokensController, NodesController, ClusterController],
+      controllers: GATEWAY_CONTROLLERS,
       providers: [
         JobsService,
         NodesService,
@@ -29,6 +37,10 @@ export class GatewayModule {
         TokenService,
         BearerAuthGuard,
         IdempotencyKeySweeper,
+        OpenStreams,
+        JobEventTail,
+        EventStreamsService,
+        JobEventPublisher,
         {
           provide: CursorCodec,
           useFactory: (c: GatewayEnv) =>

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
 import { StatefulServiceEnv } from '@gantry/platform';
 
 export class GatewayEnv extends StatefulServiceEnv {
@@ -16,4 +16,12 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsInt() @Min(1) @Max(1000) GANTRY_CREATE_BATCH_MAX: number = 200;
   /** Create transactions in flight at once; creates arriving meanwhile form the next batch. */
   @IsInt() @Min(1) @Max(32) GANTRY_CREATE_CONCURRENCY: number = 4;
+  /** How often the event tail reads new job events while anyone follows a stream, ms (ADR 0013). */
+  @IsInt() @Min(10) @Max(10_000) GANTRY_STREAM_POLL_MS: number = 250;
+  /** Interval of the SSE comment that keeps idle streams open through proxies, ms. */
+  @IsInt() @Min(1000) GANTRY_SSE_KEEPALIVE_MS: number = 15_000;
+  /** Most event streams one gateway process holds open; past it a follow is a 503 with Retry-After. */
+  @IsInt() @Min(1) GANTRY_SSE_MAX_STREAMS: number = 10_000;
+  /** Publish every job event to gantry.job-events.v1 (one leader among the gateways does it). */
+  @IsIn(['true', 'false']) GANTRY_PUBLISH_JOB_EVENTS: 'true' | 'false' = 'true';
 }

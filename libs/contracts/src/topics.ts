@@ -6,6 +6,8 @@ export const TOPICS = {
   deadLetter: 'gantry.dead-letter.v1',
   /** Internal: job created / state changed, published from the outbox; wakes the scheduler. */
   jobLifecycle: 'gantry.internal.job-lifecycle.v1',
+  /** Public (contract §4.5): every job event, key = job id, in seq order per job (ADR 0013). */
+  jobEvents: 'gantry.job-events.v1',
 } as const;
 
 export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
@@ -20,4 +22,5 @@ export const TOPIC_PARTITIONS: Record<TopicName, number> = {
   [TOPICS.agentCommands]: 12,
   [TOPICS.deadLetter]: 3,
   [TOPICS.jobLifecycle]: 3,
+  [TOPICS.jobEvents]: 6,
 };
