@@ -265,7 +265,7 @@ export interface components {
         };
         CreateJobDto: {
             /** @default default */
-            queue: string;
+            queue?: string;
             name: string;
             image: string;
             command: string[];
@@ -283,12 +283,12 @@ export interface components {
              * @description Gang size
              * @default 1
              */
-            nodes: number;
+            nodes?: number;
             /**
              * @description Re-placements after a lost attempt
              * @default 0
              */
-            maxRetries: number;
+            maxRetries?: number;
         };
         JobView: {
             id: string;
@@ -364,7 +364,7 @@ export interface components {
              * @description Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the dominant share of one of weight 1
              * @default 1
              */
-            weight: number;
+            weight?: number;
         };
         QueueUsageView: {
             gpusHeld: number;
@@ -393,7 +393,7 @@ export interface components {
              * @description Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the dominant share of one of weight 1
              * @default 1
              */
-            weight: number;
+            weight?: number;
         };
         CreateTokenDto: {
             /**
