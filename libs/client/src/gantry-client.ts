@@ -225,6 +225,17 @@ export class GantryClient {
     }
   }
 
+  /**
+   * A streamed body as text, for routes that answer with text (job logs, contract §4.4). Opening
+   * the stream is retried as any call; once it is open, the chunks come as they arrive.
+   */
+  async *rawStream(path: string, accept: string, signal?: AbortSignal): AsyncGenerator<string> {
+    const res = await this.send(new Request(`${this.opts.baseUrl}${path}`, { headers: { authorization: `Bearer ${this.opts.token}`, accept }, signal }), false);
+    if (!res.ok) throw new GantryApiError(res.status, (await res.json().catch(() => ({}))) as Partial<Problem>);
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) yield decoder.decode(chunk, { stream: true });
+  }
+
   async listNodes(query: ListNodesQuery = {}): Promise<NodePage> {
     return ok(await this.api.GET('/v1/nodes', { params: { query } }));
   }

@@ -35,6 +35,6 @@ export async function buildDocumentOffline(): Promise<OpenAPIObject> {
 }
 
 /** Guards named in @UseGuards are instantiated by Nest with their own dependencies: stub them whole. */
-function guardsOf(c: Function): unknown[] {
+function guardsOf(c: object): unknown[] {
   return (Reflect.getMetadata('__guards__', c) as unknown[] | undefined) ?? [];
 }

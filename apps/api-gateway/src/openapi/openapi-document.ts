@@ -21,7 +21,7 @@ const CONSTRAINTS = ['minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 
 interface HandlerFacts {
   roles: string[] | undefined;
   /** Classes of the handler's parameters (a query DTO's constraints go to its query parameters). */
-  paramTypes: Function[];
+  paramTypes: Array<{ name: string }>;
 }
 
 /**
@@ -56,7 +56,7 @@ function handlerFacts(controllers: ReadonlyArray<Type<unknown>>): Map<string, Ha
       if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
       facts.set(operationIdOf(c.name, name), {
         roles: (Reflect.getMetadata(ROLES_KEY, handler) as string[] | undefined) ?? classRoles,
-        paramTypes: (Reflect.getMetadata('design:paramtypes', c.prototype, name) as Function[] | undefined) ?? [],
+        paramTypes: (Reflect.getMetadata('design:paramtypes', c.prototype, name) as Array<{ name: string }> | undefined) ?? [],
       });
     }
   }
