@@ -173,9 +173,9 @@ describe('the gantry CLI, as a process', () => {
     const listed = await gantry(['ls', '-o', 'json']);
     expect(listed.code).toBe(0);
     expect((JSON.parse(listed.stdout) as Array<{ id: string; name: string }>).find((j) => j.id === id)).toMatchObject({ name: 'from-yaml' });
-    const table = await gantry(['ls'], { COLUMNS: '60' });
-    expect(table.stdout.split('\n')[0]).toMatch(/^ID +NAME/);
-    for (const line of table.stdout.trimEnd().split('\n')) expect(line.length).toBeLessThanOrEqual(60);
+    const table = await gantry(['ls'], { COLUMNS: '80' });
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID +NAME +QUEUE/);
+    for (const line of table.stdout.trimEnd().split('\n')) expect(line.length).toBeLessThanOrEqual(80);
 
     const followed = await gantry(['events', '-f', id, '-o', 'json']);
     expect(followed.code).toBe(0);

@@ -10,12 +10,12 @@ export const JOB_COLUMNS: Column<Job>[] = [
   { header: 'ID', value: (j) => j.id },
   { header: 'NAME', value: (j) => j.name, shrink: true },
   { header: 'QUEUE', value: (j) => j.queue, shrink: true },
-  { header: 'OWNER', value: (j) => j.owner, shrink: true },
+  { header: 'OWNER', value: (j) => j.owner, shrink: true, optional: true },
   { header: 'STATE', value: (j) => j.state + (j.cancelRequested && !j.finishedAt ? '*' : '') },
-  { header: 'ATTEMPT', value: (j) => String(j.attempt) },
-  { header: 'RESOURCES', value: resources, shrink: true },
-  { header: 'AGE', value: (j) => age(j.createdAt) },
-  { header: 'REASON', value: (j) => j.pendingReason ?? j.reason ?? '', shrink: true },
+  { header: 'ATTEMPT', value: (j) => String(j.attempt), optional: true },
+  { header: 'RESOURCES', value: resources, shrink: true, optional: true },
+  { header: 'AGE', value: (j) => age(j.createdAt), optional: true },
+  { header: 'REASON', value: (j) => j.pendingReason ?? j.reason ?? '', shrink: true, optional: true },
 ];
 
 export const EVENT_COLUMNS: Column<JobEvent>[] = [

@@ -32,6 +32,12 @@ describe('renderTable', () => {
     expect(lines[1]).toMatch(/^a1 {2}a-ver… {2}RUNNING$/);
   });
 
+  it('leaves out optional columns, last first, when shrinking is not enough', () => {
+    const withOptional = [columns[0], { ...columns[2], optional: true }, { ...columns[1], optional: true }];
+    expect(renderTable(rows, withOptional, 16).split('\n')).toEqual(['ID  STATE', 'a1  RUNNING', 'b2  QUEUED']);
+    expect(renderTable(rows, withOptional, 21).split('\n')[1]).toBe('a1  RUNNING  a-very-…');
+  });
+
   it('puts multi-line values on one line', () => {
     expect(renderTable([{ id: 'x', name: 'a\nb', state: 's' }], columns, Infinity).split('\n')[1]).toBe('x   a b   s');
   });

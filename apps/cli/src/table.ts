@@ -4,6 +4,8 @@ export interface Column<T> {
   value: (row: T) => string;
   /** May be shortened with an ellipsis when the table is wider than the terminal. */
   shrink?: boolean;
+  /** May be left out when even shortened columns do not fit (the last such column goes first). */
+  optional?: boolean;
 }
 
 const GAP = 2;
@@ -11,9 +13,19 @@ const MIN_SHRUNK = 6;
 
 /**
  * Renders rows as aligned columns no wider than `width`: when too wide, the shrinkable columns
- * give up characters, widest first (each keeps at least a few), and their cells end in "…".
+ * give up characters, widest first (each keeps at least a few), and their cells end in "…"; if that
+ * is not enough, optional columns are left out, last first. Past that the terminal wraps.
  */
 export function renderTable<T>(rows: T[], columns: Column<T>[], width: number): string {
+  for (;;) {
+    const table = tryRender(rows, columns, width);
+    const drop = columns.map((c) => c.optional).lastIndexOf(true);
+    if (table.fits || drop < 0) return table.text;
+    columns = columns.filter((_, i) => i !== drop);
+  }
+}
+
+function tryRender<T>(rows: T[], columns: Column<T>[], width: number): { text: string; fits: boolean } {
   const cells = rows.map((r) => columns.map((c) => oneLine(c.value(r))));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => row[i].length)));
   let excess = widths.reduce((a, b) => a + b, 0) + GAP * (columns.length - 1) - width;
@@ -22,13 +34,13 @@ export function renderTable<T>(rows: T[], columns: Column<T>[], width: number): 
     columns.forEach((c, i) => {
       if (c.shrink && widths[i] > MIN_SHRUNK && (widest < 0 || widths[i] > widths[widest])) widest = i;
     });
-    if (widest < 0) break; // nothing left to shrink: let the terminal wrap
+    if (widest < 0) break; // nothing left to shrink
     widths[widest]--;
     excess--;
   }
   const line = (values: string[]) =>
     values.map((v, i) => (i === values.length - 1 ? fit(v, widths[i]) : fit(v, widths[i]).padEnd(widths[i]))).join(' '.repeat(GAP)).trimEnd();
-  return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n');
+  return { text: [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n'), fits: excess <= 0 };
 }
 
 function fit(v: string, width: number): string {
