@@ -43,6 +43,10 @@ if [ $# -gt 0 ]; then
 fi
 
 say "typecheck"; npx tsc -p tsconfig.json --noEmit
+# The checked-in API document and the client types generated from it match the code
+# (`npm run openapi:write` rewrites both), and Spectral (.spectral.yaml) finds no error in it.
+say "openapi document"; npm run -s openapi:check && npm run -s client:check
+say "openapi lint"; npm run -s openapi:lint
 say "lint"; npm run -s lint
 say "unit tests"; npx jest --selectProjects unit --ci
 say "integration tests"; npx jest --selectProjects integration --ci --runInBand

@@ -8,7 +8,7 @@ import { ServiceEnv, loadConfig } from '@gantry/platform';
 class KafkaSetupEnv extends ServiceEnv {
   /** Replicas of each topic (3 in the production overlay). */
   @IsInt() @Min(1) @Max(16) KAFKA_REPLICATION_FACTOR: number = 1;
-  /** Partitions of gantry.agent-commands.v1 when it is created: an agent reads the partitions of its own nodes (ADR 0013). */
+  /** Partitions of gantry.agent-commands.v1 when it is created: an agent reads the partitions of its own nodes (ADR 0015). */
   @IsInt() @Min(1) @Max(100_000) KAFKA_COMMAND_PARTITIONS: number = TOPIC_PARTITIONS[TOPICS.agentCommands];
   /** Write the ACLs of every Gantry role (off where the platform manages them, e.g. Strimzi KafkaUser resources). */
   @IsIn(['true', 'false']) KAFKA_APPLY_ACLS: 'true' | 'false' = 'true';

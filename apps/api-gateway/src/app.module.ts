@@ -6,7 +6,6 @@ import { TokenService } from './auth/token.service';
 import { GatewayEnv } from './config';
 import { ClusterSummaryService } from './cluster/cluster-summary.service';
 import { ClusterController } from './cluster/cluster.controller';
-import { EnrollmentController } from './enrollment/enrollment.controller';
 import { EnrollmentService } from './enrollment/enrollment.service';
 import { CursorCodec } from './http/cursor-codec';
 import { IdempotencyKeySweeper } from './jobs/idempotency-key-sweeper';
@@ -16,6 +15,14 @@ import { NodesController } from './nodes/nodes.controller';
 import { NodesService } from './nodes/nodes.service';
 import { QueuesController } from './queues/queues.controller';
 import { TokensController } from './tokens/tokens.controller';
+import { EventStreamsService } from './events/event-streams.service';
+import { EventsController } from './events/events.controller';
+import { JobEventPublisher } from './events/job-event-publisher';
+import { JobEventTail } from './events/job-event-tail';
+import { OpenStreams } from './events/open-streams';
+
+/** Every controller of the API, in the order the OpenAPI document lists them. */
+export const GATEWAY_CONTROLLERS = [JobsController, EventsController, QueuesController, TokensController, NodesController, ClusterController];
 
 @Module({})
 export class GatewayModule {
@@ -23,7 +30,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: true }, outboxRelay: true, sendsCommands: true })],
-      controllers: [JobsController, QueuesController, TokensController, NodesController, ClusterController, EnrollmentController],
+      controllers: GATEWAY_CONTROLLERS,
       providers: [
         JobsService,
         EnrollmentService,
@@ -32,6 +39,10 @@ export class GatewayModule {
         TokenService,
         BearerAuthGuard,
         IdempotencyKeySweeper,
+        OpenStreams,
+        JobEventTail,
+        EventStreamsService,
+        JobEventPublisher,
         {
           provide: CursorCodec,
           useFactory: (c: GatewayEnv) =>

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { StatefulServiceEnv } from '@gantry/platform';
 
 export class GatewayEnv extends StatefulServiceEnv {
@@ -22,4 +22,12 @@ export class GatewayEnv extends StatefulServiceEnv {
   /** The agents' Kafka principal and password, as enrollment answers tell agents (null there when unset). */
   @IsOptional() @IsString() GANTRY_AGENT_KAFKA_USERNAME?: string;
   @IsOptional() @IsString() GANTRY_AGENT_KAFKA_PASSWORD?: string;
+  /** How often the event tail reads new job events while anyone follows a stream, ms (ADR 0013). */
+  @IsInt() @Min(10) @Max(10_000) GANTRY_STREAM_POLL_MS: number = 250;
+  /** Interval of the SSE comment that keeps idle streams open through proxies, ms. */
+  @IsInt() @Min(1000) GANTRY_SSE_KEEPALIVE_MS: number = 15_000;
+  /** Most event streams one gateway process holds open; past it a follow is a 503 with Retry-After. */
+  @IsInt() @Min(1) GANTRY_SSE_MAX_STREAMS: number = 10_000;
+  /** Publish every job event to gantry.job-events.v1 (one leader among the gateways does it). */
+  @IsIn(['true', 'false']) GANTRY_PUBLISH_JOB_EVENTS: 'true' | 'false' = 'true';
 }

@@ -1,21 +1,18 @@
 import './instrumentation';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import { CreateJobDto } from '@gantry/contracts';
 import { bootstrapService, exitOnBootFailure, loadConfig } from '@gantry/platform';
-import { GatewayModule } from './app.module';
+import { GATEWAY_CONTROLLERS, GatewayModule } from './app.module';
 import { GatewayEnv } from './config';
 import { parseCreateJob } from './jobs/create-job-parser';
+import { buildOpenApiDocument } from './openapi/openapi-document';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(GatewayEnv);
   await bootstrapService(GatewayModule.forConfig(config), config, {
     fastValidators: new Map([[CreateJobDto, parseCreateJob]]),
     configure: (app) => {
-      const doc = SwaggerModule.createDocument(
-        app,
-        new DocumentBuilder().setTitle('Gantry API').setVersion('v1').addBearerAuth().build(),
-      );
-      SwaggerModule.setup('docs', app, doc, { jsonDocumentUrl: 'openapi.json' });
+      SwaggerModule.setup('docs', app, buildOpenApiDocument(app, GATEWAY_CONTROLLERS), { jsonDocumentUrl: 'openapi.json' });
     },
   });
 }

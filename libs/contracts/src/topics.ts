@@ -6,6 +6,8 @@ export const TOPICS = {
   deadLetter: 'gantry.dead-letter.v1',
   /** Internal: job created / state changed, published from the outbox; wakes the scheduler. */
   jobLifecycle: 'gantry.internal.job-lifecycle.v1',
+  /** Public (contract §4.5): every job event, key = job id, in seq order per job (ADR 0013). */
+  jobEvents: 'gantry.job-events.v1',
 } as const;
 
 export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
@@ -20,7 +22,7 @@ export const OUTBOX_DISPATCH = 'gantry.internal.dispatch';
 /**
  * Default partition counts. Heartbeats and commands are keyed by nodeId. An agent reads only the
  * command partitions of its own nodes, so a command is read by the agents whose nodes share its
- * partition: fleet size / partitions of them (docs/adr/0013). The production overlay creates the
+ * partition: fleet size / partitions of them (docs/adr/0015). The production overlay creates the
  * command topic with 1,024 partitions (KAFKA_COMMAND_PARTITIONS); dev and test use 64.
  */
 export const TOPIC_PARTITIONS: Record<TopicName, number> = {
@@ -29,6 +31,7 @@ export const TOPIC_PARTITIONS: Record<TopicName, number> = {
   [TOPICS.agentCommands]: 64,
   [TOPICS.deadLetter]: 3,
   [TOPICS.jobLifecycle]: 3,
+  [TOPICS.jobEvents]: 6,
 };
 
 /**

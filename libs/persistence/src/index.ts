@@ -5,6 +5,7 @@ export * from './sql/sql';
 export * from './micro-batcher';
 export * from './sql/outbox';
 export * from './sql/job-events';
+export * from './sql/job-event-stream';
 export * from './sql/job-rows';
 export * from './sql/nodes';
 export * from './sql/node-changes';

@@ -16,7 +16,7 @@ export class HandAgent {
 
   /** Enrolls (or enrolls again, rotating) these nodes and keeps their credentials. */
   async enroll(...nodeIds: string[]): Promise<void> {
-    const res = await fetch(`${this.gatewayUrl}/v1/node-enrollments`, {
+    const res = await fetch(`${this.gatewayUrl}/v1/nodes/enrollments`, {
       method: 'POST',
       headers: { authorization: `Bearer ${this.adminToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ nodeIds }),

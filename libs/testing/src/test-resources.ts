@@ -20,6 +20,7 @@ const SUITES = {
   'scheduling-policy': { basePort: 18620, redisDb: 16 },
   'partition-hold': { basePort: 18700, redisDb: 11 },
   'control-plane-faults': { basePort: 18720, redisDb: 12 },
+  'cli-and-streams': { basePort: 18740, redisDb: 17 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;

@@ -1,7 +1,8 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { ClusterSummaryView } from '@gantry/contracts';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ClusterSummaryView, CommandKeyView } from '@gantry/contracts';
 import { BearerAuthGuard } from '../auth/bearer-auth.guard';
+import { EnrollmentService } from '../enrollment/enrollment.service';
 import { ClusterSummaryService } from './cluster-summary.service';
 
 @ApiTags('cluster')
@@ -9,11 +10,18 @@ import { ClusterSummaryService } from './cluster-summary.service';
 @UseGuards(BearerAuthGuard)
 @Controller('v1/cluster')
 export class ClusterController {
-  constructor(private readonly summaries: ClusterSummaryService) {}
+  constructor(private readonly summaries: ClusterSummaryService, private readonly enrollment: EnrollmentService) {}
 
   @Get('summary')
   @ApiOkResponse({ type: ClusterSummaryView, description: 'Node counts by health, GPU capacity by model, utilisation averages and job counts; capacity and job counts may be up to a second old' })
   async summary(): Promise<ClusterSummaryView> {
     return this.summaries.summary();
+  }
+
+  @Get('command-key')
+  @ApiOperation({ summary: "The control plane's command-signing public key: agents carry out only what it signed" })
+  @ApiOkResponse({ type: CommandKeyView })
+  commandKey(): CommandKeyView {
+    return { publicKey: this.enrollment.commandPublicKey };
   }
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiProduces, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CreateJobDto, JobEventPage, JobPage, JobView } from '@gantry/contracts';
 import { ApiError, ErrorCode } from '@gantry/platform';
@@ -10,6 +10,9 @@ import { CursorCodec } from '../http/cursor-codec';
 import { ListJobsQuery } from './list-jobs.query';
 import { toEventView, toJobView } from './job-view.mapper';
 import { JobsService } from './jobs.service';
+import { EventStreamsService } from '../events/event-streams.service';
+import { SSE_DESCRIPTION } from '../events/sse-description';
+import { decodeSeq } from '../events/stream-position-codec';
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
@@ -30,14 +33,19 @@ function parseLimit(raw: string | undefined, dflt: number, max: number): number 
 
 @ApiTags('jobs')
 @ApiBearerAuth()
+@ApiExtraModels(JobEventPage)
 @UseGuards(BearerAuthGuard)
 @Controller('v1/jobs')
 export class JobsController {
-  constructor(private readonly jobs: JobsService, @Inject(CursorCodec) private readonly cursors: CursorCodec) {}
+  constructor(
+    private readonly jobs: JobsService,
+    @Inject(CursorCodec) private readonly cursors: CursorCodec,
+    private readonly streams: EventStreamsService,
+  ) {}
 
   @Post()
   @HttpCode(201)
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1..255 printable ASCII characters; a retry with the same key and body returns the same job' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1..255 printable ASCII characters; a retry with the same key and body returns the same job', schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]{1,255}$' } })
   @ApiCreatedResponse({ type: JobView, description: 'Created; 200 with Idempotent-Replayed: true for a replay' })
   async create(
     @Body() dto: CreateJobDto,
@@ -99,21 +107,42 @@ export class JobsController {
   }
 
   @Get(':id/events')
-  @ApiQuery({ name: 'cursor', required: false })
-  @ApiQuery({ name: 'limit', required: false, description: '1..500, default 100' })
-  @ApiOkResponse({ type: JobEventPage })
+  @ApiProduces('application/json', 'text/event-stream')
+  @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string', maxLength: 1024 } })
+  @ApiQuery({ name: 'limit', required: false, description: '1..500, default 100', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } })
+  @ApiQuery({ name: 'follow', required: false, description: 'true: a live SSE stream that ends after the terminal event', schema: { type: 'string', enum: ['true', 'false'], default: 'false' } })
+  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'With follow=true: the seq of the last event received; the stream resumes after it', schema: { type: 'string', pattern: '^[0-9]{1,10}$', maxLength: 10 } })
+  @ApiOkResponse({
+    description: `The job's events, oldest first. ${SSE_DESCRIPTION} Here the SSE id is the event's seq; the stream starts at seq 1 and ends after the job's terminal event.`,
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(JobEventPage) } },
+      'text/event-stream': { schema: { type: 'string', maxLength: 1_000_000_000, description: 'id: <seq>, data: <JobStreamEvent as JSON>, repeated' } },
+    },
+  })
   async events(
     @Param('id') id: string,
     @CurrentPrincipal() who: Principal,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
     @Query('cursor') cursor?: string,
     @Query('limit') rawLimit?: string,
-  ): Promise<JobEventPage> {
+    @Query('follow') follow?: string,
+  ): Promise<void> {
+    const lastEventId = req.headers['last-event-id'] as string | undefined;
+    if (follow !== undefined && follow !== 'true' && follow !== 'false') {
+      throw new ApiError(ErrorCode.VALIDATION_FAILED, 'follow must be true or false', [{ field: 'follow', message: 'must be true or false' }]);
+    }
+    if (follow === 'true') {
+      await this.streams.followJob(id, who, lastEventId === undefined ? 0 : decodeSeq(lastEventId, 'Last-Event-ID'), reply);
+      return;
+    }
     const limit = parseLimit(rawLimit, 100, 500);
     const after = cursor ? this.cursors.decode(cursor, isSeqCursor) : { jobId: id, seq: 0 };
     if (after.jobId !== id) throw new ApiError(ErrorCode.INVALID_CURSOR, 'cursor belongs to another job');
     const events = await this.jobs.events(id, who, after.seq, limit + 1);
     const page = events.slice(0, limit);
     const nextCursor = events.length > limit ? this.cursors.encode({ jobId: id, seq: page[page.length - 1].seq }) : null;
-    return { items: page.map(toEventView), nextCursor };
+    const body: JobEventPage = { items: page.map(toEventView), nextCursor };
+    void reply.send(body);
   }
 }

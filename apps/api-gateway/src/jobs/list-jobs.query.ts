@@ -6,7 +6,7 @@ import { JOB_STATES, JobState } from '@gantry/domain';
 
 /** GET /v1/jobs query; unknown parameters are rejected like unknown body fields. */
 export class ListJobsQuery {
-  @ApiPropertyOptional() @IsOptional() @Matches(QUEUE_NAME_PATTERN) queue?: string;
+  @ApiPropertyOptional({ maxLength: 63 }) @IsOptional() @Matches(QUEUE_NAME_PATTERN) queue?: string;
   @ApiPropertyOptional({ enum: JOB_STATES }) @IsOptional() @IsIn(JOB_STATES) state?: JobState;
   @ApiPropertyOptional({ description: 'Operators only; users always see their own jobs' }) @IsOptional() @IsString() @MaxLength(64) owner?: string;
   @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 50 }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(500) limit?: number;

@@ -1,11 +1,12 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { NodeEventPage, NodePage, NodeView } from '@gantry/contracts';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { NodeEnrollmentView, NodeEnrollmentsView, NodeEventPage, NodeIdsDto, NodePage, NodeView } from '@gantry/contracts';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard } from '../auth/bearer-auth.guard';
 import { Roles } from '../auth/roles.decorator';
 import { canonicalSha256 } from '../http/canonical-json';
 import { CursorCodec } from '../http/cursor-codec';
+import { EnrollmentService } from '../enrollment/enrollment.service';
 import { ListNodesQuery } from './list-nodes.query';
 import { NodeEventsQuery } from './node-events.query';
 import { NodesService } from './nodes.service';
@@ -22,7 +23,7 @@ const isNodeCursor = (v: unknown): v is { i: string; f: string } =>
 @UseGuards(BearerAuthGuard)
 @Controller('v1/nodes')
 export class NodesController {
-  constructor(private readonly nodes: NodesService, @Inject(CursorCodec) private readonly cursors: CursorCodec) {}
+  constructor(private readonly nodes: NodesService, private readonly enrollment: EnrollmentService, @Inject(CursorCodec) private readonly cursors: CursorCodec) {}
 
   @Get()
   @ApiOkResponse({ type: NodePage, description: 'Ordered by id. A node that exists and matches the filter for the whole listing appears exactly once.' })
@@ -75,5 +76,33 @@ export class NodesController {
   @ApiOkResponse({ type: NodeView, description: 'The node, placeable again. Repeating it is harmless.' })
   async uncordon(@Param('id') id: string): Promise<NodeView> {
     return this.nodes.setCordoned(id, false);
+  }
+
+  @Post('enrollments')
+  @HttpCode(201)
+  @Roles('operator')
+  @ApiOperation({ summary: 'Enroll up to 1,000 nodes at once, or enroll them again (rotation); a simulated fleet enrolls itself this way' })
+  @ApiCreatedResponse({ type: NodeEnrollmentsView })
+  async enrollMany(@Body() dto: NodeIdsDto): Promise<NodeEnrollmentsView> {
+    return { items: await this.enrollment.enroll(dto.nodeIds), kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
+  }
+
+  @Post(':id/enrollment')
+  @HttpCode(201)
+  @Roles('operator')
+  @ApiOperation({ summary: 'Enroll a node, or enroll it again: everything its agent needs, the credential shown once (the old one stops working)' })
+  @ApiCreatedResponse({ type: NodeEnrollmentView })
+  async enroll(@Param('id') id: string): Promise<NodeEnrollmentView> {
+    const [one] = await this.enrollment.enroll([id]);
+    return { ...one, kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
+  }
+
+  @Delete(':id/enrollment')
+  @HttpCode(204)
+  @Roles('operator')
+  @ApiOperation({ summary: 'Revoke a node: from then on nothing it sends changes anything' })
+  @ApiNoContentResponse()
+  async revokeEnrollment(@Param('id') id: string): Promise<void> {
+    await this.enrollment.revoke(id);
   }
 }

@@ -15,7 +15,7 @@ const WEIGHT_DOC: ApiPropertyOptions = {
 };
 
 export class CreateQueueDto {
-  @ApiProperty({ example: 'research' })
+  @ApiProperty({ example: 'research', maxLength: 63 })
   @Matches(QUEUE_NAME_PATTERN, { message: 'name must be a lowercase DNS label (1..63 of a-z, 0-9, -)' })
   name!: string;
 

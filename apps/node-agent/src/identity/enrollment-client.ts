@@ -1,4 +1,4 @@
-/** What the gateway's bulk enrollment answers (POST /v1/node-enrollments). */
+/** What the gateway's bulk enrollment answers (POST /v1/nodes/enrollments). */
 interface EnrollmentAnswer {
   items: Array<{ nodeId: string; credential: string }>;
 }
@@ -21,7 +21,7 @@ export async function enrollThroughGateway(url: string, token: string, nodeIds: 
     for (let attempt = 0; ; attempt++) {
       let failure: string;
       try {
-        const res = await fetch(`${url.replace(/\/$/, '')}/v1/node-enrollments`, {
+        const res = await fetch(`${url.replace(/\/$/, '')}/v1/nodes/enrollments`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           body: JSON.stringify({ nodeIds: chunk }),

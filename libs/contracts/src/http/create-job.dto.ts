@@ -29,7 +29,7 @@ export class ResourcesDto {
   @IsInt() @Min(0) @Max(JOB_LIMITS.gpusMax)
   gpus!: number;
 
-  @ApiPropertyOptional({ nullable: true, description: 'GPU model; omitted or null: any model' })
+  @ApiPropertyOptional({ type: String, nullable: true, minLength: 1, maxLength: JOB_LIMITS.gpuModelMax, description: 'GPU model; omitted or null: any model', example: 'H100' })
   @IsOptional() @IsString() @Length(1, JOB_LIMITS.gpuModelMax)
   gpuModel?: string | null;
 
@@ -44,7 +44,7 @@ export class ResourcesDto {
 
 /** POST /v1/jobs body (contract §2). Unknown fields are rejected by the global pipe. */
 export class CreateJobDto {
-  @ApiPropertyOptional({ default: 'default' })
+  @ApiPropertyOptional({ default: 'default', maxLength: 63 })
   @IsOptional() @Matches(QUEUE_NAME_PATTERN, { message: 'queue must be a lowercase DNS label' })
   queue?: string;
 
@@ -60,11 +60,11 @@ export class CreateJobDto {
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(JOB_LIMITS.commandMaxItems) @IsString({ each: true }) @MaxLength(JOB_LIMITS.commandArgMax, { each: true })
   command!: string[];
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @ApiPropertyOptional({ type: 'object', maxProperties: ENV_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: ENV_LIMITS.maxValueLength }, description: `Names match ${ENV_LIMITS.keyPattern!.source}, at most ${ENV_LIMITS.maxKeyLength} characters` })
   @IsOptional() @IsStringRecord(ENV_LIMITS)
   env?: Record<string, string>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @ApiPropertyOptional({ type: 'object', maxProperties: LABEL_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: LABEL_LIMITS.maxValueLength }, description: `Keys of at most ${LABEL_LIMITS.maxKeyLength} characters` })
   @IsOptional() @IsStringRecord(LABEL_LIMITS)
   labels?: Record<string, string>;
 

@@ -21,7 +21,7 @@ export class NodeEnrollmentView {
 }
 
 export class NodeIdsDto {
-  @ApiProperty({ type: [String], minItems: 1, maxItems: 1000, description: 'Node ids to enroll (or enroll again, rotating their credentials)' })
+  @ApiProperty({ type: String, isArray: true, minItems: 1, maxItems: 1000, maxLength: 253, pattern: NODE_ID_PATTERN.source, description: 'Node ids to enroll (or enroll again, rotating their credentials)' })
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(1000)
   @Matches(NODE_ID_PATTERN, { each: true, message: 'each node id must be 1..253 letters, digits, ".", "_" or "-", starting with a letter or digit' })
   nodeIds!: string[];
@@ -32,7 +32,7 @@ export class EnrolledNodeView {
   @ApiProperty() credential!: string;
 }
 
-/** POST /v1/node-enrollments: many nodes at once (a simulated fleet enrolls itself this way). */
+/** POST /v1/nodes/enrollments: many nodes at once (a simulated fleet enrolls itself this way). */
 export class NodeEnrollmentsView {
   @ApiProperty({ type: [EnrolledNodeView] }) items!: EnrolledNodeView[];
   @ApiProperty({ type: AgentKafkaView }) kafka!: AgentKafkaView;

@@ -51,3 +51,17 @@ export class JobPage {
   @ApiProperty({ type: [JobView] }) items!: JobView[];
   @ApiPropertyOptional({ nullable: true, type: String }) nextCursor!: string | null;
 }
+
+/**
+ * One job event as the live streams (SSE) and `gantry.job-events.v1` carry it: the event with the
+ * id of its job. On the per-job stream the SSE id is `seq`; on `/v1/events` it is an opaque position.
+ */
+export class JobStreamEventView extends JobEventView {
+  @ApiProperty({ format: 'uuid' }) jobId!: string;
+}
+
+export class JobStreamEventPage {
+  @ApiProperty({ type: [JobStreamEventView] }) items!: JobStreamEventView[];
+  @ApiProperty({ description: 'Pass as `after` (or as Last-Event-ID when following) to continue from here; present even when the page is empty' })
+  nextPosition!: string;
+}

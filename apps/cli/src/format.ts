@@ -1,0 +1,73 @@
+import type { ClusterSummary, Job, JobEvent, JobStreamEvent, Node, Queue } from '@gantry/client';
+import { Column, age } from './table';
+
+const resources = (j: Job) => {
+  const r = j.resources;
+  return `${r.gpus ? `${r.gpus}×${r.gpuModel ?? 'GPU'} ` : ''}${r.cpuCores}c ${r.memoryMiB}Mi${j.nodes > 1 ? ` ×${j.nodes}` : ''}`;
+};
+
+export const JOB_COLUMNS: Column<Job>[] = [
+  { header: 'ID', value: (j) => j.id },
+  { header: 'NAME', value: (j) => j.name, shrink: true },
+  { header: 'QUEUE', value: (j) => j.queue, shrink: true },
+  { header: 'OWNER', value: (j) => j.owner, shrink: true, optional: true },
+  { header: 'STATE', value: (j) => j.state + (j.cancelRequested && !j.finishedAt ? '*' : '') },
+  { header: 'ATTEMPT', value: (j) => String(j.attempt), optional: true },
+  { header: 'RESOURCES', value: resources, shrink: true, optional: true },
+  { header: 'AGE', value: (j) => age(j.createdAt), optional: true },
+  { header: 'REASON', value: (j) => j.pendingReason ?? j.reason ?? '', shrink: true, optional: true },
+];
+
+export const EVENT_COLUMNS: Column<JobEvent>[] = [
+  { header: 'SEQ', value: (e) => String(e.seq) },
+  { header: 'AT', value: (e) => e.at },
+  { header: 'TYPE', value: (e) => e.type },
+  { header: 'CHANGE', value: (e) => (e.fromState || e.toState ? `${e.fromState ?? ''} -> ${e.toState ?? ''}` : '') },
+  { header: 'ATTEMPT', value: (e) => (e.attempt === undefined ? '' : String(e.attempt)) },
+  { header: 'NODES', value: (e) => (e.nodeIds ?? []).join(','), shrink: true },
+  { header: 'REASON', value: (e) => e.reason ?? '', shrink: true },
+];
+
+/** One line per streamed event, for people: when, which job, what. */
+export function eventLine(e: JobStreamEvent, withJob: boolean): string {
+  const change = e.toState ? ` ${e.fromState ?? ''}${e.fromState ? ' -> ' : ''}${e.toState}` : '';
+  const extra = [e.attempt !== undefined ? `attempt=${e.attempt}` : '', e.nodeIds?.length ? `nodes=${e.nodeIds.join(',')}` : '', e.reason ? `reason=${e.reason}` : '']
+    .filter(Boolean)
+    .join(' ');
+  return `${e.at}  ${withJob ? `${e.jobId}  ` : ''}#${e.seq} ${e.type}${change}${extra ? `  ${extra}` : ''}`;
+}
+
+export const QUEUE_COLUMNS: Column<Queue>[] = [
+  { header: 'NAME', value: (q) => q.name },
+  { header: 'PRIORITY', value: (q) => String(q.priority) },
+  { header: 'WEIGHT', value: (q) => String(q.weight) },
+  { header: 'QUOTA GPUS', value: (q) => (q.quota.gpus === null || q.quota.gpus === undefined ? 'unlimited' : String(q.quota.gpus)) },
+  { header: 'GPUS HELD', value: (q) => String(q.usage.gpusHeld) },
+  { header: 'QUEUED', value: (q) => String(q.usage.jobsQueued) },
+  { header: 'RUNNING', value: (q) => String(q.usage.jobsRunning) },
+];
+
+export const NODE_COLUMNS: Column<Node>[] = [
+  { header: 'ID', value: (n) => n.id },
+  { header: 'HEALTH', value: (n) => n.health + (n.cordoned ? ',CORDONED' : '') },
+  { header: 'ZONE', value: (n) => n.zone, shrink: true },
+  { header: 'RACK', value: (n) => n.rack, shrink: true },
+  { header: 'GPUS', value: (n) => (n.gpus.total ? `${n.gpus.allocated}/${n.gpus.total} ${n.gpus.model ?? ''}`.trim() : '-') },
+  { header: 'CPU', value: (n) => String(n.cpuCores) },
+  { header: 'MEMORY', value: (n) => `${n.memoryMiB}Mi` },
+  { header: 'LAST SEEN', value: (n) => age(n.lastHeartbeatAt) },
+];
+
+/** `gantry top`, for people. */
+export function summaryLines(s: ClusterSummary): string[] {
+  const counts = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join('  ');
+  const u = s.utilisation;
+  const pct = (v: number | null | undefined) => (v === null || v === undefined ? '-' : `${Math.round(v * 100)}%`);
+  return [
+    `nodes   ${s.nodes}: ${counts(s.nodesByHealth as unknown as Record<string, number>)}`,
+    `jobs    ${counts(s.jobsByState)}`,
+    `usage   gpu ${pct(u.gpu)}  cpu ${pct(u.cpu)}`,
+    '',
+    ...s.gpus.map((g) => `gpus    ${(g.model ?? 'none').padEnd(8)} ${g.allocated}/${g.total} allocated, ${g.free} free`),
+  ];
+}

@@ -1,0 +1,20 @@
+import type { components } from './generated/gantry-api';
+
+/** Names for the generated schemas (libs/client/src/generated/gantry-api.ts, from docs/openapi.json). */
+type Schemas = components['schemas'];
+export type Job = Schemas['JobView'];
+export type JobPage = Schemas['JobPage'];
+export type JobEvent = Schemas['JobEventView'];
+export type JobStreamEvent = Schemas['JobStreamEventView'];
+export type JobStreamEventPage = Schemas['JobStreamEventPage'];
+export type CreateJob = Schemas['CreateJobDto'];
+export type Queue = Schemas['QueueView'];
+export type CreateQueue = Schemas['CreateQueueDto'];
+export type UpdateQueue = Schemas['UpdateQueueDto'];
+export type Node = Schemas['NodeView'];
+export type NodePage = Schemas['NodePage'];
+export type NodeEvent = Schemas['NodeEventView'];
+export type ClusterSummary = Schemas['ClusterSummaryView'];
+export type TokenCreated = Schemas['TokenView'];
+export type Problem = Schemas['Problem'];
+export type JobState = Job['state'];
