@@ -311,11 +311,10 @@ describe('BatchConsumer', () => {
         return [];
       },
       partitionAssigner: [keyedPartitionAssigner(() => [mine])],
-      deadLetters: null, logger: silentLogger(), fromBeginning: false,
+      deadLetters: null, logger: silentLogger(),
     });
     await consumer.start();
     try {
-      await consumer.whenJoined(30_000);
       await producer.send(topic, [...others.map((k, i) => lifecycle(i, k)), lifecycle(99, mine)]);
       await waitFor('its own message', () => seen.some((s) => s.key === mine), { timeoutMs: 30_000 });
       expect(seen.every((s) => s.partition === partitionForKey(mine, 16))).toBe(true);
