@@ -24,7 +24,7 @@ const topologyWrites = new Counter({ name: 'gantry_node_topology_writes_total', 
 /**
  * Writes a batch of heartbeats: live state and liveness to Redis in one pipeline, and topology to
  * Postgres only for nodes that are new or changed (a per-process cache of signatures keeps the
- * durable store out of the 10,000 beats/s path).
+ * durable store out of the 10,000 beats/s path; a node Redis did not know is dropped from it).
  */
 @Injectable()
 export class HeartbeatBatchWriter {
@@ -60,7 +60,7 @@ export class HeartbeatBatchWriter {
     }
     // 3. Live state, liveness and the node's share of the cluster sums, one pipeline. Telemetry is
     //    kept as the latest value only (overwritten, never durable): see ADR 0006 and 0010.
-    const written = await this.live.recordBeats(
+    const { written, firstSeen } = await this.live.recordBeats(
       [...newest.values()].map((b) => {
         const t = telemetry.get(b.nodeId);
         return {
@@ -70,6 +70,10 @@ export class HeartbeatBatchWriter {
         };
       }),
     );
+    // Redis held nothing for these nodes (new, expired, removed by DELETE /v1/nodes/{id}, or Redis
+    // restarted): their next beat with telemetry writes their topology again, which registers a
+    // removed node anew (and rewrites nothing for a node that is still there).
+    for (const id of firstSeen) this.knownTopology.delete(id);
     beatsIngested.inc(written);
     beatsStale.inc(beats.length - written);
     telemetryBeats.inc(telemetry.size);

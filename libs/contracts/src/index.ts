@@ -15,3 +15,4 @@ export * from './http/job.view';
 export * from './kafka/run-commands';
 export * from './http/node.view';
 export * from './http/cluster-summary.view';
+export * from './http/max-total-bytes';

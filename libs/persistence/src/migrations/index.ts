@@ -6,6 +6,7 @@ import { AddQueueWeight1764450000000 } from './1764450000000-AddQueueWeight';
 import { AddNodeEvents1764460000000 } from './1764460000000-AddNodeEvents';
 import { IndexActiveJobsByQueue1764470000000 } from './1764470000000-IndexActiveJobsByQueue';
 import { TrackNodeChanges1764480000000 } from './1764480000000-TrackNodeChanges';
+import { AddGatewayLifecycles1764500000000 } from './1764500000000-AddGatewayLifecycles';
 
 /** Every migration, in order. A new one is added here as well as in its own file. */
-export const MIGRATIONS = [CreateCoreTables1764410000000, AddTokensQueuesIdempotencyKeys1764420000000, AddLeaderLeases1764430000000, IndexQueuedJobsByQueue1764440000000, AddQueueWeight1764450000000, AddNodeEvents1764460000000, IndexActiveJobsByQueue1764470000000, TrackNodeChanges1764480000000];
+export const MIGRATIONS = [CreateCoreTables1764410000000, AddTokensQueuesIdempotencyKeys1764420000000, AddLeaderLeases1764430000000, IndexQueuedJobsByQueue1764440000000, AddQueueWeight1764450000000, AddNodeEvents1764460000000, IndexActiveJobsByQueue1764470000000, TrackNodeChanges1764480000000, AddGatewayLifecycles1764500000000];

@@ -33,4 +33,10 @@ export class StatefulServiceEnv extends ServiceEnv {
   REDIS_URL: string = 'redis://127.0.0.1:6379';
   /** Postgres connections per process. */
   @IsInt() @Min(1) @Max(200) GANTRY_DB_POOL_SIZE: number = 10;
+  /** Longest a Postgres statement may run (statement_timeout; lock waits included), ms. */
+  @IsInt() @Min(100) GANTRY_DB_STATEMENT_TIMEOUT_MS: number = 10_000;
+  /** Longest wait for a pooled Postgres connection, or for a new one to open, ms. */
+  @IsInt() @Min(100) GANTRY_DB_ACQUIRE_TIMEOUT_MS: number = 5_000;
+  /** Longest wait for a Redis command's answer (ioredis commandTimeout), ms. */
+  @IsInt() @Min(100) GANTRY_REDIS_COMMAND_TIMEOUT_MS: number = 5_000;
 }
