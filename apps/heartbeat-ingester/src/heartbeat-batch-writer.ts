@@ -70,10 +70,21 @@ export class HeartbeatBatchWriter {
         };
       }),
     );
-    // Redis held nothing for these nodes (new, expired, removed by DELETE /v1/nodes/{id}, or Redis
-    // restarted): their next beat with telemetry writes their topology again, which registers a
-    // removed node anew (and rewrites nothing for a node that is still there).
-    for (const id of firstSeen) this.knownTopology.delete(id);
+    // 4. Redis held nothing for these nodes (new, expired, removed by DELETE /v1/nodes/{id}, or Redis
+    //    restarted), so the cache may be wrong about Postgres: their topology is written again now if
+    //    this batch has it, else with their next beat that does. That registers a removed node anew
+    //    and rewrites nothing for a node that is still there.
+    const recheck: NodeTopology[] = [];
+    const writtenNow = new Set(changed.map((c) => c.id));
+    for (const id of firstSeen) {
+      this.knownTopology.delete(id);
+      const t = telemetry.get(id);
+      if (t && !writtenNow.has(id)) recheck.push(topologyOf(t));
+    }
+    if (recheck.length > 0) {
+      topologyWrites.inc(await upsertNodeTopology(autocommit(this.ds), recheck, new Date(receivedAt)));
+      for (const t of recheck) this.knownTopology.set(t.id, topologySignature(t));
+    }
     beatsIngested.inc(written);
     beatsStale.inc(beats.length - written);
     telemetryBeats.inc(telemetry.size);

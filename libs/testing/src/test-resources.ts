@@ -20,6 +20,8 @@ const SUITES = {
   'scheduling-policy': { basePort: 18620, redisDb: 16 },
   'partition-hold': { basePort: 18700, redisDb: 11 },
   'control-plane-faults': { basePort: 18720, redisDb: 12 },
+  'gateway-pressure': { basePort: 18660, redisDb: 40 },
+  'gateway-lifecycles': { basePort: 18680, redisDb: 41 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;

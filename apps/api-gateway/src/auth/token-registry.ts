@@ -14,6 +14,8 @@ export const sha256 = (s: string) => hash('sha256', s, 'hex');
 const UNKNOWN_TTL_MS = 60_000;
 /** Most such secrets remembered (the oldest go first). */
 const UNKNOWN_MAX = 100_000;
+/** Least time between the starts of two reads asked for by unknown secrets, ms: a flood of them costs at most 20 reads a second. */
+const ON_DEMAND_GAP_MS = 50;
 
 export type Authentication = { principal: Principal } | { refused: 'unknown' | 'expired' | 'revoked' };
 
@@ -33,6 +35,7 @@ export class TokenRegistry implements OnModuleInit, OnModuleDestroy {
   private horizon: string | null = null;
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
+  private lastStart = 0;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -91,19 +94,25 @@ export class TokenRegistry implements OnModuleInit, OnModuleDestroy {
     this.unknown.set(digest, Date.now() + UNKNOWN_TTL_MS);
   }
 
-  /** Resolves after a read that started after this call: the one queued behind a running read, or a new one. */
+  /**
+   * Resolves after a read that started after this call: the one queued behind a running read (or
+   * behind the gap since the last start), or a new one. Every caller meanwhile shares it.
+   */
   private syncAfterNow(): Promise<void> {
-    if (!this.running) return this.startSync();
-    this.queued ??= this.running
+    const wait = this.lastStart + ON_DEMAND_GAP_MS - Date.now();
+    if (!this.running && !this.queued && wait <= 0) return this.startSync();
+    this.queued ??= (this.running ?? Promise.resolve())
       .catch(() => undefined)
+      .then(() => new Promise((r) => setTimeout(r, Math.max(0, this.lastStart + ON_DEMAND_GAP_MS - Date.now()))))
       .then(() => {
         this.queued = null;
-        return this.startSync();
+        return this.running ?? this.startSync();
       });
     return this.queued;
   }
 
   private startSync(): Promise<void> {
+    this.lastStart = Date.now();
     const run = this.sync().finally(() => {
       if (this.running === run) this.running = null;
     });
