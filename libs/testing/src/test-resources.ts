@@ -10,6 +10,7 @@ const SUITES = {
   // integration suites that read a whole Redis keyspace
   'reconciler-failure-handling': { basePort: 0, redisDb: 7 },
   'reconciler-node-events': { basePort: 0, redisDb: 10 },
+  'persistence-gateway-lifecycles': { basePort: 0, redisDb: 42 },
   // e2e suites
   'job-lifecycle': { basePort: 18180, redisDb: 2 },
   'api-promises': { basePort: 18280, redisDb: 3 },

@@ -42,7 +42,7 @@ export class JobRetentionSweeper implements OnApplicationBootstrap, OnModuleDest
   async sweep(now = new Date()): Promise<number> {
     const sql = autocommit(this.ds);
     try {
-      // Expired keys first: the job delete finds a doomed job's key among the expired ones not yet swept.
+      // Expired keys first: keeps small the range where a job that does not carry its key finds it.
       while ((await sweepIdempotencyKeys(sql, now)) > 0);
       const cutoff = new Date(now.getTime() - this.config.GANTRY_JOB_RETENTION_MS);
       let total = 0;

@@ -11,7 +11,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - a node can be removed while finished attempts still name it: that foreign key goes too (a live
  *   attempt is checked under the node's row lock instead), and `removed_nodes` keeps a tombstone per
  *   removal so that readers of the node change feed (the scheduler) drop the node;
- * - finished jobs are found by age for retention;
+ * - finished jobs are found by age for retention, and carry their idempotency key so that it goes with them;
  * - the audit log of operators' changes.
  */
 export class AddGatewayLifecycles1764500000000 implements MigrationInterface {
@@ -28,6 +28,8 @@ export class AddGatewayLifecycles1764500000000 implements MigrationInterface {
     await q.query(`ALTER TABLE queues ADD COLUMN allowed_owners text[] NULL`);
     await q.query(`ALTER TABLE jobs DROP CONSTRAINT jobs_queue_fk`);
     await q.query(`CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL`);
+    // The job's Idempotency-Key, so that retention finds the key through its primary key (there is no index on job_id).
+    await q.query(`ALTER TABLE jobs ADD COLUMN idempotency_key text NULL`);
 
     await q.query(`ALTER TABLE attempt_nodes DROP CONSTRAINT attempt_nodes_node_id_fkey`);
     await q.query(`
@@ -57,6 +59,7 @@ export class AddGatewayLifecycles1764500000000 implements MigrationInterface {
     await q.query(`DROP TABLE audit_log`);
     await q.query(`DROP TABLE removed_nodes`);
     await q.query(`ALTER TABLE attempt_nodes ADD CONSTRAINT attempt_nodes_node_id_fkey FOREIGN KEY (node_id) REFERENCES nodes(id)`);
+    await q.query(`ALTER TABLE jobs DROP COLUMN idempotency_key`);
     await q.query(`DROP INDEX jobs_finished`);
     await q.query(`ALTER TABLE jobs ADD CONSTRAINT jobs_queue_fk FOREIGN KEY (queue) REFERENCES queues(name)`);
     await q.query(`ALTER TABLE queues DROP COLUMN allowed_owners`);

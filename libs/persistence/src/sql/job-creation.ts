@@ -92,9 +92,9 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
        RETURNING job_id
      ), job AS (
        INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
-         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq)
+         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq, idempotency_key)
        SELECT id, owner, queue, name, image, command::jsonb, env::jsonb, labels::jsonb, gpus, gpu_model, cpu_cores, memory_mib,
-         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1
+         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1, idem_key
        FROM input WHERE idem_key IS NULL OR id IN (SELECT job_id FROM claimed)
        RETURNING *
      ), created AS (
