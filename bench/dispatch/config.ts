@@ -35,6 +35,8 @@ function load() {
     databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gantry_bench_dispatch',
     redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/14',
     logLevel: process.env.BENCH_LOG_LEVEL || 'info',
+    /** The bench token's request budget (GANTRY_RATE_LIMIT_RPS, burst twice it): above what the backlog phase's submissions reach. */
+    rateLimitRps: num('BENCH_RATE_LIMIT_RPS', 5000),
   };
 }
 

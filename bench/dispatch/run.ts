@@ -86,6 +86,10 @@ async function prepare(): Promise<Stack> {
       GANTRY_HEARTBEAT_MS: String(config.heartbeatMs),
       GANTRY_NODE_SUSPECT_MS: String(config.nodeSuspectMs),
       GANTRY_NODE_DEAD_MS: String(config.nodeDeadMs),
+      // The backlog phase submits as fast as its connections go: above the default per-token budget
+      // (1,000/s), which would refuse part of the backlog with 429s (ADR 0016).
+      GANTRY_RATE_LIMIT_RPS: String(config.rateLimitRps),
+      GANTRY_RATE_LIMIT_BURST: String(2 * config.rateLimitRps),
     },
     serviceEnv: {
       'node-agent': {

@@ -71,7 +71,9 @@ describe('nodes API', () => {
     expect(Date.now() - Date.parse(node.lastHeartbeatAt)).toBeLessThan(15_000);
     expect(node.telemetry.gpus).toHaveLength(8);
     expect(node.telemetry.cpu).toMatchObject({ cores: 96, utilization: expect.any(Number) });
-    expect(node.telemetry.running).toEqual([]);
+    // Job ids are for operators (contract §4.3): a user's view has no running set.
+    expect(node.telemetry).not.toHaveProperty('running');
+    expect((await admin.request('GET', `/v1/nodes/${sim(0)}`)).body.telemetry.running).toEqual(expect.any(Array));
     expect(node.telemetry.telemetryAt).toEqual(expect.any(String));
   });
 

@@ -1,7 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { CONFIG, RuntimeModule } from '@gantry/runtime';
+import { AuditController } from './audit/audit.controller';
+import { AuditLog } from './audit/audit-log';
 import { BearerAuthGuard } from './auth/bearer-auth.guard';
+import { RequestGate } from './auth/request-gate';
+import { TokenRegistry } from './auth/token-registry';
 import { TokenService } from './auth/token.service';
 import { GatewayEnv } from './config';
 import { ClusterSummaryService } from './cluster/cluster-summary.service';
@@ -9,6 +13,7 @@ import { ClusterController } from './cluster/cluster.controller';
 import { EnrollmentService } from './enrollment/enrollment.service';
 import { CursorCodec } from './http/cursor-codec';
 import { IdempotencyKeySweeper } from './jobs/idempotency-key-sweeper';
+import { JobRetentionSweeper } from './jobs/job-retention-sweeper';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
 import { NodesController } from './nodes/nodes.controller';
@@ -22,7 +27,7 @@ import { JobEventTail } from './events/job-event-tail';
 import { OpenStreams } from './events/open-streams';
 
 /** Every controller of the API, in the order the OpenAPI document lists them. */
-export const GATEWAY_CONTROLLERS = [JobsController, EventsController, QueuesController, TokensController, NodesController, ClusterController];
+export const GATEWAY_CONTROLLERS = [JobsController, EventsController, QueuesController, TokensController, NodesController, ClusterController, AuditController];
 
 @Module({})
 export class GatewayModule {
@@ -36,13 +41,17 @@ export class GatewayModule {
         EnrollmentService,
         NodesService,
         ClusterSummaryService,
+        TokenRegistry,
         TokenService,
+        RequestGate,
         BearerAuthGuard,
+        AuditLog,
         IdempotencyKeySweeper,
         OpenStreams,
         JobEventTail,
         EventStreamsService,
         JobEventPublisher,
+        JobRetentionSweeper,
         {
           provide: CursorCodec,
           useFactory: (c: GatewayEnv) =>

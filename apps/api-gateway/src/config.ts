@@ -1,6 +1,19 @@
 import 'reflect-metadata';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import {
+  IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface,
+} from 'class-validator';
 import { StatefulServiceEnv } from '@gantry/platform';
+
+/** A finished job outlives its idempotency key, so that a replayed key always finds the job it names. */
+@ValidatorConstraint({ name: 'atLeastIdempotencyTtl' })
+class AtLeastIdempotencyTtl implements ValidatorConstraintInterface {
+  validate(value: number, args: ValidationArguments): boolean {
+    return value >= (args.object as GatewayEnv).GANTRY_IDEMPOTENCY_TTL_MS;
+  }
+  defaultMessage(): string {
+    return 'GANTRY_JOB_RETENTION_MS must be at least GANTRY_IDEMPOTENCY_TTL_MS (a replayed key must find its job)';
+  }
+}
 
 export class GatewayEnv extends StatefulServiceEnv {
   /** Bearer token with role `operator`, owner `admin`. */
@@ -30,4 +43,23 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsInt() @Min(1) GANTRY_SSE_MAX_STREAMS: number = 10_000;
   /** Publish every job event to gantry.job-events.v1 (one leader among the gateways does it). */
   @IsIn(['true', 'false']) GANTRY_PUBLISH_JOB_EVENTS: 'true' | 'false' = 'true';
+  /** Requests per second a `user` token may make, sustained (token bucket refill rate). */
+  @IsInt() @Min(1) GANTRY_RATE_LIMIT_RPS: number = 1000;
+  /** Requests a `user` token may make at once (token bucket size). */
+  @IsInt() @Min(1) GANTRY_RATE_LIMIT_BURST: number = 2000;
+  /** Requests per second an `operator` token may make, sustained. */
+  @IsInt() @Min(1) GANTRY_OPERATOR_RATE_LIMIT_RPS: number = 5000;
+  /** Requests an `operator` token may make at once. */
+  @IsInt() @Min(1) GANTRY_OPERATOR_RATE_LIMIT_BURST: number = 10000;
+  /** Longest a create may wait for its statement to start before it is refused with a 503, ms. */
+  @IsInt() @Min(1) GANTRY_ADMISSION_WAIT_MS: number = 2000;
+  /** Most creates waiting for a statement at once; more are refused with a 503. */
+  @IsInt() @Min(1) GANTRY_ADMISSION_BACKLOG_MAX: number = 10_000;
+  /** How often each replica reads the tokens changed since its last read (revocations, new tokens), ms. */
+  @IsInt() @Min(50) @Max(500) GANTRY_TOKEN_SYNC_MS: number = 250;
+  /** How long a finished job (and its events) is kept, ms (7 days). At least GANTRY_IDEMPOTENCY_TTL_MS: a replayed key must find its job. */
+  @IsInt() @Min(1000) @Validate(AtLeastIdempotencyTtl)
+  GANTRY_JOB_RETENTION_MS: number = 7 * 24 * 60 * 60 * 1000;
+  /** How often finished jobs past their retention are deleted, ms. */
+  @IsInt() @Min(100) GANTRY_RETENTION_SWEEP_MS: number = 60_000;
 }

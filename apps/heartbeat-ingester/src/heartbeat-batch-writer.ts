@@ -41,10 +41,11 @@ const MAX_CURSORS = 200_000;
 /**
  * Writes a batch of heartbeats: live state and liveness to Redis in one pipeline, and topology to
  * Postgres only for nodes that are new or changed (a per-process cache of signatures keeps the
- * durable store out of the 10,000 beats/s path). Which beat of a node is newest is judgeBeat's
- * call (receive order), made against the node's cursor: kept in memory for the nodes of this
- * replica's partitions, read from Redis when missing, and written with the beat under a
- * compare-and-set, so two replicas during a rebalance cannot both move a node on.
+ * durable store out of the 10,000 beats/s path; a node Redis did not know is written to it again).
+ * Which beat of a node is newest is judgeBeat's call (receive order), made against the node's
+ * cursor: kept in memory for the nodes of this replica's partitions, read from Redis when missing,
+ * and written with the beat under a compare-and-set, so two replicas during a rebalance cannot both
+ * move a node on.
  */
 @Injectable()
 export class HeartbeatBatchWriter {
@@ -96,7 +97,7 @@ export class HeartbeatBatchWriter {
     //    only if its stored cursor is still the one judged against. Telemetry is kept as the
     //    latest value only (overwritten, never durable): see ADR 0006 and 0010.
     const writes = [...newest.values()];
-    const written = await this.live.recordBeats(
+    const { written, firstSeen } = await this.live.recordBeats(
       writes.map(({ value: b }) => {
         const t = telemetry.get(b.nodeId);
         const was = from.get(b.nodeId) ?? null;
@@ -109,6 +110,21 @@ export class HeartbeatBatchWriter {
         };
       }),
     );
+    // 5. Redis held nothing for these nodes (new, expired, removed by DELETE /v1/nodes/{id}, or Redis
+    //    restarted), so the cache may be wrong about Postgres: their topology is written again now if
+    //    this batch has it, else with their next beat that does. That registers a removed node anew
+    //    and rewrites nothing for a node that is still there.
+    const recheck: NodeTopology[] = [];
+    const writtenNow = new Set(changed.map((c) => c.id));
+    for (const id of firstSeen) {
+      this.knownTopology.delete(id);
+      const t = telemetry.get(id);
+      if (t && !writtenNow.has(id)) recheck.push(topologyOf(t));
+    }
+    if (recheck.length > 0) {
+      topologyWrites.inc(await upsertNodeTopology(autocommit(this.ds), recheck, new Date(receivedAt)));
+      for (const t of recheck) this.knownTopology.set(t.id, topologySignature(t));
+    }
     const now = Date.now();
     writes.forEach((b, i) => {
       if (written[i]) {

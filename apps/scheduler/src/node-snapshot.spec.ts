@@ -45,6 +45,25 @@ function liveness(heard: Record<string, number>) {
 }
 
 describe('NodeSnapshot', () => {
+  it('drops a removed node from the fleet and its fit index, and takes it back when it registers again', async () => {
+    const { sql } = fakeSql([
+      [row('a'), row('b')],
+      [{ id: null, removed: ['b', 'never-known'] }],
+      [{ ...row('b', { version: '1' }), removed: ['b'] }],
+    ]);
+    const snap = new NodeSnapshot(60_000);
+    const live = liveness({ a: 0, b: 0 });
+    await snap.refresh(sql, 0);
+    expect(snap.placementNodes(live, 0, t).map((n) => n.id)).toEqual(['a', 'b']);
+    await snap.refresh(sql, 1_000);
+    expect(snap.placementNodes(live, 1_000, t).map((n) => n.id)).toEqual(['a']);
+    expect(snap.planIndexes().index.fitting({ gpus: 0, gpuModel: null, cpuCores: 0, memoryMiB: 0 }, new Set()).map((n) => n.id)).toEqual(['a']);
+    expect(snap.version('b')).toBeUndefined();
+    // Removed and registered again since the last read: the row wins (loadNodesChangedSince filters the tombstone).
+    await snap.refresh(sql, 2_000);
+    expect(snap.placementNodes(live, 2_000, t).map((n) => n.id).sort()).toEqual(['a', 'b']);
+  });
+
   it('reads everything first, then only changes since the horizon, and everything again when the full period is up', async () => {
     const { sql, since } = fakeSql([[row('a'), row('b')], [row('b', { gpus_allocated: 2, version: '2' })], [row('a')]]);
     const snap = new NodeSnapshot(60_000);

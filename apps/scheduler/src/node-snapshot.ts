@@ -62,8 +62,15 @@ export class NodeSnapshot {
         this.entries.push(created);
       }
     }
+    // A removed node (DELETE /v1/nodes/{id}) leaves the fleet; rare, so the index is simply rebuilt.
+    const removed = new Set(changes.removed.filter((id) => this.byId.delete(id)));
+    if (removed.size > 0) {
+      this.entries = this.entries.filter((e) => !removed.has(e.row.id));
+      this.unheard = this.unheard.filter((e) => !removed.has(e.row.id));
+      this.rebuildIndex = true;
+    }
     this.horizon = changes.horizon;
-    return changes.nodes.length;
+    return changes.nodes.length + removed.size;
   }
 
   /**

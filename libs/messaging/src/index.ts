@@ -1,5 +1,6 @@
 export * from './message';
 export * from './kafka-client';
+export * from './kafka-timeouts';
 export * from './topic-admin';
 export * from './kafka-acls';
 export * from './partitioning';

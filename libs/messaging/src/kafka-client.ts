@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Admin, Consumer, ConsumerConfig, Kafka, KafkaConfig, logLevel, Partitioners, Producer, SASLOptions } from 'kafkajs';
+import { KAFKA_TIMEOUTS } from './kafka-timeouts';
 import { OutgoingMessage, TopicMessages } from './message';
 
 export type SaslMechanism = 'scram-sha-512' | 'scram-sha-256' | 'plain';
@@ -17,11 +18,6 @@ export interface KafkaClientOptions {
   security?: KafkaSecurity;
 }
 
-/**
- * Every Kafka call is bounded: a connection attempt, the SASL exchange and each request. kafkajs
- * retries retriable failures itself (10 tries from 200 ms), then the caller sees the error.
- */
-export const KAFKA_TIMEOUTS = { connectionTimeoutMs: 3_000, authenticationTimeoutMs: 10_000, requestTimeoutMs: 30_000 } as const;
 
 /** Sends messages; one per process, shared by everything in it. */
 export interface MessageProducer {
@@ -34,9 +30,9 @@ function kafkaConfig(opts: KafkaClientOptions): KafkaConfig {
     clientId: opts.clientId,
     brokers: opts.brokers,
     logLevel: logLevel.WARN,
-    connectionTimeout: KAFKA_TIMEOUTS.connectionTimeoutMs,
-    authenticationTimeout: KAFKA_TIMEOUTS.authenticationTimeoutMs,
-    requestTimeout: KAFKA_TIMEOUTS.requestTimeoutMs,
+    // Every Kafka call is bounded (kafka-timeouts.ts); kafkajs retries retriable failures itself
+    // (10 tries from 200 ms), then the caller sees the error.
+    ...KAFKA_TIMEOUTS,
     retry: { initialRetryTime: 200, retries: 10 },
   };
   const { sasl, ssl } = opts.security ?? {};

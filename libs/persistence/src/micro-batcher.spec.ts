@@ -1,4 +1,4 @@
-import { MicroBatcher } from './micro-batcher';
+import { MicroBatcher, OverloadedError } from './micro-batcher';
 
 /** A run whose batches stay open until released, so a test controls what is in flight. */
 function gatedRun() {
@@ -67,5 +67,45 @@ describe('MicroBatcher', () => {
     await expect(b.submit(1)).rejects.toThrow('boom');
     await expect(b.submit(2)).rejects.toThrow('batch of 1 returned 0 results');
     expect(await b.submit(3)).toBe(3);
+  });
+
+  describe('admission control', () => {
+    it('refuses, without running them, the items that waited past maxWaitMs, and new items while the oldest has', async () => {
+      const g = gatedRun();
+      let now = 0;
+      const b = new MicroBatcher({ maxBatch: 10, maxInFlight: 1, run: g.run, maxWaitMs: 100, now: () => now });
+      const first = b.submit(1); // runs at once
+      const early = b.submit(2);
+      now = 60;
+      const late = b.submit(3);
+      now = 101; // item 2 has waited 101 ms, item 3 41 ms
+      const refusedAtOnce = b.submit(4);
+      await expect(refusedAtOnce).rejects.toEqual(new OverloadedError('waited-too-long'));
+      expect(b.backlog).toBe(2);
+      g.release();
+      expect(await first).toBe(10);
+      await expect(early).rejects.toBeInstanceOf(OverloadedError);
+      await flush();
+      expect(g.batches).toEqual([[1], [3]]);
+      g.release();
+      expect(await late).toBe(30);
+      await flush();
+      // Drained: a new item is taken again.
+      const again = b.submit(5);
+      expect(g.batches).toEqual([[1], [3], [5]]);
+      g.release();
+      expect(await again).toBe(50);
+    });
+
+    it('refuses at once past maxBacklog waiting items', async () => {
+      const g = gatedRun();
+      const b = new MicroBatcher({ maxBatch: 10, maxInFlight: 1, run: g.run, maxBacklog: 2 });
+      const accepted = [b.submit(1), b.submit(2), b.submit(3)]; // one running, two waiting
+      await expect(b.submit(4)).rejects.toEqual(new OverloadedError('backlog-full'));
+      g.release();
+      await flush();
+      g.release();
+      expect(await Promise.all(accepted)).toEqual([10, 20, 30]);
+    });
   });
 });

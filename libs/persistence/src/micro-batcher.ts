@@ -5,23 +5,58 @@ export interface MicroBatcherOptions<I, O> {
   maxInFlight: number;
   /** Handles a batch; returns one result per item, in order. A throw rejects every item of the batch. */
   run: (items: I[]) => Promise<O[]>;
+  /**
+   * Admission control: the longest an item may wait for a run slot, ms. An item that waited longer
+   * is refused (OverloadedError) instead of run, and while the oldest waiting item has waited
+   * longer, new items are refused at once: the backlog never holds more than this much work.
+   * Unset: items wait as long as it takes.
+   */
+  maxWaitMs?: number;
+  /** Most items waiting at once; further items are refused at once (OverloadedError). Unset: no bound. */
+  maxBacklog?: number;
+  /** The clock, for tests. */
+  now?: () => number;
+}
+
+/** An item refused by admission control; nothing was done with it. */
+export class OverloadedError extends Error {
+  constructor(readonly reason: 'backlog-full' | 'waited-too-long') {
+    super(reason === 'backlog-full' ? 'too much work is waiting' : 'the work waited too long to start');
+    this.name = 'OverloadedError';
+  }
+}
+
+interface Waiting<I, O> {
+  item: I;
+  since: number;
+  resolve: (o: O) => void;
+  reject: (e: unknown) => void;
 }
 
 /**
  * Coalesces concurrent calls into batches (group commit): an item starts at once while a run slot
  * is free, so a lone request pays no added latency, and items that arrive while every slot is busy
  * go together in the next run. Under load, batches grow with the load instead of queueing one
- * transaction per request.
+ * transaction per request; past `maxWaitMs` or `maxBacklog` the excess is refused, not queued.
  */
 export class MicroBatcher<I, O> {
-  private readonly waiting: Array<{ item: I; resolve: (o: O) => void; reject: (e: unknown) => void }> = [];
+  private readonly waiting: Array<Waiting<I, O>> = [];
   private inFlight = 0;
+  private readonly now: () => number;
 
-  constructor(private readonly opts: MicroBatcherOptions<I, O>) {}
+  constructor(private readonly opts: MicroBatcherOptions<I, O>) {
+    this.now = opts.now ?? Date.now;
+  }
 
   submit(item: I): Promise<O> {
+    const now = this.now();
+    const { maxWaitMs, maxBacklog } = this.opts;
+    if (maxBacklog !== undefined && this.waiting.length >= maxBacklog) return Promise.reject(new OverloadedError('backlog-full'));
+    if (maxWaitMs !== undefined && this.waiting.length > 0 && now - this.waiting[0].since > maxWaitMs) {
+      return Promise.reject(new OverloadedError('waited-too-long'));
+    }
     return new Promise<O>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
+      this.waiting.push({ item, since: now, resolve, reject });
       this.pump();
     });
   }
@@ -33,7 +68,9 @@ export class MicroBatcher<I, O> {
 
   private pump(): void {
     while (this.inFlight < this.opts.maxInFlight && this.waiting.length > 0) {
+      this.refuseExpired();
       const batch = this.waiting.splice(0, this.opts.maxBatch);
+      if (batch.length === 0) return;
       this.inFlight++;
       this.opts
         .run(batch.map((b) => b.item))
@@ -49,5 +86,15 @@ export class MicroBatcher<I, O> {
           this.pump();
         });
     }
+  }
+
+  /** Refuses, oldest first, the items that have waited longer than maxWaitMs. */
+  private refuseExpired(): void {
+    const { maxWaitMs } = this.opts;
+    if (maxWaitMs === undefined) return;
+    const now = this.now();
+    let n = 0;
+    while (n < this.waiting.length && now - this.waiting[n].since > maxWaitMs) n++;
+    for (const w of this.waiting.splice(0, n)) w.reject(new OverloadedError('waited-too-long'));
   }
 }

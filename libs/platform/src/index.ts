@@ -12,3 +12,4 @@ export * from './logging/logger';
 export * from './bootstrap/bootstrap-service';
 export * from './http/json-body';
 export * from './http/http-drain';
+export * from './http/body-shape';

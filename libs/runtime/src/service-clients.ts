@@ -22,9 +22,17 @@ export class ServiceClients {
     const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: service, security: config.kafkaSecurity });
     const stateful = config as StatefulServiceEnv;
     const dataSource = needs.postgres
-      ? createDataSource({ url: stateful.DATABASE_URL, poolSize: stateful.GANTRY_DB_POOL_SIZE, applicationName: service })
+      ? createDataSource({
+          url: stateful.DATABASE_URL, poolSize: stateful.GANTRY_DB_POOL_SIZE, applicationName: service,
+          statementTimeoutMs: stateful.GANTRY_DB_STATEMENT_TIMEOUT_MS, acquireTimeoutMs: stateful.GANTRY_DB_ACQUIRE_TIMEOUT_MS,
+        })
       : null;
-    const redis = needs.redis ? new Redis(stateful.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 3, enableAutoPipelining: true }) : null;
+    const redis = needs.redis
+      ? new Redis(stateful.REDIS_URL, {
+          lazyConnect: true, maxRetriesPerRequest: 3, enableAutoPipelining: true,
+          commandTimeout: stateful.GANTRY_REDIS_COMMAND_TIMEOUT_MS, connectTimeout: stateful.GANTRY_REDIS_COMMAND_TIMEOUT_MS,
+        })
+      : null;
     const [producer] = await Promise.all([kafka.connectProducer(), dataSource?.initialize(), redis?.connect()]);
     return new ServiceClients(kafka, producer, dataSource, redis);
   }

@@ -1,7 +1,18 @@
-import { KafkaConnection, createKafka } from '@gantry/messaging';
+import { CommandSigner, KafkaConnection, KafkaSecurity, OutgoingMessage, SIGNATURE_HEADER, createKafka } from '@gantry/messaging';
 import { testEnv } from './test-env';
 
 /** A Kafka client on the test broker, as its admin (or as `role`): for tests that watch or write topics themselves. */
 export function testKafka(clientId: string, role = 'admin'): KafkaConnection {
   return createKafka({ brokers: testEnv.kafkaBrokers, clientId, security: testEnv.kafkaSecurity(role) });
+}
+
+/** A client on the test broker with exactly these credentials (none: a stranger). */
+export function kafkaAs(clientId: string, security: KafkaSecurity | undefined): KafkaConnection {
+  return createKafka({ brokers: testEnv.kafkaBrokers, clientId, security });
+}
+
+/** An agent command as the control plane sends it: keyed by node, signed with `signingKeyPem` (PKCS#8 Ed25519), or unsigned when null. */
+export function commandMessage(body: { nodeId: string }, signingKeyPem: string | null): OutgoingMessage {
+  const value = JSON.stringify(body);
+  return { key: body.nodeId, value, headers: signingKeyPem ? { [SIGNATURE_HEADER]: new CommandSigner(signingKeyPem).sign(value) } : {} };
 }

@@ -10,6 +10,7 @@ const SUITES = {
   // integration suites that read a whole Redis keyspace
   'reconciler-failure-handling': { basePort: 0, redisDb: 7 },
   'reconciler-node-events': { basePort: 0, redisDb: 10 },
+  'persistence-gateway-lifecycles': { basePort: 0, redisDb: 42 },
   // e2e suites
   'job-lifecycle': { basePort: 18180, redisDb: 2 },
   'api-promises': { basePort: 18280, redisDb: 3 },
@@ -21,6 +22,10 @@ const SUITES = {
   'partition-hold': { basePort: 18700, redisDb: 11 },
   'control-plane-faults': { basePort: 18720, redisDb: 12 },
   'cli-and-streams': { basePort: 18740, redisDb: 17 },
+  'gateway-pressure': { basePort: 18660, redisDb: 40 },
+  'gateway-lifecycles': { basePort: 18680, redisDb: 41 },
+  // The stack, then four more agents at basePort + 10..13.
+  'agent-trust': { basePort: 18760, redisDb: 18 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;

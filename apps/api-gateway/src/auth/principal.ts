@@ -4,4 +4,8 @@ export type Role = 'user' | 'operator';
 export interface Principal {
   owner: string;
   role: Role;
+  /** The token's id; null for GANTRY_ADMIN_TOKEN, which has no row. */
+  tokenId: string | null;
+  /** The caller's network address (the socket's peer), for the audit log. */
+  address: string | null;
 }

@@ -1,44 +1,39 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { autocommit, findApiTokenBySecretHash, insertApiToken } from '@gantry/persistence';
-import { CONFIG } from '@gantry/runtime';
-import { GatewayEnv } from '../config';
+import { ApiTokenRecord, autocommit, insertApiToken, listApiTokensPage, revokeApiToken } from '@gantry/persistence';
+import { ApiError, ErrorCode } from '@gantry/platform';
+import { AuditLog } from '../audit/audit-log';
 import { Principal, Role } from './principal';
+import { TokenRegistry, sha256 } from './token-registry';
 
-const sha256 = (s: string) => hash('sha256', s, 'hex');
-/** Positive lookups are cached briefly so a request costs no database round trip; tokens are never revoked yet. */
-const CACHE_TTL_MS = 60_000;
-const CACHE_MAX = 10_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Minting, listing and revoking tokens; authentication is TokenRegistry's. */
 @Injectable()
 export class TokenService {
-  private readonly adminDigest: Buffer;
-  private readonly cache = new Map<string, { principal: Principal; until: number }>();
-
-  constructor(@Inject(DataSource) private readonly ds: DataSource, @Inject(CONFIG) config: GatewayEnv) {
-    this.adminDigest = Buffer.from(sha256(config.GANTRY_ADMIN_TOKEN), 'hex');
-  }
+  constructor(@Inject(DataSource) private readonly ds: DataSource, private readonly registry: TokenRegistry, private readonly audit: AuditLog) {}
 
   /** Mints a token; the secret is returned once and only its hash is stored. */
-  async mint(owner: string, role: Role): Promise<{ id: string; owner: string; role: Role; token: string }> {
-    const id = randomUUID();
+  async mint(
+    who: Principal, t: { owner: string; role: Role; description: string | null; expiresAt: Date | null },
+  ): Promise<ApiTokenRecord & { token: string }> {
     const token = `gnt_${randomBytes(32).toString('base64url')}`;
-    await insertApiToken(autocommit(this.ds), { id, owner, role, secretSha256: sha256(token), createdAt: new Date() });
-    return { id, owner, role, token };
+    const record = { id: randomUUID(), ...t, createdAt: new Date() };
+    await insertApiToken(autocommit(this.ds), { ...record, secretSha256: sha256(token) });
+    this.registry.learn({ ...record, revokedAt: null, secretSha256: sha256(token) });
+    await this.audit.record(who, 'tokens.create', record.id, { owner: t.owner, role: t.role, expiresAt: t.expiresAt?.toISOString() ?? null });
+    return { ...record, revokedAt: null, token };
   }
 
-  async authenticate(secret: string): Promise<Principal | null> {
-    const digest = sha256(secret);
-    // Comparing digests keeps the comparison constant-time whatever the token's length.
-    if (timingSafeEqual(Buffer.from(digest, 'hex'), this.adminDigest)) return { owner: 'admin', role: 'operator' };
-    const hit = this.cache.get(digest);
-    if (hit && hit.until > Date.now()) return hit.principal;
-    const row = await findApiTokenBySecretHash(autocommit(this.ds), digest);
-    if (!row) return null;
-    const principal: Principal = { owner: row.owner, role: row.role };
-    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(digest, { principal, until: Date.now() + CACHE_TTL_MS });
-    return principal;
+  async list(after: { createdAt: Date; id: string } | null, limit: number): Promise<ApiTokenRecord[]> {
+    return listApiTokensPage(autocommit(this.ds), after, limit);
+  }
+
+  /** Revokes a token: refused (401) by every replica within GANTRY_TOKEN_SYNC_MS and one read. Repeating it is harmless. */
+  async revoke(who: Principal, id: string): Promise<void> {
+    const revoked = UUID.test(id) ? await revokeApiToken(autocommit(this.ds), id, new Date()) : null;
+    if (!revoked) throw new ApiError(ErrorCode.NOT_FOUND, `token ${id} not found`);
+    await this.audit.record(who, 'tokens.revoke', id, { owner: revoked.owner, role: revoked.role });
   }
 }

@@ -5,6 +5,8 @@ import { CommandSigner } from '@gantry/messaging';
 import { autocommit, enrollNodes, revokeNodeEnrollment } from '@gantry/persistence';
 import { ApiError, ErrorCode, requiredSetting } from '@gantry/platform';
 import { COMMAND_SIGNER, CONFIG, deriveNodeCredential } from '@gantry/runtime';
+import { AuditLog } from '../audit/audit-log';
+import { Principal } from '../auth/principal';
 import { GatewayEnv } from '../config';
 
 /**
@@ -21,6 +23,7 @@ export class EnrollmentService {
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(CONFIG) private readonly config: GatewayEnv,
     @Inject(COMMAND_SIGNER) private readonly signer: CommandSigner,
+    private readonly audit: AuditLog,
   ) {
     this.secret = requiredSetting(config, 'GANTRY_NODE_CREDENTIAL_SECRET', 'the gateway enrolls nodes');
   }
@@ -40,14 +43,18 @@ export class EnrollmentService {
     };
   }
 
-  async enroll(nodeIds: string[]): Promise<Array<{ nodeId: string; credential: string }>> {
+  async enroll(nodeIds: string[], who: Principal): Promise<Array<{ nodeId: string; credential: string }>> {
     for (const id of nodeIds) if (!NODE_ID_PATTERN.test(id)) throw new ApiError(ErrorCode.NOT_FOUND, `node id ${JSON.stringify(id.slice(0, 260))} is not a valid node id`);
-    const generations = await enrollNodes(autocommit(this.ds), [...new Set(nodeIds)], new Date());
-    return [...new Set(nodeIds)].map((nodeId) => ({ nodeId, credential: deriveNodeCredential(this.secret, nodeId, generations.get(nodeId)!) }));
+    const ids = [...new Set(nodeIds)];
+    const generations = await enrollNodes(autocommit(this.ds), ids, new Date());
+    // One entry per request: a fleet of 1,000 enrolled at once is one operator action.
+    await this.audit.record(who, 'nodes.enroll', ids.length === 1 ? ids[0] : `${ids.length} nodes`, { nodeIds: ids.slice(0, 1000), generations: ids.map((id) => generations.get(id)) });
+    return ids.map((nodeId) => ({ nodeId, credential: deriveNodeCredential(this.secret, nodeId, generations.get(nodeId)!) }));
   }
 
-  async revoke(nodeId: string): Promise<void> {
+  async revoke(nodeId: string, who: Principal): Promise<void> {
     const found = NODE_ID_PATTERN.test(nodeId) && (await revokeNodeEnrollment(autocommit(this.ds), nodeId, new Date()));
     if (!found) throw new ApiError(ErrorCode.NOT_FOUND, `node ${nodeId} was never enrolled`);
+    await this.audit.record(who, 'nodes.revokeEnrollment', nodeId);
   }
 }

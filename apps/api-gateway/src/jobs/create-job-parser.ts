@@ -1,5 +1,7 @@
 import { isInt, length, matches, max, maxLength, min } from 'class-validator';
-import { CreateJobDto, ENV_LIMITS, JOB_LIMITS, LABEL_LIMITS, QUEUE_NAME_PATTERN, ResourcesDto, StringRecordLimits, isStringRecord } from '@gantry/contracts';
+import {
+  CreateJobDto, ENV_LIMITS, JOB_LIMITS, LABEL_LIMITS, QUEUE_NAME_PATTERN, ResourcesDto, StringRecordLimits, isStringRecord, totalBytes,
+} from '@gantry/contracts';
 
 /*
  * The global ValidationPipe (class-transformer, then class-validator's metadata walk) was ~7% of
@@ -44,7 +46,9 @@ export function parseCreateJob(body: unknown): CreateJobDto | null {
   if (!length(name, 1, JOB_LIMITS.nameMax) || !length(image, 1, JOB_LIMITS.imageMax)) return null;
   if (!Array.isArray(command) || command.length < 1 || command.length > JOB_LIMITS.commandMaxItems) return null;
   if (!command.every((arg) => maxLength(arg, JOB_LIMITS.commandArgMax))) return null;
+  if (totalBytes(command) > JOB_LIMITS.commandTotalBytesMax) return null;
   if (!stringRecord(env, ENV_LIMITS) || !stringRecord(labels, LABEL_LIMITS)) return null;
+  if (totalBytes(env) > JOB_LIMITS.envTotalBytesMax) return null;
   if (!absent(nodes) && !intIn(nodes, 1, JOB_LIMITS.nodesMax)) return null;
   if (!absent(maxRetries) && !intIn(maxRetries, 0, JOB_LIMITS.maxRetriesMax)) return null;
   const r = resources(body.resources);

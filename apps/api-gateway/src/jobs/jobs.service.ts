@@ -12,6 +12,7 @@ import {
 import { ApiError, ErrorCode } from '@gantry/platform';
 import type { Logger } from '@gantry/platform';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
+import { AuditLog } from '../audit/audit-log';
 import { Principal } from '../auth/principal';
 import { GatewayEnv } from '../config';
 
@@ -45,10 +46,15 @@ export class JobsService {
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(CONFIG) private readonly config: GatewayEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    private readonly audit: AuditLog,
   ) {
+    // Admission control: creates that cannot start within GANTRY_ADMISSION_WAIT_MS are refused
+    // (OverloadedError, a 503 with Retry-After: see translateUnavailable), never queued without bound.
     this.creations = new MicroBatcher({
       maxBatch: config.GANTRY_CREATE_BATCH_MAX,
       maxInFlight: config.GANTRY_CREATE_CONCURRENCY,
+      maxWaitMs: config.GANTRY_ADMISSION_WAIT_MS,
+      maxBacklog: config.GANTRY_ADMISSION_BACKLOG_MAX,
       run: (requests) => {
         createBatchSize.observe(requests.length);
         return this.createBatch(requests);
@@ -76,6 +82,7 @@ export class JobsService {
         nodes: dto.nodes ?? 1, maxRetries: dto.maxRetries ?? 0, traceParent: trace.traceparent ?? null, createdAt: now,
       },
       idempotency: idem,
+      anyQueue: who.role === 'operator',
     });
     switch (outcome.kind) {
       case 'created':
@@ -88,6 +95,8 @@ export class JobsService {
         ]);
       case 'unknown-queue':
         throw new ApiError(ErrorCode.UNPROCESSABLE, `queue ${queue} does not exist`, [{ field: 'queue', message: 'unknown queue' }]);
+      case 'queue-forbidden':
+        throw new ApiError(ErrorCode.FORBIDDEN, `queue ${queue} does not take jobs of owner ${who.owner}`, [{ field: 'queue', message: 'not among the allowed owners' }]);
       case 'failed':
         throw outcome.error;
     }
@@ -171,10 +180,13 @@ export class JobsService {
    * and ends when its agent reports CANCELLED. Retried on a lost compare-and-set.
    */
   async cancel(id: string, who: Principal): Promise<CancelResult> {
-    await this.get(id, who);
+    const job = await this.get(id, who);
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        return await inTransaction(this.ds, (sql) => this.cancelOnce(sql, id));
+        const result = await inTransaction(this.ds, (sql) => this.cancelOnce(sql, id));
+        // An operator's cancel of someone else's job is an operator's change (contract §4.3).
+        if (job.owner !== who.owner) await this.audit.record(who, 'jobs.cancel', id, { owner: job.owner, accepted: result.accepted });
+        return result;
       } catch (e) {
         if ((e as Error).name !== 'ConcurrentUpdateError') throw e;
       }

@@ -1,8 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { NodeEnrollmentView, NodeEnrollmentsView, NodeEventPage, NodeIdsDto, NodePage, NodeView } from '@gantry/contracts';
 import { ApiError, ErrorCode } from '@gantry/platform';
-import { BearerAuthGuard } from '../auth/bearer-auth.guard';
+import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
+import { Principal } from '../auth/principal';
 import { Roles } from '../auth/roles.decorator';
 import { canonicalSha256 } from '../http/canonical-json';
 import { CursorCodec } from '../http/cursor-codec';
@@ -27,7 +28,7 @@ export class NodesController {
 
   @Get()
   @ApiOkResponse({ type: NodePage, description: 'Ordered by id. A node that exists and matches the filter for the whole listing appears exactly once.' })
-  async list(@Query() q: ListNodesQuery): Promise<NodePage> {
+  async list(@Query() q: ListNodesQuery, @CurrentPrincipal() who: Principal): Promise<NodePage> {
     const filter = { gpuModel: q.gpuModel, zone: q.zone };
     const signature = canonicalSha256({ ...filter, health: q.health }).slice(0, 16);
     let after: string | null = null;
@@ -37,19 +38,19 @@ export class NodesController {
       if (c.f !== signature) throw new ApiError(ErrorCode.INVALID_CURSOR, 'cursor was issued for a different filter');
       after = c.i;
     }
-    const { items, continueAfter } = await this.nodes.list(filter, q.health, after, q.limit ?? 50);
+    const { items, continueAfter } = await this.nodes.list(filter, q.health, after, q.limit ?? 50, who);
     return { items, nextCursor: continueAfter === null ? null : this.cursors.encode({ i: continueAfter, f: signature }) };
   }
 
   @Get(':id')
   @ApiOkResponse({ type: NodeView })
-  async get(@Param('id') id: string): Promise<NodeView> {
-    return this.nodes.get(id);
+  async get(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<NodeView> {
+    return this.nodes.get(id, who);
   }
 
   @Get(':id/events')
   @ApiOkResponse({ type: NodeEventPage, description: "The node's history, oldest first: health changes, evictions, cordons" })
-  async events(@Param('id') id: string, @Query() q: NodeEventsQuery): Promise<NodeEventPage> {
+  async events(@Param('id') id: string, @Query() q: NodeEventsQuery, @CurrentPrincipal() who: Principal): Promise<NodeEventPage> {
     const limit = q.limit ?? 100;
     let after = 0;
     if (q.cursor) {
@@ -57,7 +58,7 @@ export class NodesController {
       if (c.n !== id) throw new ApiError(ErrorCode.INVALID_CURSOR, 'cursor belongs to another node');
       after = c.e;
     }
-    const events = await this.nodes.events(id, after, limit + 1);
+    const events = await this.nodes.events(id, after, limit + 1, who);
     const page = events.slice(0, limit);
     return { items: page, nextCursor: events.length > limit ? this.cursors.encode({ n: id, e: page[page.length - 1].id }) : null };
   }
@@ -66,16 +67,34 @@ export class NodesController {
   @HttpCode(200)
   @Roles('operator')
   @ApiOkResponse({ type: NodeView, description: 'The node, cordoned: it gets no new work. Repeating it is harmless.' })
-  async cordon(@Param('id') id: string): Promise<NodeView> {
-    return this.nodes.setCordoned(id, true);
+  async cordon(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<NodeView> {
+    return this.nodes.setCordoned(id, true, who);
   }
 
   @Post(':id/uncordon')
   @HttpCode(200)
   @Roles('operator')
   @ApiOkResponse({ type: NodeView, description: 'The node, placeable again. Repeating it is harmless.' })
-  async uncordon(@Param('id') id: string): Promise<NodeView> {
-    return this.nodes.setCordoned(id, false);
+  async uncordon(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<NodeView> {
+    return this.nodes.setCordoned(id, false, who);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @Roles('operator')
+  @ApiOperation({
+    operationId: 'nodes.delete',
+    summary: 'Remove a decommissioned node that holds no live attempt',
+    description: 'The node then counts nowhere (listings, cluster summary, rack-partition shares, placement). Its events go with it. A node that beats again afterwards is registered anew, as a new node.',
+  })
+  @ApiNoContentResponse({ description: 'Removed' })
+  @ApiResponse({ status: 404, description: 'No such node' })
+  @ApiResponse({ status: 409, description: 'The node holds live attempts' })
+  @ApiResponse({ status: 401, description: 'Missing, unknown, expired or revoked token' })
+  @ApiResponse({ status: 403, description: 'Not an operator' })
+  @ApiResponse({ status: 429, description: "The token's request budget is spent (Retry-After)" })
+  async remove(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<void> {
+    await this.nodes.remove(id, who);
   }
 
   @Post('enrollments')
@@ -83,8 +102,8 @@ export class NodesController {
   @Roles('operator')
   @ApiOperation({ summary: 'Enroll up to 1,000 nodes at once, or enroll them again (rotation); a simulated fleet enrolls itself this way' })
   @ApiCreatedResponse({ type: NodeEnrollmentsView })
-  async enrollMany(@Body() dto: NodeIdsDto): Promise<NodeEnrollmentsView> {
-    return { items: await this.enrollment.enroll(dto.nodeIds), kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
+  async enrollMany(@Body() dto: NodeIdsDto, @CurrentPrincipal() who: Principal): Promise<NodeEnrollmentsView> {
+    return { items: await this.enrollment.enroll(dto.nodeIds, who), kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
   }
 
   @Post(':id/enrollment')
@@ -92,8 +111,8 @@ export class NodesController {
   @Roles('operator')
   @ApiOperation({ summary: 'Enroll a node, or enroll it again: everything its agent needs, the credential shown once (the old one stops working)' })
   @ApiCreatedResponse({ type: NodeEnrollmentView })
-  async enroll(@Param('id') id: string): Promise<NodeEnrollmentView> {
-    const [one] = await this.enrollment.enroll([id]);
+  async enroll(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<NodeEnrollmentView> {
+    const [one] = await this.enrollment.enroll([id], who);
     return { ...one, kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
   }
 
@@ -102,7 +121,7 @@ export class NodesController {
   @Roles('operator')
   @ApiOperation({ summary: 'Revoke a node: from then on nothing it sends changes anything' })
   @ApiNoContentResponse()
-  async revokeEnrollment(@Param('id') id: string): Promise<void> {
-    await this.enrollment.revoke(id);
+  async revokeEnrollment(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<void> {
+    await this.enrollment.revoke(id, who);
   }
 }

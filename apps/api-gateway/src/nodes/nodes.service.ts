@@ -3,9 +3,13 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { NODE_ID_PATTERN, NodeEventView, NodeView } from '@gantry/contracts';
 import { NodeHealth, nodeHealth } from '@gantry/domain';
-import { NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, setNodeCordoned } from '@gantry/persistence';
+import {
+  NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, removeNode, setNodeCordoned,
+} from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { CONFIG, REDIS } from '@gantry/runtime';
+import { AuditLog } from '../audit/audit-log';
+import { Principal } from '../auth/principal';
 import { GatewayEnv } from '../config';
 import { toNodeView } from './node-view.mapper';
 
@@ -27,6 +31,7 @@ export class NodesService {
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(REDIS) redis: Redis,
     @Inject(CONFIG) private readonly config: GatewayEnv,
+    private readonly audit: AuditLog,
   ) {
     this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
   }
@@ -35,19 +40,38 @@ export class NodesService {
     return nodeHealth(lastSeen, nowMs, { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS });
   }
 
-  private async views(rows: NodeRecord[], lastSeen: Map<string, number | null>, nowMs: number): Promise<NodeView[]> {
+  /** Node views as `who` may see them: a user sees no job ids (another owner's would leak). */
+  private async views(rows: NodeRecord[], lastSeen: Map<string, number | null>, nowMs: number, who: Principal): Promise<NodeView[]> {
     const live = await this.live.liveMany(rows.map((r) => r.id));
-    return rows.map((r) => toNodeView(r, this.health(lastSeen.get(r.id) ?? null, nowMs), lastSeen.get(r.id) ?? null, live.get(r.id)));
+    return rows.map((r) => {
+      const view = toNodeView(r, this.health(lastSeen.get(r.id) ?? null, nowMs), lastSeen.get(r.id) ?? null, live.get(r.id));
+      if (who.role !== 'operator' && view.telemetry) delete view.telemetry.running;
+      return view;
+    });
   }
 
-  async get(id: string): Promise<NodeView> {
+  async get(id: string, who: Principal): Promise<NodeView> {
     const [node] = NODE_ID_PATTERN.test(id) ? await loadNodes(autocommit(this.ds), [id]) : [];
     if (!node) throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found`);
-    return (await this.views([node], await this.live.lastSeenMany([id]), Date.now()))[0];
+    return (await this.views([node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
   }
 
-  /** The node's events after `afterId`; 404 for an unknown node. */
-  async events(id: string, afterId: number, limit: number): Promise<NodeEventView[]> {
+  /**
+   * Removes a node that holds no live attempt (409 otherwise): from Postgres (with its events and
+   * recorded health; a tombstone tells the schedulers), then from Redis (its live state, last-seen
+   * entry and share of the utilisation sums), so it counts nowhere. A node that beats again is
+   * registered anew.
+   */
+  async remove(id: string, who: Principal): Promise<void> {
+    const outcome = NODE_ID_PATTERN.test(id) ? await removeNode(this.ds, id, new Date()) : 'not-found';
+    if (outcome === 'not-found') throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found`);
+    if (outcome === 'busy') throw new ApiError(ErrorCode.CONFLICT, `node ${id} holds live attempts; drain it (cordon, then cancel or wait for its jobs) first`);
+    await this.live.forget(id);
+    await this.audit.record(who, 'nodes.delete', id);
+  }
+
+  /** The node's events after `afterId`; 404 for an unknown node. Job ids are for operators only. */
+  async events(id: string, afterId: number, limit: number, who: Principal): Promise<NodeEventView[]> {
     const sql = autocommit(this.ds);
     const [node] = NODE_ID_PATTERN.test(id) ? await loadNodes(sql, [id]) : [];
     if (!node) throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found`);
@@ -55,14 +79,15 @@ export class NodesService {
     return rows.map((e) => ({
       id: e.id, type: e.type, at: e.at.toISOString(),
       ...(e.fromHealth ? { fromHealth: e.fromHealth } : {}), ...(e.toHealth ? { toHealth: e.toHealth } : {}),
-      ...(e.reason ? { reason: e.reason } : {}), ...(e.jobIds ? { jobIds: e.jobIds } : {}),
+      ...(e.reason ? { reason: e.reason } : {}), ...(e.jobIds && who.role === 'operator' ? { jobIds: e.jobIds } : {}),
     }));
   }
 
-  async setCordoned(id: string, cordoned: boolean): Promise<NodeView> {
+  async setCordoned(id: string, cordoned: boolean, who: Principal): Promise<NodeView> {
     const node = NODE_ID_PATTERN.test(id) ? await setNodeCordoned(autocommit(this.ds), id, cordoned, new Date()) : null;
     if (!node) throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found`);
-    return (await this.views([node], await this.live.lastSeenMany([id]), Date.now()))[0];
+    await this.audit.record(who, cordoned ? 'nodes.cordon' : 'nodes.uncordon', id);
+    return (await this.views([node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
   }
 
   /**
@@ -70,13 +95,13 @@ export class NodesService {
    * filter rows are read in chunks and filtered here, examining at most MAX_SCAN rows: a page may
    * then hold fewer than `limit` items and still have a next page.
    */
-  async list(filter: NodeListFilter, health: NodeHealth | undefined, afterId: string | null, limit: number): Promise<NodeListing> {
+  async list(filter: NodeListFilter, health: NodeHealth | undefined, afterId: string | null, limit: number, who: Principal): Promise<NodeListing> {
     const sql = autocommit(this.ds);
     const nowMs = Date.now();
     if (!health) {
       const rows = await listNodesPage(sql, filter, afterId, limit + 1);
       const page = rows.slice(0, limit);
-      const items = await this.views(page, await this.live.lastSeenMany(page.map((r) => r.id)), nowMs);
+      const items = await this.views(page, await this.live.lastSeenMany(page.map((r) => r.id)), nowMs, who);
       return { items, continueAfter: rows.length > limit ? page[page.length - 1].id : null };
     }
     const matched: NodeRecord[] = [];
@@ -91,10 +116,10 @@ export class NodesService {
         if (this.health(lastSeen.get(r.id) ?? null, nowMs) !== health) continue;
         matched.push(r);
         seen.set(r.id, lastSeen.get(r.id) ?? null);
-        if (matched.length === limit) return { items: await this.views(matched, seen, nowMs), continueAfter: after };
+        if (matched.length === limit) return { items: await this.views(matched, seen, nowMs, who), continueAfter: after };
       }
-      if (rows.length < SCAN_CHUNK) return { items: await this.views(matched, seen, nowMs), continueAfter: null };
+      if (rows.length < SCAN_CHUNK) return { items: await this.views(matched, seen, nowMs, who), continueAfter: null };
     }
-    return { items: await this.views(matched, seen, nowMs), continueAfter: after };
+    return { items: await this.views(matched, seen, nowMs, who), continueAfter: after };
   }
 }

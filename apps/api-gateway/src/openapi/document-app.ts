@@ -1,5 +1,5 @@
 import { Module, Provider, Type } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { NestFactory, Reflector } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GATEWAY_CONTROLLERS } from '../app.module';
 import { buildOpenApiDocument } from './openapi-document';
@@ -34,7 +34,12 @@ export async function buildDocumentOffline(): Promise<OpenAPIObject> {
   }
 }
 
-/** Guards named in @UseGuards are instantiated by Nest with their own dependencies: stub them whole. */
+/**
+ * Guards named in @UseGuards are instantiated by Nest with their own dependencies: stub the guards
+ * and what they depend on (Nest provides Reflector itself).
+ */
 function guardsOf(c: object): unknown[] {
-  return (Reflect.getMetadata('__guards__', c) as unknown[] | undefined) ?? [];
+  const guards = (Reflect.getMetadata('__guards__', c) as unknown[] | undefined) ?? [];
+  const deps = guards.flatMap((g) => (Reflect.getMetadata('design:paramtypes', g as object) as unknown[] | undefined) ?? []).filter((d) => d !== Reflector);
+  return [...guards, ...deps];
 }

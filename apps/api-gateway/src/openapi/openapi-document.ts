@@ -54,7 +54,9 @@ function handlerFacts(controllers: ReadonlyArray<Type<unknown>>): Map<string, Ha
     for (const name of Object.getOwnPropertyNames(c.prototype)) {
       const handler = c.prototype[name];
       if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
-      facts.set(operationIdOf(c.name, name), {
+      // An id given with @ApiOperation wins over the derived one, as it does in the document.
+      const explicit = (Reflect.getMetadata('swagger/apiOperation', handler) as { operationId?: string } | undefined)?.operationId;
+      facts.set(explicit ?? operationIdOf(c.name, name), {
         roles: (Reflect.getMetadata(ROLES_KEY, handler) as string[] | undefined) ?? classRoles,
         paramTypes: (Reflect.getMetadata('design:paramtypes', c.prototype, name) as Array<{ name: string }> | undefined) ?? [],
       });

@@ -1,7 +1,11 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsNumber, IsOptional, IsPositive, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsInt, IsNumber, IsOptional, IsPositive, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { QUEUE_NAME_PATTERN } from '@gantry/contracts';
+import { OWNER_PATTERN } from '../tokens/create-token.dto';
+
+/** Most owners one queue may name in allowedOwners. */
+export const ALLOWED_OWNERS_MAX = 1000;
 
 export class QuotaDto {
   @ApiProperty({ nullable: true, type: Number, description: 'Most GPUs the queue may hold at once; null = unlimited' })
@@ -13,6 +17,21 @@ const WEIGHT_DOC: ApiPropertyOptions = {
   type: Number, default: 1, minimum: 0, exclusiveMinimum: true, maximum: 1000,
   description: 'Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the dominant share of one of weight 1',
 };
+
+const ALLOWED_OWNERS_DOC: ApiPropertyOptions = {
+  type: String, isArray: true, nullable: true, maxItems: ALLOWED_OWNERS_MAX, uniqueItems: true, maxLength: 64, pattern: OWNER_PATTERN.source,
+  description: 'Owners whose users may submit to the queue (403 for others); null or omitted: everyone. Operators may always submit',
+};
+
+/** Validation of allowedOwners; null passes (everyone). */
+function AllowedOwners(): PropertyDecorator {
+  return (target, key) => {
+    for (const d of [
+      IsOptional(), IsArray(), ArrayMaxSize(ALLOWED_OWNERS_MAX), ArrayUnique(),
+      Matches(OWNER_PATTERN, { each: true, message: 'allowedOwners must hold owners: 1..64 lowercase letters, digits, ".", "_" or "-"' }),
+    ]) d(target, key);
+  };
+}
 
 export class CreateQueueDto {
   @ApiProperty({ example: 'research', maxLength: 63 })
@@ -30,6 +49,10 @@ export class CreateQueueDto {
   @ApiPropertyOptional(WEIGHT_DOC)
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @IsPositive() @Max(1000)
   weight?: number;
+
+  @ApiPropertyOptional(ALLOWED_OWNERS_DOC)
+  @AllowedOwners()
+  allowedOwners?: string[] | null;
 }
 
 export class UpdateQueueDto {
@@ -44,6 +67,10 @@ export class UpdateQueueDto {
   @ApiPropertyOptional(WEIGHT_DOC)
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @IsPositive() @Max(1000)
   weight?: number;
+
+  @ApiPropertyOptional(ALLOWED_OWNERS_DOC)
+  @AllowedOwners()
+  allowedOwners?: string[] | null;
 }
 
 export class QueueUsageView {
@@ -57,6 +84,7 @@ export class QueueView {
   @ApiProperty() priority!: number;
   @ApiProperty({ type: QuotaDto }) quota!: { gpus: number | null };
   @ApiProperty({ description: 'Fair-share weight within the priority band' }) weight!: number;
+  @ApiProperty({ type: [String], nullable: true, description: 'Owners whose users may submit; null: everyone' }) allowedOwners!: string[] | null;
   @ApiProperty({ type: QueueUsageView }) usage!: QueueUsageView;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;

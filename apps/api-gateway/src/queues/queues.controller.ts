@@ -1,18 +1,27 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
-import { QueueRecord, QueueUsage, autocommit, findQueue, insertQueue, listQueues, queueUsage, updateQueue } from '@gantry/persistence';
+import { QueueRecord, QueueUsage, autocommit, deleteEmptyQueue, findQueue, insertQueue, listQueues, queueUsage, updateQueue } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
-import { BearerAuthGuard } from '../auth/bearer-auth.guard';
+import { AuditLog } from '../audit/audit-log';
+import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
+import { Principal } from '../auth/principal';
 import { Roles } from '../auth/roles.decorator';
 import { CreateQueueDto, QueueList, QueueView, UpdateQueueDto } from './queue.dto';
 
 function toView(q: QueueRecord, usage: QueueUsage): QueueView {
   return {
-    name: q.name, priority: q.priority, quota: { gpus: q.quotaGpus }, weight: q.weight, usage,
+    name: q.name, priority: q.priority, quota: { gpus: q.quotaGpus }, weight: q.weight, allowedOwners: q.allowedOwners, usage,
     createdAt: q.createdAt.toISOString(), updatedAt: q.updatedAt.toISOString(),
   };
 }
+
+const UNAUTHENTICATED = { status: 401, description: 'Missing, unknown, expired or revoked token' } as const;
+const OPERATORS_ONLY = { status: 403, description: 'Not an operator' } as const;
+const RATE_LIMITED = { status: 429, description: "The token's request budget is spent (Retry-After)" } as const;
+
+/** The queue every job without one goes to: it always exists. */
+const DEFAULT_QUEUE = 'default';
 
 /** Queues: a named pool with a priority band and a GPU quota. Anyone may read; operators write. */
 @ApiTags('queues')
@@ -20,22 +29,29 @@ function toView(q: QueueRecord, usage: QueueUsage): QueueView {
 @UseGuards(BearerAuthGuard)
 @Controller('v1/queues')
 export class QueuesController {
-  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+  constructor(@Inject(DataSource) private readonly ds: DataSource, private readonly audit: AuditLog) {}
 
   @Post()
   @HttpCode(201)
   @Roles('operator')
+  @ApiOperation({ operationId: 'queues.create', summary: 'Create a queue' })
   @ApiCreatedResponse({ type: QueueView })
-  async create(@Body() dto: CreateQueueDto): Promise<QueueView> {
+  @ApiResponse({ status: 400, description: 'A bad field' }) @ApiResponse({ status: 409, description: 'The name is taken' })
+  @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
+  async create(@Body() dto: CreateQueueDto, @CurrentPrincipal() who: Principal): Promise<QueueView> {
     const sql = autocommit(this.ds);
-    if (!(await insertQueue(sql, { name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null, weight: dto.weight ?? 1 }, new Date()))) {
+    const q = { name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null, weight: dto.weight ?? 1, allowedOwners: dto.allowedOwners ?? null };
+    if (!(await insertQueue(sql, q, new Date()))) {
       throw new ApiError(ErrorCode.CONFLICT, `queue ${dto.name} already exists`);
     }
+    await this.audit.record(who, 'queues.create', dto.name, { priority: q.priority, quotaGpus: q.quotaGpus, weight: q.weight, allowedOwners: q.allowedOwners });
     return this.get(dto.name);
   }
 
   @Get()
+  @ApiOperation({ operationId: 'queues.list', summary: 'Every queue with its usage' })
   @ApiOkResponse({ type: QueueList })
+  @ApiResponse(UNAUTHENTICATED) @ApiResponse(RATE_LIMITED)
   async list(): Promise<QueueList> {
     const sql = autocommit(this.ds);
     const queues = await listQueues(sql);
@@ -44,7 +60,9 @@ export class QueuesController {
   }
 
   @Get(':name')
+  @ApiOperation({ operationId: 'queues.get', summary: 'One queue with its usage' })
   @ApiOkResponse({ type: QueueView })
+  @ApiResponse({ status: 404, description: 'No such queue' }) @ApiResponse(UNAUTHENTICATED) @ApiResponse(RATE_LIMITED)
   async get(@Param('name') name: string): Promise<QueueView> {
     const sql = autocommit(this.ds);
     const q = await findQueue(sql, name);
@@ -54,14 +72,39 @@ export class QueuesController {
 
   @Patch(':name')
   @Roles('operator')
+  @ApiOperation({ operationId: 'queues.update', summary: 'Change a queue: only the fields given (allowedOwners: null lets everyone submit)' })
   @ApiOkResponse({ type: QueueView })
-  async update(@Param('name') name: string, @Body() dto: UpdateQueueDto): Promise<QueueView> {
-    const changes: { priority?: number; quotaGpus?: number | null; weight?: number } = {};
+  @ApiResponse({ status: 400, description: 'A bad field' }) @ApiResponse({ status: 404, description: 'No such queue' })
+  @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
+  async update(@Param('name') name: string, @Body() dto: UpdateQueueDto, @CurrentPrincipal() who: Principal): Promise<QueueView> {
+    const changes: { priority?: number; quotaGpus?: number | null; weight?: number; allowedOwners?: string[] | null } = {};
     if (dto.priority !== undefined) changes.priority = dto.priority;
     if (dto.weight !== undefined) changes.weight = dto.weight;
     if (dto.quota !== undefined) changes.quotaGpus = dto.quota.gpus;
+    if (dto.allowedOwners !== undefined) changes.allowedOwners = dto.allowedOwners;
     const q = await updateQueue(autocommit(this.ds), name, changes, new Date());
     if (!q) throw new ApiError(ErrorCode.NOT_FOUND, `queue ${name} not found`);
+    await this.audit.record(who, 'queues.update', name, changes);
     return this.get(name);
+  }
+
+  @Delete(':name')
+  @HttpCode(204)
+  @Roles('operator')
+  @ApiOperation({ operationId: 'queues.delete', summary: 'Delete a queue that holds no queued, scheduled or running job; its finished jobs keep its name' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiResponse({ status: 404, description: 'No such queue' })
+  @ApiResponse({ status: 409, description: 'The queue holds live jobs, or it is `default`' })
+  @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
+  async delete(@Param('name') name: string, @CurrentPrincipal() who: Principal): Promise<void> {
+    if (name === DEFAULT_QUEUE) throw new ApiError(ErrorCode.CONFLICT, 'the default queue cannot be deleted');
+    switch (await deleteEmptyQueue(this.ds, name)) {
+      case 'not-found':
+        throw new ApiError(ErrorCode.NOT_FOUND, `queue ${name} not found`);
+      case 'not-empty':
+        throw new ApiError(ErrorCode.CONFLICT, `queue ${name} holds queued, scheduled or running jobs; cancel them or wait for them to end`);
+      case 'deleted':
+        await this.audit.record(who, 'queues.delete', name);
+    }
   }
 }

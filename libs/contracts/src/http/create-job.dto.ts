@@ -4,6 +4,7 @@ import {
   ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
 } from 'class-validator';
 import { IsStringRecord, StringRecordLimits } from './is-string-record';
+import { MaxTotalBytes } from './max-total-bytes';
 
 export const QUEUE_NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -13,6 +14,10 @@ export const JOB_LIMITS = {
   imageMax: 512,
   commandMaxItems: 256,
   commandArgMax: 4096,
+  /** UTF-8 bytes of every argument together (contract §4.2). */
+  commandTotalBytesMax: 64 * 1024,
+  /** UTF-8 bytes of every env key and value together (contract §4.2). */
+  envTotalBytesMax: 64 * 1024,
   nodesMax: 1024,
   maxRetriesMax: 10,
   gpusMax: 64,
@@ -56,12 +61,13 @@ export class CreateJobDto {
   @IsString() @Length(1, JOB_LIMITS.imageMax)
   image!: string;
 
-  @ApiProperty({ type: [String], minItems: 1, maxItems: JOB_LIMITS.commandMaxItems })
+  @ApiProperty({ type: [String], minItems: 1, maxItems: JOB_LIMITS.commandMaxItems, description: `At most ${JOB_LIMITS.commandTotalBytesMax} bytes (UTF-8) in all` })
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(JOB_LIMITS.commandMaxItems) @IsString({ each: true }) @MaxLength(JOB_LIMITS.commandArgMax, { each: true })
+  @MaxTotalBytes(JOB_LIMITS.commandTotalBytesMax)
   command!: string[];
 
-  @ApiPropertyOptional({ type: 'object', maxProperties: ENV_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: ENV_LIMITS.maxValueLength }, description: `Names match ${ENV_LIMITS.keyPattern!.source}, at most ${ENV_LIMITS.maxKeyLength} characters` })
-  @IsOptional() @IsStringRecord(ENV_LIMITS)
+  @ApiPropertyOptional({ type: 'object', maxProperties: ENV_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: ENV_LIMITS.maxValueLength }, description: `Names match ${ENV_LIMITS.keyPattern!.source}, at most ${ENV_LIMITS.maxKeyLength} characters; at most ${JOB_LIMITS.envTotalBytesMax} bytes (UTF-8) of keys and values in all` })
+  @IsOptional() @IsStringRecord(ENV_LIMITS) @MaxTotalBytes(JOB_LIMITS.envTotalBytesMax)
   env?: Record<string, string>;
 
   @ApiPropertyOptional({ type: 'object', maxProperties: LABEL_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: LABEL_LIMITS.maxValueLength }, description: `Keys of at most ${LABEL_LIMITS.maxKeyLength} characters` })

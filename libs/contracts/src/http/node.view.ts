@@ -17,7 +17,8 @@ export class NodeTelemetryView {
   @ApiProperty({ type: [GpuTelemetry], description: 'Empty while no telemetry has arrived' }) gpus!: GpuTelemetry[];
   @ApiProperty({ type: CpuTelemetry, nullable: true }) cpu!: CpuTelemetry | null;
   @ApiProperty({ type: MemoryTelemetry, nullable: true }) memory!: MemoryTelemetry | null;
-  @ApiProperty({ type: [RunningAttempt], description: 'Every attempt the agent said it was executing' }) running!: RunningAttempt[];
+  @ApiPropertyOptional({ type: [RunningAttempt], description: 'Every attempt the agent said it was executing. Operators only: a user sees no job ids' })
+  running?: RunningAttempt[];
 }
 
 /** The node resource of GET /v1/nodes and GET /v1/nodes/{id}. */
@@ -61,7 +62,7 @@ export class NodeEventView {
       'HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED',
   })
   reason?: string;
-  @ApiPropertyOptional({ type: [String], description: 'EVICTED: the jobs whose attempts on this node were ended' }) jobIds?: string[];
+  @ApiPropertyOptional({ type: [String], description: 'EVICTED: the jobs whose attempts on this node were ended. Operators only' }) jobIds?: string[];
 }
 
 export class NodeEventPage {

@@ -62,16 +62,18 @@ export interface LiveFields {
  * The counted contribution (cg, cgu, ccu; absent when the node is not counted, e.g. after the
  * sweep took a silent node out) then moves to the known one, and the differences go into the sums,
  * so the summary reads four integers instead of 50,000 hashes. A node whose telemetry is not known
- * yet is not counted.
+ * yet is not counted. Returns how many beats were written and the nodes that had no hash before
+ * (new, expired, removed, or Redis restarted), which the ingester registers again in Postgres.
  * One call per batch rather than per beat: at 10,000 beats/s the per-call cost (ioredis command,
  * Redis script invocation) was most of the ingester's Redis time.
  * KEYS: lastSeen, utilisation, then one node hash per beat. ARGV: ttl, then BEAT_ARGS per beat.
- * Returns one flag per beat: 1 written, 0 not (the cursor had moved).
+ * Returns one flag per beat (1 written, 0 not: the cursor had moved) and the nodes written that had no live state before.
  */
 const BEAT_ARGS = 16;
 const RECORD_BEATS = `
 local ttl = ARGV[1]
 local written, dn, dg, dgu, dcu = {}, 0, 0, 0, 0
+local fresh = {}
 for i = 3, #KEYS do
   local key = KEYS[i]
   local o = 1 + (i - 3) * ${BEAT_ARGS}
@@ -85,6 +87,7 @@ for i = 3, #KEYS do
   end
   if ok then
     written[#written + 1] = 1
+    if not cur[1] then fresh[#fresh + 1] = nodeId end
     redis.call('HSET', key, 'bootId', bootId, 'seq', seq, 'sentAt', sentAt, 'receivedAt', receivedAt, 'running', running, 'boots', boots, 'offset', offset)
     local g, gu, cu
     if telemetry ~= '' then
@@ -115,7 +118,23 @@ if dn ~= 0 then redis.call('HINCRBY', KEYS[2], 'nodes', dn) end
 if dg ~= 0 then redis.call('HINCRBY', KEYS[2], 'gpus', dg) end
 if dgu ~= 0 then redis.call('HINCRBY', KEYS[2], 'gpuUtilMilli', dgu) end
 if dcu ~= 0 then redis.call('HINCRBY', KEYS[2], 'cpuUtilMilli', dcu) end
-return written
+return {written, fresh}
+`;
+
+/**
+ * Forgets a removed node: its hash, its last-seen entry, and its counted share of the utilisation
+ * sums (as the silent-node sweep takes it out), atomically. KEYS: lastSeen, utilisation, node hash.
+ */
+const FORGET_NODE = `
+local c = redis.call('HMGET', KEYS[3], 'cg', 'cgu', 'ccu')
+if c[1] then
+  redis.call('HINCRBY', KEYS[2], 'nodes', -1)
+  redis.call('HINCRBY', KEYS[2], 'gpus', 0 - tonumber(c[1]))
+  redis.call('HINCRBY', KEYS[2], 'gpuUtilMilli', 0 - tonumber(c[2]))
+  redis.call('HINCRBY', KEYS[2], 'cpuUtilMilli', 0 - tonumber(c[3]))
+end
+redis.call('DEL', KEYS[3])
+return redis.call('ZREM', KEYS[1], ARGV[1])
 `;
 /** Members per page when reading the last-seen index (see heardSince). */
 const HEARD_PAGE = 2000;
@@ -125,15 +144,22 @@ const BEATS_PER_CALL = 200;
 export class NodeLiveStore {
   constructor(private readonly redis: Redis, private readonly ttlMs: number) {
     this.redis.defineCommand('gantryRecordBeats', { lua: RECORD_BEATS });
+    this.redis.defineCommand('gantryForgetNode', { numberOfKeys: 3, lua: FORGET_NODE });
+  }
+
+  /** Forgets a removed node's live state (see FORGET_NODE); true if it was in the last-seen index. */
+  async forget(nodeId: string): Promise<boolean> {
+    const forget = (this.redis as unknown as Record<string, (...a: unknown[]) => Promise<number>>).gantryForgetNode;
+    return (await forget.call(this.redis, REDIS_KEYS.lastSeen, REDIS_KEYS.utilisation, REDIS_KEYS.node(nodeId), nodeId)) === 1;
   }
 
   /**
    * Records a batch of beats (one script call per BEATS_PER_CALL, pipelined); returns, per beat,
-   * whether it was written (false: its node's cursor was not `expected` any more). A node should
-   * appear once per batch (its newest beat).
+   * whether it was written (false: its node's cursor was not `expected` any more), and the nodes
+   * written that Redis held nothing for before. A node should appear once per batch (its newest beat).
    */
-  async recordBeats(beats: LiveBeat[]): Promise<boolean[]> {
-    if (beats.length === 0) return [];
+  async recordBeats(beats: LiveBeat[]): Promise<{ written: boolean[]; firstSeen: string[] }> {
+    if (beats.length === 0) return { written: [], firstSeen: [] };
     const pipeline = this.redis.pipeline() as unknown as Record<string, (...a: unknown[]) => void> & { exec(): Promise<Array<[Error | null, unknown]> | null> };
     for (let i = 0; i < beats.length; i += BEATS_PER_CALL) {
       const chunk = beats.slice(i, i + BEATS_PER_CALL);
@@ -150,11 +176,14 @@ export class NodeLiveStore {
       pipeline.gantryRecordBeats(keys.length, ...keys, ...args);
     }
     const written: boolean[] = [];
+    const firstSeen: string[] = [];
     for (const [err, value] of (await pipeline.exec()) ?? []) {
       if (err) throw err;
-      for (const flag of value as number[]) written.push(flag === 1);
+      const [flags, fresh] = value as [number[], string[]];
+      for (const flag of flags) written.push(flag === 1);
+      firstSeen.push(...fresh);
     }
-    return written;
+    return { written, firstSeen };
   }
 
   /** The stored beat cursor of each node that has one; one pipeline. */

@@ -6,6 +6,8 @@ import { Sql, prepared } from './sql';
 export interface JobCreation {
   job: NewJob;
   idempotency: { key: string; bodySha256: string } | null;
+  /** Whether the caller may submit to a queue whatever its allowed owners say (operators). */
+  anyQueue?: boolean;
 }
 
 export type JobCreationOutcome =
@@ -14,7 +16,9 @@ export type JobCreationOutcome =
   | { kind: 'replayed'; job: JobRecord }
   /** The key was used before with another body. */
   | { kind: 'key-mismatch' }
-  | { kind: 'unknown-queue' };
+  | { kind: 'unknown-queue' }
+  /** The queue's allowed owners do not include the job's owner. */
+  | { kind: 'queue-forbidden' };
 
 /** How often a request that was neither created nor found (its key's holder vanished meanwhile) is tried again. */
 const MAX_ROUNDS = 3;
@@ -22,9 +26,9 @@ const MAX_ROUNDS = 3;
 /**
  * Creates a batch of jobs. The common case is one statement, so one round trip and one commit
  * however many jobs the batch holds: the idempotency keys are claimed, and every job whose queue
- * exists and whose key this statement claimed (or that has none) is written with its CREATED event;
- * `wake` goes to the outbox once if any job was. Only requests that were not created (a replay, a
- * key used with another body, an unknown queue) cost a second read. Requests must not share an
+ * exists and allows its owner, and whose key this statement claimed (or that has none), is written
+ * with its CREATED event; `wake` goes to the outbox once if any job was. Only requests that were not
+ * created (a replay, a key used with another body, an unknown or forbidden queue) cost a second read. Requests must not share an
  * (owner, key) pair. Outcomes come back in request order.
  *
  * Outside a transaction on purpose: a key claimed by a concurrent batch makes this statement wait
@@ -38,7 +42,7 @@ export async function createJobs(sql: Sql, requests: JobCreation[], now: Date, k
     const batch = open.map((i) => requests[i]);
     const created = new Map((await insertCreatedJobs(sql, batch, now, keyTtlMs, wake)).map((j) => [j.id, j]));
     const rest = batch.filter((r) => !created.has(r.job.id));
-    const queues = rest.length === 0 ? new Set<string>() : await existingQueues(sql, rest.map((r) => r.job.queue));
+    const queues = rest.length === 0 ? new Map<string, string[] | null>() : await existingQueues(sql, rest.map((r) => r.job.queue));
     const stored = await findIdempotencyKeys(sql, rest.filter((r) => r.idempotency).map((r) => ({ owner: r.job.owner, key: r.idempotency!.key })));
     const earlierJobs = new Map((await findJobs(sql, [...new Set([...stored.values()].map((s) => s.jobId))])).map((j) => [j.id, j]));
     const again: number[] = [];
@@ -49,6 +53,7 @@ export async function createJobs(sql: Sql, requests: JobCreation[], now: Date, k
       if (job) outcomes[i] = { kind: 'created', job };
       else if (earlier) outcomes[i] = earlier.bodySha256 === r.idempotency!.bodySha256 ? { kind: 'replayed', job: earlierJobs.get(earlier.jobId)! } : { kind: 'key-mismatch' };
       else if (!queues.has(r.job.queue)) outcomes[i] = { kind: 'unknown-queue' };
+      else if (!r.anyQueue && !admits(queues.get(r.job.queue)!, r.job.owner)) outcomes[i] = { kind: 'queue-forbidden' };
       else if (round + 1 < MAX_ROUNDS) again.push(i); // the key expired and was swept between the two statements
       else throw new Error(`job ${r.job.id} was neither created nor found`);
     }
@@ -57,18 +62,26 @@ export async function createJobs(sql: Sql, requests: JobCreation[], now: Date, k
   return outcomes;
 }
 
-async function existingQueues(sql: Sql, names: string[]): Promise<Set<string>> {
-  const rows = await sql.rows<{ name: string }>(`SELECT name FROM queues WHERE name = ANY($1::text[])`, [[...new Set(names)]]);
-  return new Set(rows.map((r) => r.name));
+/** Each existing queue's allowed owners (null: everyone). */
+async function existingQueues(sql: Sql, names: string[]): Promise<Map<string, string[] | null>> {
+  const rows = await sql.rows<{ name: string; allowed_owners: string[] | null }>(
+    `SELECT name, allowed_owners FROM queues WHERE name = ANY($1::text[])`, [[...new Set(names)]],
+  );
+  return new Map(rows.map((r) => [r.name, r.allowed_owners]));
 }
 
-const INSERT_CREATED_JOBS = prepared(`WITH input AS (
-       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+const admits = (allowedOwners: string[] | null, owner: string): boolean => allowedOwners === null || allowedOwners.includes(owner);
+
+const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
+       SELECT name, allowed_owners FROM queues WHERE name = ANY($3::text[]) FOR KEY SHARE
+     ), input AS (
+       SELECT t.* FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::int[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::text[], $16::timestamptz[],
-         $17::text[], $18::text[])
+         $17::text[], $18::text[], $25::boolean[])
        AS t (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib, nodes, max_retries,
-         trace_parent, created_at, idem_key, body_sha256)
-       WHERE EXISTS (SELECT 1 FROM queues q WHERE q.name = t.queue)
+         trace_parent, created_at, idem_key, body_sha256, any_queue)
+       JOIN queue q ON q.name = t.queue
+       WHERE t.any_queue OR q.allowed_owners IS NULL OR t.owner = ANY(q.allowed_owners)
      ), claimed AS (
        INSERT INTO idempotency_keys (owner, key, body_sha256, job_id, created_at, expires_at)
        SELECT owner, idem_key, body_sha256, id, $19::timestamptz, $20::timestamptz FROM input WHERE idem_key IS NOT NULL
@@ -79,9 +92,9 @@ const INSERT_CREATED_JOBS = prepared(`WITH input AS (
        RETURNING job_id
      ), job AS (
        INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
-         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq)
+         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq, idempotency_key)
        SELECT id, owner, queue, name, image, command::jsonb, env::jsonb, labels::jsonb, gpus, gpu_model, cpu_cores, memory_mib,
-         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1
+         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1, idem_key
        FROM input WHERE idem_key IS NULL OR id IN (SELECT job_id FROM claimed)
        RETURNING *
      ), created AS (
@@ -92,9 +105,11 @@ const INSERT_CREATED_JOBS = prepared(`WITH input AS (
      SELECT * FROM job`);
 
 /**
- * The statement: requests whose queue exists claim their (owner, key) through the primary key, in
+ * The statement: requests whose queue exists and admits them claim their (owner, key) through the
+ * primary key, in
  * (owner, key) order so that two batches never wait on each other in a cycle; an expired key is
- * taken over as if new. A racing claim of the same key waits for the first to commit and then finds
+ * taken over as if new. The queue rows are key-share locked until the commit, so a queue cannot be
+ * deleted under a create (deleteEmptyQueue waits for it). A racing claim of the same key waits for the first to commit and then finds
  * its row, so one job per key however many requests race. Returns the jobs written.
  */
 async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number, wake: OutboxMessage): Promise<JobRecord[]> {
@@ -109,6 +124,7 @@ async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, k
       col((x) => x.idempotency?.key ?? null), col((x) => x.idempotency?.bodySha256 ?? null),
       now, new Date(now.getTime() + keyTtlMs),
       wake.topic, wake.key, JSON.stringify(wake.value), JSON.stringify(wake.headers ?? {}),
+      col((x) => x.anyQueue ?? false),
     ],
   );
   if (rows.length > 0) wakeRelayOnCommit(sql);

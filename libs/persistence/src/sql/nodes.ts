@@ -1,5 +1,6 @@
+import type { DataSource } from 'typeorm';
 import { NodeEntity } from '../entities/node.entity';
-import { ConcurrentUpdateError, Sql } from './sql';
+import { ConcurrentUpdateError, Sql, inTransaction } from './sql';
 
 export type NodeRecord = Omit<NodeEntity, never>;
 
@@ -185,4 +186,38 @@ export async function gpuCapacityByModel(sql: Sql): Promise<GpuCapacityByModel[]
      FROM nodes GROUP BY gpu_model ORDER BY gpu_model NULLS LAST`,
   );
   return rows.map((r) => ({ gpuModel: r.gpu_model, nodes: Number(r.nodes), total: Number(r.total), allocated: Number(r.allocated), free: Number(r.free) }));
+}
+
+export type NodeRemoval = 'removed' | 'not-found' | 'busy';
+
+/**
+ * Removes a node that holds no live attempt: its row, its events and its recorded health go, and a
+ * tombstone tells the readers of the change feed (loadNodesChangedSince) that it went. The row lock
+ * comes first: a placement on the node (casAllocate, commitPlacementsThatHold) either committed
+ * before it, and the live-attempt check (a later statement, so a later snapshot) sees its rank, or
+ * finds the row gone and loses its race. Finished attempts keep naming the node. A node that beats
+ * again afterwards is registered anew by the ingester, with a new `firstSeenAt`.
+ */
+export async function removeNode(ds: DataSource, id: string, now: Date): Promise<NodeRemoval> {
+  return inTransaction(ds, async (sql) => {
+    const [node] = await sql.rows(`SELECT id FROM nodes WHERE id = $1 FOR UPDATE`, [id]);
+    if (!node) return 'not-found';
+    const [live] = await sql.rows(`SELECT 1 FROM attempt_nodes WHERE node_id = $1 AND released_at IS NULL LIMIT 1`, [id]);
+    if (live) return 'busy';
+    await sql.rows(
+      `WITH events AS (DELETE FROM node_events WHERE node_id = $1), health AS (DELETE FROM node_health WHERE node_id = $1),
+         tombstone AS (
+           INSERT INTO removed_nodes (node_id, removed_at) VALUES ($1, $2)
+           ON CONFLICT (node_id) DO UPDATE SET removed_xid = pg_current_xact_id(), removed_at = EXCLUDED.removed_at
+         )
+       DELETE FROM nodes WHERE id = $1`,
+      [id, now],
+    );
+    return 'removed';
+  });
+}
+
+/** Forgets tombstones of nodes removed before `before` (readers re-read every node more often than that); returns how many. */
+export async function sweepNodeTombstones(sql: Sql, before: Date): Promise<number> {
+  return (await sql.rows(`DELETE FROM removed_nodes WHERE removed_at < $1 RETURNING node_id`, [before])).length;
 }

@@ -1,4 +1,5 @@
-import { Sql } from './sql';
+import { Sql, inTransaction } from './sql';
+import type { DataSource } from 'typeorm';
 
 export interface QueueRecord {
   name: string;
@@ -6,6 +7,8 @@ export interface QueueRecord {
   quotaGpus: number | null;
   /** DRF weight (> 0): a queue of weight 2 is entitled to twice the dominant share. */
   weight: number;
+  /** Owners whose users may submit to the queue; null: everyone. Operators may always submit. */
+  allowedOwners: string[] | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -17,15 +20,17 @@ export interface QueueUsage {
 }
 
 const toQueue = (r: Record<string, any>): QueueRecord => ({
-  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, weight: Number(r.weight), createdAt: r.created_at, updatedAt: r.updated_at,
+  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, weight: Number(r.weight), allowedOwners: r.allowed_owners ?? null, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 /** Inserts a queue; false when the name is taken (the primary key decides, not a prior read). */
-export async function insertQueue(sql: Sql, q: { name: string; priority: number; quotaGpus: number | null; weight?: number }, now: Date): Promise<boolean> {
+export async function insertQueue(
+  sql: Sql, q: { name: string; priority: number; quotaGpus: number | null; weight?: number; allowedOwners?: string[] | null }, now: Date,
+): Promise<boolean> {
   const rows = await sql.rows(
-    `INSERT INTO queues (name, priority, quota_gpus, weight, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+    `INSERT INTO queues (name, priority, quota_gpus, weight, created_at, updated_at, allowed_owners) VALUES ($1, $2, $3, $4, $5, $5, $6)
      ON CONFLICT (name) DO NOTHING RETURNING name`,
-    [q.name, q.priority, q.quotaGpus, q.weight ?? 1, now],
+    [q.name, q.priority, q.quotaGpus, q.weight ?? 1, now, q.allowedOwners ?? null],
   );
   return rows.length === 1;
 }
@@ -40,15 +45,36 @@ export async function listQueues(sql: Sql): Promise<QueueRecord[]> {
 }
 
 export async function updateQueue(
-  sql: Sql, name: string, changes: { priority?: number; quotaGpus?: number | null; weight?: number }, now: Date,
+  sql: Sql, name: string, changes: { priority?: number; quotaGpus?: number | null; weight?: number; allowedOwners?: string[] | null }, now: Date,
 ): Promise<QueueRecord | null> {
   const [row] = await sql.rows(
     `UPDATE queues SET priority = COALESCE($2, priority),
-       quota_gpus = CASE WHEN $3::boolean THEN $4 ELSE quota_gpus END, weight = COALESCE($6::double precision, weight), updated_at = $5
+       quota_gpus = CASE WHEN $3::boolean THEN $4 ELSE quota_gpus END, weight = COALESCE($6::double precision, weight), updated_at = $5,
+       allowed_owners = CASE WHEN $7::boolean THEN $8::text[] ELSE allowed_owners END
      WHERE name = $1 RETURNING *`,
-    [name, changes.priority ?? null, 'quotaGpus' in changes, changes.quotaGpus ?? null, now, changes.weight ?? null],
+    [name, changes.priority ?? null, 'quotaGpus' in changes, changes.quotaGpus ?? null, now, changes.weight ?? null,
+      'allowedOwners' in changes, changes.allowedOwners ?? null],
   );
   return row ? toQueue(row) : null;
+}
+
+export type QueueDeletion = 'deleted' | 'not-found' | 'not-empty';
+
+/**
+ * Deletes a queue that holds no live job (queued, scheduled or running); finished jobs keep its
+ * name. The row lock comes first and waits for creates in flight, which hold a key-share lock on
+ * the queue row until they commit (createJobs); the jobs are then read by a later statement, so
+ * its snapshot sees every job those creates wrote.
+ */
+export async function deleteEmptyQueue(ds: DataSource, name: string): Promise<QueueDeletion> {
+  return inTransaction(ds, async (sql) => {
+    const [queue] = await sql.rows(`SELECT name FROM queues WHERE name = $1 FOR UPDATE`, [name]);
+    if (!queue) return 'not-found';
+    const [live] = await sql.rows(`SELECT 1 FROM jobs WHERE queue = $1 AND state IN ('QUEUED', 'SCHEDULED', 'RUNNING') LIMIT 1`, [name]);
+    if (live) return 'not-empty';
+    await sql.rows(`DELETE FROM queues WHERE name = $1`, [name]);
+    return 'deleted';
+  });
 }
 
 /** GPUs held by live attempts and job counts, per queue. */

@@ -50,11 +50,23 @@ export async function inTransaction<T>(ds: DataSource, fn: (sql: Sql) => Promise
     for (const cb of committed) cb();
     return result;
   } catch (e) {
-    if (qr.isTransactionActive) await qr.rollbackTransaction();
+    if (hasSqlState(e)) {
+      if (qr.isTransactionActive) await qr.rollbackTransaction();
+    } else {
+      // The client gave up (query_timeout) or lost the connection: it may still receive an answer
+      // meant for the failed query, so it is destroyed, not reused; the server rolls back.
+      await (qr as unknown as { releasePostgresConnection(err: unknown): Promise<void> }).releasePostgresConnection(e);
+    }
     throw e;
   } finally {
     await qr.release();
   }
+}
+
+/** Whether Postgres itself raised the error (it carries a SQLSTATE), as opposed to the client or the network. */
+function hasSqlState(e: unknown): boolean {
+  const code = (e as { code?: unknown; driverError?: { code?: unknown } })?.driverError?.code ?? (e as { code?: unknown })?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
 
 /** Outside a transaction: each statement commits on its own, so after-commit callbacks run at once. */

@@ -9,12 +9,15 @@ import { ProblemDetailsFilter } from '../http/problem-details.filter';
 import { HttpDrain } from '../http/http-drain';
 import { BODY_LIMIT_BYTES, useJsonBodies } from '../http/json-body';
 import { ServiceEnv } from '../config/env';
+import { ApiError } from '../http/problem';
 
 export interface BootstrapOptions {
   /** Called before listen(): Swagger, anything app-specific. */
   configure?: (app: NestFastifyApplication) => void | Promise<void>;
   /** Hand-written body checks by DTO class, for hot paths (see FastValidator). */
   fastValidators?: ReadonlyMap<unknown, FastValidator>;
+  /** Turns errors the platform cannot know (a database timeout) into the problem they mean; see ProblemDetailsFilter. */
+  translateError?: (e: unknown) => ApiError | null;
 }
 
 /** How long SIGTERM waits for HTTP requests in flight before closing their connections. */
@@ -28,12 +31,15 @@ const HTTP_DRAIN_MS = 10_000;
  * the same signal.
  */
 export async function bootstrapService(module: Type<unknown> | DynamicModule, config: ServiceEnv, opts: BootstrapOptions = {}): Promise<NestFastifyApplication> {
-  const problems = new ProblemDetailsFilter();
+  const problems = new ProblemDetailsFilter(opts.translateError);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
-    // Node's own defaults, as under Express (Fastify's are 72 s and no limit).
+    // Node's keep-alive default, as under Express (Fastify's is 72 s). A whole request (headers and
+    // body, at most 1 MiB) must arrive within 30 s: a client trickling bytes holds a socket no longer.
+    // Answers are bounded by the database's and Redis's timeouts (GANTRY_DB_*_TIMEOUT_MS,
+    // GANTRY_REDIS_COMMAND_TIMEOUT_MS) and the gateway's admission control.
     keepAliveTimeout: 5_000,
-    requestTimeout: 300_000,
+    requestTimeout: 30_000,
     // Routing as Express did it: case-insensitive, a trailing slash ignored, node ids up to 253 characters.
     routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: 1024 },
     // An undecodable URL (Fastify answers it before routing) is a 400 problem, as Express's URIError was.

@@ -72,6 +72,12 @@ export class StatefulServiceEnv extends ServiceEnv {
   GANTRY_NODE_CREDENTIAL_SECRET?: string;
   /** A heartbeat's sentAt or a report's at further than this from the broker's receive time is refused, ms. */
   @IsInt() @Min(1000) GANTRY_CLOCK_SKEW_MS: number = 30000;
+  /** Longest a Postgres statement may run (statement_timeout; lock waits included), ms. */
+  @IsInt() @Min(100) GANTRY_DB_STATEMENT_TIMEOUT_MS: number = 10_000;
+  /** Longest wait for a pooled Postgres connection, or for a new one to open, ms. */
+  @IsInt() @Min(100) GANTRY_DB_ACQUIRE_TIMEOUT_MS: number = 5_000;
+  /** Longest wait for a Redis command's answer (ioredis commandTimeout), ms. */
+  @IsInt() @Min(100) GANTRY_REDIS_COMMAND_TIMEOUT_MS: number = 5_000;
 }
 
 /** A setting a service needs although others may go without it; the error names the variable. */

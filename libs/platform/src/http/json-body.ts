@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { checkBodyShape } from './body-shape';
 import { ApiError, ErrorCode } from './problem';
 
 /** Largest request body accepted (contract §2); a larger one is a 413. */
@@ -15,21 +16,25 @@ const hasUtf8Bom = (b: Buffer) => b.length >= 3 && b[0] === 0xef && b[1] === 0xb
 /**
  * A JSON request body, read the way body-parser's `json()` read it before the Fastify adapter: an
  * empty body is `{}`, a leading BOM is dropped, and anything but an object or array at the top
- * level is malformed (strict). Throws the 400 problem for malformed JSON.
+ * level is malformed (strict). Throws the 400 problem for malformed JSON, and for a body whose
+ * shape is out of bounds (checkBodyShape: too deep, too many keys in one object, a NUL character).
  */
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) return {};
   const start = hasUtf8Bom(body) ? 3 : 0;
   let i = start;
   while (i < body.length && isJsonSpace(body[i])) i++;
+  let parsed: unknown;
   if (body[i] === OBJECT || body[i] === ARRAY) {
     try {
-      return JSON.parse(body.toString('utf8', start));
+      parsed = JSON.parse(body.toString('utf8', start));
     } catch {
       // fall through to the problem
     }
   }
-  throw new ApiError(ErrorCode.MALFORMED_JSON, 'request body is not valid JSON');
+  if (parsed === undefined) throw new ApiError(ErrorCode.MALFORMED_JSON, 'request body is not valid JSON');
+  checkBodyShape(parsed);
+  return parsed;
 }
 
 /**

@@ -3,14 +3,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode } from './problem';
 import { ProblemDetailsFilter } from './problem-details.filter';
 
-function render(exception: unknown) {
-  const sent: { status?: number; type?: string; body?: any } = {};
+function render(exception: unknown, filter = new ProblemDetailsFilter()) {
+  const sent: { status?: number; type?: string; body?: any; headers: Record<string, string> } = { headers: {} };
   const reply = {
     status(s: number) { sent.status = s; return this; },
     type(t: string) { sent.type = t; return this; },
+    header(n: string, v: string) { sent.headers[n] = v; return this; },
     send(b: string) { sent.body = JSON.parse(b); return this; },
   } as unknown as FastifyReply;
-  new ProblemDetailsFilter().render(exception, { method: 'POST', url: '/v1/jobs' } as FastifyRequest, reply);
+  filter.render(exception, { method: 'POST', url: '/v1/jobs' } as FastifyRequest, reply);
   return sent;
 }
 
@@ -49,5 +50,20 @@ describe('ProblemDetailsFilter', () => {
   ])('logs nothing for %s', (_n, exception) => {
     render(exception);
     expect(error).not.toHaveBeenCalled();
+  });
+
+  it('sends the headers an ApiError carries: Retry-After on a 429', () => {
+    const sent = render(new ApiError(ErrorCode.RATE_LIMITED, 'slow down').retryAfter(0.2));
+    expect(sent.status).toBe(429);
+    expect(sent.headers).toEqual({ 'retry-after': '1' });
+  });
+
+  it('renders an error its translator knows as the problem it means, and logs nothing', () => {
+    const timeout = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    const filter = new ProblemDetailsFilter((e) => ((e as { code?: string }).code === '57014' ? new ApiError(ErrorCode.UNAVAILABLE, 'database busy').retryAfter(2) : null));
+    const sent = render(timeout, filter);
+    expect({ status: sent.status, detail: sent.body.detail, headers: sent.headers }).toEqual({ status: 503, detail: 'database busy', headers: { 'retry-after': '2' } });
+    expect(error).not.toHaveBeenCalled();
+    expect(render(new Error('other'), filter).status).toBe(500);
   });
 });

@@ -12,13 +12,21 @@ import { ApiError, ErrorCode, ProblemDetails, problemFor } from './problem';
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemDetails');
 
+  /**
+   * @param translate turns an error this lib cannot know (a database timeout) into the problem it
+   * means (a 503 with Retry-After); null leaves it a 500.
+   */
+  constructor(private readonly translate: (e: unknown) => ApiError | null = () => null) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     this.render(exception, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
   }
 
   render(exception: unknown, req: FastifyRequest, reply: FastifyReply): void {
-    const problem = this.toProblem(exception, req);
+    const e = exception instanceof HttpException ? exception : (this.translate(exception) ?? exception);
+    const problem = this.toProblem(e, req);
+    if (e instanceof ApiError) for (const [name, value] of Object.entries(e.headers)) void reply.header(name, value);
     void reply.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
   }
 

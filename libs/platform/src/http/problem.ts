@@ -26,6 +26,7 @@ export enum ErrorCode {
   CONFLICT = 'conflict',
   UNPROCESSABLE = 'unprocessable',
   INVALID_CURSOR = 'invalid-cursor',
+  RATE_LIMITED = 'rate-limited',
   INTERNAL = 'internal',
   UNAVAILABLE = 'unavailable',
 }
@@ -40,6 +41,7 @@ const STATUS: Record<ErrorCode, [number, string]> = {
   [ErrorCode.CONFLICT]: [HttpStatus.CONFLICT, 'Conflict'],
   [ErrorCode.UNPROCESSABLE]: [HttpStatus.UNPROCESSABLE_ENTITY, 'Unprocessable request'],
   [ErrorCode.INVALID_CURSOR]: [HttpStatus.BAD_REQUEST, 'Invalid cursor'],
+  [ErrorCode.RATE_LIMITED]: [HttpStatus.TOO_MANY_REQUESTS, 'Too many requests'],
   [ErrorCode.INTERNAL]: [HttpStatus.INTERNAL_SERVER_ERROR, 'Internal error'],
   [ErrorCode.UNAVAILABLE]: [HttpStatus.SERVICE_UNAVAILABLE, 'Service unavailable'],
 };
@@ -53,7 +55,16 @@ export function problemFor(code: ErrorCode, detail: string, errors?: FieldError[
 
 /** Thrown by controllers and services; the global filter renders it as problem+json. */
 export class ApiError extends HttpException {
+  /** Response headers that go with the problem (`Retry-After` on a 429 or 503). */
+  readonly headers: Record<string, string> = {};
+
   constructor(readonly code: ErrorCode, detail: string, readonly fieldErrors?: FieldError[]) {
     super(problemFor(code, detail, fieldErrors), STATUS[code][0]);
+  }
+
+  /** Adds `Retry-After` in whole seconds (at least 1): when trying again may succeed. */
+  retryAfter(seconds: number): this {
+    this.headers['retry-after'] = String(Math.max(1, Math.ceil(seconds)));
+    return this;
   }
 }
