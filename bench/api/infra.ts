@@ -165,7 +165,8 @@ export async function conditions(root: string, databaseUrl: string, kafkaPort: n
   let kafkaSettings: Record<string, string> = {};
   try {
     const props = readFileSync(join(root, '.cache/kafka', `data-${kafkaPort}`, 'server.properties'), 'utf8');
-    kafkaSettings = Object.fromEntries(props.split('\n').filter((l) => l && !l.startsWith('#') && l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    // Without the JAAS lines: they hold the broker's own password.
+    kafkaSettings = Object.fromEntries(props.split('\n').filter((l) => l && !l.startsWith('#') && l.includes('=') && !l.includes('jaas.config')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
   } catch {
     /* not ours */
   }

@@ -171,6 +171,7 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
       },
     },
     readyTimeoutMs: 120_000,
+    kafkaCredentials: kafka.credentials(),
   });
   const s = stack;
   cleanups.push({ what: 'services', fn: () => s.stop() });

@@ -19,7 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { ServiceProcess, Stack, numberFromEnv, waitFor } from '@gantry/stack';
+import { existsSync } from 'node:fs';
+import { ServiceProcess, Stack, kafkaCredentialsFromEnv, numberFromEnv, readKafkaCredentials, waitFor } from '@gantry/stack';
 
 const env = (k: string, d: string) => process.env[k] || d;
 const cfg = {
@@ -32,6 +33,7 @@ const cfg = {
   redisUrl: env('REDIS_URL', 'redis://127.0.0.1:6379/10'),
 };
 const NODES_PER_VICTIM = 3;
+const TEST_BROKER_CREDENTIALS = join(__dirname, '..', '..', '..', '.cache', 'kafka', 'data-29092', 'credentials.json');
 const DEAD_MS = 40_000;
 const root = join(__dirname, '..', '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -50,13 +52,15 @@ async function main(): Promise<void> {
     root, logDir, basePort: cfg.basePort,
     env: { ...common, GANTRY_ADMIN_TOKEN: `bench-admin-${tag}` },
     serviceEnv: { 'node-agent': { GANTRY_SIM_NODES: String(cfg.steady), GANTRY_SIM_PREFIX: `${tag}-s`, GANTRY_AGENT_ID: `${tag}-s`, GANTRY_SIM_EXECUTOR: 'sleep' } },
+    // The broker's users: from npm test's environment, or the test broker's own file.
+    kafkaCredentials: kafkaCredentialsFromEnv() ?? (existsSync(TEST_BROKER_CREDENTIALS) ? readKafkaCredentials(TEST_BROKER_CREDENTIALS) : null),
   });
   const victims = Array.from({ length: cfg.victimAgents }, (_, i) => new ServiceProcess({
     name: `victim-${i}`, service: 'node-agent', port: cfg.basePort + 6 + i, root, logDir,
-    env: {
-      ...common, GANTRY_SIM_NODES: String(NODES_PER_VICTIM), GANTRY_SIM_PREFIX: `${tag}-v${i}`, GANTRY_AGENT_ID: `${tag}-v${i}`,
+    env: stack.envFor('node-agent', {
+      GANTRY_SIM_NODES: String(NODES_PER_VICTIM), GANTRY_SIM_PREFIX: `${tag}-v${i}`, GANTRY_AGENT_ID: `${tag}-v${i}`,
       GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_AGENT_WORKDIR: mkdtempSync(join(tmpdir(), 'gantry-bench-')),
-    },
+    }),
   }));
   const startedAt = new Date();
   try {

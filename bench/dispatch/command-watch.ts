@@ -4,8 +4,9 @@
  * producer's CreateTime, which kafkajs sets when the outbox relay sends the command, right after
  * reading it from the outbox. The bench's own reading delay therefore does not count.
  */
-import { Consumer, Kafka, logLevel } from 'kafkajs';
+import type { Consumer } from 'kafkajs';
 import { TOPICS } from '@gantry/contracts';
+import { KafkaSecurity, createKafka } from '@gantry/messaging';
 
 export interface JobDispatch {
   /** Lowest attempt seen: a re-sent or re-placed RUN never makes dispatch look later than it was. */
@@ -24,9 +25,9 @@ export class CommandWatch {
   private joined = false;
   private fetched = false;
 
-  constructor(brokers: string, groupId: string) {
-    const kafka = new Kafka({ clientId: 'bench-dispatch', brokers: [brokers], logLevel: logLevel.ERROR });
-    this.consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+  constructor(brokers: string, security: KafkaSecurity, groupId: string) {
+    const kafka = createKafka({ brokers: [brokers], clientId: 'bench-dispatch', security });
+    this.consumer = kafka.rawConsumer({ groupId, maxWaitTimeInMs: 100 });
     this.consumer.on(this.consumer.events.GROUP_JOIN, () => (this.joined = true));
     // The first fetch after joining resolves the group's starting offsets (latest: fromBeginning is false).
     this.consumer.on(this.consumer.events.FETCH, () => {

@@ -26,7 +26,7 @@ import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Client } from 'pg';
 import { TOPIC_PARTITIONS } from '@gantry/contracts';
-import { LocalKafkaBroker, Stack, flushRedisDb, recreateDatabase, waitFor } from '@gantry/stack';
+import { LocalKafkaBroker, Stack, flushRedisDb, kafkaSecurityFor, recreateDatabase, waitFor } from '@gantry/stack';
 import { BENCH_DATABASE, CpuSnapshot, conditions, cpuBetween, cpuSnapshot } from '../api/infra';
 import { runCreatePhase } from '../api/load';
 import { summarisePhase } from '../api/stats';
@@ -101,6 +101,7 @@ async function prepare(): Promise<Stack> {
       },
     },
     readyTimeoutMs: 300_000,
+    kafkaCredentials: kafka.credentials(),
   });
   stack = s;
   teardown.add('services', () => s.stop());
@@ -193,7 +194,7 @@ async function main(): Promise<void> {
   const token = String(minted.json!.token);
 
   // The watch joins before any load; a probe job proves it sees RUN commands end to end.
-  const watch = new CommandWatch(brokers, `bench-dispatch-${stamp}`);
+  const watch = new CommandWatch(brokers, kafkaSecurityFor(kafka.credentials()), `bench-dispatch-${stamp}`);
   teardown.add('command watch', () => watch.stop());
   await watch.start();
   await until('command watch joined and positioned', 60_000, async () => watch.positioned);

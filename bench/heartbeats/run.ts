@@ -3,8 +3,9 @@
  * ingestion, sentAt -> Redis lag, the ingester's CPU per beat, the summary endpoint's latency, and a
  * same-run `redis-benchmark -P 16` rate as the denominator of a machine-independent ratio.
  *
- * Needs a running broker (default 127.0.0.1:49092: `bash scripts/kafka/start.sh --port 49092`),
- * Postgres and Redis. Creates its database, migrates it and creates the topics itself.
+ * Starts its own broker on 49092 unless one runs there (scripts/kafka/start.sh: authenticated, with
+ * ACLs; every beat is signed by its node and verified by the ingester and the reconciler, ADR 0015),
+ * and needs Postgres and Redis. Creates its database, migrates it and creates the topics itself.
  *
  * Steps: 1. prepare database and topics; 2. redis-benchmark baseline on a quiet machine;
  * 3. start the services and the fleet; 4. warm up; 5. sample metrics, /proc and the summary
@@ -15,7 +16,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { Stack, numberFromEnv } from '@gantry/stack';
+import { LocalKafkaBroker, Stack, numberFromEnv } from '@gantry/stack';
 import { buckets, histogramQuantile, parsePrometheus, sum } from './prometheus-text';
 
 const env = (k: string, d: string) => process.env[k] || d;
@@ -25,7 +26,7 @@ const cfg = {
   durationS: numberFromEnv('BENCH_DURATION_S', 300),
   warmupS: numberFromEnv('BENCH_WARMUP_S', 30),
   basePort: numberFromEnv('BENCH_BASE_PORT', 18500),
-  kafka: env('KAFKA_BROKERS', '127.0.0.1:49092'),
+  kafkaPort: numberFromEnv('BENCH_KAFKA_PORT', 49092),
   databaseUrl: env('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/gantry_bench_hb'),
   redisUrl: env('REDIS_URL', 'redis://127.0.0.1:6379/6'),
   /** Empty the Redis db first (only for a db of the benchmark's own). */
@@ -101,11 +102,14 @@ function redisBenchmark(redisUrl: string): { set: number; get: number; raw: stri
 }
 
 async function main(): Promise<void> {
-  const runEnv = { ...process.env, KAFKA_BROKERS: cfg.kafka, DATABASE_URL: cfg.databaseUrl };
-  // 1. Database, migrations, topics (idempotent).
+  const broker = new LocalKafkaBroker(root, cfg.kafkaPort);
+  const brokerStarted = await broker.startIfAbsent();
+  const kafka = broker.brokers;
+  const runEnv = { ...process.env, KAFKA_BROKERS: kafka, DATABASE_URL: cfg.databaseUrl };
+  // 1. Database, migrations, topics and ACLs (idempotent).
   execFileSync(process.execPath, [join(root, 'dist/tools/infra/ensure-databases.js'), cfg.databaseUrl], { stdio: 'inherit', env: runEnv });
   execFileSync(process.execPath, [join(root, 'dist/libs/persistence/src/cli/migrate.js')], { stdio: 'inherit', env: runEnv });
-  execFileSync(process.execPath, [join(root, 'dist/tools/infra/create-topics.js')], { stdio: 'inherit', env: runEnv });
+  await broker.createTopics();
   const redis = new Redis(cfg.redisUrl);
   if (cfg.flushRedis) await redis.flushdb();
 
@@ -122,7 +126,7 @@ async function main(): Promise<void> {
     readyTimeoutMs: 180_000,
     env: {
       GANTRY_ADMIN_TOKEN: `bench-admin-${tag}`,
-      KAFKA_BROKERS: cfg.kafka,
+      KAFKA_BROKERS: kafka,
       DATABASE_URL: cfg.databaseUrl,
       REDIS_URL: cfg.redisUrl,
       GANTRY_HEARTBEAT_MS: String(cfg.heartbeatMs),
@@ -134,6 +138,7 @@ async function main(): Promise<void> {
     serviceEnv: {
       'node-agent': { GANTRY_SIM_NODES: String(cfg.nodes), GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_SIM_PREFIX: 'bench', GANTRY_AGENT_ID: tag },
     },
+    kafkaCredentials: broker.credentials(),
   });
   const t0 = Date.now();
   await stack.start();
@@ -148,7 +153,7 @@ async function main(): Promise<void> {
     // 5. Measure.
     const m0 = await scrape(ingester.url);
     const a0 = await scrape(agent.url);
-    const infra = infraPids(cfg.kafka);
+    const infra = infraPids(kafka);
     const sampleCpu = () => ({
       ingester: cpuSeconds(ingester.pid!), agent: cpuSeconds(agent.pid!), reconciler: cpuSeconds(reconciler.pid!),
       gateway: cpuSeconds(stack.get('api-gateway').pid!), scheduler: cpuSeconds(stack.get('scheduler').pid!),
@@ -180,7 +185,7 @@ async function main(): Promise<void> {
       }
       if (Date.now() - lastLagScrape > 2000) {
         lastLagScrape = Date.now();
-        const lag = (await scrape(ingester.url)).filter((x) => x.name === 'gantry_heartbeat_consumer_lag').reduce((a, x) => a + x.value, 0);
+        const lag = (await scrape(ingester.url)).filter((x) => x.name === 'gantry_consumer_lag' && x.labels.group === 'gantry-heartbeat-ingester').reduce((a, x) => a + x.value, 0);
         maxConsumerLag = Math.max(maxConsumerLag, lag);
       }
       await sleep(100);
@@ -197,7 +202,8 @@ async function main(): Promise<void> {
     const withTelemetry = sum(m1, 'gantry_heartbeats_with_telemetry_total') - sum(m0, 'gantry_heartbeats_with_telemetry_total');
     const r2 = (v: number) => Math.round(v * 100) / 100;
     const cores = (k: keyof typeof cpu0) => Math.round(((cpu1[k] - cpu0[k]) / seconds) * 100) / 100;
-    const stale = sum(m1, 'gantry_heartbeats_stale_total') - sum(m0, 'gantry_heartbeats_stale_total');
+    // Refused (a signature or the clock) or judged not newer (a replay, a redelivery, a lost race).
+    const stale = ['gantry_messages_rejected_total', 'gantry_heartbeats_repeated_total', 'gantry_heartbeats_raced_total'].reduce((n, k) => n + sum(m1, k) - sum(m0, k), 0);
     const sent = sum(a1, 'gantry_agent_heartbeats_sent_total') - sum(a0, 'gantry_agent_heartbeats_sent_total');
     const lagB0 = buckets(m0, 'gantry_heartbeat_ingest_lag_seconds');
     const lagB1 = buckets(m1, 'gantry_heartbeat_ingest_lag_seconds');
@@ -250,6 +256,7 @@ async function main(): Promise<void> {
   } finally {
     redis.disconnect();
     await stack.stop();
+    if (brokerStarted) await broker.stop();
   }
 }
 

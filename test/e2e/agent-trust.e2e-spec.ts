@@ -261,7 +261,8 @@ describe('commands', () => {
     const start = await reads();
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) {
-      const r = await admin.request('POST', '/v1/jobs', { name: 'spread', image: 'none', command: ['true'], env: { SIM_DURATION_MS: '10' }, labels: { suite: tag }, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 } });
+      // More memory than the hand-made nodes of the tests above have: only the agents' nodes fit.
+      const r = await admin.request('POST', '/v1/jobs', { name: 'spread', image: 'none', command: ['true'], env: { SIM_DURATION_MS: '10' }, labels: { suite: tag }, resources: { gpus: 0, cpuCores: 1, memoryMiB: 100_000 } });
       ids.push(r.body.id);
     }
     await waitFor('every job done', async () => {

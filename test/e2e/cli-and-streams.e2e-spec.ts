@@ -161,14 +161,17 @@ describe('the gantry CLI, as a process', () => {
   });
 
   it('submits from YAML, lists it, follows its events to the end, and prints JSON that parses', async () => {
+    // A queue of its own: the test database holds every suite's jobs, and a listing starts with the oldest.
+    const queue = `cli-${uniqueTag().slice(-10)}`;
+    await admin.createQueue(queue, 0);
     const file = join(configHome, 'job.yaml');
-    writeFileSync(file, ['name: from-yaml', 'image: none', 'command: [sh, -c, "sleep 1"]', `labels: {suite: "${tag}"}`, 'resources: {gpus: 0, cpuCores: 1, memoryMiB: 64}'].join('\n'));
+    writeFileSync(file, ['name: from-yaml', `queue: ${queue}`, 'image: none', 'command: [sh, -c, "sleep 1"]', `labels: {suite: "${tag}"}`, 'resources: {gpus: 0, cpuCores: 1, memoryMiB: 64}'].join('\n'));
     const submitted = await gantry(['submit', '-f', file]);
     expect(submitted).toMatchObject({ code: 0, stderr: '' });
     const id = submitted.stdout.trim();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
 
-    const listed = await gantry(['ls', '-o', 'json']);
+    const listed = await gantry(['ls', '--queue', queue, '-o', 'json']);
     expect(listed.code).toBe(0);
     expect((JSON.parse(listed.stdout) as Array<{ id: string; name: string }>).find((j) => j.id === id)).toMatchObject({ name: 'from-yaml' });
     const table = await gantry(['ls'], { COLUMNS: '80' });
@@ -207,7 +210,8 @@ describe('the gantry CLI, as a process', () => {
     expect(JSON.parse((await gantry(['nodes', 'describe', node, '-o', 'json'])).stdout)).toMatchObject({ id: node, cordoned: true, events: expect.arrayContaining([expect.objectContaining({ type: 'CORDONED' })]) });
     expect((await gantry(['nodes', 'uncordon', node])).code).toBe(0);
     expect((await admin.getNode(node)).cordoned).toBe(false);
-    const listed = JSON.parse((await gantry(['nodes', '-o', 'json'])).stdout) as Array<{ id: string }>;
+    // Healthy: heard by this stack (the test database holds every suite's nodes, unheard here).
+    const listed = JSON.parse((await gantry(['nodes', '--health', 'HEALTHY', '-o', 'json'])).stdout) as Array<{ id: string }>;
     expect(listed.map((n) => n.id)).toContain(node);
     expect(JSON.parse((await gantry(['top', '-o', 'json'])).stdout)).toHaveProperty('jobsByState');
   });

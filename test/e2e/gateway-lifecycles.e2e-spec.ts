@@ -1,9 +1,7 @@
-import { Kafka, logLevel } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { TOPICS } from '@gantry/contracts';
 import { waitFor } from '@gantry/stack';
-import { openDataSource, testEnv, uniqueTag } from '@gantry/testing';
+import { HandAgent, openDataSource, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
 import { E2EStack, startE2EStack } from './stack-fixture';
 
@@ -17,8 +15,7 @@ let e2e: E2EStack;
 let ds: DataSource;
 let gateways: string[];
 let admin: GatewayClient;
-const kafka = new Kafka({ clientId: 'gateway-lifecycles-e2e', brokers: testEnv.kafkaBrokers, logLevel: logLevel.NOTHING });
-const producer = kafka.producer({ allowAutoTopicCreation: false });
+let hand: HandAgent;
 
 const RETENTION_MS = 4000;
 
@@ -34,10 +31,10 @@ beforeAll(async () => {
   gateways = e2e.stack.all('api-gateway').map((g) => g.url);
   admin = new GatewayClient(gateways[0], e2e.adminToken);
   ds = await openDataSource();
-  await producer.connect();
+  hand = new HandAgent(gateways[0], e2e.adminToken);
 });
 afterAll(async () => {
-  await producer.disconnect();
+  await hand?.close();
   await ds?.destroy();
   await e2e?.stack.stop();
 });
@@ -174,7 +171,11 @@ describe('nodes', () => {
     gpus: [{ index: 0, model: 'RETIRED-GPU', memoryMiB: 1024, memoryUsedMiB: 0, utilization: 0.5, healthy: true }],
     cpu: { cores: 4, utilization: 0.5 }, memory: { totalMiB: 4096, usedMiB: 1 }, running: [],
   });
-  const send = (b: object & { nodeId: string }) => producer.send({ topic: TOPICS.heartbeats, messages: [{ key: b.nodeId, value: JSON.stringify(b) }] });
+  // Enrolled and signed, as an agent's beat is (contract 4.1).
+  const send = async (b: object & { nodeId: string }) => {
+    if (!hand.credentials.has(b.nodeId)) await hand.enroll(b.nodeId);
+    await hand.sendBeats([hand.message(b.nodeId, b)]);
+  };
   const retiredGpus = async () => (await admin.request('GET', '/v1/cluster/summary')).body.gpus.find((g: any) => g.model === 'RETIRED-GPU')?.nodes ?? 0;
 
   it('removes a node that holds no live attempt: it counts nowhere, and registers anew when it beats again', async () => {

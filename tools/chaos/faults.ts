@@ -1,4 +1,5 @@
-import { LocalKafkaBroker, ServiceName, ServiceProcess, flushRedisDb, waitFor } from '@gantry/stack';
+import { LocalKafkaBroker, ServiceName, ServiceProcess, flushRedisDb, kafkaSecurityFor, waitFor } from '@gantry/stack';
+import { sendPoison } from './poison';
 
 /** What an injection did, for the record (durations in ms). */
 export interface InjectionDetail {
@@ -10,13 +11,15 @@ export interface InjectionDetail {
   forced?: boolean;
   /** The broker's start script, until it accepted connections. */
   startMs?: number;
+  /** Poison: messages sent per topic. */
+  poisoned?: Record<string, number>;
 }
 
 export interface Fault {
   /** Unique, used by CHAOS_FAULTS. */
   name: string;
   target: string;
-  kind: 'kill -9' | 'SIGTERM restart' | 'broker restart' | 'Redis flush';
+  kind: 'kill -9' | 'SIGTERM restart' | 'broker restart' | 'Redis flush' | 'poison';
   /** Does the damage and starts the replacement, without waiting for it to be ready. */
   inject(): Promise<InjectionDetail>;
 }
@@ -89,13 +92,40 @@ function redisFlush(redisUrl: string): Fault {
   };
 }
 
-/** Every fault, in the order a run injects them: the crashes first, then the infrastructure, then the clean restarts. */
-export function allFaults(services: (name: ServiceName) => ServiceProcess, broker: LocalKafkaBroker, redisUrl: string): Fault[] {
+/** Forged, malformed and oversized messages on every topic (poison.ts), while the load runs. */
+function poison(broker: LocalKafkaBroker, gatewayUrl: string, adminToken: string, databaseUrl: string): Fault {
+  return {
+    name: 'poison-every-topic',
+    target: 'every topic',
+    kind: 'poison',
+    async inject() {
+      const credentials = broker.credentials();
+      return {
+        poisoned: await sendPoison({
+          brokers: broker.brokers, admin: kafkaSecurityFor(credentials, 'admin'), agent: kafkaSecurityFor(credentials, 'agent'), gatewayUrl, adminToken, databaseUrl,
+        }),
+      };
+    },
+  };
+}
+
+export interface FaultTargets {
+  services: (name: ServiceName) => ServiceProcess;
+  broker: LocalKafkaBroker;
+  redisUrl: string;
+  gatewayUrl: string;
+  adminToken: string;
+  databaseUrl: string;
+}
+
+/** Every fault, in the order a run injects them: the crashes first, then the infrastructure, then poison, then the clean restarts. */
+export function allFaults(t: FaultTargets): Fault[] {
   const order: ServiceName[] = ['api-gateway', 'scheduler', 'heartbeat-ingester', 'reconciler', 'node-agent'];
   return [
-    ...order.map((s) => killAndRestart(services(s))),
-    brokerRestart(broker),
-    redisFlush(redisUrl),
-    ...order.map((s) => gracefulRestart(services(s))),
+    ...order.map((s) => killAndRestart(t.services(s))),
+    brokerRestart(t.broker),
+    redisFlush(t.redisUrl),
+    poison(t.broker, t.gatewayUrl, t.adminToken, t.databaseUrl),
+    ...order.map((s) => gracefulRestart(t.services(s))),
   ];
 }

@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { JobState, decideTransition, isTerminal } from '@gantry/domain';
 import { withDb } from '@gantry/stack';
 import { SubmitRecord } from './load-generator';
+import { FORGED_EXIT_CODE, FORGED_NODE_PREFIX, FORGED_REASON } from './poison';
 
 /** One invariant checked against the database once the stack has drained. */
 export interface InvariantResult {
@@ -144,11 +145,22 @@ async function accounting(c: Client): Promise<InvariantResult> {
     `${n[0].n} nodes, ${n[0].live} live ranks; GPUs, cores and memory compared`);
 }
 
+/** 5. Nothing the poison fault forged was applied: no job ended with its exit code or reason, no forged node was registered. */
+async function noForgeryApplied(c: Client): Promise<InvariantResult> {
+  const { rows: jobs } = await c.query<{ id: string }>(
+    `SELECT DISTINCT j.id FROM jobs j LEFT JOIN job_events e ON e.job_id = j.id
+     WHERE j.exit_code = $1 OR j.reason = $2 OR e.reason LIKE '%' || $2 || '%'`, [FORGED_EXIT_CODE, FORGED_REASON],
+  );
+  const { rows: nodes } = await c.query<{ id: string }>(`SELECT id FROM nodes WHERE id LIKE $1`, [`${FORGED_NODE_PREFIX}%`]);
+  return result('no forged message applied', [...jobs.map((j) => `job ${j.id}`), ...nodes.map((n) => `node ${n.id}`)], 'forged reports, commands and beats (the poison fault) changed no job and registered no node');
+}
+
 export async function checkInvariants(databaseUrl: string, records: SubmitRecord[], owner: string): Promise<InvariantResult[]> {
   return withDb(databaseUrl, async (c) => [
     ...(await acceptedJobsExistOnce(c, records, owner)),
     ...(await statesAndHistories(c)),
     ...(await placements(c)),
     await accounting(c),
+    await noForgeryApplied(c),
   ]);
 }

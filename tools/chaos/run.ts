@@ -258,7 +258,7 @@ async function main(): Promise<number> {
   say(`load: ${config.ratePerS} jobs/s; warm-up ${config.warmupS} s`);
   await pause(config.warmupS * 1000);
 
-  const faults = allFaults((n) => s.get(n), broker, config.redisUrl).filter((f) => config.only.length === 0 || config.only.includes(f.name));
+  const faults = allFaults({ services: (n) => s.get(n), broker, redisUrl: config.redisUrl, gatewayUrl, adminToken, databaseUrl: config.databaseUrl }).filter((f) => config.only.length === 0 || config.only.includes(f.name));
   const results: FaultResult[] = [];
   const agentStops: number[] = [];
   for (const fault of faults) {

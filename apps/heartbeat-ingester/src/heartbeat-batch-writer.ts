@@ -65,14 +65,41 @@ export class HeartbeatBatchWriter {
   async write(beats: ReceivedBeat[], receivedAt = Date.now()): Promise<BeatBatchResult> {
     batchSize.observe(beats.length);
     const timer = writeSeconds.startTimer();
-    // 1. The cursor of every node in the batch (memory, else Redis).
-    const from = await this.cursorsOf([...new Set(beats.map((b) => b.value.nodeId))]);
-    // 2. Judge each beat in receive order: the newest per node is written, its newest telemetry
+    // The cursor of every node in the batch (memory, else Redis). A node another writer moved on
+    // meanwhile (a rebalance), or whose live state was removed (DELETE /v1/nodes/{id}), loses the
+    // compare-and-set: its beats are judged once more, against what Redis holds now.
+    let pending = beats;
+    let from = await this.cursorsOf([...new Set(beats.map((b) => b.value.nodeId))]);
+    const replayed: BeatBatchResult['replayed'] = [];
+    const registered = new Set<string>();
+    for (let round = 0; ; round++) {
+      // A second round does not write again the topology the first wrote: the node may have been
+      // removed in between, and one beat must not register it twice.
+      const outcome = await this.judgeAndWrite(pending, from, receivedAt, registered);
+      replayed.push(...outcome.replayed.filter((r) => !outcome.lost.has(r.beat.value.nodeId)));
+      if (outcome.lost.size === 0 || round === 1) {
+        replayed.push(...outcome.replayed.filter((r) => outcome.lost.has(r.beat.value.nodeId)));
+        beatsRaced.inc(outcome.lost.size);
+        break;
+      }
+      pending = pending.filter((b) => outcome.lost.has(b.value.nodeId));
+      from = await this.live.beatCursors([...outcome.lost]);
+    }
+    timer();
+    return { replayed };
+  }
+
+  /** Judges beats against `from` and writes each node's newest; returns the replays and the nodes whose write lost its compare-and-set. */
+  private async judgeAndWrite(
+    beats: ReceivedBeat[], from: Map<string, BeatCursor>, receivedAt: number, registered: Set<string>,
+  ): Promise<{ replayed: BeatBatchResult['replayed']; lost: Set<string> }> {
+    // 1. Judge each beat in receive order: the newest per node is written, its newest telemetry
     //    kept (a liveness beat after a telemetry beat must not drop that telemetry, ADR 0010).
     const cursor = new Map(from);
     const newest = new Map<string, ReceivedBeat>();
     const telemetry = new Map<string, TelemetryBeat>();
     const result: BeatBatchResult = { replayed: [] };
+    const lost = new Set<string>();
     for (const b of beats) {
       const verdict = judgeBeat(cursor.get(b.value.nodeId) ?? null, b.value, b.offset);
       if (verdict.kind === 'repeat') beatsRepeated.inc();
@@ -82,18 +109,21 @@ export class HeartbeatBatchWriter {
       newest.set(b.value.nodeId, b);
       if (hasTelemetry(b.value)) telemetry.set(b.value.nodeId, b.value);
     }
-    // 3. Topology first: a node must exist in Postgres before it can be placed on. Only a beat with
+    // 2. Topology first: a node must exist in Postgres before it can be placed on. Only a beat with
     //    telemetry says what the node has, so a node is registered by its first such beat.
     const changed: NodeTopology[] = [];
     for (const b of telemetry.values()) {
       const t = topologyOf(b);
-      if (this.knownTopology.get(t.id) !== topologySignature(t)) changed.push(t);
+      if (this.knownTopology.get(t.id) !== topologySignature(t) && !registered.has(t.id)) changed.push(t);
     }
     if (changed.length > 0) {
       topologyWrites.inc(await upsertNodeTopology(autocommit(this.ds), changed, new Date(receivedAt)));
-      for (const t of changed) this.knownTopology.set(t.id, topologySignature(t));
+      for (const t of changed) {
+        this.knownTopology.set(t.id, topologySignature(t));
+        registered.add(t.id);
+      }
     }
-    // 4. Live state, liveness and the node's share of the cluster sums, one pipeline, each node
+    // 3. Live state, liveness and the node's share of the cluster sums, one pipeline, each node
     //    only if its stored cursor is still the one judged against. Telemetry is kept as the
     //    latest value only (overwritten, never durable): see ADR 0006 and 0010.
     const writes = [...newest.values()];
@@ -110,7 +140,7 @@ export class HeartbeatBatchWriter {
         };
       }),
     );
-    // 5. Redis held nothing for these nodes (new, expired, removed by DELETE /v1/nodes/{id}, or Redis
+    // 4. Redis held nothing for these nodes (new, expired, removed by DELETE /v1/nodes/{id}, or Redis
     //    restarted), so the cache may be wrong about Postgres: their topology is written again now if
     //    this batch has it, else with their next beat that does. That registers a removed node anew
     //    and rewrites nothing for a node that is still there.
@@ -119,7 +149,7 @@ export class HeartbeatBatchWriter {
     for (const id of firstSeen) {
       this.knownTopology.delete(id);
       const t = telemetry.get(id);
-      if (t && !writtenNow.has(id)) recheck.push(topologyOf(t));
+      if (t && !writtenNow.has(id) && !registered.has(id)) recheck.push(topologyOf(t));
     }
     if (recheck.length > 0) {
       topologyWrites.inc(await upsertNodeTopology(autocommit(this.ds), recheck, new Date(receivedAt)));
@@ -131,16 +161,15 @@ export class HeartbeatBatchWriter {
         this.remember(b.value.nodeId, cursor.get(b.value.nodeId)!);
         ingestLag.observe(Math.max(0, now - b.timestamp) / 1000);
       } else {
-        // Another replica moved this node on (a rebalance): read its cursor again next time.
         this.cursors.delete(b.value.nodeId);
-        beatsRaced.inc();
+        lost.add(b.value.nodeId);
       }
     });
     beatsIngested.inc(written.filter(Boolean).length);
     telemetryBeats.inc(telemetry.size);
-    timer();
-    return result;
+    return { replayed: result.replayed, lost };
   }
+
 
   /** Forgets the cursors of nodes whose partitions this replica no longer reads (their next reader moves them on). */
   forgetCursors(): void {

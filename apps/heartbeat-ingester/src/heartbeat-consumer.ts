@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HeartbeatMessage, parseHeartbeat, TOPICS } from '@gantry/contracts';
 import { TerminalFailure } from '@gantry/messaging';
-import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, learnOfSigners } from '@gantry/runtime';
+import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, reauthenticateNodeMessages } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 import { HeartbeatBatchWriter } from './heartbeat-batch-writer';
 
@@ -19,7 +19,7 @@ export class HeartbeatConsumer {
       groupId: 'gantry-heartbeat-ingester',
       topic: TOPICS.heartbeats,
       fromBeginning: false, // an old beat says nothing about liveness now
-      beforeAuthenticate: learnOfSigners(directory),
+      reauthenticate: reauthenticateNodeMessages(directory),
       authenticate: authenticateNodeMessage(directory),
       parse: parseHeartbeat,
       admit: admitNodeMessage<HeartbeatMessage>((b) => b.nodeId, (b) => b.sentAt, config.GANTRY_CLOCK_SKEW_MS),

@@ -82,17 +82,20 @@ describe('HeartbeatBatchWriter', () => {
     expect((await live.livePayload(id))!.bootId).toBe('new');
   });
 
-  it('a second writer judging from the same cursor cannot also move the node on (compare-and-set)', async () => {
+  it('a writer whose cursor is stale cannot move a node on past what another wrote: it judges again against Redis', async () => {
     const id = uniqueTag('n');
     await writer.write(received(beat(id, { seq: 1 })));
     const other = new HeartbeatBatchWriter(redis, ds, Object.assign(new IngesterEnv(), { GANTRY_NODE_DEAD_MS: 40_000 }));
-    // Both read the cursor (seq 1) and judge their beat newer; the first write wins, the second is left out.
-    await other.write(received(beat(id, { seq: 2, cpu: { cores: 96, utilization: 0.2 } })));
-    await writer.write(received(beat(id, { seq: 3, cpu: { cores: 96, utilization: 0.3 } })));
-    expect(JSON.parse((await live.livePayload(id))!.telemetry).cpu.utilization).toBe(0.2);
-    // The loser forgot its cursor: its next beat is judged against what is stored, and written.
-    await writer.write(received(beat(id, { seq: 4, cpu: { cores: 96, utilization: 0.4 } })));
-    expect(JSON.parse((await live.livePayload(id))!.telemetry).cpu.utilization).toBe(0.4);
+    // The other writer (a rebalance) takes the node to seq 5; this one still remembers seq 1.
+    await other.write(received(beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.5 } })));
+    // Judged against its memory, seq 3 looks newer; its write loses the compare-and-set, and judged
+    // again against what Redis holds, it is a replay.
+    const { replayed } = await writer.write(received(beat(id, { seq: 3, cpu: { cores: 96, utilization: 0.3 } })));
+    expect(replayed.map((r) => r.beat.value.seq)).toEqual([3]);
+    expect(JSON.parse((await live.livePayload(id))!.telemetry).cpu.utilization).toBe(0.5);
+    // Its next beat is judged against what is stored, and written.
+    await writer.write(received(beat(id, { seq: 6, cpu: { cores: 96, utilization: 0.6 } })));
+    expect(JSON.parse((await live.livePayload(id))!.telemetry).cpu.utilization).toBe(0.6);
   });
 
   it('writes a capacity change to Postgres, and an unchanged beat does not rewrite the row', async () => {

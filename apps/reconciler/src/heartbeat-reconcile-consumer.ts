@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HeartbeatMessage, TOPICS, parseHeartbeat } from '@gantry/contracts';
-import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, learnOfSigners } from '@gantry/runtime';
+import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, reauthenticateNodeMessages } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
 import { NodeReconciler } from './node-reconciler';
 
@@ -17,7 +17,7 @@ export class HeartbeatReconcileConsumer {
       groupId: 'gantry-reconciler-heartbeats',
       topic: TOPICS.heartbeats,
       fromBeginning: false,
-      beforeAuthenticate: learnOfSigners(directory),
+      reauthenticate: reauthenticateNodeMessages(directory),
       authenticate: authenticateNodeMessage(directory),
       parse: parseHeartbeat,
       admit: admitNodeMessage<HeartbeatMessage>((b) => b.nodeId, (b) => b.sentAt, config.GANTRY_CLOCK_SKEW_MS),

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JobReportMessage, TOPICS, parseJobReport } from '@gantry/contracts';
 import { TerminalFailure } from '@gantry/messaging';
-import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, learnOfSigners } from '@gantry/runtime';
+import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, reauthenticateNodeMessages } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
 import { JobReportApplier } from './job-report-applier';
 
@@ -17,7 +17,7 @@ export class JobReportConsumer {
       groupId: 'gantry-reconciler',
       topic: TOPICS.jobReports,
       fromBeginning: true, // every report ever accepted is applied; none is lost before the first start
-      beforeAuthenticate: learnOfSigners(directory),
+      reauthenticate: reauthenticateNodeMessages(directory),
       authenticate: authenticateNodeMessage(directory),
       parse: parseJobReport,
       admit: admitNodeMessage<JobReportMessage>((r) => r.nodeId, (r) => r.at, config.GANTRY_CLOCK_SKEW_MS),

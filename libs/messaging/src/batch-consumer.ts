@@ -34,6 +34,8 @@ export interface RawMessage {
 export interface Rejection {
   reason: string;
   detail?: string;
+  /** Worth one more look after `reauthenticate` (the sender may have been enrolled or rotated a moment ago). */
+  retryable?: boolean;
 }
 
 /** A message the handler will never process: dead-lettered with the error, or counted as rejected. */
@@ -59,8 +61,12 @@ export interface BatchConsumerOptions<T> {
   relevant?: (m: RawMessage) => boolean;
   /** Before parsing: is the sender who it says it is? A rejection parks the message (never retried). */
   authenticate?: (m: RawMessage) => Rejection | null;
-  /** Runs before a run of messages is authenticated, e.g. to learn of senders enrolled a moment ago. */
-  beforeAuthenticate?: (messages: RawMessage[]) => Promise<void>;
+  /**
+   * Called with the messages of a run whose authentication failed retryably (a sender enrolled,
+   * rotated or revoked a moment ago?); once it resolves, those are authenticated once more before
+   * they are refused.
+   */
+  reauthenticate?: (messages: RawMessage[]) => Promise<void>;
   /** After parsing: may this sender say this, now? (its node id in the body, its clock). */
   admit?: (item: ConsumedMessage<T>) => Rejection | null;
   /**
@@ -238,8 +244,9 @@ export class BatchConsumer<T> {
       const messages = batch.messages.slice(start, start + step);
       const raws = messages.map((m): RawMessage => ({ key: m.key?.toString('utf8') ?? null, value: m.value, headers: decodeHeaders(m.headers), partition: batch.partition, offset: m.offset, timestamp: Number(m.timestamp) }));
       const relevant = o.relevant ? raws.filter((r) => o.relevant!(r)) : raws;
-      if (o.beforeAuthenticate && relevant.length > 0) await o.beforeAuthenticate(relevant);
-      const { admitted, parked } = this.admit(batch.topic, relevant);
+      const screened = await this.admit(batch.topic, relevant, live);
+      if (!screened) return; // stopping or rebalanced while the authenticator was unreachable
+      const { admitted, parked } = screened;
       const outcome = admitted.length > 0 ? await this.handle(admitted, { live, heartbeat }) : { failures: [] };
       if (!outcome) return; // uncommitted: redelivered to whoever owns the partition next
       parked.push(...outcome.failures.map((f) => this.letterFor(batch.topic, f)));
@@ -257,29 +264,55 @@ export class BatchConsumer<T> {
   }
 
   /** Authenticates, parses and admits each message; what fails any of the three is parked. */
-  private admit(topic: string, messages: RawMessage[]): { admitted: ConsumedMessage<T>[]; parked: DeadLetter[] } {
+  private async admit(topic: string, messages: RawMessage[], live: () => boolean): Promise<{ admitted: ConsumedMessage<T>[]; parked: DeadLetter[] } | null> {
     const o = this.opts;
     const admitted: ConsumedMessage<T>[] = [];
     const parked: DeadLetter[] = [];
-    for (const raw of messages) {
-      const { key, headers, partition, timestamp } = raw;
-      const refuse = (reason: string) => parked.push({ sourceTopic: topic, partition, offset: raw.offset, key, value: raw.value, reason });
+    const refuse = (raw: RawMessage, reason: string) => parked.push({ sourceTopic: topic, partition: raw.partition, offset: raw.offset, key: raw.key, value: raw.value, reason });
+    const passed: RawMessage[] = [];
+    let doubtful: RawMessage[] = [];
+    const authenticate = (raw: RawMessage, last: boolean) => {
       const auth = o.authenticate?.(raw) ?? null;
-      if (auth) {
+      if (!auth) passed.push(raw);
+      else if (auth.retryable && !last) doubtful.push(raw);
+      else {
         this.countRejection(topic, auth.reason);
-        refuse(`rejected: ${auth.reason}${auth.detail ? `: ${auth.detail}` : ''}`);
-        continue;
+        refuse(raw, `rejected: ${auth.reason}${auth.detail ? `: ${auth.detail}` : ''}`);
       }
+    };
+    for (const raw of messages) authenticate(raw, !o.reauthenticate);
+    if (doubtful.length > 0) {
+      // One more look once the authenticator has learned what changed; then the order of the
+      // partition again, for a message that passed on the second look.
+      const again = doubtful;
+      doubtful = [];
+      // The authenticator's store may be away (the database): wait for it rather than refuse
+      // messages that may be genuine.
+      for (let attempt = 0; ; attempt++) {
+        if (!live()) return null;
+        try {
+          await o.reauthenticate!(again);
+          break;
+        } catch (err) {
+          o.logger.warn({ err, topic, attempt }, 'could not check what changed for messages that failed to verify; retrying');
+          await sleep(Math.min(5_000, 100 * 2 ** attempt));
+        }
+      }
+      for (const raw of again) authenticate(raw, true);
+      passed.sort((x, y) => (BigInt(x.offset) < BigInt(y.offset) ? -1 : 1));
+    }
+    for (const raw of passed) {
+      const { key, headers, partition, timestamp } = raw;
       const parsed = o.parse(raw.value);
       if (!parsed.ok) {
-        refuse(parsed.reason);
+        refuse(raw, parsed.reason);
         continue;
       }
       const item: ConsumedMessage<T> = { value: parsed.value, key, headers, partition, offset: raw.offset, timestamp };
       const verdict = o.admit?.(item) ?? null;
       if (verdict) {
         this.countRejection(topic, verdict.reason);
-        refuse(`rejected: ${verdict.reason}${verdict.detail ? `: ${verdict.detail}` : ''}`);
+        refuse(raw, `rejected: ${verdict.reason}${verdict.detail ? `: ${verdict.detail}` : ''}`);
         continue;
       }
       admitted.push(item);

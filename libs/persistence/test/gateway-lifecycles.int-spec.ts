@@ -71,7 +71,7 @@ describe('NodeLiveStore.forget', () => {
     expect(await sums.totals()).toEqual({ nodes: 1, gpus: 2, gpuUtilMilli: 1000, cpuUtilMilli: 500 });
     expect([...(await live.allLastSeen()).keys()]).toEqual(['n2']);
     expect(await live.forget('n1')).toBe(false);
-    expect(await live.recordBeats([{ ...beat('n1'), seq: at + 1 }, { ...beat('n2'), seq: at + 1 }])).toEqual({ written: 2, firstSeen: ['n1'] });
+    expect(await live.recordBeats([{ ...beat('n1'), seq: at + 1 }, { ...beat('n2'), seq: at + 1 }])).toEqual({ written: [true, true], firstSeen: ['n1'] });
     db.disconnect();
   });
 });

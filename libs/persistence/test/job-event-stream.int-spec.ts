@@ -19,10 +19,15 @@ async function connection(): Promise<PoolClient> {
   return (ds.driver as PostgresDriver).master.connect();
 }
 
+/**
+ * A job the tests write events for by hand: ended already, and with its event seqs far ahead, so
+ * that no scheduler of a later suite (the test database is shared) tries to place it and collides
+ * with these events.
+ */
 async function insertJob(id: string): Promise<void> {
   await autocommit(ds).rows(
-    `INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib, nodes, max_retries, state, created_at, updated_at, last_event_seq)
-     VALUES ($1, 'stream-test', 'default', 'n', 'i', '["true"]', '{}', '{}', 0, NULL, 1, 64, 1, 0, 'QUEUED', now(), now(), 1)`,
+    `INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib, nodes, max_retries, state, created_at, updated_at, finished_at, last_event_seq)
+     VALUES ($1, 'stream-test', 'default', 'n', 'i', '["true"]', '{}', '{}', 0, NULL, 1, 64, 1, 0, 'CANCELLED', now(), now(), now(), 1000)`,
     [id],
   );
 }

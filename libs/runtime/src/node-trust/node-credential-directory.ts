@@ -62,25 +62,26 @@ export class NodeCredentialDirectory {
   }
 
   /**
-   * Reads what changed, now, if any of these nodes is unknown here (enrolled a moment ago: an agent
-   * beats right after its enrollment). The read starts after the call, so an enrollment committed
-   * before it is seen; callers at the same time share it; and a new one starts at most every
-   * `missRefreshMs`, so a flood from nodes never enrolled costs a few reads a second, not one each.
+   * Reads what changed, now: a message failed to verify, perhaps because its node was enrolled,
+   * enrolled again (rotated) or revoked since the last read. The read starts after the call, so a
+   * change committed before it is seen; callers at the same time share it; and a new one starts at
+   * most every `missRefreshMs` (later callers wait for it), so a flood of forgeries costs a few reads
+   * a second, not one each.
    */
-  async learnOf(nodeIds: string[]): Promise<void> {
-    const unknown = () => nodeIds.some((id) => !this.entries.has(id));
-    if (!unknown()) return;
-    if (this.missRefresh) {
+  async refreshSoon(): Promise<void> {
+    const asked = Date.now();
+    // Until a read that started after the ask has finished (one in flight may have started before).
+    while (this.lastMissRefreshAt < asked) {
+      this.missRefresh ??= (async () => {
+        // Not sooner than missRefreshMs after the last one: wait out the rest of it.
+        const wait = this.lastMissRefreshAt + this.missRefreshMs - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        await this.refreshing;
+        this.lastMissRefreshAt = Date.now();
+        await this.refresh();
+      })().finally(() => (this.missRefresh = null));
       await this.missRefresh;
-      if (!unknown()) return;
     }
-    if (Date.now() - this.lastMissRefreshAt < this.missRefreshMs) return;
-    this.lastMissRefreshAt = Date.now();
-    this.missRefresh = (async () => {
-      await this.refreshing; // one that started before this call may have missed the enrollment
-      await this.refresh();
-    })().finally(() => (this.missRefresh = null));
-    await this.missRefresh;
   }
 
   get size(): number {

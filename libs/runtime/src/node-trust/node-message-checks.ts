@@ -12,16 +12,18 @@ export function authenticateNodeMessage(directory: NodeCredentialDirectory): (m:
     const nodeId = m.headers[NODE_ID_HEADER];
     if (signature === undefined || nodeId === undefined) return { reason: 'unsigned' };
     if (m.key !== nodeId) return { reason: 'node-mismatch', detail: `key ${JSON.stringify(m.key)} is not the signing node ${JSON.stringify(nodeId)}` };
+    // Refusals that a moment-old change could explain are retryable: the consumer asks the
+    // directory to read what changed (reauthenticateNodeMessages) and looks once more.
     const found = directory.keyOf(nodeId);
-    if ('refused' in found) return { reason: found.refused, detail: `node ${JSON.stringify(nodeId.slice(0, 253))}` };
-    if (m.value === null || !nodeSignatureMatches(m.value, signature, found.key)) return { reason: 'bad-signature', detail: `node ${nodeId}` };
+    if ('refused' in found) return { reason: found.refused, detail: `node ${JSON.stringify(nodeId.slice(0, 253))}`, retryable: true };
+    if (m.value === null || !nodeSignatureMatches(m.value, signature, found.key)) return { reason: 'bad-signature', detail: `node ${nodeId}`, retryable: true };
     return null;
   };
 }
 
-/** Before authenticating a run of messages: learn of nodes enrolled since the last refresh. */
-export function learnOfSigners(directory: NodeCredentialDirectory): (messages: RawMessage[]) => Promise<void> {
-  return (messages) => directory.learnOf(messages.map((m) => m.headers[NODE_ID_HEADER]).filter((id): id is string => id !== undefined));
+/** When messages failed to verify: read the enrollments that changed, so they can be looked at once more. */
+export function reauthenticateNodeMessages(directory: NodeCredentialDirectory): () => Promise<void> {
+  return () => directory.refreshSoon();
 }
 
 /**
