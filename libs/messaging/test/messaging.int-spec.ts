@@ -55,30 +55,33 @@ async function collect(topic: string, until: (msgs: Array<{ key: string | null; 
 
 describe('OutboxRelay', () => {
   it('publishes committed rows with their headers, deletes them, and never publishes rolled-back ones', async () => {
-    const jobId = uniqueTag('job');
-    const rolledBack = uniqueTag('never');
+    // A topic of its own with one partition: its messages arrive in the order the relay sent them,
+    // which is the rows' order, so once the row committed after the rollback has arrived, a
+    // rolled-back row that had been written anyway would have arrived before it.
+    const topic = uniqueTag('outbox-test');
+    await ensureTopics(kafka, { [topic]: 1 });
+    const [committed, rolledBack, after] = [uniqueTag('job'), uniqueTag('never'), uniqueTag('after')];
+    const row = (key: string, headers?: Record<string, string>) => ({ topic, key, value: { type: 'JOB_CREATED', jobId: key, at: 1 }, headers });
     const relay = new OutboxRelay({ dataSource: ds, producer, logger: silentLogger(), pollIntervalMs: 200 });
     await relay.start();
     try {
-      await inTransaction(ds, (sql) =>
-        enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: jobId, value: { type: 'JOB_CREATED', jobId, at: 1 }, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } }]),
-      );
+      await inTransaction(ds, (sql) => enqueueOutbox(sql, [row(committed, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })]));
       await expect(
         inTransaction(ds, async (sql) => {
-          await enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: rolledBack, value: { type: 'JOB_CREATED', jobId: rolledBack, at: 1 } }]);
+          await enqueueOutbox(sql, [row(rolledBack)]);
           throw new Error('abort');
         }),
       ).rejects.toThrow('abort');
-      const seen = await collect(TOPICS.jobLifecycle, (m) => m.some((x) => x.key === jobId));
-      const mine = seen.find((x) => x.key === jobId)!;
-      expect(JSON.parse(mine.value)).toEqual({ type: 'JOB_CREATED', jobId, at: 1 });
-      expect(mine.headers.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
-      expect(seen.some((x) => x.key === rolledBack)).toBe(false);
-      await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE key = $1`, [jobId]))[0].n === 0, { timeoutMs: 10_000 });
+      await inTransaction(ds, (sql) => enqueueOutbox(sql, [row(after)]));
+
+      const seen = await collect(topic, (m) => m.some((x) => x.key === after));
+      expect(seen.map((x) => x.key)).toEqual([committed, after]);
+      expect(JSON.parse(seen[0].value)).toEqual({ type: 'JOB_CREATED', jobId: committed, at: 1 });
+      expect(seen[0].headers.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+      await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = $1`, [topic]))[0].n === 0, { timeoutMs: 10_000 });
     } finally {
       await relay.stop();
     }
-    // collect() reads the whole topic from the start: a long-lived test broker holds many runs' messages.
   }, 40_000);
 });
 

@@ -3,3 +3,4 @@ export * from './test-resources';
 export * from './clients';
 export * from './builders/job.builder';
 export * from './builders/node.builder';
+export * from './builders/placement.builder';
