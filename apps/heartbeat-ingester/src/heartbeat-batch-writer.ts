@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
 import { HeartbeatMessage, hasTelemetry, newestBeatPerNode } from '@gantry/contracts';
 import { utilisationContribution } from '@gantry/domain';
-import { NodeLiveStore, NodeTopology, autocommit, upsertNodeTopology } from '@gantry/persistence';
+import { NodeLiveStore, NodeTopology, nodeLiveStoreFor, autocommit, upsertNodeTopology } from '@gantry/persistence';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 import { topologyOf, topologySignature } from './node-topology';
@@ -37,7 +37,7 @@ export class HeartbeatBatchWriter {
     @Inject(CONFIG) config: IngesterEnv,
   ) {
     // Live state outlives the dead timeout so the detector and the read side can still see it.
-    this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
+    this.live = nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS);
   }
 
   async write(beats: HeartbeatMessage[], receivedAt = Date.now()): Promise<void> {

@@ -7,7 +7,7 @@ import {
   isPartitioned, nextHoldStarts, planEvictions, silenceMs,
 } from '@gantry/domain';
 import {
-  Leadership, NewNodeEvent, NodeLiveStore, appendNodeEvents, autocommit, holdsLeadership, inTransaction, liveRanksOnNode, loadNodeRacks,
+  Leadership, NewNodeEvent, NodeLiveStore, appendNodeEvents, nodeLiveStoreFor, autocommit, holdsLeadership, inTransaction, liveRanksOnNode, loadNodeRacks,
   loadNodesWithLiveWork, loadRecordedHealth, saveRecordedHealth,
 } from '@gantry/persistence';
 import type { Logger } from '@gantry/platform';
@@ -61,7 +61,7 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
     private readonly election: LeaderElection,
     private readonly losses: AttemptLossApplier,
   ) {
-    this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
+    this.live = nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS);
     this.policy = {
       minRackSize: config.GANTRY_PARTITION_MIN_RACK,
       partitionShare: config.GANTRY_PARTITION_SHARE,

@@ -5,6 +5,7 @@ export * from './jobs/job-report-decision';
 export * from './resources/resources';
 export * from './nodes/node-health';
 export * from './placement/placement';
+export * from './placement/cycle-plan';
 export * from './jobs/cancel-decision';
 export * from './reconciliation/node-reconciliation';
 export * from './failure/attempt-loss';

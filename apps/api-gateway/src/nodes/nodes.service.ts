@@ -3,7 +3,7 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { NODE_ID_PATTERN, NodeEventView, NodeView } from '@gantry/contracts';
 import { NodeHealth, nodeHealth } from '@gantry/domain';
-import { NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, setNodeCordoned } from '@gantry/persistence';
+import { NodeListFilter, NodeLiveStore, NodeRecord, autocommit, nodeLiveStoreFor, listNodeEvents, listNodesPage, loadNodes, setNodeCordoned } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
@@ -28,7 +28,7 @@ export class NodesService {
     @Inject(REDIS) redis: Redis,
     @Inject(CONFIG) private readonly config: GatewayEnv,
   ) {
-    this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
+    this.live = nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS);
   }
 
   private health(lastSeen: number | null, nowMs: number): NodeHealth {
