@@ -3,11 +3,10 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
 import { HeartbeatMessage, hasTelemetry, newestBeatPerNode } from '@gantry/contracts';
-import { utilisationContribution } from '@gantry/domain';
-import { NodeLiveStore, NodeTopology, nodeLiveStoreFor, autocommit, upsertNodeTopology } from '@gantry/persistence';
+import { NodeTopology, topologyOf, topologySignature, utilisationContribution } from '@gantry/domain';
+import { NodeLiveStore, autocommit, nodeLiveStoreFor, upsertNodeTopology } from '@gantry/persistence';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { IngesterEnv } from './config';
-import { topologyOf, topologySignature } from './node-topology';
 
 const beatsIngested = new Counter({ name: 'gantry_heartbeats_ingested_total', help: 'Heartbeats written to Redis (newer than the stored one)' });
 const beatsStale = new Counter({ name: 'gantry_heartbeats_stale_total', help: 'Heartbeats older than the stored one, ignored' });

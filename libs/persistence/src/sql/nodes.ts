@@ -1,3 +1,4 @@
+import type { NodeTopology } from '@gantry/domain';
 import { NodeEntity } from '../entities/node.entity';
 import { Sql } from './sql';
 
@@ -10,16 +11,6 @@ export function toNodeRecord(r: Record<string, any>): NodeRecord {
     memoryAllocated: Number(r.memory_allocated), cordoned: r.cordoned, version: Number(r.version),
     firstSeenAt: r.first_seen_at, updatedAt: r.updated_at,
   };
-}
-
-export interface NodeTopology {
-  id: string;
-  zone: string;
-  rack: string;
-  gpuModel: string | null;
-  gpusTotal: number;
-  cpuCores: number;
-  memoryMiB: number;
 }
 
 /**
