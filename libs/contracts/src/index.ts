@@ -1,13 +1,13 @@
 import 'reflect-metadata';
 export * from './topics';
+export * from './kafka/field-schemas';
+export * from './kafka/message-parser';
 export * from './kafka/heartbeat.message';
 export * from './kafka/job-report.message';
 export * from './kafka/agent-command.message';
 export * from './kafka/job-lifecycle.message';
-export * from './kafka/parse-message';
-export * from './kafka/heartbeat-parser';
-export * from './kafka/agent-command-parser';
-export * from './kafka/job-report-parser';
+export * from './kafka/kafka-message-schemas';
+export * from './kafka/openapi-schema';
 export * from './kafka/heartbeat-order';
 export * from './http/is-string-record';
 export * from './http/create-job.dto';

@@ -1,4 +1,6 @@
-import { IsIn, IsInt, Min } from 'class-validator';
+import { Static } from '@sinclair/typebox';
+import { EpochMs, OneOf, OpenObject } from './field-schemas';
+import { messageParser } from './message-parser';
 
 export const LIFECYCLE_TYPES = ['JOB_CREATED', 'JOB_STATE_CHANGED', 'CAPACITY_RELEASED'] as const;
 
@@ -7,7 +9,12 @@ export const LIFECYCLE_TYPES = ['JOB_CREATED', 'JOB_STATE_CHANGED', 'CAPACITY_RE
  * (a batch of creates, a batch of reports), not one per job: it only wakes the scheduler, which
  * then reads the queues itself.
  */
-export class JobLifecycleMessage {
-  @IsIn(LIFECYCLE_TYPES) type!: (typeof LIFECYCLE_TYPES)[number];
-  @IsInt() @Min(0) at!: number;
-}
+export const JobLifecycleSchema = OpenObject(
+  { type: OneOf(LIFECYCLE_TYPES), at: EpochMs() },
+  { description: 'gantry.internal.job-lifecycle.v1' },
+);
+
+export type JobLifecycleMessage = Static<typeof JobLifecycleSchema>;
+
+/** Parses one gantry.internal.job-lifecycle.v1 value. */
+export const parseJobLifecycle = messageParser(JobLifecycleSchema);
