@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { openDataSource } from '@gantry/testing';
-import { E2EStack, startE2EStack } from './stack-fixture';
+import { TestStack, openDataSource, startTestStack } from '@gantry/testing';
 
-let e2e: E2EStack;
+let e2e: TestStack;
 let ds: DataSource;
 beforeAll(async () => {
-  e2e = await startE2EStack({ suite: 'graceful-shutdown', agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' } });
+  e2e = await startTestStack({ suite: 'graceful-shutdown', agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' } });
   ds = await openDataSource();
 }, 120_000);
 afterAll(async () => {

@@ -3,3 +3,4 @@ export * from './service-process';
 export * from './stack';
 export * from './local-infra';
 export * from './env-number';
+export * from './fleet-stack';

@@ -21,6 +21,9 @@ export interface StackOptions {
 export class Stack {
   readonly services: ServiceProcess[];
 
+  /** The port the next extra process takes (see extra). */
+  private nextPort: number;
+
   constructor(private readonly opts: StackOptions) {
     this.services = SERVICES.map(
       (service, i) =>
@@ -48,6 +51,16 @@ export class Stack {
         );
       }
     }
+    this.nextPort = port;
+  }
+
+  /**
+   * One more process of `service` beside the stack (another agent with a fleet of its own, a second
+   * reconciler), with the stack's env plus `env`, on the next free port after the stack's, logging
+   * with the others. Not started: the caller starts and stops it (and `stop()` does not).
+   */
+  extra(name: string, service: ServiceName, env: Record<string, string> = {}): ServiceProcess {
+    return new ServiceProcess({ name, service, port: this.nextPort++, env: { ...this.opts.env, ...env }, logDir: this.opts.logDir, root: this.opts.root });
   }
 
   /** Every process of one service, the first replica first. */
