@@ -5,7 +5,7 @@ import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { propagation } from '@opentelemetry/api';
-import { JobLifecycleMessage, TOPICS, parseJobLifecycle } from '@gantry/contracts';
+import { JobLifecycleMessage, JobLifecycleSchema, TOPICS, messageParser } from '@gantry/contracts';
 import {
   BatchConsumer, BatchConsumerOptions, DEAD_LETTER_HEADERS, DEFAULT_PARTITIONER, DeadLetterPublisher, OutboxRelay, createKafka,
   currentTraceHeaders, ensureTopics, extractTraceContext,
@@ -93,7 +93,7 @@ function recordingConsumer(topic: string, handled: number[], settings: ConsumerS
     kafka,
     groupId: uniqueTag('group'),
     topic,
-    parse: parseJobLifecycle,
+    parse: messageParser(JobLifecycleSchema),
     handleBatch: async (items) => {
       await work();
       handled.push(...items.map((i) => i.value.at));

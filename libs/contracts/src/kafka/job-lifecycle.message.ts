@@ -1,13 +1,12 @@
 import { Static } from '@sinclair/typebox';
 import { EpochMs, OneOf, OpenObject } from './field-schemas';
-import { messageParser } from './message-parser';
 
 export const LIFECYCLE_TYPES = ['JOB_CREATED', 'JOB_STATE_CHANGED', 'CAPACITY_RELEASED'] as const;
 
 /**
  * Internal: something changed that may let the scheduler place more work. One message per write
  * (a batch of creates, a batch of reports), not one per job: it only wakes the scheduler, which
- * then reads the queues itself.
+ * then reads the queues itself, so the scheduler does not read its content (nor validate it).
  */
 export const JobLifecycleSchema = OpenObject(
   { type: OneOf(LIFECYCLE_TYPES), at: EpochMs() },
@@ -15,6 +14,3 @@ export const JobLifecycleSchema = OpenObject(
 );
 
 export type JobLifecycleMessage = Static<typeof JobLifecycleSchema>;
-
-/** Parses one gantry.internal.job-lifecycle.v1 value. */
-export const parseJobLifecycle = messageParser(JobLifecycleSchema);

@@ -3,10 +3,10 @@ import { TSchema } from '@sinclair/typebox';
 import { TOPICS } from '../topics';
 import { parseAgentCommand } from './agent-command.message';
 import { parseHeartbeat } from './heartbeat.message';
-import { parseJobLifecycle } from './job-lifecycle.message';
+import { JobLifecycleSchema } from './job-lifecycle.message';
 import { parseJobReport } from './job-report.message';
 import { KAFKA_MESSAGE_SCHEMAS } from './kafka-message-schemas';
-import { MessageParser } from './message-parser';
+import { MessageParser, messageParser } from './message-parser';
 
 /*
  * Rules every message keeps, checked over every field of every schema rather than case by case, so
@@ -31,7 +31,7 @@ const SAMPLES: Array<{ topic: string; parse: MessageParser<unknown>; value: Reco
     },
   },
   { topic: TOPICS.agentCommands, parse: parseAgentCommand, value: { type: 'KILL', nodeId: 'gpu-0042', jobId, attempt: 1, reason: 'CANCELLED_BY_USER' } },
-  { topic: TOPICS.jobLifecycle, parse: parseJobLifecycle, value: { type: 'JOB_CREATED', at: 1796000000000 } },
+  { topic: TOPICS.jobLifecycle, parse: messageParser(JobLifecycleSchema), value: { type: 'JOB_CREATED', at: 1796000000000 } },
 ];
 
 type Path = Array<string | number>;
