@@ -18,10 +18,10 @@ describe('parseAgentCommand', () => {
   ])('accepts %s, as sent', (_n, input) => expect(parseAgentCommand(buf(input))).toEqual({ ok: true, value: plain(input) }));
 
   it.each([
-    ['a RUN', { ...run, extra: 1, resources: { ...run.resources, x: 2 }, gang: { ...run.gang, y: [] }, reason: 'a KILL field' }, run],
-    ['a KILL', { ...kill, extra: { a: 1 }, image: 7, env: null }, kill],
-  ])('ignores unknown fields of %s and does not keep them (the other type\'s fields included); every env entry is kept', (_n, input, expected) => {
-    expect(parseAgentCommand(buf(input))).toEqual({ ok: true, value: plain(expected) });
+    ['a RUN', { ...run, extra: 1, resources: { ...run.resources, x: 2 }, gang: { ...run.gang, y: [] }, reason: 'a KILL field' }],
+    ['a KILL', { ...kill, extra: { a: 1 }, image: 7, env: null }],
+  ])('ignores unknown fields of %s, the other type\'s included (left in place, unread)', (_n, input) => {
+    expect(parseAgentCommand(buf(input))).toEqual({ ok: true, value: plain(input) });
   });
 
   it.each([

@@ -6,8 +6,9 @@ import { Static, TSchema, Type } from '@sinclair/typebox';
  * (ADR 0013). What all of them share is decided here once:
  * - no string holds the NUL character (Postgres refuses it in text, and a message it refuses would
  *   stall its partition);
- * - unknown fields are ignored (contract section 3): every object allows them, and the parser drops
- *   them so nothing downstream stores or shows them.
+ * - unknown fields are ignored (contract section 3): every object allows them. Nothing reads them;
+ *   an object that is stored or shown whole (a heartbeat's telemetry and running set) is a
+ *   `StoredObject`, whose unknown fields the parser drops, so a sender cannot make Redis keep them.
  */
 
 /** A string without the NUL character, as a JSON Schema pattern. */
@@ -40,9 +41,19 @@ export const OneOf = <const V extends readonly string[]>(values: V, description?
 /** A share, 0..1. */
 export const Unit = () => Type.Number({ minimum: 0, maximum: 1 });
 
-/** An object of the given fields whose unknown fields are ignored (and dropped by the parser). */
+/** An object of the given fields whose unknown fields are allowed and ignored (left in place: consumers read fields by name). */
 export const OpenObject = <P extends Parameters<typeof Type.Object>[0]>(properties: P, options: { description?: string; [k: string]: unknown } = {}) =>
   Type.Object(properties, { ...options, additionalProperties: true });
+
+/** Marks a schema whose unknown fields the parser removes (invisible in the published JSON Schema). */
+export const DROPS_UNKNOWN = Symbol('gantry.dropsUnknownFields');
+
+/**
+ * An object that is stored or shown whole downstream: its unknown fields are allowed (the published
+ * schema is the same as an OpenObject's) and the parser removes them.
+ */
+export const StoredObject = <P extends Parameters<typeof Type.Object>[0]>(properties: P, options: { description?: string; [k: string]: unknown } = {}) =>
+  Object.assign(OpenObject(properties, options), { [DROPS_UNKNOWN]: true });
 
 /** `schema` or null, as one JSON Schema type list (so a failure names one rule, not a union's). */
 export const OrNull = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type as string, 'null'] });

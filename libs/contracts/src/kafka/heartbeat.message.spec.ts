@@ -22,9 +22,9 @@ describe('parseHeartbeat', () => {
     expect(parseHeartbeat(buf(input))).toEqual({ ok: true, value: plain(input) });
   });
 
-  it('ignores unknown fields at every depth, and does not keep them', () => {
+  it('ignores unknown fields at every depth, and drops those of the telemetry and running set (stored in Redis as sent)', () => {
     const input = { ...good, extra: 1, cpu: { ...good.cpu, x: 2 }, memory: { ...good.memory, y: {} }, gpus: [{ ...gpu, vendor: 'n' }], running: [{ jobId: 'j', attempt: 1, pid: 7 }] };
-    expect(parseHeartbeat(buf(input))).toEqual({ ok: true, value: { ...plain(good), gpus: [gpu], running: [{ jobId: 'j', attempt: 1 }] } });
+    expect(parseHeartbeat(buf(input))).toEqual({ ok: true, value: { ...plain(good), extra: 1, gpus: [gpu], running: [{ jobId: 'j', attempt: 1 }] } });
   });
 
   it.each([

@@ -1,8 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
-import { EpochMs, Int, JobId, NodeId, OpenObject, Text, Unit } from './field-schemas';
+import { EpochMs, Int, JobId, NodeId, OpenObject, StoredObject, Text, Unit } from './field-schemas';
 import { messageParser } from './message-parser';
 
-export const GpuTelemetrySchema = OpenObject({
+// Telemetry and the running set are stored in Redis as sent and shown by GET /v1/nodes: StoredObjects.
+export const GpuTelemetrySchema = StoredObject({
   index: Int(0),
   model: Text({ minLength: 1, maxLength: 64 }),
   memoryMiB: Int(0),
@@ -11,11 +12,11 @@ export const GpuTelemetrySchema = OpenObject({
   healthy: Type.Boolean(),
 });
 
-export const CpuTelemetrySchema = OpenObject({ cores: Int(0, 65536), utilization: Unit() });
+export const CpuTelemetrySchema = StoredObject({ cores: Int(0, 65536), utilization: Unit() });
 
-export const MemoryTelemetrySchema = OpenObject({ totalMiB: Int(0, 2 ** 40), usedMiB: Int(0) });
+export const MemoryTelemetrySchema = StoredObject({ totalMiB: Int(0, 2 ** 40), usedMiB: Int(0) });
 
-export const RunningAttemptSchema = OpenObject({ jobId: JobId(), attempt: Int(1) });
+export const RunningAttemptSchema = StoredObject({ jobId: JobId(), attempt: Int(1) });
 
 /**
  * gantry.heartbeats.v1: one per node every GANTRY_HEARTBEAT_MS; key = nodeId.
