@@ -7,6 +7,8 @@
  */
 import Redis from 'ioredis';
 import { RateLimitBuckets } from '@gantry/persistence';
+// The gateway's own limiter, measured in-process: a bench of one app's class, not a library's.
+/* eslint-disable-next-line @nx/enforce-module-boundaries */
 import { RateLimits, TokenRateLimiter } from '../../apps/api-gateway/src/rate-limit/token-rate-limiter';
 
 const url = process.env.LIMITER_REDIS_URL || 'redis://127.0.0.1:6379/43';

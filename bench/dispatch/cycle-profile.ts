@@ -13,9 +13,13 @@ import { join } from 'node:path';
 import Redis from 'ioredis';
 import { REDIS_KEYS, autocommit, createDataSource, createJobs } from '@gantry/persistence';
 import { flushRedisDb, recreateDatabase } from '@gantry/stack';
+// The one place outside an app that imports its insides: this profiles the scheduler's own cycle
+// in-process, and an app exports nothing (bench/ is a tool, not a dependency of anything).
+/* eslint-disable @nx/enforce-module-boundaries */
 import { SchedulerEnv } from '../../apps/scheduler/src/config';
 import { PlacementCommitter } from '../../apps/scheduler/src/placement-committer';
 import { SchedulingCycle } from '../../apps/scheduler/src/scheduling-cycle';
+/* eslint-enable @nx/enforce-module-boundaries */
 import { BENCH_DATABASE } from '../api/infra';
 
 const env = (name: string, dflt: number) => (process.env[name] ? Number(process.env[name]) : dflt);

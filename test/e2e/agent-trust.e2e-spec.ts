@@ -3,16 +3,15 @@ import { join } from 'node:path';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { TOPICS } from '@gantry/contracts';
 import { ServiceProcess, Stack, waitFor } from '@gantry/stack';
-import { HandAgent, commandMessage, kafkaAs, testKafka, testSuite, uniqueTag } from '@gantry/testing';
+import { HandAgent, TestStack, commandMessage, kafkaAs, startTestStack, testKafka, testSuite, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
-import { E2EStack, startE2EStack } from './stack-fixture';
 
 /**
  * The agent channel as a trust boundary (contract 4.1, 4.2; ADR 0015), tried from outside: a
  * stranger on the network, an enrolled node that lies, replays, a revoked node, forged commands,
  * and poison on every path. Each must change nothing, be counted, and leave the partition going.
  */
-let e2e: E2EStack;
+let e2e: TestStack;
 let stack: Stack;
 let admin: GatewayClient;
 let hand: HandAgent;
@@ -22,7 +21,7 @@ const extraAgents: ServiceProcess[] = [];
 jest.setTimeout(180_000);
 
 beforeAll(async () => {
-  e2e = await startE2EStack({ suite: 'agent-trust', simNodes: 2 });
+  e2e = await startTestStack({ suite: 'agent-trust', simNodes: 2 });
   ({ stack, tag } = e2e);
   admin = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
   hand = new HandAgent(stack.gatewayUrl, e2e.adminToken);

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { GantryApiError, GantryClient } from '@gantry/client';
-import { uniqueTag } from '@gantry/testing';
-import { E2EStack, startE2EStack } from './stack-fixture';
+import { TestStack, startTestStack, uniqueTag } from '@gantry/testing';
 
-let e2e: E2EStack;
+let e2e: TestStack;
 let admin: GantryClient;
 
 jest.setTimeout(180_000);
 
 beforeAll(async () => {
-  e2e = await startE2EStack({ suite: 'api-promises' });
+  e2e = await startTestStack({ suite: 'api-promises' });
   admin = e2e.admin;
 });
 afterAll(async () => e2e?.stack.stop());

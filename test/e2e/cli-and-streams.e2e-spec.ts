@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { GantryClient } from '@gantry/client';
 import { TOPICS } from '@gantry/contracts';
 import { Stack, waitFor } from '@gantry/stack';
-import { testKafka, uniqueTag } from '@gantry/testing';
+import { startTestStack, testKafka, uniqueTag } from '@gantry/testing';
 import { readStream } from './sse-reader-for-tests';
-import { startE2EStack } from './stack-fixture';
 
 let stack: Stack;
 let admin: GantryClient;
@@ -20,7 +19,7 @@ const configHome = mkdtempSync(join(tmpdir(), 'gantry-cli-config-'));
 jest.setTimeout(180_000);
 
 beforeAll(async () => {
-  const e2e = await startE2EStack({ suite: 'cli-and-streams', simNodes: 3, env: { GANTRY_STREAM_POLL_MS: '100' } });
+  const e2e = await startTestStack({ suite: 'cli-and-streams', simNodes: 3, env: { GANTRY_STREAM_POLL_MS: '100' } });
   ({ stack, admin, adminToken, tag, root } = e2e);
 });
 

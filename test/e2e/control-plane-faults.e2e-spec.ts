@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { GantryClient } from '@gantry/client';
-import { ServiceProcess, Stack, flushRedisDb, waitFor } from '@gantry/stack';
-import { openDataSource, testEnv, testSuite, uniqueTag } from '@gantry/testing';
+import { ServiceProcess, Stack, waitFor } from '@gantry/stack';
+import { openDataSource, startTestStack, testSuite, uniqueTag } from '@gantry/testing';
 
 /**
  * Faults of the control plane itself, under a simulated fleet of 1,000 nodes (a separate agent
@@ -22,7 +21,7 @@ const TIMEOUTS = {
   GANTRY_LEADER_LEASE_MS: String(LEASE_MS),
   GANTRY_PHANTOM_GRACE_MS: '3000',
 };
-const { basePort: BASE_PORT, redisUrl: REDIS_URL } = testSuite('control-plane-faults');
+const { redisUrl: REDIS_URL } = testSuite('control-plane-faults');
 const LONG = { SIM_DURATION_MS: '600000' };
 
 let stack: Stack;
@@ -39,33 +38,19 @@ jest.setTimeout(120_000);
 
 beforeAll(async () => {
   ds = await openDataSource();
-  await flushRedisDb(REDIS_URL);
-  const root = join(__dirname, '..', '..');
-  const logDir = join(root, '.cache', 'test-logs', tag);
-  const adminToken = `e2e-admin-${uniqueTag()}`;
-  const common = { ...TIMEOUTS, KAFKA_BROKERS: testEnv.kafkaBrokers.join(','), REDIS_URL: REDIS_URL, DATABASE_URL: testEnv.databaseUrl, LOG_LEVEL: 'info' };
-  stack = new Stack({
-    root, logDir, basePort: BASE_PORT,
-    env: { ...common, GANTRY_ADMIN_TOKEN: adminToken },
-    serviceEnv: {
-      reconciler: { GANTRY_INSTANCE_ID: `${tag}-rec-a` },
-      'node-agent': { GANTRY_SIM_NODES: '1', GANTRY_SIM_PREFIX: `${tag}-v`, GANTRY_AGENT_ID: `${tag}-v`, GANTRY_SIM_EXECUTOR: 'sleep' },
-    },
-    kafkaCredentials: testEnv.kafkaCredentials,
+  const e2e = await startTestStack({
+    suite: 'control-plane-faults', env: TIMEOUTS, simNodes: 1, fleetPrefix: `${tag}-v`, agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' },
+    serviceEnv: { reconciler: { GANTRY_INSTANCE_ID: `${tag}-rec-a` } },
   });
-  second = new ServiceProcess({ name: 'reconciler-b', service: 'reconciler', port: BASE_PORT + 6, root, logDir, env: stack.envFor('reconciler', { GANTRY_INSTANCE_ID: `${tag}-rec-b` }) });
-  fleet = new ServiceProcess({
-    name: 'fleet-agent', service: 'node-agent', port: BASE_PORT + 7, root, logDir,
-    env: stack.envFor('node-agent', { GANTRY_SIM_NODES: '1000', GANTRY_SIM_PREFIX: fleetPrefix, GANTRY_AGENT_ID: fleetPrefix, GANTRY_SIM_EXECUTOR: 'sleep' }),
-  });
-  await stack.start();
+  ({ stack, admin } = e2e);
+  second = stack.extra('reconciler-b', 'reconciler', { GANTRY_INSTANCE_ID: `${tag}-rec-b` });
+  fleet = e2e.extraAgent('fleet-agent', { nodes: 1000, prefix: fleetPrefix, executor: 'sleep' });
   second.start();
   await second.ready(60_000);
   // A lease left by an earlier run must run out before this stack's detector can judge anything.
   await waitFor('a failure detector of this stack leads', async () =>
     (await ds.query(`SELECT 1 FROM leader_leases WHERE name = 'failure-detector' AND holder LIKE $1 AND expires_at > now()`, [`${tag}-rec-%`])).length === 1,
   { timeoutMs: 70_000, intervalMs: 200 });
-  admin = new GantryClient({ baseUrl: stack.gatewayUrl, token: adminToken, retry: { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200 } });
   // The victim's job is placed while the victim is the only node; then the fleet joins.
   const { job } = await admin.createJob({ name: 'victim', image: 'none', command: ['sleep'], maxRetries: 3, env: LONG, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 } });
   victimJob = job.id;

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { waitFor } from '@gantry/stack';
-import { HandAgent, openDataSource, uniqueTag } from '@gantry/testing';
+import { HandAgent, TestStack, openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
-import { E2EStack, startE2EStack } from './stack-fixture';
 
 /*
  * Lifecycles (contract §4.3) against two gateway replicas: tokens (expiry, listing, revocation
@@ -11,7 +10,7 @@ import { E2EStack, startE2EStack } from './stack-fixture';
  * job retention, and no job ids for users.
  */
 
-let e2e: E2EStack;
+let e2e: TestStack;
 let ds: DataSource;
 let gateways: string[];
 let admin: GatewayClient;
@@ -22,7 +21,7 @@ const RETENTION_MS = 4000;
 jest.setTimeout(180_000);
 
 beforeAll(async () => {
-  e2e = await startE2EStack({
+  e2e = await startTestStack({
     suite: 'gateway-lifecycles',
     simNodes: 2,
     replicas: { 'api-gateway': 2 },

@@ -1,7 +1,6 @@
 import { DataSource } from 'typeorm';
-import { openDataSource, uniqueTag } from '@gantry/testing';
+import { TestStack, openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
-import { E2EStack, startE2EStack } from './stack-fixture';
 
 /*
  * The gateway under abuse and overload (contract §4.3, §4.2), against two gateway replicas:
@@ -9,7 +8,7 @@ import { E2EStack, startE2EStack } from './stack-fixture';
  * hostile bodies answered fast, bad tokens that cost no database round trip.
  */
 
-let e2e: E2EStack;
+let e2e: TestStack;
 let ds: DataSource;
 let gateways: string[];
 let admin: GatewayClient;
@@ -20,7 +19,7 @@ const USER_BURST = 10;
 jest.setTimeout(180_000);
 
 beforeAll(async () => {
-  e2e = await startE2EStack({
+  e2e = await startTestStack({
     suite: 'gateway-pressure',
     simNodes: 1,
     replicas: { 'api-gateway': 2 },

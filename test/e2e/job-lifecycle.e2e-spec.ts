@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack, waitFor } from '@gantry/stack';
-import { uniqueTag } from '@gantry/testing';
+import { startTestStack, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
-import { startE2EStack } from './stack-fixture';
 
 let stack: Stack;
 let api: GatewayClient;
@@ -14,7 +13,7 @@ let work: string;
 jest.setTimeout(120_000);
 
 beforeAll(async () => {
-  const e2e = await startE2EStack({ suite: 'job-lifecycle' });
+  const e2e = await startTestStack({ suite: 'job-lifecycle' });
   ({ stack, tag, work } = e2e);
   api = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
 });

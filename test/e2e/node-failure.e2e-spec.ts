@@ -2,8 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { ServiceProcess, waitFor } from '@gantry/stack';
-import { openDataSource, testSuite, uniqueTag } from '@gantry/testing';
-import { E2EStack, startE2EStack } from './stack-fixture';
+import { TestStack, openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
 
 /**
  * Node death, requeue and fencing through the real processes, with short timeouts:
@@ -20,9 +19,8 @@ const TIMEOUTS = {
   GANTRY_LEADER_LEASE_MS: '3000',
   GANTRY_PHANTOM_GRACE_MS: '3000',
 };
-const SUITE = testSuite('node-failure');
 
-let e2e: E2EStack;
+let e2e: TestStack;
 let spare: ServiceProcess;
 let ds: DataSource;
 
@@ -30,16 +28,9 @@ jest.setTimeout(120_000);
 
 beforeAll(async () => {
   ds = await openDataSource();
-  e2e = await startE2EStack({ suite: 'node-failure', simNodes: 1, env: TIMEOUTS });
+  e2e = await startTestStack({ suite: 'node-failure', simNodes: 1, env: TIMEOUTS });
   // A second agent with one node of its own: where the work goes when the first node dies.
-  const tag = uniqueTag('spare');
-  spare = new ServiceProcess({
-    name: 'spare-agent', service: 'node-agent', port: SUITE.basePort + 9, root: e2e.root, logDir: join(e2e.root, '.cache', 'test-logs', e2e.tag),
-    env: e2e.stack.envFor('node-agent', {
-      ...TIMEOUTS, GANTRY_SIM_NODES: '1', GANTRY_SIM_PREFIX: tag, GANTRY_AGENT_ID: tag,
-      GANTRY_SIM_EXECUTOR: 'process', GANTRY_KILL_GRACE_MS: '1000', GANTRY_AGENT_WORKDIR: join(e2e.work, 'spare'),
-    }),
-  });
+  spare = e2e.extraAgent('spare-agent', { nodes: 1, prefix: uniqueTag('spare') }, { GANTRY_KILL_GRACE_MS: '1000' });
 });
 
 afterAll(async () => {

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS } from '@gantry/contracts';
 import { Stack, waitFor } from '@gantry/stack';
-import { HandAgent, testKafka, uniqueTag } from '@gantry/testing';
+import { HandAgent, startTestStack, testKafka, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
-import { startE2EStack } from './stack-fixture';
 
 let stack: Stack;
 let admin: GatewayClient;
@@ -14,7 +13,7 @@ let hand: HandAgent;
 jest.setTimeout(120_000);
 
 beforeAll(async () => {
-  const e2e = await startE2EStack({ suite: 'nodes' });
+  const e2e = await startTestStack({ suite: 'nodes' });
   ({ stack, tag } = e2e);
   admin = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
   const minted = await admin.request('POST', '/v1/tokens', { owner: uniqueTag('team'), role: 'user' });

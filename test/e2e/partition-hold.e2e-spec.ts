@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { GantryClient } from '@gantry/client';
-import { ServiceProcess, Stack, flushRedisDb, waitFor } from '@gantry/stack';
-import { openDataSource, testEnv, testSuite, uniqueTag } from '@gantry/testing';
+import { ServiceProcess, Stack, waitFor } from '@gantry/stack';
+import { openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
 
 /**
  * A rack's worth of simulated nodes (500, in racks of 20) goes silent together, as a separate agent
@@ -28,7 +27,6 @@ const HOLD_MS = 6_000;
 const RATE = 10;
 const BURST = 10;
 const JOBS = 60;
-const { basePort: BASE_PORT, redisUrl: REDIS_URL } = testSuite('partition-hold');
 
 let stack: Stack;
 let rackAgent: ServiceProcess;
@@ -42,39 +40,26 @@ jest.setTimeout(120_000);
 
 beforeAll(async () => {
   ds = await openDataSource();
-  await flushRedisDb(REDIS_URL);
-  const root = join(__dirname, '..', '..');
-  const logDir = join(root, '.cache', 'test-logs', tag);
-  const adminToken = `e2e-admin-${uniqueTag()}`;
-  const common = { ...TIMEOUTS, KAFKA_BROKERS: testEnv.kafkaBrokers.join(','), REDIS_URL: REDIS_URL, LOG_LEVEL: 'info' };
-  stack = new Stack({
-    root, logDir, basePort: BASE_PORT,
-    env: {
-      ...common, GANTRY_ADMIN_TOKEN: adminToken, DATABASE_URL: testEnv.databaseUrl,
-      GANTRY_PARTITION_HOLD_MS: String(HOLD_MS), GANTRY_EVICTIONS_PER_SECOND: String(RATE), GANTRY_EVICTION_BURST: String(BURST),
+  // Four witness nodes keep ingestion live while the rack is silent; they are cordoned, so all work lands on the rack.
+  const e2e = await startTestStack({
+    suite: 'partition-hold', env: TIMEOUTS, simNodes: 4, fleetPrefix: `${tag}-w`, agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' },
+    serviceEnv: {
+      reconciler: {
+        GANTRY_INSTANCE_ID: `${tag}-rec`, GANTRY_PARTITION_HOLD_MS: String(HOLD_MS), GANTRY_EVICTIONS_PER_SECOND: String(RATE), GANTRY_EVICTION_BURST: String(BURST),
+      },
     },
-    // Four witness nodes keep ingestion live while the rack is silent; they are cordoned, so all work lands on the rack.
-    serviceEnv: { reconciler: { GANTRY_INSTANCE_ID: `${tag}-rec` }, 'node-agent': { GANTRY_SIM_NODES: '4', GANTRY_SIM_PREFIX: `${tag}-w`, GANTRY_AGENT_ID: `${tag}-w`, GANTRY_SIM_EXECUTOR: 'sleep' } },
-    kafkaCredentials: testEnv.kafkaCredentials,
   });
-  await stack.start();
+  ({ stack, admin } = e2e);
   // A lease left by an earlier run must run out before this stack's detector can judge anything.
   await waitFor('the failure detector leads', async () =>
     (await ds.query(`SELECT 1 FROM leader_leases WHERE name = 'failure-detector' AND holder = $1 AND expires_at > now()`, [`${tag}-rec`])).length === 1,
   { timeoutMs: 70_000, intervalMs: 200 });
-  admin = new GantryClient({ baseUrl: stack.gatewayUrl, token: adminToken, retry: { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200 } });
   // A node can be cordoned once its first beat registered it (the agent is ready when Kafka took its beats, maybe before that).
   for (let i = 0; i < 4; i++) {
     await waitFor(`witness ${i} cordoned`, async () => (await admin.request('POST', `/v1/nodes/${tag}-w-0000${i}/cordon`)).status === 200, { timeoutMs: 20_000 });
   }
-  rackAgent = new ServiceProcess({
-    name: 'rack-agent', service: 'node-agent', port: BASE_PORT + 6, root, logDir,
-    env: stack.envFor('node-agent', {
-      GANTRY_SIM_NODES: '500', GANTRY_SIM_PREFIX: rackPrefix, GANTRY_AGENT_ID: rackPrefix, GANTRY_SIM_EXECUTOR: 'sleep',
-      // See the header: this agent must not fence itself during the freeze (its own dead timeout only bounds the fence).
-      GANTRY_AGENT_FENCE_MS: '30000', GANTRY_NODE_DEAD_MS: '40000',
-    }),
-  });
+  // See the header: this agent must not fence itself during the freeze (its own dead timeout only bounds the fence).
+  rackAgent = e2e.extraAgent('rack-agent', { nodes: 500, prefix: rackPrefix, executor: 'sleep' }, { GANTRY_AGENT_FENCE_MS: '30000', GANTRY_NODE_DEAD_MS: '40000' });
   rackAgent.start();
   await rackAgent.ready(60_000);
 });

@@ -1,8 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Stack, waitFor } from '@gantry/stack';
-import { openDataSource, uniqueTag } from '@gantry/testing';
+import { openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
-import { startE2EStack } from './stack-fixture';
 
 // Six simulated nodes (apps/node-agent/src/fleet/fleet-layout.ts): nodes 0, 2, 4 and 5 are 8 x H100,
 // node 1 is 8 x A100, node 3 is 4 x L4, all in one rack. Jobs below ask for H100, so the four H100
@@ -15,7 +14,7 @@ let tag: string;
 jest.setTimeout(120_000);
 
 beforeAll(async () => {
-  const e2e = await startE2EStack({
+  const e2e = await startTestStack({
     suite: 'scheduling-policy',
     simNodes: 6,
     replicas: { scheduler: 2 },

@@ -1,8 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Stack, waitFor } from '@gantry/stack';
-import { openDataSource, uniqueTag } from '@gantry/testing';
+import { openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
-import { startE2EStack } from './stack-fixture';
 
 // Three scheduler replicas race over one simulated fleet while a watcher reads the database as
 // often as it can. The fleet is deterministic (apps/node-agent/src/fleet/fleet-layout.ts): 100
@@ -18,7 +17,7 @@ let tag: string;
 jest.setTimeout(240_000);
 
 beforeAll(async () => {
-  const e2e = await startE2EStack({
+  const e2e = await startTestStack({
     suite: 'scheduling-stress',
     simNodes: NODES,
     replicas: { scheduler: 3 },

@@ -31,7 +31,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { GantryClient } from '@gantry/client';
-import { LocalKafkaBroker, Stack, flushRedisDb, kafkaSecurityFor, killRunningCommands, recreateDatabase, waitFor, withDb } from '@gantry/stack';
+import { LocalKafkaBroker, Stack, fleetStack, flushRedisDb, kafkaSecurityFor, killRunningCommands, recreateDatabase, waitFor, withDb } from '@gantry/stack';
 import { CHAOS_DATABASE, loadChaosConfig } from './chaos-config';
 import { consumerGroupMembers } from './consumer-groups';
 import { auditExecutions } from './execution-audit';
@@ -120,27 +120,14 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   const adminToken = `chaos-admin-${randomBytes(12).toString('base64url')}`;
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-chaos-agent-'));
   cleanups.push({ what: 'agent work dir', fn: async () => rmSync(agentWork, { recursive: true, force: true }) });
-  stack = new Stack({
+  stack = fleetStack({
     root,
     logDir,
     basePort: config.basePort,
-    env: {
-      GANTRY_ADMIN_TOKEN: adminToken,
-      KAFKA_BROKERS: broker.brokers,
-      DATABASE_URL: config.databaseUrl,
-      REDIS_URL: config.redisUrl,
-      LOG_LEVEL: config.logLevel,
-      KAFKAJS_NO_PARTITIONER_WARNING: '1',
-    },
-    serviceEnv: {
-      'node-agent': {
-        GANTRY_SIM_NODES: String(config.simNodes),
-        GANTRY_SIM_EXECUTOR: 'sleep',
-        GANTRY_SIM_PREFIX: 'chaos',
-        GANTRY_AGENT_ID: 'chaos',
-        GANTRY_AGENT_WORKDIR: agentWork,
-      },
-    },
+    infra: { kafkaBrokers: broker.brokers, databaseUrl: config.databaseUrl, redisUrl: config.redisUrl },
+    adminToken,
+    env: { LOG_LEVEL: config.logLevel, KAFKAJS_NO_PARTITIONER_WARNING: '1' },
+    fleet: { nodes: config.simNodes, prefix: 'chaos', executor: 'sleep', workDir: agentWork },
     readyTimeoutMs: 120_000,
     kafkaCredentials: broker.credentials(),
   });

@@ -3,11 +3,10 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
 import { HeartbeatMessage, TelemetryBeat, hasTelemetry } from '@gantry/contracts';
-import { BeatCursor, judgeBeat, utilisationContribution } from '@gantry/domain';
-import { NodeLiveStore, NodeTopology, autocommit, upsertNodeTopology } from '@gantry/persistence';
+import { BeatCursor, NodeTopology, judgeBeat, topologyOf, topologySignature, utilisationContribution } from '@gantry/domain';
+import { NodeLiveStore, autocommit, nodeLiveStoreFor, upsertNodeTopology } from '@gantry/persistence';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { IngesterEnv } from './config';
-import { topologyOf, topologySignature } from './node-topology';
 
 const beatsIngested = new Counter({ name: 'gantry_heartbeats_ingested_total', help: 'Heartbeats written to Redis (the newest of their node in their batch)' });
 const beatsRepeated = new Counter({ name: 'gantry_heartbeats_repeated_total', help: 'Heartbeats read again (Kafka redelivery after a restart or rebalance), skipped' });
@@ -59,7 +58,7 @@ export class HeartbeatBatchWriter {
     @Inject(CONFIG) config: IngesterEnv,
   ) {
     // Live state outlives the dead timeout so the detector and the read side can still see it.
-    this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
+    this.live = nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS);
   }
 
   async write(beats: ReceivedBeat[], receivedAt = Date.now()): Promise<BeatBatchResult> {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ServiceEnv } from '@gantry/platform';
+import { ServiceEnv, defaultFenceMs, timingProblems } from '@gantry/platform';
 
 export class AgentEnv extends ServiceEnv {
   /** Simulated nodes in this process; 0 runs one real agent for this host. */
@@ -17,7 +17,10 @@ export class AgentEnv extends ServiceEnv {
   @IsOptional() @IsString() GANTRY_NODE_ID?: string;
   @IsString() GANTRY_ZONE: string = 'local';
   @IsString() GANTRY_RACK: string = 'local';
-  /** Un-acknowledged heartbeat time after which the agent stops its own attempts, ms (< GANTRY_NODE_DEAD_MS). */
+  /**
+   * Un-acknowledged heartbeat time after which the agent stops its own attempts, ms; between
+   * GANTRY_HEARTBEAT_MS and GANTRY_NODE_DEAD_MS. Default three quarters of GANTRY_NODE_DEAD_MS (30000 at its default).
+   */
   @IsInt() @Min(1000) GANTRY_AGENT_FENCE_MS: number = 30000;
   /** Beats per full telemetry at most; the beats between carry liveness and the running set only (ADR 0010). 1 = every beat. */
   @IsInt() @Min(1) @Max(1000) GANTRY_TELEMETRY_EVERY: number = 6;
@@ -44,4 +47,13 @@ export class AgentEnv extends ServiceEnv {
    */
   @IsOptional() @Matches(/^https?:\/\//, { message: 'GANTRY_ENROLL_URL must be an http(s) URL' }) GANTRY_ENROLL_URL?: string;
   @IsOptional() @IsString() @MinLength(16) GANTRY_ENROLL_TOKEN?: string;
+
+  override applyDerivedDefaults(given: ReadonlySet<string>): void {
+    super.applyDerivedDefaults(given);
+    if (!given.has('GANTRY_AGENT_FENCE_MS')) this.GANTRY_AGENT_FENCE_MS = defaultFenceMs(this.GANTRY_NODE_DEAD_MS);
+  }
+
+  override problems(given: ReadonlySet<string>): string[] {
+    return timingProblems(this, given);
+  }
 }

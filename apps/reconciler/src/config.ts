@@ -1,15 +1,15 @@
 import 'reflect-metadata';
 import { IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
-import { StatefulServiceEnv } from '@gantry/platform';
+import { StatefulServiceEnv, defaultIngestStallMs, defaultPhantomGraceMs } from '@gantry/platform';
 
 export class ReconcilerEnv extends StatefulServiceEnv {
   /** Job-report partitions consumed at once by this replica; their batches share each write (one at a time). */
   @IsInt() @Min(1) @Max(64) GANTRY_REPORT_CONCURRENCY: number = 6;
-  /** How long a RUNNING attempt may be missing from its node's beats before it is lost, ms. */
+  /** How long a RUNNING attempt may be missing from its node's beats before it is lost, ms; default three heartbeat periods, at least 15000. */
   @IsInt() @Min(100) GANTRY_PHANTOM_GRACE_MS: number = 15000;
   /** How often the failure detector looks for dead nodes, ms. */
   @IsInt() @Min(100) GANTRY_DETECTOR_INTERVAL_MS: number = 2000;
-  /** Newest beat older than this means ingestion has stalled: nobody is judged dead, ms. */
+  /** Newest beat older than this means ingestion has stalled: nobody is judged dead, ms; default two heartbeat periods, at least 10000. */
   @IsInt() @Min(100) GANTRY_INGEST_STALL_MS: number = 10000;
   /** Lifetime of the detector's leader lease, ms. */
   @IsInt() @Min(500) GANTRY_LEADER_LEASE_MS: number = 10000;
@@ -25,4 +25,10 @@ export class ReconcilerEnv extends StatefulServiceEnv {
   @IsInt() @Min(0) @Max(86_400_000) GANTRY_PARTITION_HOLD_MS: number = 300000;
   /** Identity of this replica in leader leases; defaults to hostname-pid. */
   @IsOptional() @IsString() GANTRY_INSTANCE_ID?: string;
+
+  override applyDerivedDefaults(given: ReadonlySet<string>): void {
+    super.applyDerivedDefaults(given);
+    if (!given.has('GANTRY_PHANTOM_GRACE_MS')) this.GANTRY_PHANTOM_GRACE_MS = defaultPhantomGraceMs(this.GANTRY_HEARTBEAT_MS);
+    if (!given.has('GANTRY_INGEST_STALL_MS')) this.GANTRY_INGEST_STALL_MS = defaultIngestStallMs(this.GANTRY_HEARTBEAT_MS);
+  }
 }

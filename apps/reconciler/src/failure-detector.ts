@@ -3,11 +3,10 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Gauge } from 'prom-client';
 import {
-  BucketState, EvictionPolicy, HealthTransition, ObservedNode, RackView, RecordedHealth, healthTransitions, holdExpired, ingestionWatermark,
-  isPartitioned, nextHoldStarts, planEvictions, silenceMs,
+  BucketState, EvictionPolicy, FleetObservation, HealthThresholds, HealthTransition, RecordedHealth, holdNote, ingestionWatermark, judgeFleet, silenceMs,
 } from '@gantry/domain';
 import {
-  Leadership, NewNodeEvent, NodeLiveStore, appendNodeEvents, autocommit, holdsLeadership, inTransaction, liveRanksOnNode, loadNodeRacks,
+  Leadership, NewNodeEvent, NodeLiveStore, appendNodeEvents, nodeLiveStoreFor, autocommit, holdsLeadership, inTransaction, liveRanksOnNode, loadNodeRacks,
   loadNodesWithLiveWork, loadRecordedHealth, saveRecordedHealth,
 } from '@gantry/persistence';
 import type { Logger } from '@gantry/platform';
@@ -32,6 +31,8 @@ export interface DetectorRound {
   transitions: HealthTransition[];
 }
 
+const NOT_JUDGED: DetectorRound = { judged: false, evicted: [], heldForPartition: [], deferred: [], transitions: [] };
+
 /**
  * Finds nodes that have been silent past GANTRY_NODE_DEAD_MS and ends their attempts, on the
  * leader only. Silence is measured against the ingestion watermark, from when Redis last started
@@ -48,6 +49,7 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
   private leadingSince: { epoch: number; at: number } | null = null;
   private running: Promise<unknown> = Promise.resolve();
   private readonly policy: EvictionPolicy;
+  private readonly thresholds: HealthThresholds;
   /** Health as last recorded (node_health), loaded when this replica takes the lead. */
   private recorded = new Map<string, RecordedHealth>();
   /** When each node of a partitioned rack was first held. */
@@ -61,7 +63,7 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
     private readonly election: LeaderElection,
     private readonly losses: AttemptLossApplier,
   ) {
-    this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
+    this.live = nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS);
     this.policy = {
       minRackSize: config.GANTRY_PARTITION_MIN_RACK,
       partitionShare: config.GANTRY_PARTITION_SHARE,
@@ -69,6 +71,7 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
       burst: config.GANTRY_EVICTION_BURST,
       holdMs: config.GANTRY_PARTITION_HOLD_MS,
     };
+    this.thresholds = { suspectMs: config.GANTRY_NODE_SUSPECT_MS, deadMs: config.GANTRY_NODE_DEAD_MS };
     this.bucket = { tokens: this.policy.burst, updatedAt: Date.now() };
   }
 
@@ -85,12 +88,40 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
     }, this.config.GANTRY_DETECTOR_INTERVAL_MS);
   }
 
+  /**
+   * 1. Only the leader judges, and not until it has led for a suspect period; a new leader
+   *    continues from the health its predecessors recorded.
+   * 2. Since when Redis has known anything, and the ingestion watermark: no live ingestion, no judgement.
+   * 3. Observe every node's silence against the watermark.
+   * 4. Decide (judgeFleet): rack silence, partition holds, evictions through the token bucket, health changes.
+   * 5. Record every health change (and only changes) as node events, fenced by the lease.
+   * 6. Tell the jobs on nodes newly held, or back from a hold, why nothing happened to them.
+   * 7. End every attempt on each evicted node, and say so on the node.
+   */
   async round(nowMs = Date.now()): Promise<DetectorRound> {
-    const none: DetectorRound = { judged: false, evicted: [], heldForPartition: [], deferred: [], transitions: [] };
-    // 1. Only the leader judges, and not until it has led for a suspect period. A new leader
-    //    continues from the health its predecessors recorded.
+    const leadership = await this.leadershipToJudge(nowMs);
+    if (!leadership) return NOT_JUDGED;
+    const clock = await this.clockToJudgeBy(nowMs);
+    if (!clock) return NOT_JUDGED;
+    const seen = await this.observe(clock);
+    const verdict = judgeFleet(seen, { recorded: this.recorded, holdStarts: this.holdStarts, bucket: this.bucket }, nowMs, this.policy, this.thresholds);
+    this.holdStarts = verdict.holdStarts;
+    this.bucket = verdict.plan.bucket;
+    held.set(verdict.plan.heldForPartition.length);
+    deferred.set(verdict.plan.deferred.length);
+    if (!(await this.record(verdict.transitions, leadership, nowMs))) return { ...NOT_JUDGED, judged: true };
+    if (!(await this.noteHolds(verdict.transitions, seen.withWork, leadership))) return { ...NOT_JUDGED, judged: true };
+    const { plan } = verdict;
+    if (!(await this.evict(plan.evict, new Set(plan.holdExpired), seen.silenceMs, leadership, nowMs))) {
+      return { ...plan, judged: true, evicted: [], transitions: verdict.transitions };
+    }
+    return { judged: true, evicted: plan.evict, heldForPartition: plan.heldForPartition, deferred: plan.deferred, transitions: verdict.transitions };
+  }
+
+  /** 1. The leadership to judge under, or null: not the leader, or still in its first suspect period. */
+  private async leadershipToJudge(nowMs: number): Promise<Leadership | null> {
     const leadership = this.election.current();
-    if (!leadership) return none;
+    if (!leadership) return null;
     if (this.leadingSince?.epoch !== leadership.epoch) {
       this.leadingSince = { epoch: leadership.epoch, at: nowMs };
       this.recorded = await loadRecordedHealth(autocommit(this.ds));
@@ -98,84 +129,67 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
     }
     if (nowMs - this.leadingSince.at < this.config.GANTRY_NODE_SUSPECT_MS) {
       stalled.inc({ why: 'new_leader' });
-      return none;
+      return null;
     }
-    // 2. Since when Redis has known anything (it keeps nothing across a restart).
+    return leadership;
+  }
+
+  /** 2. Since when Redis has known anything (it keeps nothing across a restart), and the ingestion watermark; null when ingestion has stalled. */
+  private async clockToJudgeBy(nowMs: number): Promise<{ infoSince: number; watermark: number } | null> {
     await this.redis.set(INFO_SINCE_KEY, String(nowMs), 'NX');
     const infoSince = Number(await this.redis.get(INFO_SINCE_KEY));
-    // 3. The ingestion watermark: no live ingestion, no judgement.
     const watermark = ingestionWatermark(await this.live.newestBeat(), nowMs, this.config.GANTRY_INGEST_STALL_MS);
     if (watermark === null) {
       stalled.inc({ why: 'ingestion_stalled' });
-      return none;
+      return null;
     }
-    // 4. Every node's silence, and each rack's share of silence.
+    return { infoSince, watermark };
+  }
+
+  /**
+   * 3. Every registered node's silence, and which nodes hold work. The fleet-wide read is paged and
+   * may miss a node (heardSince): every node it would count as silent is read again, by id, before
+   * anything is judged on it.
+   */
+  private async observe({ infoSince, watermark }: { infoSince: number; watermark: number }): Promise<FleetObservation> {
     const sql = autocommit(this.ds);
-    const [withWork, racksOfNodes, lastSeen] = await Promise.all([loadNodesWithLiveWork(sql), loadNodeRacks(sql), this.live.allLastSeen()]);
-    // The fleet-wide read is paged and may miss a node (heardSince): re-read, by id, every node it
-    // would count as silent, before anything is judged on it.
-    const doubtful = racksOfNodes.map((n) => n.nodeId).filter((id) => silenceMs(lastSeen.get(id) ?? null, watermark, infoSince) >= this.config.GANTRY_NODE_SUSPECT_MS);
-    for (const [id, at] of await this.live.lastSeenMany(doubtful)) if (at !== null) lastSeen.set(id, at);
+    const [withWork, nodes, lastSeen] = await Promise.all([loadNodesWithLiveWork(sql), loadNodeRacks(sql), this.live.allLastSeen()]);
     const silence = (id: string) => silenceMs(lastSeen.get(id) ?? null, watermark, infoSince);
-    const dead = (id: string) => silence(id) >= this.config.GANTRY_NODE_DEAD_MS;
-    // A rack's silent share counts nodes silent past the suspect timeout, not the dead one: nodes
-    // that stop together cross the dead timeout spread over a heartbeat period, and counting only
-    // the dead would evict the first half of a partitioned rack before the rest made it a partition.
-    const racks = new Map<string, RackView>();
-    for (const n of racksOfNodes) {
-      const r = racks.get(n.rack) ?? { rack: n.rack, total: 0, silent: 0 };
-      r.total++;
-      if (silence(n.nodeId) >= this.config.GANTRY_NODE_SUSPECT_MS) r.silent++;
-      racks.set(n.rack, r);
-    }
-    // 5. Holds: a dead node of a partitioned rack keeps the moment it was first held, and stays
-    //    held while it is silent (a healing rack's stragglers are not evicted before they beat).
-    const partitioned = (rack: string) => isPartitioned(racks.get(rack)!, this.policy);
-    this.holdStarts = nextHoldStarts(this.holdStarts, racksOfNodes.filter((n) => dead(n.nodeId) && partitioned(n.rack)).map((n) => n.nodeId), dead, nowMs);
-    // 6. Decide (rate limit, partitions) over silent nodes that hold work, longest silence first.
-    const candidates = withWork
-      .filter((n) => dead(n.nodeId))
-      .sort((a, b) => silence(b.nodeId) - silence(a.nodeId))
-      .map((n) => ({ ...n, heldSinceMs: this.holdStarts.get(n.nodeId) ?? null }));
-    const plan = planEvictions(candidates, racks, this.bucket, nowMs, this.policy);
-    this.bucket = plan.bucket;
-    held.set(plan.heldForPartition.length);
-    deferred.set(plan.deferred.length);
-    // 7. Record every health change (and only changes) as node events, fenced by the lease.
-    const observed: ObservedNode[] = racksOfNodes.map((n) => {
-      const since = this.holdStarts.get(n.nodeId) ?? null;
-      return {
-        nodeId: n.nodeId, silenceMs: silence(n.nodeId), heardSinceInfoBegan: lastSeen.has(n.nodeId),
-        held: since !== null && !holdExpired(since, nowMs, this.policy.holdMs), heldSinceMs: since,
-      };
-    });
-    const changes = healthTransitions(this.recorded, observed, { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS });
-    if (!(await this.record(changes, leadership, nowMs))) return { ...none, judged: true };
-    // 8. Jobs on nodes newly held, or back from a hold, are told why nothing happened to them.
-    const withWorkIds = new Set(withWork.map((n) => n.nodeId));
+    const doubtful = nodes.map((n) => n.nodeId).filter((id) => silence(id) >= this.config.GANTRY_NODE_SUSPECT_MS);
+    for (const [id, at] of await this.live.lastSeenMany(doubtful)) if (at !== null) lastSeen.set(id, at);
+    return { nodes, withWork: new Set(withWork.map((n) => n.nodeId)), silenceMs: silence, heardSinceInfoBegan: (id) => lastSeen.has(id) };
+  }
+
+  /** 6. A RECONCILED event for each job on a node newly held or back from a hold; false if deposed. */
+  private async noteHolds(changes: HealthTransition[], withWork: ReadonlySet<string>, leadership: Leadership): Promise<boolean> {
+    const sql = autocommit(this.ds);
     for (const c of changes) {
-      const reason = c.to.held ? 'NODE_PARTITION_HELD' : c.from.held && c.to.health === 'HEALTHY' ? 'NODE_RETURNED' : null;
-      if (!reason || !withWorkIds.has(c.nodeId)) continue;
+      const reason = holdNote(c);
+      if (!reason || !withWork.has(c.nodeId)) continue;
       for (const rank of await liveRanksOnNode(sql, c.nodeId)) {
-        if ((await this.losses.note(rank.jobId, rank.attempt, c.nodeId, reason, leadership)) === 'deposed') return { ...none, judged: true };
+        if ((await this.losses.note(rank.jobId, rank.attempt, c.nodeId, reason, leadership)) === 'deposed') return false;
       }
     }
-    // 9. End every attempt on each evicted node, and say so on the node.
-    const expired = new Set(plan.holdExpired);
-    for (const nodeId of plan.evict) {
-      const why = expired.has(nodeId) ? 'PARTITION_HOLD_EXPIRED' : 'NODE_LOST';
+    return true;
+  }
+
+  /** 7. Ends every attempt on each node to evict (NODE_LOST, or PARTITION_HOLD_EXPIRED); false if deposed on the way. */
+  private async evict(nodeIds: string[], holdExpiredIds: ReadonlySet<string>, silence: (id: string) => number, leadership: Leadership, nowMs: number): Promise<boolean> {
+    const sql = autocommit(this.ds);
+    for (const nodeId of nodeIds) {
+      const why = holdExpiredIds.has(nodeId) ? 'PARTITION_HOLD_EXPIRED' : 'NODE_LOST';
       const outcome = await this.losses.evict(nodeId, await liveRanksOnNode(sql, nodeId), why, leadership, new Date(nowMs));
       if (outcome.deposed) {
         this.logger.warn({ epoch: leadership.epoch }, 'deposed mid-round; stopping');
-        return { ...plan, judged: true, evicted: [], transitions: changes };
+        return false;
       }
       evictions.inc({ why });
       this.logger.warn({ nodeId, silenceMs: silence(nodeId), why, jobs: outcome.jobIds.length }, 'node declared dead; its attempts were ended');
     }
-    return { judged: true, evicted: plan.evict, heldForPartition: plan.heldForPartition, deferred: plan.deferred, transitions: changes };
+    return true;
   }
 
-  /** Writes the round's health changes (events and recorded health) in one fenced transaction; false if deposed. */
+  /** 5. Writes the round's health changes (events and recorded health) in one fenced transaction; false if deposed. */
   private async record(changes: HealthTransition[], leadership: Leadership, nowMs: number): Promise<boolean> {
     if (changes.length === 0) return true;
     const at = new Date(nowMs);

@@ -1,10 +1,7 @@
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import {
-  JobRecord, NodeLiveStore, acquireLeadership, appendJobEvents, autocommit, casAllocate, casUpdateJob, findJob, holdsLeadership,
-  inTransaction, insertAttemptRanks, listJobEvents, loadNodes,
-} from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource, silentLogger, testSuite, uniqueTag } from '@gantry/testing';
+import { JobRecord, NodeLiveStore, acquireLeadership, autocommit, findJob, holdsLeadership, inTransaction, listJobEvents, loadNodes } from '@gantry/persistence';
+import { makeJob, makeNode, openDataSource, placeJob, silentLogger, testSuite, uniqueTag } from '@gantry/testing';
 import { waitFor } from '@gantry/stack';
 import { AttemptLossApplier } from '../src/attempt-loss-applier';
 import { ReconcilerEnv } from '../src/config';
@@ -35,19 +32,8 @@ afterAll(async () => {
 async function placed(opts: { nodes?: number; maxRetries?: number; rack?: string; onNodes?: string[] } = {}): Promise<{ job: JobRecord; nodeIds: string[] }> {
   const nodeIds: string[] = [...(opts.onNodes ?? [])];
   if (!opts.onNodes) for (let i = 0; i < (opts.nodes ?? 1); i++) nodeIds.push((await makeNode().gpus(8).rack(opts.rack ?? uniqueTag('rack')).insert(ds)).id);
-  const b = makeJob().gpus(2).gang(nodeIds.length);
-  const job = await b.insert(ds);
-  await ds.query(`UPDATE jobs SET max_retries = $2 WHERE id = $1`, [job.id, opts.maxRetries ?? 0]);
-  const now = new Date();
-  await inTransaction(ds, async (sql) => {
-    const current = await loadNodes(sql, nodeIds);
-    await casAllocate(sql, current.map((n) => ({ nodeId: n.id, expectedVersion: n.version, gpus: 2, cpuCores: 1, memoryMiB: 1024 })), now);
-    const fresh = (await findJob(sql, job.id))!;
-    const { firstSeq } = await casUpdateJob(sql, job.id, fresh.version, { state: 'RUNNING', attempt: 1, nodeIds }, 1, now);
-    await appendJobEvents(sql, job.id, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: 'QUEUED', toState: 'RUNNING', attempt: 1 }]);
-    await insertAttemptRanks(sql, job.id, 1, nodeIds.map((nodeId, rank) => ({ rank, nodeId, gpus: 2, cpuCores: 1, memoryMiB: 1024 })), now);
-  });
-  return { job: (await findJob(autocommit(ds), job.id))!, nodeIds };
+  const job = await makeJob().gpus(2).gang(nodeIds.length).maxRetries(opts.maxRetries ?? 0).insert(ds);
+  return { job: await placeJob(ds, job, nodeIds, { running: true }), nodeIds };
 }
 
 describe('AttemptLossApplier', () => {

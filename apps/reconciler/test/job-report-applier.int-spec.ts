@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { JobReportMessage, TOPICS } from '@gantry/contracts';
-import { JobRecord, appendJobEvents, autocommit, casAllocate, casUpdateJob, findJob, inTransaction, insertAttemptRanks, listJobEvents, loadNodes } from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource } from '@gantry/testing';
+import { JobRecord, autocommit, findJob, listJobEvents, loadNodes } from '@gantry/persistence';
+import { makeJob, makeNode, openDataSource, placeJob } from '@gantry/testing';
 import { JobReportApplier } from '../src/job-report-applier';
 
 let ds: DataSource;
@@ -18,14 +18,7 @@ async function placedJob(nodes = 1, gpus = 2): Promise<{ job: JobRecord; nodeIds
   const nodeIds: string[] = [];
   for (let i = 0; i < nodes; i++) nodeIds.push((await makeNode().gpus(8).insert(ds)).id);
   const job = await makeJob().gpus(gpus).gang(nodes).insert(ds);
-  const now = new Date();
-  await inTransaction(ds, async (sql) => {
-    const current = await loadNodes(sql, nodeIds);
-    await casAllocate(sql, current.map((n) => ({ nodeId: n.id, expectedVersion: n.version, gpus, cpuCores: 1, memoryMiB: 1024 })), now);
-    const { firstSeq } = await casUpdateJob(sql, job.id, job.version, { state: 'SCHEDULED', attempt: 1, nodeIds }, 1, now);
-    await appendJobEvents(sql, job.id, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: 'QUEUED', toState: 'SCHEDULED', attempt: 1, nodeIds }]);
-    await insertAttemptRanks(sql, job.id, 1, nodeIds.map((nodeId, rank) => ({ rank, nodeId, gpus, cpuCores: 1, memoryMiB: 1024 })), now);
-  });
+  await placeJob(ds, job, nodeIds);
   return { job: (await findJob(autocommit(ds), job.id))!, nodeIds };
 }
 

@@ -1,10 +1,7 @@
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import {
-  JobRecord, NodeLiveStore, appendJobEvents, autocommit, casAllocate, casUpdateJob, findJob, inTransaction, insertAttemptRanks, listJobEvents,
-  listNodeEvents, loadNodes,
-} from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource, silentLogger, testSuite, uniqueTag } from '@gantry/testing';
+import { JobRecord, NodeLiveStore, autocommit, findJob, listJobEvents, listNodeEvents } from '@gantry/persistence';
+import { makeJob, makeNode, openDataSource, placeJob, silentLogger, testSuite, uniqueTag } from '@gantry/testing';
 import { AttemptLossApplier } from '../src/attempt-loss-applier';
 import { ReconcilerEnv } from '../src/config';
 import { FailureDetector } from '../src/failure-detector';
@@ -55,18 +52,7 @@ async function leadingDetector(now: number, over: Partial<ReconcilerEnv> = {}): 
 }
 
 async function placedOn(nodeId: string): Promise<JobRecord> {
-  const job = await makeJob().gpus(1).insert(ds);
-  await ds.query(`UPDATE jobs SET max_retries = 2 WHERE id = $1`, [job.id]);
-  const now = new Date();
-  await inTransaction(ds, async (sql) => {
-    const [n] = await loadNodes(sql, [nodeId]);
-    await casAllocate(sql, [{ nodeId, expectedVersion: n.version, gpus: 1, cpuCores: 1, memoryMiB: 1024 }], now);
-    const fresh = (await findJob(sql, job.id))!;
-    const { firstSeq } = await casUpdateJob(sql, job.id, fresh.version, { state: 'RUNNING', attempt: 1, nodeIds: [nodeId] }, 1, now);
-    await appendJobEvents(sql, job.id, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: 'QUEUED', toState: 'RUNNING', attempt: 1 }]);
-    await insertAttemptRanks(sql, job.id, 1, [{ rank: 0, nodeId, gpus: 1, cpuCores: 1, memoryMiB: 1024 }], now);
-  });
-  return (await findJob(autocommit(ds), job.id))!;
+  return placeJob(ds, await makeJob().gpus(1).maxRetries(2).insert(ds), [nodeId], { running: true });
 }
 
 const eventsOf = async (nodeId: string) =>

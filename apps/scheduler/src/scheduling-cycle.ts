@@ -2,23 +2,19 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { QueueShareState, QueuedJob, orderByPolicy, planPlacements } from '@gantry/domain';
-import { NodeLeases, NodeLiveStore, autocommit, listQueues, loadQueuedJobsPerQueue, setPendingReasons } from '@gantry/persistence';
+import { CyclePlan, Placement, PlacementNode, QueueShareState, QueuedJob, planCycle } from '@gantry/domain';
+import { JobRecord, NodeLeases, Sql, autocommit, listQueues, loadQueuedJobsPerQueue, nodeLiveStoreFor, setPendingReasons } from '@gantry/persistence';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
 import { HoldingsSnapshot } from './holdings-snapshot';
 import { LivenessSnapshot } from './liveness-snapshot';
 import { NodeSnapshot } from './node-snapshot';
+import { CycleClock } from './cycle-clock';
 import { PlacementCommitter } from './placement-committer';
 
-const placements = new Counter({ name: 'gantry_scheduler_placements_total', help: 'Attempts placed', labelNames: ['outcome'] });
+const placementOutcomes = new Counter({ name: 'gantry_scheduler_placements_total', help: 'Attempts placed', labelNames: ['outcome'] });
 const placementsPerCommit = new Histogram({ name: 'gantry_scheduler_placements_per_commit', help: 'Placements one commit statement was asked to write', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] });
-const cycleSeconds = new Histogram({ name: 'gantry_scheduler_cycle_seconds', help: 'Duration of one scheduling cycle', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] });
-const stepSeconds = new Histogram({
-  name: 'gantry_scheduler_cycle_step_seconds', help: 'Duration of each step of a scheduling cycle', labelNames: ['step'],
-  buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
-});
 
 /**
  * Everything is re-read this often even though only changes are read in between (see the
@@ -49,6 +45,18 @@ export interface CycleResult {
   steps: Record<string, number>;
 }
 
+/** The cycle's view of the cluster, kept between cycles and moved on by what changed (step 2). */
+interface Snapshot {
+  queues: QueueShareState[];
+  nodes: PlacementNode[];
+}
+
+interface CommitTally {
+  placed: number;
+  lostRaces: number;
+  failed: number;
+}
+
 /** One scheduling pass over a snapshot of queued jobs and nodes. */
 @Injectable()
 export class SchedulingCycle {
@@ -64,119 +72,114 @@ export class SchedulingCycle {
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     private readonly committer: PlacementCommitter,
   ) {
-    this.liveness = new LivenessSnapshot(new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3), LIVENESS_LAG_MS, FULL_LIVENESS_READ_MS);
+    this.liveness = new LivenessSnapshot(nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS), LIVENESS_LAG_MS, FULL_LIVENESS_READ_MS);
     const instance = config.GANTRY_INSTANCE_ID ?? `${require('node:os').hostname()}-${process.pid}`;
     this.leases = new NodeLeases(redis, instance, config.GANTRY_NODE_LEASE_MS);
   }
 
   /**
-   * 1. The head of every queue; with nothing queued, nothing else is read.
-   * 2. The queues, what they hold, and the nodes and their liveness (only what changed since the last cycle).
-   * 3. Decide: policy orders the jobs (priority bands, DRF, quotas), placement fits them to nodes.
+   * 1. Read the head of every queue; with nothing queued, nothing else is read.
+   * 2. Snapshot the queues, what they hold, and the nodes and their liveness (only what changed since the last cycle).
+   * 3. Decide (planCycle): policy orders the jobs (priority bands, DRF, quotas), placement fits them to nodes.
    * 4. Commit the placements whose nodes' leases this replica got, together (see PlacementCommitter).
    * 5. Say why the rest wait.
    */
   async run(nowMs = Date.now()): Promise<CycleResult> {
-    const end = cycleSeconds.startTimer();
-    const steps: Record<string, number> = {};
-    const started = performance.now();
-    let mark = started;
-    const lap = (step: string) => {
-      const t = performance.now();
-      steps[step] = t - mark;
-      stepSeconds.observe({ step }, (t - mark) / 1000);
-      mark = t;
-    };
+    const clock = new CycleClock();
     const sql = autocommit(this.ds);
-    const lookahead = this.config.GANTRY_SCHEDULER_LOOKAHEAD;
+    const jobs = await this.readQueueHeads(sql, clock);
+    if (jobs.length === 0) return this.finish(clock, 0, { placed: 0, lostRaces: 0, failed: 0 }, false);
+    const snapshot = await this.snapshot(sql, nowMs, clock);
+    const decision = this.decide(jobs, snapshot, clock);
+    const tally = await this.commit(decision.plan.placements, new Map(jobs.map((j) => [j.id, j])), clock);
+    await this.explainWaits(sql, decision.pendingReasons, clock);
+    return this.finish(clock, jobs.length, tally, decision.moreQueued);
+  }
 
-    // 1.
-    const jobs = await loadQueuedJobsPerQueue(sql, lookahead);
-    lap('jobs');
-    if (jobs.length === 0) {
-      end();
-      return { considered: 0, placed: 0, lostRaces: 0, moreQueued: false, steps };
-    }
-    const perQueue = new Map<string, number>();
-    for (const j of jobs) perQueue.set(j.queue, (perQueue.get(j.queue) ?? 0) + 1);
-    let moreQueued = [...perQueue.values()].some((n) => n >= lookahead);
+  /** 1. The oldest queued jobs of every queue, up to the lookahead each. */
+  private async readQueueHeads(sql: Sql, clock: CycleClock): Promise<JobRecord[]> {
+    const jobs = await loadQueuedJobsPerQueue(sql, this.config.GANTRY_SCHEDULER_LOOKAHEAD);
+    clock.lap('jobs');
+    return jobs;
+  }
 
-    // 2.
-    const t2 = performance.now();
-    const timed = <T>(name: string, p: Promise<T>) => p.then((v) => ((steps[name] = performance.now() - t2), v));
+  /** 2. Queues with what they hold, and the placement nodes with their health from silence. */
+  private async snapshot(sql: Sql, nowMs: number, clock: CycleClock): Promise<Snapshot> {
     const [queueRows, holdings] = await Promise.all([
-      timed('snapshot.queues', listQueues(sql)),
-      timed('snapshot.holdings', this.holdings.refresh(sql, nowMs)),
-      timed('snapshot.nodes', this.nodes.refresh(sql, nowMs)),
-      timed('snapshot.liveness', this.liveness.refresh(nowMs, this.config.GANTRY_NODE_DEAD_MS)),
+      clock.time('snapshot.queues', listQueues(sql)),
+      clock.time('snapshot.holdings', this.holdings.refresh(sql, nowMs)),
+      clock.time('snapshot.nodes', this.nodes.refresh(sql, nowMs)),
+      clock.time('snapshot.liveness', this.liveness.refresh(nowMs, this.config.GANTRY_NODE_DEAD_MS)),
     ]);
-    lap('snapshot');
-    const thresholds = { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS };
-    const nodes = this.nodes.placementNodes(this.liveness, nowMs, thresholds);
-    const byId = new Map(jobs.map((j) => [j.id, j]));
-    lap('health');
-
-    // 3. The band rides along so a lower band kept off capacity by a higher one is told PRIORITY, and
-    // the first blocked job reserves the nodes it waits for (anti-starvation, ADR 0008).
-    const queued: QueuedJob[] = jobs.map((j) => ({ id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB } }));
-    const capacity = { gpus: 0, cpuCores: 0, memoryMiB: 0 };
-    for (const n of nodes) {
-      if (n.health !== 'HEALTHY' || n.cordoned) continue;
-      capacity.gpus += n.gpusTotal;
-      capacity.cpuCores += n.cpuCores;
-      capacity.memoryMiB += n.memoryMiB;
-    }
-    const queues: QueueShareState[] = queueRows.map((q) => ({
+    clock.lap('snapshot');
+    const nodes = this.nodes.placementNodes(this.liveness, nowMs, { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS });
+    clock.lap('health');
+    const queues = queueRows.map((q) => ({
       name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 },
     }));
-    const order = orderByPolicy(queued, queues, capacity, lookahead);
-    const band = new Map(queueRows.map((q) => [q.name, q.priority]));
-    // Past the batch, jobs keep their place and their last pending reason until the next cycle.
-    const batch = order.ordered.slice(0, this.config.GANTRY_SCHEDULER_BATCH);
-    const plan = planPlacements(batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0 })), nodes, this.nodes.planIndexes());
-    if (order.ordered.length > batch.length) moreQueued = true;
-    lap('plan');
+    return { queues, nodes };
+  }
 
-    // 4.
-    const leased = await this.leases.acquireEach(plan.placements.flatMap((p) => p.nodeIds));
-    lap('lease');
-    const mine = plan.placements.filter((p) => p.nodeIds.every((id) => leased.has(id)));
+  /** 3. The pure decision, on the fit index and gang candidates kept between cycles. */
+  private decide(jobs: JobRecord[], snapshot: Snapshot, clock: CycleClock): CyclePlan {
+    const queued: QueuedJob[] = jobs.map((j) => ({ id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB } }));
+    const decision = planCycle({
+      jobs: queued, queues: snapshot.queues, nodes: snapshot.nodes, lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
+      batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(),
+    });
+    clock.lap('plan');
+    return decision;
+  }
+
+  /**
+   * 4. Under leases on their nodes, the placements this replica got every lease for, in one commit;
+   * a placement whose leases another replica holds lost a race. Own placements move the holdings on.
+   */
+  private async commit(placements: Placement[], byId: Map<string, JobRecord>, clock: CycleClock): Promise<CommitTally> {
+    const leased = await this.leases.acquireEach(placements.flatMap((p) => p.nodeIds));
+    clock.lap('lease');
+    const mine = placements.filter((p) => p.nodeIds.every((id) => leased.has(id)));
     const versions = new Map<string, number>();
     for (const p of mine) for (const id of p.nodeIds) versions.set(id, this.nodes.version(id)!);
-    let lostRaces = plan.placements.length - mine.length;
-    let placed = 0;
-    let failed = 0;
+    const tally: CommitTally = { placed: 0, lostRaces: placements.length - mine.length, failed: 0 };
     try {
       const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds })), versions, new Date());
       if (mine.length > 0) placementsPerCommit.observe(mine.length);
       outcomes.forEach((o, i) => {
         if (o.outcome === 'placed') {
-          placed++;
+          tally.placed++;
           const job = byId.get(mine[i].jobId)!;
           this.holdings.add(job.queue, { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB }, mine[i].nodeIds.length);
-        } else if (o.outcome === 'lost-race') lostRaces++;
+        } else if (o.outcome === 'lost-race') tally.lostRaces++;
         else {
           // One job that cannot be committed must not stop every other placement.
-          failed++;
+          tally.failed++;
           this.logger.error({ err: o.error, jobId: mine[i].jobId }, 'placement commit failed');
         }
       });
-      lap('commit');
+      clock.lap('commit');
     } finally {
       await this.leases.release([...leased]);
     }
-    placements.inc({ outcome: 'placed' }, placed);
-    placements.inc({ outcome: 'lost_race' }, lostRaces);
-    placements.inc({ outcome: 'failed' }, failed);
+    placementOutcomes.inc({ outcome: 'placed' }, tally.placed);
+    placementOutcomes.inc({ outcome: 'lost_race' }, tally.lostRaces);
+    placementOutcomes.inc({ outcome: 'failed' }, tally.failed);
+    return tally;
+  }
 
-    // 5.
-    await setPendingReasons(sql, [...order.held, ...plan.pending].map((p) => ({ jobId: p.jobId, reason: p.reason })));
-    lap('reasons');
-    end();
-    if (lostRaces > 0) this.logger.debug({ lostRaces }, 'placements lost to concurrent writers; retrying next cycle');
-    const took = { considered: jobs.length, placed, lostRaces, steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, Math.round(v)])) };
-    if (performance.now() - started > SLOW_CYCLE_MS) this.logger.info(took, 'slow scheduling cycle');
+  /** 5. Every job that waits says why (pending reasons are rewritten every cycle). */
+  private async explainWaits(sql: Sql, reasons: Array<{ jobId: string; reason: string }>, clock: CycleClock): Promise<void> {
+    await setPendingReasons(sql, reasons);
+    clock.lap('reasons');
+  }
+
+  private finish(clock: CycleClock, considered: number, tally: CommitTally, moreQueued: boolean): CycleResult {
+    const steps = clock.end();
+    if (considered === 0) return { considered, placed: 0, lostRaces: 0, moreQueued, steps };
+    if (tally.lostRaces > 0) this.logger.debug({ lostRaces: tally.lostRaces }, 'placements lost to concurrent writers; retrying next cycle');
+    const took = { considered, placed: tally.placed, lostRaces: tally.lostRaces, steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, Math.round(v)])) };
+    if (clock.elapsedMs() > SLOW_CYCLE_MS) this.logger.info(took, 'slow scheduling cycle');
     else this.logger.debug(took, 'scheduling cycle');
-    return { considered: jobs.length, placed, lostRaces, moreQueued, steps };
+    return { considered, placed: tally.placed, lostRaces: tally.lostRaces, moreQueued, steps };
   }
 }

@@ -4,7 +4,7 @@ import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { propagation } from '@opentelemetry/api';
-import { JobLifecycleMessage, OUTBOX_DISPATCH, TOPICS, parseMessage } from '@gantry/contracts';
+import { JobLifecycleMessage, JobLifecycleSchema, OUTBOX_DISPATCH, TOPICS, messageParser } from '@gantry/contracts';
 import {
   BatchConsumer, BatchConsumerOptions, DEAD_LETTER_HEADERS, DEAD_LETTER_MAX_VALUE_BYTES, DeadLetterPublisher, KafkaConnection, MAX_MESSAGE_BYTES, MessageProducer,
   OutboxExpander, OutboxRelay, createKafka, currentTraceHeaders, ensureTopics, extractTraceContext, keyedPartitionAssigner, messagesRejected, partitionForKey,
@@ -61,28 +61,30 @@ const relayOf = (extra: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = 
 
 describe('OutboxRelay', () => {
   it('publishes committed rows with their headers, deletes them, and never publishes rolled-back ones', async () => {
-    const jobId = uniqueTag('job');
-    const rolledBack = uniqueTag('never');
+    // A topic of its own with one partition: its messages arrive in the order the relay sent them,
+    // which is the rows' order, so once the row committed after the rollback has arrived, a
+    // rolled-back row that had been written anyway would have arrived before it.
+    const topic = uniqueTag('outbox-test');
+    await ensureTopics(kafka, { [topic]: 1 });
+    const [committed, rolledBack, after] = [uniqueTag('job'), uniqueTag('never'), uniqueTag('after')];
+    const row = (key: string, headers?: Record<string, string>) => ({ topic, key, value: { type: 'JOB_CREATED', jobId: key, at: 1 }, headers });
     const relay = relayOf();
-    // The rolled-back row is written first: had it reached the outbox, the relay (which publishes in
-    // id order) would have sent it before the committed row, so once that one is seen, it would be too.
-    await expect(
-      inTransaction(ds, async (sql) => {
-        await enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: rolledBack, value: { type: 'JOB_CREATED', jobId: rolledBack, at: 1 } }]);
-        throw new Error('abort');
-      }),
-    ).rejects.toThrow('abort');
     await relay.start();
     try {
-      await inTransaction(ds, (sql) =>
-        enqueueOutbox(sql, [{ topic: TOPICS.jobLifecycle, key: jobId, value: { type: 'JOB_CREATED', jobId, at: 1 }, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } }]),
-      );
-      const seen = await collect(TOPICS.jobLifecycle, (m) => m.some((x) => x.key === jobId));
-      const mine = seen.find((x) => x.key === jobId)!;
-      expect(JSON.parse(mine.value)).toEqual({ type: 'JOB_CREATED', jobId, at: 1 });
-      expect(mine.headers.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
-      expect(seen.some((x) => x.key === rolledBack)).toBe(false);
-      await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE key = $1`, [jobId]))[0].n === 0, { timeoutMs: 10_000 });
+      await inTransaction(ds, (sql) => enqueueOutbox(sql, [row(committed, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })]));
+      await expect(
+        inTransaction(ds, async (sql) => {
+          await enqueueOutbox(sql, [row(rolledBack)]);
+          throw new Error('abort');
+        }),
+      ).rejects.toThrow('abort');
+      await inTransaction(ds, (sql) => enqueueOutbox(sql, [row(after)]));
+
+      const seen = await collect(topic, (m) => m.some((x) => x.key === after));
+      expect(seen.map((x) => x.key)).toEqual([committed, after]);
+      expect(JSON.parse(seen[0].value)).toEqual({ type: 'JOB_CREATED', jobId: committed, at: 1 });
+      expect(seen[0].headers.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+      await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = $1`, [topic]))[0].n === 0, { timeoutMs: 10_000 });
     } finally {
       await relay.stop();
     }
@@ -170,7 +172,7 @@ function recordingConsumer(topic: string, handled: number[], settings: ConsumerS
     kafka,
     groupId: uniqueTag('group'),
     topic,
-    parse: (raw) => parseMessage(JobLifecycleMessage, raw),
+    parse: messageParser(JobLifecycleSchema),
     handleBatch: async (items) => {
       await work(items.map((i) => i.value.at));
       handled.push(...items.map((i) => i.value.at));
@@ -305,7 +307,7 @@ describe('BatchConsumer', () => {
     const others = Array.from({ length: 40 }, (_, i) => `node-${i}`).filter((k) => partitionForKey(k, 16) !== partitionForKey(mine, 16));
     const seen: Array<{ key: string | null; partition: number }> = [];
     const consumer = new BatchConsumer<JobLifecycleMessage>({
-      kafka, groupId: uniqueTag('group'), topic, parse: (raw) => parseMessage(JobLifecycleMessage, raw),
+      kafka, groupId: uniqueTag('group'), topic, parse: messageParser(JobLifecycleSchema),
       handleBatch: async (items) => {
         seen.push(...items.map((i) => ({ key: i.key, partition: i.partition })));
         return [];

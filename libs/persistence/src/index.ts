@@ -11,6 +11,7 @@ export * from './sql/nodes';
 export * from './sql/node-changes';
 export * from './sql/node-events';
 export * from './redis/node-live-store';
+export * from './redis/node-live-store-for';
 export * from './redis/node-leases';
 export * from './sql/api-tokens';
 export * from './sql/queues';

@@ -2,11 +2,11 @@ import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import {
-  ClusterUtilisationStore, NodeLiveStore, RateLimitBuckets, autocommit, casAllocate, createJobs, deleteEmptyQueue, deleteJobsFinishedBefore,
-  gpuCapacityByModel, inTransaction, insertApiToken, insertQueue, isDatabaseUnavailable, loadApiTokensChangedSince, loadNodeRacks, loadNodes,
+  ClusterUtilisationStore, NodeLiveStore, RateLimitBuckets, autocommit, createJobs, deleteEmptyQueue, deleteJobsFinishedBefore,
+  gpuCapacityByModel, insertApiToken, insertQueue, isDatabaseUnavailable, loadApiTokensChangedSince, loadNodeRacks,
   loadNodesChangedSince, removeNode, revokeApiToken,
 } from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource, openRedis, testSuite, uniqueTag } from '@gantry/testing';
+import { makeJob, makeNode, openDataSource, openRedis, placeJob, testSuite, uniqueTag } from '@gantry/testing';
 
 let ds: DataSource;
 let redis: Redis;
@@ -25,12 +25,8 @@ describe('removeNode', () => {
     const rack = uniqueTag('rack');
     const gone = uniqueTag('GPU');
     const [idle, busy] = [await makeNode().rack(rack).gpus(4, gone).insert(ds), await makeNode().rack(rack).gpus(4, gone).insert(ds)];
-    const job = await makeJob().insert(ds);
-    const [b] = await loadNodes(autocommit(ds), [busy.id]);
-    await inTransaction(ds, async (sql) => {
-      await casAllocate(sql, [{ nodeId: busy.id, expectedVersion: b.version, gpus: 1, cpuCores: 1, memoryMiB: 1 }], new Date());
-      await sql.rows(`INSERT INTO attempt_nodes (job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, created_at) VALUES ($1, 1, 0, $2, 1, 1, 1, now())`, [job.id, busy.id]);
-    });
+    // A live attempt on the busy node, placed as the scheduler places it.
+    await placeJob(ds, await makeJob().insert(ds), [busy.id]);
     await ds.query(`INSERT INTO node_events (node_id, type, at) VALUES ($1, 'CORDONED', now())`, [idle.id]);
     const before = await loadNodesChangedSince(autocommit(ds), null);
 

@@ -1,60 +1,124 @@
+import { spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import {
-  ConcurrentUpdateError, JobRecord, PlacementWrite, appendJobEvents, autocommit, casAllocate, casUpdateJob, commitPlacements, findJob,
-  inTransaction, insertAttemptRanks, listJobEvents, loadNodes, loadRanks, releaseRank, upsertNodeTopology,
+  ConcurrentUpdateError, JobRecord, PlacementWrite, appendJobEvents, autocommit, casUpdateJob, commitPlacementsThatHold, findJob,
+  inTransaction, listJobEvents, loadNodes, loadRanks, releaseRank, upsertNodeTopology,
 } from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource } from '@gantry/testing';
+import { makeJob, makeNode, openDataSource, placeJob, testEnv } from '@gantry/testing';
 
+/*
+ * The placement guarantee as the scheduler runs it (commitPlacementsThatHold, ADR 0012): a node is
+ * never over-committed and a job is never placed twice, whoever races for them.
+ */
+
+const TOPIC = 'test.placement-guarantees';
 let ds: DataSource;
 beforeAll(async () => (ds = await openDataSource()));
-afterAll(async () => ds.destroy());
+afterAll(async () => {
+  // Nothing publishes this topic: left in the shared outbox, the rows would stop every relay at its head.
+  await ds.query(`DELETE FROM outbox WHERE topic = $1`, [TOPIC]);
+  await ds.destroy();
+});
 
-const alloc = (nodeId: string, expectedVersion: number, gpus: number) => ({ nodeId, expectedVersion, gpus, cpuCores: 1, memoryMiB: 1 });
+const write = (job: JobRecord, nodeIds: string[]): PlacementWrite => ({
+  jobId: job.id, expectedVersion: job.version, attempt: job.attempt + 1, nodeIds,
+  perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
+  commands: nodeIds.map((n) => ({ topic: TOPIC, key: n, value: { jobId: job.id, nodeId: n } })),
+});
+const versionsOf = async (ids: string[]) => new Map((await loadNodes(autocommit(ds), ids)).map((n) => [n.id, n.version]));
+const commit = async (writes: PlacementWrite[], versions: Map<string, number>) => commitPlacementsThatHold(autocommit(ds), writes, versions, new Date());
 
-describe('casAllocate (the placement guarantee)', () => {
-  it('takes capacity at the expected version and bumps it', async () => {
+describe('commitPlacementsThatHold (the placement guarantee)', () => {
+  it('takes capacity at the version the plan was read at and bumps it; the same plan again places nothing', async () => {
     const node = await makeNode().gpus(8).insert(ds);
-    const [before] = await loadNodes(autocommit(ds), [node.id]);
-    await inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, before.version, 3)], new Date()));
+    const job = await makeJob().gpus(3).insert(ds);
+    const versions = await versionsOf([node.id]);
+    expect(await commit([write(job, [node.id])], versions)).toEqual({ placed: [job.id], lost: [] });
     const [after] = await loadNodes(autocommit(ds), [node.id]);
-    expect([after.gpusAllocated, after.version]).toEqual([3, before.version + 1]);
+    expect([after.gpusAllocated, after.version]).toEqual([3, versions.get(node.id)! + 1]);
+
+    // Replayed (a retry of the same cycle, another replica with the same snapshot): the job is placed once.
+    const other = await makeJob().gpus(1).insert(ds);
+    expect(await commit([write(job, [node.id]), write(other, [node.id])], versions)).toEqual({ placed: [], lost: [job.id, other.id] });
+    expect(await commit([write(job, [node.id])], await versionsOf([node.id]))).toEqual({ placed: [], lost: [job.id] });
+    expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(3);
+    expect(await loadRanks(autocommit(ds), job.id, 1)).toHaveLength(1);
+    expect((await listJobEvents(autocommit(ds), job.id, 0, 10)).map((e) => e.toState)).toEqual(['QUEUED', 'SCHEDULED']);
   });
 
-  it('refuses a stale version and changes nothing', async () => {
+  it('never over-commits a node, even at the right version', async () => {
     const node = await makeNode().gpus(8).insert(ds);
-    const [n] = await loadNodes(autocommit(ds), [node.id]);
-    await inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, n.version, 1)], new Date()));
-    await expect(inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, n.version, 1)], new Date()))).rejects.toBeInstanceOf(ConcurrentUpdateError);
-    const [after] = await loadNodes(autocommit(ds), [node.id]);
-    expect(after.gpusAllocated).toBe(1);
+    const job = await makeJob().gpus(9).insert(ds);
+    expect(await commit([write(job, [node.id])], await versionsOf([node.id]))).toEqual({ placed: [], lost: [job.id] });
+    expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(0);
   });
 
-  it('refuses to over-commit even at the right version', async () => {
-    const node = await makeNode().gpus(8).insert(ds);
-    const [n] = await loadNodes(autocommit(ds), [node.id]);
-    await expect(inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, n.version, 9)], new Date()))).rejects.toBeInstanceOf(ConcurrentUpdateError);
+  it('places a gang whole or not at all: one changed node leaves every rank out', async () => {
+    const [a, b] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
+    const gang = await makeJob().gpus(4).gang(2).insert(ds);
+    const versions = await versionsOf([a.id, b.id]);
+    await placeJob(ds, await makeJob().gpus(1).insert(ds), [b.id]);
+    expect(await commit([write(gang, [a.id, b.id])], versions)).toEqual({ placed: [], lost: [gang.id] });
+    const after = new Map((await loadNodes(autocommit(ds), [a.id, b.id])).map((n) => [n.id, n.gpusAllocated]));
+    expect([after.get(a.id), after.get(b.id)]).toEqual([0, 1]);
+    expect(await loadRanks(autocommit(ds), gang.id, 1)).toEqual([]);
   });
 
-  it('rolls back every node of a gang when one node lost its race', async () => {
-    const a = await makeNode().gpus(8).insert(ds);
-    const b = await makeNode().gpus(8).insert(ds);
-    const [na, nb] = await loadNodes(autocommit(ds), [a.id, b.id].sort());
-    await inTransaction(ds, (sql) => casAllocate(sql, [alloc(nb.id, nb.version, 1)], new Date()));
-    await expect(inTransaction(ds, (sql) => casAllocate(sql, [alloc(na.id, na.version, 4), alloc(nb.id, nb.version, 4)], new Date()))).rejects.toBeInstanceOf(ConcurrentUpdateError);
-    const after = await loadNodes(autocommit(ds), [a.id, b.id]);
-    expect(after.map((n) => n.gpusAllocated).sort()).toEqual([0, 1]);
-  });
+  it('several processes racing over the same nodes: no node over-committed, no job placed twice', async () => {
+    const racer = builtRacer();
+    // 8 nodes of 4 GPUs for 40 jobs asking for 1 to 3 GPUs each (some as gangs of 2): about twice
+    // what fits. Each racer's first plan wants the same jobs, each on nodes of its own (see the
+    // racer); its later plans collide with the others' on nodes.
+    const nodes = await Promise.all(Array.from({ length: 8 }, () => makeNode().gpus(4).cpu(8).memory(65536).insert(ds)));
+    const jobs = await Promise.all(Array.from({ length: 40 }, (_, i) => makeJob().gpus(1 + (i % 3)).gang(i % 5 === 0 ? 2 : 1).insert(ds)));
+    const racers = [0, 1, 2, 3].map((index) => startRacer(racer, {
+      RACE_NODES: nodes.map((n) => n.id).join(','), RACE_JOBS: jobs.map((j) => j.id).join(','), RACE_INDEX: String(index), RACE_RACERS: '4', RACE_TOPIC: TOPIC,
+    }));
+    await Promise.all(racers.map((r) => r.ready));
+    for (const r of racers) r.go();
+    const results = await Promise.all(racers.map((r) => r.done));
 
-  it('lets exactly one of 20 racing claims for the last GPUs win', async () => {
-    const node = await makeNode().gpus(8).insert(ds);
-    const [n] = await loadNodes(autocommit(ds), [node.id]);
-    const results = await Promise.allSettled(
-      Array.from({ length: 20 }, () => inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, n.version, 8)], new Date()))),
-    );
-    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    const [after] = await loadNodes(autocommit(ds), [node.id]);
-    expect(after.gpusAllocated).toBe(8);
-  });
+    // Every racer ran to the end and they really raced: placements were lost to one another.
+    expect(results.map((r) => r.code)).toEqual([0, 0, 0, 0]);
+    expect(results.reduce((n, r) => n + r.lost, 0)).toBeGreaterThan(0);
+
+    // No node over-committed, and what each node says it has allocated is what its ranks hold.
+    const perNode: Array<{ id: string; gpus_total: number; gpus_allocated: number; cpu_allocated: number; memory_allocated: string; held_gpus: number; held_cpu: number; held_mem: string }> = await ds.query(
+      `SELECT n.id, n.gpus_total, n.gpus_allocated, n.cpu_allocated, n.memory_allocated,
+         coalesce(sum(a.gpus), 0)::int AS held_gpus, coalesce(sum(a.cpu_cores), 0)::int AS held_cpu, coalesce(sum(a.memory_mib), 0) AS held_mem
+       FROM nodes n LEFT JOIN attempt_nodes a ON a.node_id = n.id AND a.released_at IS NULL
+       WHERE n.id = ANY($1::text[]) GROUP BY n.id`, [nodes.map((n) => n.id)]);
+    for (const n of perNode) {
+      expect(n.gpus_allocated).toBeLessThanOrEqual(n.gpus_total);
+      expect([n.gpus_allocated, n.cpu_allocated, Number(n.memory_allocated)]).toEqual([n.held_gpus, n.held_cpu, Number(n.held_mem)]);
+    }
+
+    // No job placed twice: one racer says it placed it, and the database holds one placement of it:
+    // attempt 1, one rank per node of the gang on distinct nodes, one SCHEDULED event, one RUN per rank.
+    const claimed = results.flatMap((r) => r.placed);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    const placedJobs = new Set<string>();
+    for (const job of jobs) {
+      const now = (await findJob(autocommit(ds), job.id))!;
+      const ranks: Array<{ attempt: number; node_id: string }> = await ds.query(`SELECT attempt, node_id FROM attempt_nodes WHERE job_id = $1`, [job.id]);
+      const events = (await listJobEvents(autocommit(ds), job.id, 0, 10)).map((e) => e.toState);
+      const runs: Array<{ n: number }> = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = $1 AND value::jsonb->>'jobId' = $2`, [TOPIC, job.id]);
+      if (now.state === 'QUEUED') {
+        expect([ranks, events, runs[0].n]).toEqual([[], ['QUEUED'], 0]);
+        continue;
+      }
+      placedJobs.add(job.id);
+      expect(now).toMatchObject({ state: 'SCHEDULED', attempt: 1 });
+      expect(ranks.map((r) => r.attempt)).toEqual(Array(job.nodes).fill(1));
+      expect(new Set(ranks.map((r) => r.node_id)).size).toBe(job.nodes);
+      expect(events).toEqual(['QUEUED', 'SCHEDULED']);
+      expect(runs[0].n).toBe(job.nodes);
+    }
+    expect(placedJobs.size).toBeGreaterThan(0);
+    expect(new Set(claimed)).toEqual(placedJobs);
+  }, 120_000);
 
   it('the database itself refuses a negative allocation (a double release)', async () => {
     const node = await makeNode().gpus(2).insert(ds);
@@ -63,74 +127,19 @@ describe('casAllocate (the placement guarantee)', () => {
 
   it('records a node shrinking below what its running work holds, and places nothing more on it', async () => {
     const node = await makeNode().gpus(8).insert(ds);
-    const [n] = await loadNodes(autocommit(ds), [node.id]);
-    await inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, n.version, 8)], new Date()));
+    await placeJob(ds, await makeJob().gpus(8).insert(ds), [node.id]);
     await upsertNodeTopology(autocommit(ds), [{ ...node, gpusTotal: 6 }], new Date());
     const [shrunk] = await loadNodes(autocommit(ds), [node.id]);
     expect([shrunk.gpusTotal, shrunk.gpusAllocated]).toEqual([6, 8]);
-    await expect(inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, shrunk.version, 0)], new Date()))).rejects.toBeInstanceOf(ConcurrentUpdateError);
-  });
-});
-
-describe('commitPlacements (a cycle\'s placements in one transaction)', () => {
-  const write = (job: JobRecord, nodeIds: string[], gpus: number): PlacementWrite => ({
-    jobId: job.id, expectedVersion: job.version, attempt: 1, nodeIds, perRank: { gpus, cpuCores: 1, memoryMiB: 1 },
-    commands: nodeIds.map((n) => ({ topic: 'test.placements', key: n, value: { jobId: job.id, nodeId: n } })),
-  });
-
-  it('places several jobs, two sharing a node and one a gang, with capacity summed per node', async () => {
-    const [a, b] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
-    const [j1, j2, gang] = [await makeJob().gpus(2).insert(ds), await makeJob().gpus(3).insert(ds), await makeJob().gpus(1).gang(2).insert(ds)];
-    const nodes = await loadNodes(autocommit(ds), [a.id, b.id]);
-    const versions = new Map(nodes.map((n) => [n.id, n.version]));
-    await inTransaction(ds, (sql) => commitPlacements(sql, [write(j1, [a.id], 2), write(j2, [a.id], 3), write(gang, [a.id, b.id], 1)], versions, new Date()));
-
-    const after = new Map((await loadNodes(autocommit(ds), [a.id, b.id])).map((n) => [n.id, n]));
-    expect([after.get(a.id)!.gpusAllocated, after.get(b.id)!.gpusAllocated]).toEqual([6, 1]);
-    expect(after.get(a.id)!.version).toBe(versions.get(a.id)! + 1);
-    for (const [job, nodeIds] of [[j1, [a.id]], [j2, [a.id]], [gang, [a.id, b.id]]] as const) {
-      expect(await findJob(autocommit(ds), job.id)).toMatchObject({ state: 'SCHEDULED', attempt: 1, nodeIds, lastEventSeq: 2 });
-      expect((await loadRanks(autocommit(ds), job.id, 1)).map((r) => r.nodeId)).toEqual(nodeIds);
-      expect((await listJobEvents(autocommit(ds), job.id, 1, 10)).map((e) => [e.seq, e.toState])).toEqual([[2, 'SCHEDULED']]);
-    }
-    const [outbox] = await ds.query(`DELETE FROM outbox WHERE topic = 'test.placements' AND value::jsonb->>'jobId' = ANY($1::text[]) RETURNING key`, [[j1.id, j2.id, gang.id]]);
-    expect(outbox).toHaveLength(4);
-  });
-
-  it.each([
-    ['a node changed since the plan', 'node'],
-    ['a job changed since the plan', 'job'],
-    ['the jobs together exceed a node', 'capacity'],
-  ])('writes nothing when %s', async (_, what) => {
-    const node = await makeNode().gpus(8).insert(ds);
-    const [j1, j2] = [await makeJob().gpus(4).insert(ds), await makeJob().gpus(what === 'capacity' ? 5 : 4).insert(ds)];
-    const [n] = await loadNodes(autocommit(ds), [node.id]);
-    if (what === 'node') await inTransaction(ds, (sql) => casAllocate(sql, [alloc(node.id, n.version, 0)], new Date()));
-    if (what === 'job') await inTransaction(ds, (sql) => casUpdateJob(sql, j2.id, j2.version, {}, 0, new Date()));
-    const versions = new Map([[node.id, n.version]]);
-
-    await expect(
-      inTransaction(ds, (sql) => commitPlacements(sql, [write(j1, [node.id], 4), write(j2, [node.id], j2.gpus)], versions, new Date())),
-    ).rejects.toBeInstanceOf(ConcurrentUpdateError);
-    const [after] = await loadNodes(autocommit(ds), [node.id]);
-    expect(after.gpusAllocated).toBe(0);
-    for (const j of [j1, j2]) {
-      expect((await findJob(autocommit(ds), j.id))!.state).toBe('QUEUED');
-      expect(await loadRanks(autocommit(ds), j.id, 1)).toEqual([]);
-    }
+    const cpuOnly = await makeJob().gpus(0).insert(ds);
+    expect(await commit([write(cpuOnly, [node.id])], await versionsOf([node.id]))).toEqual({ placed: [], lost: [cpuOnly.id] });
   });
 });
 
 describe('releaseRank', () => {
   it('gives capacity back exactly once', async () => {
     const node = await makeNode().gpus(8).insert(ds);
-    const job = await makeJob().gpus(4).insert(ds);
-    const [n] = await loadNodes(autocommit(ds), [node.id]);
-    await inTransaction(ds, async (sql) => {
-      await casAllocate(sql, [{ nodeId: node.id, expectedVersion: n.version, gpus: 4, cpuCores: 1, memoryMiB: 1024 }], new Date());
-      await insertAttemptRanks(sql, job.id, 1, [{ rank: 0, nodeId: node.id, gpus: 4, cpuCores: 1, memoryMiB: 1024 }], new Date());
-      await casUpdateJob(sql, job.id, job.version, { state: 'SCHEDULED', attempt: 1, nodeIds: [node.id] }, 0, new Date());
-    });
+    const job = await placeJob(ds, await makeJob().gpus(4).insert(ds), [node.id]);
     const first = await Promise.all(Array.from({ length: 5 }, () => inTransaction(ds, (sql) => releaseRank(sql, job.id, 1, node.id, new Date()))));
     expect(first.filter(Boolean)).toHaveLength(1);
     const [after] = await loadNodes(autocommit(ds), [node.id]);
@@ -171,3 +180,47 @@ describe('job compare-and-set and events', () => {
     expect((await findJob(autocommit(ds), job.id))!.state).toBe('SCHEDULED');
   });
 });
+
+const ROOT = join(__dirname, '..', '..', '..');
+
+/**
+ * The racer runs from the build output, like every process the tests start (npm test builds
+ * first). A build older than the code it would race is refused rather than trusted.
+ */
+function builtRacer(): string {
+  const pairs = [
+    ['libs/persistence/test/placement-racer.ts', 'dist/libs/persistence/test/placement-racer.js'],
+    ['libs/persistence/src/sql/placement-commit.ts', 'dist/libs/persistence/src/sql/placement-commit.js'],
+  ];
+  for (const [src, out] of pairs) {
+    if (!existsSync(join(ROOT, out)) || statSync(join(ROOT, out)).mtimeMs < statSync(join(ROOT, src)).mtimeMs) {
+      throw new Error(`${out} is missing or older than ${src}: run \`npm run build\` (npm test does)`);
+    }
+  }
+  return join(ROOT, pairs[0][1]);
+}
+
+function startRacer(script: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, DATABASE_URL: testEnv.databaseUrl, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  let onReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.startsWith('ready\n')) onReady();
+  });
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const done = new Promise<{ code: number | null; placed: string[]; lost: number }>((resolve) =>
+    child.on('exit', (code) => {
+      onReady(); // a racer that died before it was ready must not hold the others
+      const last = out.trim().split('\n').pop() ?? '';
+      if (code !== 0) process.stderr.write(`placement racer exited ${code}: ${err}\n`);
+      const result = code === 0 ? (JSON.parse(last) as { placed: string[]; lost: number }) : { placed: [], lost: 0 };
+      resolve({ code, ...result });
+    }));
+  return { ready, done, go: () => child.stdin.end('go\n') };
+}

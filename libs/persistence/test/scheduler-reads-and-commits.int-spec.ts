@@ -1,9 +1,9 @@
 import { DataSource } from 'typeorm';
 import {
-  JobRecord, PlacementWrite, autocommit, casAllocate, casUpdateJob, commitPlacementsThatHold, findJob, inTransaction, loadNodes,
+  JobRecord, PlacementWrite, autocommit, casUpdateJob, commitPlacementsThatHold, findJob, inTransaction, loadNodes,
   loadNodesChangedSince, loadRanks,
 } from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource } from '@gantry/testing';
+import { makeJob, makeNode, openDataSource, placeJob } from '@gantry/testing';
 
 let ds: DataSource;
 beforeAll(async () => (ds = await openDataSource()));
@@ -35,8 +35,7 @@ describe('loadNodesChangedSince (the scheduler\'s incremental node snapshot)', (
     await qr.release();
     expect(during.nodes.map((n) => n.id)).not.toContain(b.id);
 
-    const [na] = await loadNodes(autocommit(ds), [a.id]);
-    await inTransaction(ds, (sql) => casAllocate(sql, [{ nodeId: a.id, expectedVersion: na.version, gpus: 2, cpuCores: 1, memoryMiB: 1 }], new Date()));
+    await placeJob(ds, await makeJob().gpus(2).insert(ds), [a.id]);
     const after = await loadNodesChangedSince(autocommit(ds), during.horizon);
     const ids = after.nodes.map((n) => n.id);
     expect(ids).toEqual(expect.arrayContaining([a.id, b.id]));
@@ -53,7 +52,7 @@ describe('commitPlacementsThatHold (a cycle\'s placements, losers left out)', ()
     const [j1, j2, j3, gang] = [await makeJob().gpus(2).insert(ds), await makeJob().gpus(2).insert(ds), await makeJob().gpus(2).insert(ds), await makeJob().gpus(1).gang(2).insert(ds)];
     const versions = new Map((await loadNodes(autocommit(ds), [a.id, b.id, c.id])).map((n) => [n.id, n.version]));
     // Node b changes (another writer) and j3 is changed (a cancel) after the plan was made.
-    await inTransaction(ds, (sql) => casAllocate(sql, [{ nodeId: b.id, expectedVersion: versions.get(b.id)!, gpus: 1, cpuCores: 1, memoryMiB: 1 }], new Date()));
+    await placeJob(ds, await makeJob().gpus(1).insert(ds), [b.id]);
     await inTransaction(ds, (sql) => casUpdateJob(sql, j3.id, j3.version, {}, 0, new Date()));
 
     const result = await inTransaction(ds, (sql) =>

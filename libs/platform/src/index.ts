@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 export * from './config/load-config';
 export * from './config/env';
+export * from './config/timings';
 export * from './http/problem';
 export * from './http/problem-details.filter';
 export * from './http/validation-pipe';

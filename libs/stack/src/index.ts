@@ -5,3 +5,4 @@ export * from './local-infra';
 export * from './env-number';
 export * from './kafka-credentials';
 export * from './stack-secrets';
+export * from './fleet-stack';

@@ -31,6 +31,9 @@ export class Stack {
   readonly services: ServiceProcess[];
   readonly secrets: StackSecrets;
 
+  /** The port the next extra process takes (see extra). */
+  private nextPort: number;
+
   constructor(private readonly opts: StackOptions) {
     this.secrets = opts.secrets ?? generateStackSecrets();
     this.services = SERVICES.map(
@@ -59,6 +62,16 @@ export class Stack {
         );
       }
     }
+    this.nextPort = port;
+  }
+
+  /**
+   * One more process of `service` beside the stack (another agent with a fleet of its own, a second
+   * reconciler), with the env a process of that service gets (envFor) plus `env`, on the next free port after the stack's, logging
+   * with the others. Not started: the caller starts and stops it (and `stop()` does not).
+   */
+  extra(name: string, service: ServiceName, env: Record<string, string> = {}): ServiceProcess {
+    return new ServiceProcess({ name, service, port: this.nextPort++, env: this.envFor(service, env), logDir: this.opts.logDir, root: this.opts.root });
   }
 
   /**

@@ -5,3 +5,5 @@ export * from './builders/job.builder';
 export * from './builders/node.builder';
 export * from './hand-agent';
 export * from './test-kafka';
+export * from './builders/placement.builder';
+export * from './test-stack';

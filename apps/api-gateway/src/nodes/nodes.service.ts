@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { NODE_ID_PATTERN, NodeEventView, NodeView } from '@gantry/contracts';
 import { NodeHealth, nodeHealth } from '@gantry/domain';
 import {
-  NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, removeNode, setNodeCordoned,
+  NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, nodeLiveStoreFor, removeNode, setNodeCordoned,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { CONFIG, REDIS } from '@gantry/runtime';
@@ -33,7 +33,7 @@ export class NodesService {
     @Inject(CONFIG) private readonly config: GatewayEnv,
     private readonly audit: AuditLog,
   ) {
-    this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
+    this.live = nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS);
   }
 
   private health(lastSeen: number | null, nowMs: number): NodeHealth {

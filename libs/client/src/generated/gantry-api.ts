@@ -568,10 +568,6 @@ export interface components {
             /** @description GPUs held by placed work */
             allocated: number;
         };
-        GpuTelemetry: Record<string, never>;
-        CpuTelemetry: Record<string, never>;
-        MemoryTelemetry: Record<string, never>;
-        RunningAttempt: Record<string, never>;
         NodeTelemetryView: {
             /**
              * Format: date-time
@@ -589,11 +585,42 @@ export interface components {
              */
             telemetryAt: string | null;
             /** @description Empty while no telemetry has arrived */
-            gpus: components["schemas"]["GpuTelemetry"][];
-            cpu: components["schemas"]["CpuTelemetry"] | null;
-            memory: components["schemas"]["MemoryTelemetry"] | null;
+            gpus: ({
+                /** Format: int64 */
+                index: number;
+                model: string;
+                /** Format: int64 */
+                memoryMiB: number;
+                /** Format: int64 */
+                memoryUsedMiB: number;
+                utilization: number;
+                healthy: boolean;
+            } & {
+                [key: string]: unknown;
+            })[];
+            cpu?: ({
+                /** Format: int32 */
+                cores: number;
+                utilization: number;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            memory?: ({
+                /** Format: int64 */
+                totalMiB: number;
+                /** Format: int64 */
+                usedMiB: number;
+            } & {
+                [key: string]: unknown;
+            }) | null;
             /** @description Every attempt the agent said it was executing. Operators only: a user sees no job ids */
-            running?: components["schemas"]["RunningAttempt"][];
+            running?: ({
+                jobId: string;
+                /** Format: int64 */
+                attempt: number;
+            } & {
+                [key: string]: unknown;
+            })[];
         };
         NodeView: {
             id: string;

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, Matches } from 'class-validator';
-import { NODE_ID_PATTERN } from '../kafka/heartbeat.message';
+import { NODE_ID_PATTERN } from '../kafka/field-schemas';
 
 /** How an agent reaches Kafka: the agents' principal (every agent shares it; nodes are told apart by their signatures). */
 export class AgentKafkaView {

@@ -1,6 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { NODE_HEALTH, NodeHealth } from '@gantry/domain';
-import { CpuTelemetry, GpuTelemetry, MemoryTelemetry, RunningAttempt } from '../kafka/heartbeat.message';
+import {
+  CpuTelemetry, CpuTelemetrySchema, GpuTelemetry, GpuTelemetrySchema, MemoryTelemetry, MemoryTelemetrySchema, RunningAttempt, RunningAttemptSchema,
+} from '../kafka/heartbeat.message';
+import { openApiSchema } from '../kafka/openapi-schema';
 
 export class NodeGpusView {
   @ApiPropertyOptional({ nullable: true, type: String, description: 'null for a node without GPUs' }) model!: string | null;
@@ -14,10 +17,11 @@ export class NodeTelemetryView {
   @ApiProperty({ format: 'date-time', description: 'When the control plane wrote it (its clock)' }) receivedAt!: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'sentAt of the beat that carried the telemetry below (beats carry it when it changes and every GANTRY_TELEMETRY_EVERY beats); null when none has arrived yet' })
   telemetryAt!: string | null;
-  @ApiProperty({ type: [GpuTelemetry], description: 'Empty while no telemetry has arrived' }) gpus!: GpuTelemetry[];
-  @ApiProperty({ type: CpuTelemetry, nullable: true }) cpu!: CpuTelemetry | null;
-  @ApiProperty({ type: MemoryTelemetry, nullable: true }) memory!: MemoryTelemetry | null;
-  @ApiPropertyOptional({ type: [RunningAttempt], description: 'Every attempt the agent said it was executing. Operators only: a user sees no job ids' })
+  // The heartbeat's own schemas (libs/contracts/src/kafka): the API shows what the agent sent.
+  @ApiProperty({ type: 'array', items: openApiSchema(GpuTelemetrySchema), description: 'Empty while no telemetry has arrived' }) gpus!: GpuTelemetry[];
+  @ApiProperty({ ...openApiSchema(CpuTelemetrySchema), nullable: true }) cpu!: CpuTelemetry | null;
+  @ApiProperty({ ...openApiSchema(MemoryTelemetrySchema), nullable: true }) memory!: MemoryTelemetry | null;
+  @ApiPropertyOptional({ type: 'array', items: openApiSchema(RunningAttemptSchema), description: 'Every attempt the agent said it was executing. Operators only: a user sees no job ids' })
   running?: RunningAttempt[];
 }
 

@@ -1,43 +1,59 @@
-import { Type } from 'class-transformer';
-import {
-  IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Min, ValidateIf, ValidateNested,
-} from 'class-validator';
-import { NODE_ID_PATTERN } from './heartbeat.message';
+import { Static, Type } from '@sinclair/typebox';
+import { EpochMs, Int, JobId, NodeId, OpenObject, OrNull, StringMap, Text } from './field-schemas';
+import { messageParser } from './message-parser';
 
-export class CommandResources {
-  @IsInt() @Min(0) gpus!: number;
-  @IsOptional() @IsString() gpuModel?: string | null;
-  @IsInt() @Min(0) cpuCores!: number;
-  @IsInt() @Min(0) memoryMiB!: number;
-}
+export const CommandResourcesSchema = OpenObject({
+  gpus: Int(0),
+  gpuModel: Type.Optional(OrNull(Text())),
+  cpuCores: Int(0),
+  memoryMiB: Int(0),
+});
 
-export class GangInfo {
-  @IsInt() @Min(1) size!: number;
-  @IsInt() @Min(0) rank!: number;
-  @IsArray() @IsString({ each: true }) nodeIds!: string[];
-}
+/**
+ * When the control plane built the command (epoch ms, its clock). Signed with the rest: an agent
+ * refuses a command older than GANTRY_COMMAND_MAX_AGE_MS, so a recorded command cannot be replayed
+ * to it later (ADR 0015).
+ */
+const ISSUED_AT = EpochMs();
 
+export const GangInfoSchema = OpenObject({ size: Int(1), rank: Int(0), nodeIds: Type.Array(Text()) });
+
+/** Start one attempt's rank on one node (repeated as is when the node's beats lack it). */
+export const RunCommandSchema = OpenObject({
+  type: Type.Literal('RUN'),
+  nodeId: NodeId(),
+  jobId: JobId(),
+  attempt: Int(1),
+  issuedAt: ISSUED_AT,
+  image: Text(),
+  command: Type.Array(Text()),
+  env: StringMap(),
+  resources: CommandResourcesSchema,
+  gang: GangInfoSchema,
+});
+
+/** Stop one attempt on one node. */
+export const KillCommandSchema = OpenObject({
+  type: Type.Literal('KILL'),
+  nodeId: NodeId(),
+  jobId: JobId(),
+  attempt: Int(1),
+  issuedAt: ISSUED_AT,
+  reason: Text(),
+});
+
+export type RunCommand = Static<typeof RunCommandSchema>;
+export type KillCommand = Static<typeof KillCommandSchema>;
 /** gantry.agent-commands.v1: RUN or KILL one attempt on one node; key = nodeId. */
-export class AgentCommandMessage {
-  @IsIn(['RUN', 'KILL']) type!: 'RUN' | 'KILL';
-  @Matches(NODE_ID_PATTERN) nodeId!: string;
-  @IsString() @Length(1, 64) jobId!: string;
-  @IsInt() @Min(1) attempt!: number;
-  /**
-   * When the control plane built the command (epoch ms, its clock). Signed with the rest: an agent
-   * refuses a command older than GANTRY_COMMAND_MAX_AGE_MS, so a recorded command cannot be replayed
-   * to it later.
-   */
-  @IsInt() @Min(0) issuedAt!: number;
+export type AgentCommandMessage = RunCommand | KillCommand;
 
-  @ValidateIf((c: AgentCommandMessage) => c.type === 'RUN') @IsString() image?: string;
-  @ValidateIf((c: AgentCommandMessage) => c.type === 'RUN') @IsArray() @IsString({ each: true }) command?: string[];
-  @ValidateIf((c: AgentCommandMessage) => c.type === 'RUN') @IsObject() env?: Record<string, string>;
-  @ValidateIf((c: AgentCommandMessage) => c.type === 'RUN') @ValidateNested() @Type(() => CommandResources) resources?: CommandResources;
-  @ValidateIf((c: AgentCommandMessage) => c.type === 'RUN') @ValidateNested() @Type(() => GangInfo) gang?: GangInfo;
+/** One of the two, chosen by `type` (a discriminator: only the chosen branch is checked, and named in a failure). */
+export const AgentCommandSchema = Type.Unsafe<AgentCommandMessage>({
+  description: 'gantry.agent-commands.v1 (key = nodeId)',
+  type: 'object',
+  discriminator: { propertyName: 'type' },
+  oneOf: [RunCommandSchema, KillCommandSchema],
+});
 
-  @ValidateIf((c: AgentCommandMessage) => c.type === 'KILL') @IsString() reason?: string;
-}
-
-export type RunCommand = Required<Pick<AgentCommandMessage, 'nodeId' | 'jobId' | 'attempt' | 'issuedAt' | 'image' | 'command' | 'env' | 'resources' | 'gang'>> & { type: 'RUN' };
-export type KillCommand = Required<Pick<AgentCommandMessage, 'nodeId' | 'jobId' | 'attempt' | 'issuedAt' | 'reason'>> & { type: 'KILL' };
+/** Parses one gantry.agent-commands.v1 value. */
+export const parseAgentCommand = messageParser(AgentCommandSchema);

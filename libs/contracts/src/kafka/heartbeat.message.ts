@@ -1,56 +1,52 @@
-import { Type } from 'class-transformer';
-import {
-  IsArray, IsBoolean, IsDefined, IsInt, IsNumber, IsString, Length, Max, Min, ValidateIf, ValidateNested, ArrayMaxSize, Matches,
-} from 'class-validator';
+import { Static, Type } from '@sinclair/typebox';
+import { EpochMs, Int, JobId, NodeId, OpenObject, StoredObject, Text, Unit } from './field-schemas';
+import { messageParser } from './message-parser';
 
-export const NODE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
+// Telemetry and the running set are stored in Redis as sent and shown by GET /v1/nodes: StoredObjects.
+export const GpuTelemetrySchema = StoredObject({
+  index: Int(0),
+  model: Text({ minLength: 1, maxLength: 64 }),
+  memoryMiB: Int(0),
+  memoryUsedMiB: Int(0),
+  utilization: Unit(),
+  healthy: Type.Boolean(),
+});
 
-export class GpuTelemetry {
-  @IsInt() @Min(0) index!: number;
-  @IsString() @Length(1, 64) model!: string;
-  @IsInt() @Min(0) memoryMiB!: number;
-  @IsInt() @Min(0) memoryUsedMiB!: number;
-  @IsNumber() @Min(0) @Max(1) utilization!: number;
-  @IsBoolean() healthy!: boolean;
-}
+export const CpuTelemetrySchema = StoredObject({ cores: Int(0, 65536), utilization: Unit() });
 
-export class CpuTelemetry {
-  @IsInt() @Min(0) @Max(65536) cores!: number;
-  @IsNumber() @Min(0) @Max(1) utilization!: number;
-}
+export const MemoryTelemetrySchema = StoredObject({ totalMiB: Int(0, 2 ** 40), usedMiB: Int(0) });
 
-export class MemoryTelemetry {
-  @IsInt() @Min(0) @Max(2 ** 40) totalMiB!: number;
-  @IsInt() @Min(0) usedMiB!: number;
-}
-
-export class RunningAttempt {
-  @IsString() @Length(1, 64) jobId!: string;
-  @IsInt() @Min(1) attempt!: number;
-}
-
-/** Telemetry is all three of gpus, cpu and memory, or none of them (a liveness beat). */
-const carriesTelemetry = (b: HeartbeatMessage) => b.gpus !== undefined || b.cpu !== undefined || b.memory !== undefined;
+export const RunningAttemptSchema = StoredObject({ jobId: JobId(), attempt: Int(1) });
 
 /**
  * gantry.heartbeats.v1: one per node every GANTRY_HEARTBEAT_MS; key = nodeId.
  * The telemetry (gpus, cpu, memory) may be left out of a beat, all three together: the control plane
  * keeps the last telemetry it received (ADR 0010). Liveness and `running` are in every beat.
  */
-export class HeartbeatMessage {
-  @Matches(NODE_ID_PATTERN) nodeId!: string;
-  @IsString() @Length(1, 128) bootId!: string;
-  @IsInt() @Min(0) seq!: number;
-  /** Epoch milliseconds. */
-  @IsInt() @Min(0) sentAt!: number;
-  @IsString() @Length(1, 64) zone!: string;
-  @IsString() @Length(1, 64) rack!: string;
-  @ValidateIf(carriesTelemetry) @IsArray() @ArrayMaxSize(64) @ValidateNested({ each: true }) @Type(() => GpuTelemetry) gpus?: GpuTelemetry[];
-  @ValidateIf(carriesTelemetry) @IsDefined() @ValidateNested() @Type(() => CpuTelemetry) cpu?: CpuTelemetry;
-  @ValidateIf(carriesTelemetry) @IsDefined() @ValidateNested() @Type(() => MemoryTelemetry) memory?: MemoryTelemetry;
-  /** The agent's whole truth: every attempt it is executing now. */
-  @IsArray() @ArrayMaxSize(1024) @ValidateNested({ each: true }) @Type(() => RunningAttempt) running!: RunningAttempt[];
-}
+export const HeartbeatSchema = OpenObject(
+  {
+    nodeId: NodeId(),
+    bootId: Text({ minLength: 1, maxLength: 128 }),
+    seq: Int(0),
+    sentAt: EpochMs(),
+    zone: Text({ minLength: 1, maxLength: 64 }),
+    rack: Text({ minLength: 1, maxLength: 64 }),
+    gpus: Type.Optional(Type.Array(GpuTelemetrySchema, { maxItems: 64 })),
+    cpu: Type.Optional(CpuTelemetrySchema),
+    memory: Type.Optional(MemoryTelemetrySchema),
+    running: Type.Array(RunningAttemptSchema, { maxItems: 1024, description: "the agent's whole truth: every attempt it is executing now" }),
+  },
+  {
+    description: 'gantry.heartbeats.v1 (key = nodeId); telemetry is gpus, cpu and memory together, or none of them (a liveness beat)',
+    dependentRequired: { gpus: ['cpu', 'memory'], cpu: ['gpus', 'memory'], memory: ['gpus', 'cpu'] },
+  },
+);
+
+export type GpuTelemetry = Static<typeof GpuTelemetrySchema>;
+export type CpuTelemetry = Static<typeof CpuTelemetrySchema>;
+export type MemoryTelemetry = Static<typeof MemoryTelemetrySchema>;
+export type RunningAttempt = Static<typeof RunningAttemptSchema>;
+export type HeartbeatMessage = Static<typeof HeartbeatSchema>;
 
 /** A beat that carries telemetry (all three fields); a liveness beat carries none. */
 export type TelemetryBeat = HeartbeatMessage & Required<Pick<HeartbeatMessage, 'gpus' | 'cpu' | 'memory'>>;
@@ -58,3 +54,6 @@ export type TelemetryBeat = HeartbeatMessage & Required<Pick<HeartbeatMessage, '
 export function hasTelemetry(b: HeartbeatMessage): b is TelemetryBeat {
   return b.gpus !== undefined && b.cpu !== undefined && b.memory !== undefined;
 }
+
+/** Parses one gantry.heartbeats.v1 value. */
+export const parseHeartbeat = messageParser(HeartbeatSchema);

@@ -1,4 +1,7 @@
-import { DEFAULT_EVICTION_POLICY, RackView, nextHoldStarts, planEvictions } from './eviction-policy';
+import { EvictionPolicy, RackView, nextHoldStarts, planEvictions } from './eviction-policy';
+
+/** The reconciler's defaults (GANTRY_PARTITION_*, GANTRY_EVICTION*). */
+const DEFAULT_EVICTION_POLICY: EvictionPolicy = { minRackSize: 4, partitionShare: 0.5, evictionsPerSecond: 5, burst: 20, holdMs: 300_000 };
 
 const p = { ...DEFAULT_EVICTION_POLICY, evictionsPerSecond: 2, burst: 3 };
 const racks = (...rs: RackView[]) => new Map(rs.map((r) => [r.rack, r]));

@@ -20,8 +20,6 @@ export interface EvictionPolicy {
   holdMs: number;
 }
 
-export const DEFAULT_EVICTION_POLICY: EvictionPolicy = { minRackSize: 4, partitionShare: 0.5, evictionsPerSecond: 5, burst: 20, holdMs: 300_000 };
-
 export interface RackView {
   rack: string;
   /** Every node of the rack the control plane knows. */

@@ -7,7 +7,3 @@ export const TERMINAL_STATES: ReadonlySet<JobState> = new Set<JobState>(['SUCCEE
 export function isTerminal(state: JobState): boolean {
   return TERMINAL_STATES.has(state);
 }
-
-export function isJobState(value: unknown): value is JobState {
-  return typeof value === 'string' && (JOB_STATES as readonly string[]).includes(value);
-}

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
-import { allocate, isOverCommitted, fitsNow, ResourceRequest } from '../resources/resources';
+import { NodeCapacity, allocate, fitsNow, ResourceRequest } from '../resources/resources';
 import { FitIndex, GangCandidates, PendingJob, PlacementNode, PlanOptions, planPlacements } from './placement';
+
+/** The invariant the property test checks: no allocation past a node's capacity, none below zero. */
+function isOverCommitted(node: NodeCapacity): boolean {
+  return [[node.gpusAllocated, node.gpusTotal], [node.cpuAllocated, node.cpuCores], [node.memoryAllocated, node.memoryMiB]].some(([used, total]) => used > total || used < 0);
+}
 
 function node(id: string, over: Partial<PlacementNode> = {}): PlacementNode {
   return {

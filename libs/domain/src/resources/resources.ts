@@ -55,14 +55,3 @@ export function allocate<N extends NodeCapacity>(node: N, req: ResourceRequest):
     memoryAllocated: node.memoryAllocated + req.memoryMiB,
   };
 }
-
-export function isOverCommitted(node: NodeCapacity): boolean {
-  return (
-    node.gpusAllocated > node.gpusTotal ||
-    node.cpuAllocated > node.cpuCores ||
-    node.memoryAllocated > node.memoryMiB ||
-    node.gpusAllocated < 0 ||
-    node.cpuAllocated < 0 ||
-    node.memoryAllocated < 0
-  );
-}

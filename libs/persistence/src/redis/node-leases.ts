@@ -19,14 +19,6 @@ export class NodeLeases {
     return `gantry:lease:node:${nodeId}`;
   }
 
-  /** All or nothing: takes every lease or none. */
-  async acquire(nodeIds: string[]): Promise<boolean> {
-    const taken = await this.acquireEach(nodeIds);
-    if (taken.size === nodeIds.length) return true;
-    await this.release([...taken]);
-    return false;
-  }
-
   /** Takes whichever of the leases are free, in one round trip; returns the nodes taken. */
   async acquireEach(nodeIds: string[]): Promise<Set<string>> {
     const ids = [...new Set(nodeIds)];

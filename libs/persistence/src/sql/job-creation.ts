@@ -1,7 +1,7 @@
 import { JobRecord, NewJob, findJobs, toJobRecord } from './job-rows';
 import { findIdempotencyKeys, keyOf } from './idempotency-keys';
 import { OutboxMessage, wakeRelayOnCommit } from './outbox';
-import { Sql, prepared } from './sql';
+import { ConcurrentUpdateError, Sql, prepared } from './sql';
 
 export interface JobCreation {
   job: NewJob;
@@ -20,9 +20,6 @@ export type JobCreationOutcome =
   /** The queue's allowed owners do not include the job's owner. */
   | { kind: 'queue-forbidden' };
 
-/** How often a request that was neither created nor found (its key's holder vanished meanwhile) is tried again. */
-const MAX_ROUNDS = 3;
-
 /**
  * Creates a batch of jobs. The common case is one statement, so one round trip and one commit
  * however many jobs the batch holds: the idempotency keys are claimed, and every job whose queue
@@ -31,35 +28,30 @@ const MAX_ROUNDS = 3;
  * created (a replay, a key used with another body, an unknown or forbidden queue) cost a second read. Requests must not share an
  * (owner, key) pair. Outcomes come back in request order.
  *
+ * It does not retry. A request that was neither created nor found (its key's holder expired and was
+ * swept between the two statements) throws ConcurrentUpdateError; trying it again claims the key
+ * afresh. Retrying is the client's, with the same Idempotency-Key (README, "Retries").
+ *
  * Outside a transaction on purpose: a key claimed by a concurrent batch makes this statement wait
  * on the primary key until that batch commits, and the follow-up read must then see its row, which
  * a transaction's earlier snapshot would not (READ COMMITTED takes one per statement).
  */
 export async function createJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number, wake: OutboxMessage): Promise<JobCreationOutcome[]> {
-  const outcomes: JobCreationOutcome[] = new Array(requests.length);
-  let open = requests.map((_, i) => i);
-  for (let round = 0; open.length > 0; round++) {
-    const batch = open.map((i) => requests[i]);
-    const created = new Map((await insertCreatedJobs(sql, batch, now, keyTtlMs, wake)).map((j) => [j.id, j]));
-    const rest = batch.filter((r) => !created.has(r.job.id));
-    const queues = rest.length === 0 ? new Map<string, string[] | null>() : await existingQueues(sql, rest.map((r) => r.job.queue));
-    const stored = await findIdempotencyKeys(sql, rest.filter((r) => r.idempotency).map((r) => ({ owner: r.job.owner, key: r.idempotency!.key })));
-    const earlierJobs = new Map((await findJobs(sql, [...new Set([...stored.values()].map((s) => s.jobId))])).map((j) => [j.id, j]));
-    const again: number[] = [];
-    for (const i of open) {
-      const r = requests[i];
-      const job = created.get(r.job.id);
-      const earlier = r.idempotency ? stored.get(keyOf(r.job.owner, r.idempotency.key)) : undefined;
-      if (job) outcomes[i] = { kind: 'created', job };
-      else if (earlier) outcomes[i] = earlier.bodySha256 === r.idempotency!.bodySha256 ? { kind: 'replayed', job: earlierJobs.get(earlier.jobId)! } : { kind: 'key-mismatch' };
-      else if (!queues.has(r.job.queue)) outcomes[i] = { kind: 'unknown-queue' };
-      else if (!r.anyQueue && !admits(queues.get(r.job.queue)!, r.job.owner)) outcomes[i] = { kind: 'queue-forbidden' };
-      else if (round + 1 < MAX_ROUNDS) again.push(i); // the key expired and was swept between the two statements
-      else throw new Error(`job ${r.job.id} was neither created nor found`);
-    }
-    open = again;
-  }
-  return outcomes;
+  const created = new Map((await insertCreatedJobs(sql, requests, now, keyTtlMs, wake)).map((j) => [j.id, j]));
+  const rest = requests.filter((r) => !created.has(r.job.id));
+  if (rest.length === 0) return requests.map((r) => ({ kind: 'created', job: created.get(r.job.id)! }));
+  const queues = await existingQueues(sql, rest.map((r) => r.job.queue));
+  const stored = await findIdempotencyKeys(sql, rest.filter((r) => r.idempotency).map((r) => ({ owner: r.job.owner, key: r.idempotency!.key })));
+  const earlierJobs = new Map((await findJobs(sql, [...new Set([...stored.values()].map((s) => s.jobId))])).map((j) => [j.id, j]));
+  return requests.map((r): JobCreationOutcome => {
+    const job = created.get(r.job.id);
+    const earlier = r.idempotency ? stored.get(keyOf(r.job.owner, r.idempotency.key)) : undefined;
+    if (job) return { kind: 'created', job };
+    if (earlier) return earlier.bodySha256 === r.idempotency!.bodySha256 ? { kind: 'replayed', job: earlierJobs.get(earlier.jobId)! } : { kind: 'key-mismatch' };
+    if (!queues.has(r.job.queue)) return { kind: 'unknown-queue' };
+    if (!r.anyQueue && !admits(queues.get(r.job.queue)!, r.job.owner)) return { kind: 'queue-forbidden' };
+    throw new ConcurrentUpdateError(`idempotency key of job ${r.job.id} (it expired and was swept meanwhile)`);
+  });
 }
 
 /** Each existing queue's allowed owners (null: everyone). */

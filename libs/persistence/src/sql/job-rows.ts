@@ -23,18 +23,6 @@ export interface NewJob {
   nodes: number; maxRetries: number; traceParent: string | null; createdAt: Date;
 }
 
-export async function insertJob(sql: Sql, j: NewJob): Promise<JobRecord> {
-  const [row] = await sql.rows(
-    `INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
-       nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq)
-     VALUES ($1,$2,$3,$4,$5,$6::jsonb,$7::jsonb,$8::jsonb,$9,$10,$11,$12,$13,$14,'QUEUED',$15,$16,$16,1)
-     RETURNING *`,
-    [j.id, j.owner, j.queue, j.name, j.image, JSON.stringify(j.command), JSON.stringify(j.env), JSON.stringify(j.labels),
-     j.gpus, j.gpuModel, j.cpuCores, j.memoryMiB, j.nodes, j.maxRetries, j.traceParent, j.createdAt],
-  );
-  return toJobRecord(row);
-}
-
 export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
   const [row] = await sql.rows(`SELECT * FROM jobs WHERE id = $1`, [id]);
   return row ? toJobRecord(row) : null;
@@ -157,30 +145,6 @@ export async function setPendingReasons(sql: Sql, reasons: Array<{ jobId: string
      FROM unnest($1::uuid[], $2::text[]) AS r(id, reason)
      WHERE j.id = r.id AND j.state = 'QUEUED' AND j.pending_reason IS DISTINCT FROM r.reason`,
     [reasons.map((r) => r.jobId), reasons.map((r) => r.reason)],
-  );
-}
-
-export interface NewRank {
-  rank: number;
-  nodeId: string;
-  gpus: number;
-  cpuCores: number;
-  memoryMiB: number;
-}
-
-export async function insertAttemptRanks(sql: Sql, jobId: string, attempt: number, ranks: NewRank[], now: Date): Promise<void> {
-  await insertRanks(sql, ranks.map((r) => ({ ...r, jobId, attempt })), now);
-}
-
-/** The ranks of any number of attempts, in one statement. */
-export async function insertRanks(sql: Sql, ranks: Array<NewRank & { jobId: string; attempt: number }>, now: Date): Promise<void> {
-  if (ranks.length === 0) return;
-  const col = <T>(f: (r: NewRank & { jobId: string; attempt: number }) => T): T[] => ranks.map(f);
-  await sql.rows(
-    `INSERT INTO attempt_nodes (job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, created_at)
-     SELECT job_id, attempt, rank, node_id, gpus, cpu, mem, $8
-     FROM unnest($1::uuid[], $2::int[], $3::int[], $4::text[], $5::int[], $6::int[], $7::bigint[]) AS r (job_id, attempt, rank, node_id, gpus, cpu, mem)`,
-    [col((r) => r.jobId), col((r) => r.attempt), col((r) => r.rank), col((r) => r.nodeId), col((r) => r.gpus), col((r) => r.cpuCores), col((r) => r.memoryMiB), now],
   );
 }
 

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
+import type { NodeTopology } from '@gantry/domain';
 import { NodeEntity } from '../entities/node.entity';
-import { ConcurrentUpdateError, Sql, inTransaction } from './sql';
+import { Sql, inTransaction } from './sql';
 
 export type NodeRecord = Omit<NodeEntity, never>;
 
@@ -11,16 +12,6 @@ export function toNodeRecord(r: Record<string, any>): NodeRecord {
     memoryAllocated: Number(r.memory_allocated), cordoned: r.cordoned, version: Number(r.version),
     firstSeenAt: r.first_seen_at, updatedAt: r.updated_at,
   };
-}
-
-export interface NodeTopology {
-  id: string;
-  zone: string;
-  rack: string;
-  gpuModel: string | null;
-  gpusTotal: number;
-  cpuCores: number;
-  memoryMiB: number;
 }
 
 /**
@@ -52,53 +43,6 @@ export async function upsertNodeTopology(sql: Sql, nodes: NodeTopology[], now: D
 export async function loadNodes(sql: Sql, ids: string[]): Promise<NodeRecord[]> {
   if (ids.length === 0) return [];
   const rows = await sql.rows(`SELECT * FROM nodes WHERE id = ANY($1::text[]) ORDER BY id`, [ids]);
-  return rows.map(toNodeRecord);
-}
-
-export interface Allocation {
-  nodeId: string;
-  expectedVersion: number;
-  gpus: number;
-  cpuCores: number;
-  memoryMiB: number;
-}
-
-/**
- * The placement guarantee: takes capacity on each node only if its allocation version is the one
- * the plan was made from and the capacity still holds, all or nothing (throws ConcurrentUpdateError
- * naming the nodes that changed). One statement; rows are locked in id order first, so two writers
- * competing for the same nodes (two gangs, two scheduler replicas) never wait on each other in a
- * cycle. Several allocations may name one node (several jobs placed on it): they are summed.
- */
-export async function casAllocate(sql: Sql, allocations: Allocation[], now: Date): Promise<void> {
-  if (allocations.length === 0) return;
-  const perNode = new Map<string, Allocation>();
-  for (const a of allocations) {
-    const t = perNode.get(a.nodeId);
-    if (t && t.expectedVersion !== a.expectedVersion) throw new Error(`node ${a.nodeId} allocated from two versions`);
-    perNode.set(a.nodeId, t ? { ...t, gpus: t.gpus + a.gpus, cpuCores: t.cpuCores + a.cpuCores, memoryMiB: t.memoryMiB + a.memoryMiB } : a);
-  }
-  const ids = [...perNode.keys()].sort();
-  const rows = ids.map((id) => perNode.get(id)!);
-  const updated = await sql.rows<{ id: string }>(
-    `WITH locked AS MATERIALIZED (SELECT id FROM nodes WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE)
-     UPDATE nodes n SET gpus_allocated = n.gpus_allocated + a.gpus, cpu_allocated = n.cpu_allocated + a.cpu,
-       memory_allocated = n.memory_allocated + a.mem, version = n.version + 1, updated_at = $6
-     FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::bigint[]) AS a (id, expected, gpus, cpu, mem)
-     WHERE n.id = a.id AND n.id IN (SELECT id FROM locked) AND n.version = a.expected AND NOT n.cordoned
-       AND n.gpus_allocated + a.gpus <= n.gpus_total AND n.cpu_allocated + a.cpu <= n.cpu_cores
-       AND n.memory_allocated + a.mem <= n.memory_mib
-     RETURNING n.id`,
-    [ids, rows.map((a) => a.expectedVersion), rows.map((a) => a.gpus), rows.map((a) => a.cpuCores), rows.map((a) => a.memoryMiB), now],
-  );
-  if (updated.length !== ids.length) {
-    const got = new Set(updated.map((r) => r.id));
-    throw new ConcurrentUpdateError(`node ${ids.filter((id) => !got.has(id)).join(', ')}`);
-  }
-}
-
-export async function loadAllNodes(sql: Sql): Promise<NodeRecord[]> {
-  const rows = await sql.rows(`SELECT * FROM nodes ORDER BY id`);
   return rows.map(toNodeRecord);
 }
 

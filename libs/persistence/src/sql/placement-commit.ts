@@ -1,5 +1,5 @@
 import { OutboxMessage, wakeRelayOnCommit } from './outbox';
-import { ConcurrentUpdateError, Sql, prepared, textArrayLiteral } from './sql';
+import { Sql, prepared, textArrayLiteral } from './sql';
 
 export interface PlacementWrite {
   jobId: string;
@@ -13,15 +13,6 @@ export interface PlacementWrite {
   perRank: { gpus: number; cpuCores: number; memoryMiB: number };
   /** Outbox rows written with the placement (the dispatch row from which the RUNs are built). */
   commands: OutboxMessage[];
-}
-
-/**
- * Like commitPlacementsThatHold, but all or nothing: throws ConcurrentUpdateError when any node or
- * job changed since it was read. Only for use inside a transaction, which the throw rolls back.
- */
-export async function commitPlacements(sql: Sql, placements: PlacementWrite[], nodeVersions: Map<string, number>, now: Date): Promise<void> {
-  const { lost } = await commitPlacementsThatHold(sql, placements, nodeVersions, now);
-  if (lost.length > 0) throw new ConcurrentUpdateError(`placement of job ${lost.join(', ')}`);
 }
 
 const COMMIT_PLACEMENTS = prepared(`WITH p AS (

@@ -1,11 +1,12 @@
 import 'reflect-metadata';
-import { ConfigError } from './load-config';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
+import { ConfigError, type ConfigRules } from './load-config';
+import { defaultHeartbeatMs, timingProblems } from './timings';
 
 const BROKER_LIST = /^[^,\s]+:\d+(,[^,\s]+:\d+)*$/;
 
-/** Every service: where it listens and where Kafka is. */
-export class ServiceEnv {
+/** Every service: where it listens and where Kafka is, and the timings every service shares (see timings.ts). */
+export class ServiceEnv implements ConfigRules {
   /** Port for HTTP (the API on the gateway; /healthz, /readyz and /metrics everywhere). */
   @IsInt() @Min(1) @Max(65535) GANTRY_HTTP_PORT: number = 8080;
   /** Interface to bind; 127.0.0.1 in dev, 0.0.0.0 in a container. */
@@ -29,7 +30,7 @@ export class ServiceEnv {
   /** A consumer partition with messages behind it that has not advanced for this long makes /readyz fail, ms. */
   @IsInt() @Min(1000) GANTRY_CONSUMER_STALL_MS: number = 30000;
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL: string = 'info';
-  /** Heartbeat period of agents, ms. */
+  /** Heartbeat period of agents, ms; default a third of GANTRY_NODE_SUSPECT_MS (5000 at its default). */
   @IsInt() @Min(100) GANTRY_HEARTBEAT_MS: number = 5000;
   /** Heartbeat silence after which a node gets no new placements, ms. */
   @IsInt() @Min(100) GANTRY_NODE_SUSPECT_MS: number = 15000;
@@ -46,6 +47,14 @@ export class ServiceEnv {
       ...(this.KAFKA_SASL_MECHANISM ? { sasl: { mechanism: this.KAFKA_SASL_MECHANISM, username: this.KAFKA_SASL_USERNAME!, password: this.KAFKA_SASL_PASSWORD! } } : {}),
       ...(this.KAFKA_SSL === 'true' ? { ssl: this.KAFKA_SSL_CA_FILE ? { caFile: this.KAFKA_SSL_CA_FILE } : {} } : {}),
     };
+  }
+
+  applyDerivedDefaults(given: ReadonlySet<string>): void {
+    if (!given.has('GANTRY_HEARTBEAT_MS')) this.GANTRY_HEARTBEAT_MS = defaultHeartbeatMs(this.GANTRY_NODE_SUSPECT_MS);
+  }
+
+  problems(given: ReadonlySet<string>): string[] {
+    return timingProblems(this, given);
   }
 }
 

@@ -8,9 +8,18 @@ export class ConfigError extends Error {
   }
 }
 
+/** What a config class may add to its field-by-field validation. */
+export interface ConfigRules {
+  /** Sets the defaults that follow other settings, for the variables the environment did not set. */
+  applyDerivedDefaults?(given: ReadonlySet<string>): void;
+  /** Rules between variables: one line per broken rule, naming the variables. */
+  problems?(given: ReadonlySet<string>): string[];
+}
+
 /**
  * Reads environment variables into a validated config class; fails listing every bad variable by name.
  * Defaults live on the class fields; strings are converted to numbers/booleans where the field says so.
+ * Then the class's derived defaults are applied and the rules between variables checked (ConfigRules).
  */
 export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.ProcessEnv = process.env): T {
   const defined = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
@@ -21,5 +30,10 @@ export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.Proce
       errors.map((e) => `${e.property}=${JSON.stringify(env[e.property] ?? null)}: ${Object.values(e.constraints ?? {}).join('; ')}`),
     );
   }
+  const rules = config as ConfigRules;
+  const given = new Set(Object.keys(defined));
+  rules.applyDerivedDefaults?.(given);
+  const problems = rules.problems?.(given) ?? [];
+  if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

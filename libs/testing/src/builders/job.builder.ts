@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { JobRecord, NewJob, appendJobEvents, inTransaction, insertJob } from '@gantry/persistence';
+import { TOPICS } from '@gantry/contracts';
+import { JobRecord, NewJob, autocommit, createJobs } from '@gantry/persistence';
 
-/** makeJob().gpus(8).model('H100').insert(ds): a QUEUED job row with its CREATED event. */
+/**
+ * makeJob().gpus(8).model('H100').insert(ds): a QUEUED job with its CREATED event, written by
+ * createJobs, the statement the gateway runs for POST /v1/jobs (with its wake-up message).
+ */
 export class JobBuilder {
   private job: NewJob = {
     id: randomUUID(), owner: 'test', queue: 'default', name: 'test-job', image: 'none',
@@ -18,17 +22,17 @@ export class JobBuilder {
   owner(o: string): this { this.job.owner = o; return this; }
   queue(q: string): this { this.job.queue = q; return this; }
   command(...c: string[]): this { this.job.command = c; return this; }
+  maxRetries(n: number): this { this.job.maxRetries = n; return this; }
 
   build(): NewJob {
     return { ...this.job };
   }
 
   async insert(ds: DataSource): Promise<JobRecord> {
-    return inTransaction(ds, async (sql) => {
-      const row = await insertJob(sql, this.job);
-      await appendJobEvents(sql, row.id, 1, [{ type: 'CREATED', at: this.job.createdAt, toState: 'QUEUED' }]);
-      return row;
-    });
+    const wake = { topic: TOPICS.jobLifecycle, key: null, value: { type: 'JOB_CREATED', at: this.job.createdAt.getTime() } };
+    const [outcome] = await createJobs(autocommit(ds), [{ job: this.build(), idempotency: null }], new Date(), 0, wake);
+    if (outcome.kind !== 'created') throw new Error(`makeJob: job not created (${outcome.kind})`);
+    return outcome.job;
   }
 }
 

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { NodeTopology, autocommit, upsertNodeTopology } from '@gantry/persistence';
+import { NodeTopology } from '@gantry/domain';
+import { autocommit, upsertNodeTopology } from '@gantry/persistence';
 import { uniqueTag } from '../test-env';
 
 /** makeNode().gpus(8, 'H100').insert(ds): a registered node with nothing allocated. */

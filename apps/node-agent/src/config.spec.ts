@@ -1,0 +1,31 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { ConfigError, loadConfig } from '@gantry/platform';
+import { AgentEnv } from './config';
+
+/** What every agent must be given: the control plane's command key. */
+const KEY = { GANTRY_COMMAND_PUBLIC_KEY: generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+
+describe('AgentEnv', () => {
+  it('follows the contract timeouts a user sets: heartbeat and fence are derived from them', () => {
+    const c = loadConfig(AgentEnv, { ...KEY, GANTRY_NODE_SUSPECT_MS: '2000', GANTRY_NODE_DEAD_MS: '5000' });
+    expect([c.GANTRY_HEARTBEAT_MS, c.GANTRY_AGENT_FENCE_MS]).toEqual([667, 3750]);
+  });
+
+  it('keeps the documented defaults when nothing is set', () => {
+    const c = loadConfig(AgentEnv, KEY);
+    expect([c.GANTRY_HEARTBEAT_MS, c.GANTRY_AGENT_FENCE_MS]).toEqual([5000, 30000]);
+  });
+
+  it.each([
+    ['a fence at the dead timeout', { GANTRY_AGENT_FENCE_MS: '40000' }, /GANTRY_AGENT_FENCE_MS=40000 must be shorter than GANTRY_NODE_DEAD_MS=40000 \(default\)/],
+    ['a fence within a heartbeat', { GANTRY_AGENT_FENCE_MS: '4000' }, /GANTRY_AGENT_FENCE_MS=4000 must be longer than GANTRY_HEARTBEAT_MS=5000 \(default\)/],
+    ['a dead timeout below the default fence once set explicitly', { GANTRY_AGENT_FENCE_MS: '30000', GANTRY_NODE_DEAD_MS: '20000' }, /GANTRY_AGENT_FENCE_MS=30000 must be shorter than GANTRY_NODE_DEAD_MS=20000/],
+  ])('refuses %s, naming the variables', (_n, env, message) => {
+    expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).toThrow(ConfigError);
+    expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).toThrow(message);
+  });
+
+  it('refuses to start without the control plane\'s command key, naming it', () => {
+    expect(() => loadConfig(AgentEnv, {})).toThrow(/GANTRY_COMMAND_PUBLIC_KEY/);
+  });
+});

@@ -1,0 +1,68 @@
+import { ClusterCapacity, QueueOrder, QueueShareState, QueuedJob, orderByPolicy } from '../fairness/queue-order';
+import { PlacementPlan, PlanOptions, planPlacements } from './placement';
+import { PlacementNode, schedulable } from './schedulable';
+
+/** What one scheduling cycle decides from: its snapshot of queued jobs, queues and nodes. */
+export interface CycleInput {
+  /** The head of every queue, oldest first: at most `lookahead` jobs of each. */
+  jobs: readonly QueuedJob[];
+  queues: readonly QueueShareState[];
+  nodes: PlacementNode[];
+  /** Jobs read from the head of each queue. */
+  lookahead: number;
+  /** Most jobs one cycle plans, in policy order; the rest keep their place until the next cycle. */
+  batchSize: number;
+  /** The fit index and gang candidates of `nodes`, kept between cycles (see PlanOptions). */
+  indexes?: Pick<PlanOptions, 'index' | 'gangs'>;
+}
+
+export interface CyclePlan {
+  order: QueueOrder;
+  plan: PlacementPlan;
+  /** Every job of the batch or held by policy that waits, with why: its pending reason. */
+  pendingReasons: Array<{ jobId: string; reason: string }>;
+  /** Some queue had more jobs than the cycle looked at, or the batch cut the order: a cycle that placed some should run again at once. */
+  moreQueued: boolean;
+}
+
+/** What DRF shares are shares of: the capacity of every node that takes new work. */
+export function schedulableCapacity(nodes: readonly PlacementNode[]): ClusterCapacity {
+  const total = { gpus: 0, cpuCores: 0, memoryMiB: 0 };
+  for (const n of nodes) {
+    if (!schedulable(n)) continue;
+    total.gpus += n.gpusTotal;
+    total.cpuCores += n.cpuCores;
+    total.memoryMiB += n.memoryMiB;
+  }
+  return total;
+}
+
+/** Whether some queue filled the lookahead: there may be more behind it. */
+export function lookaheadFilled(jobs: readonly QueuedJob[], lookahead: number): boolean {
+  const perQueue = new Map<string, number>();
+  for (const j of jobs) {
+    const n = (perQueue.get(j.queue) ?? 0) + 1;
+    if (n >= lookahead) return true;
+    perQueue.set(j.queue, n);
+  }
+  return false;
+}
+
+/**
+ * One cycle's decision: policy orders the jobs (priority bands, DRF, quotas, ADR 0008), the first
+ * `batchSize` of that order are fitted to the nodes (best fit, gangs, one reservation), and every
+ * job that waits gets its reason. The band rides along with each job, so a lower band kept off
+ * capacity by a higher one is told PRIORITY.
+ */
+export function planCycle(input: CycleInput): CyclePlan {
+  const order = orderByPolicy([...input.jobs], [...input.queues], schedulableCapacity(input.nodes), input.lookahead);
+  const band = new Map(input.queues.map((q) => [q.name, q.priority]));
+  const batch = order.ordered.slice(0, input.batchSize);
+  const plan = planPlacements(batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0 })), input.nodes, input.indexes ?? {});
+  return {
+    order,
+    plan,
+    pendingReasons: [...order.held, ...plan.pending].map((p) => ({ jobId: p.jobId, reason: p.reason })),
+    moreQueued: lookaheadFilled(input.jobs, input.lookahead) || order.ordered.length > batch.length,
+  };
+}
