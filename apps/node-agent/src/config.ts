@@ -41,6 +41,8 @@ export class AgentEnv extends ServiceEnv {
   @IsInt() @Min(1000) GANTRY_COMMAND_MAX_AGE_MS: number = 600_000;
   /** A real agent's node credential, from its enrollment (POST /v1/nodes/{id}/enrollment). */
   @IsOptional() @IsString() @MinLength(16) GANTRY_NODE_CREDENTIAL?: string;
+  /** The same, read from a file (a host path the operator wrote when enrolling the node); the file's first line. */
+  @IsOptional() @IsString() GANTRY_NODE_CREDENTIAL_FILE?: string;
   /**
    * Enroll this agent's nodes itself, through the gateway at this URL with an operator token
    * (GANTRY_ENROLL_TOKEN): what the simulated fleet does. A real agent gets GANTRY_NODE_CREDENTIAL instead.

@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { BatchConsumer, MessageProducer, commandPublicKeys } from '@gantry/messaging';
@@ -90,13 +91,14 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
       const credentials = await enrollThroughGateway(c.GANTRY_ENROLL_URL, c.GANTRY_ENROLL_TOKEN, [...this.nodes.keys()]);
       for (const [nodeId, credential] of credentials) this.keys.set(nodeId, credential);
       this.logger.info({ nodes: credentials.size, ms: Date.now() - t0 }, 'nodes enrolled');
-    } else if (c.GANTRY_NODE_CREDENTIAL && c.GANTRY_SIM_NODES === 0) {
-      for (const nodeId of this.nodes.keys()) this.keys.set(nodeId, c.GANTRY_NODE_CREDENTIAL);
+    } else if (c.GANTRY_SIM_NODES === 0 && (c.GANTRY_NODE_CREDENTIAL || c.GANTRY_NODE_CREDENTIAL_FILE)) {
+      const credential = c.GANTRY_NODE_CREDENTIAL ?? readFileSync(c.GANTRY_NODE_CREDENTIAL_FILE!, 'utf8').split('\n')[0].trim();
+      for (const nodeId of this.nodes.keys()) this.keys.set(nodeId, credential);
     }
     const missing = [...this.nodes.keys()].filter((id) => !this.keys.has(id));
     if (missing.length > 0) {
       throw new Error(
-        `no credential for ${missing.length} node(s) (${missing.slice(0, 3).join(', ')}): set GANTRY_NODE_CREDENTIAL (a real agent, from its enrollment) or GANTRY_ENROLL_URL and GANTRY_ENROLL_TOKEN (a simulated fleet)`,
+        `no credential for ${missing.length} node(s) (${missing.slice(0, 3).join(', ')}): set GANTRY_NODE_CREDENTIAL or GANTRY_NODE_CREDENTIAL_FILE (a real agent, from its enrollment) or GANTRY_ENROLL_URL and GANTRY_ENROLL_TOKEN (a simulated fleet)`,
       );
     }
   }
