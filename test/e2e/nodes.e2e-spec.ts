@@ -192,30 +192,47 @@ describe('nodes API', () => {
     await stack.get('node-agent').stop();
     const before = await admin.request('GET', '/v1/cluster/summary');
     const [k1, k2] = [`${tag}-known-1`, `${tag}-known-2`];
-    await produce([beat(k1, [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], 'H100', 0.25), beat(k2, [1, 1, 1, 1], 'L4', 0.75)]);
-    const gpusOf = (s: any, model: string) => s.gpus.find((g: any) => g.model === model) ?? { total: 0, allocated: 0, free: 0, nodes: 0 };
+    // The summary may be up to a second older than a listing, so they agree only while no node
+    // crosses a health threshold: the two known nodes keep beating (one boot, growing seq) and the
+    // stopped fleet's nodes go on to UNHEALTHY and stay there; then both views hold still.
+    const known = [beat(k1, [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], 'H100', 0.25), beat(k2, [1, 1, 1, 1], 'L4', 0.75)];
+    await produce(known);
+    let beating = true;
+    const keepBeating = (async () => {
+      while (beating) {
+        await new Promise((r) => setTimeout(r, 300));
+        for (const b of known) Object.assign(b, { seq: b.seq + 1, sentAt: Date.now() });
+        await produce(known);
+      }
+    })();
+    try {
+      const gpusOf = (s: any, model: string) => s.gpus.find((g: any) => g.model === model) ?? { total: 0, allocated: 0, free: 0, nodes: 0 };
 
-    await waitFor('the summary to agree with the nodes it covers', async () => {
-      const s = (await user.request('GET', '/v1/cluster/summary')).body;
-      const healthy = await listAll(user, 'health=HEALTHY');
-      const degraded = await listAll(user, 'health=DEGRADED');
-      if (!healthy.some((n) => n.id === k2) || !healthy.some((n) => n.id === k1)) return undefined;
-      if (s.nodesByHealth.HEALTHY !== healthy.length || s.nodesByHealth.DEGRADED !== degraded.length) return undefined;
-      // Registration and capacity: the two known nodes added 8 H100 and 4 L4, none allocated.
-      if (gpusOf(s, 'H100').total - gpusOf(before.body, 'H100').total !== 8) return undefined;
-      if (gpusOf(s, 'L4').total - gpusOf(before.body, 'L4').total !== 4) return undefined;
-      const live = [...healthy, ...degraded];
-      const gpus = live.flatMap((n) => n.telemetry.gpus);
-      const expectedGpu = gpus.reduce((a, g) => a + g.utilization, 0) / gpus.length;
-      const expectedCpu = live.reduce((a, n) => a + n.telemetry.cpu.utilization, 0) / live.length;
-      expect(s.utilisation.nodes).toBe(live.length);
-      expect(s.utilisation.gpu).toBeCloseTo(expectedGpu, 2);
-      expect(s.utilisation.cpu).toBeCloseTo(expectedCpu, 2);
-      expect(s.nodes).toBe(s.nodesByHealth.HEALTHY + s.nodesByHealth.DEGRADED + s.nodesByHealth.UNHEALTHY);
-      for (const g of s.gpus) expect(g.free).toBeLessThanOrEqual(g.total);
-      expect(Object.keys(s.jobsByState).sort()).toEqual(['CANCELLED', 'FAILED', 'QUEUED', 'RUNNING', 'SCHEDULED', 'SUCCEEDED']);
-      expect(s.jobsByState.SUCCEEDED).toBeGreaterThanOrEqual(1);
-      return true;
-    }, { timeoutMs: 20_000, intervalMs: 250 });
+      await waitFor('the summary to agree with the nodes it covers', async () => {
+        const s = (await user.request('GET', '/v1/cluster/summary')).body;
+        const healthy = await listAll(user, 'health=HEALTHY');
+        const degraded = await listAll(user, 'health=DEGRADED');
+        if (!healthy.some((n) => n.id === k2) || !healthy.some((n) => n.id === k1)) return undefined;
+        if (s.nodesByHealth.HEALTHY !== healthy.length || s.nodesByHealth.DEGRADED !== degraded.length) return undefined;
+        // Registration and capacity: the two known nodes added 8 H100 and 4 L4, none allocated.
+        if (gpusOf(s, 'H100').total - gpusOf(before.body, 'H100').total !== 8) return undefined;
+        if (gpusOf(s, 'L4').total - gpusOf(before.body, 'L4').total !== 4) return undefined;
+        const live = [...healthy, ...degraded];
+        const gpus = live.flatMap((n) => n.telemetry.gpus);
+        const expectedGpu = gpus.reduce((a, g) => a + g.utilization, 0) / gpus.length;
+        const expectedCpu = live.reduce((a, n) => a + n.telemetry.cpu.utilization, 0) / live.length;
+        expect(s.utilisation.nodes).toBe(live.length);
+        expect(s.utilisation.gpu).toBeCloseTo(expectedGpu, 2);
+        expect(s.utilisation.cpu).toBeCloseTo(expectedCpu, 2);
+        expect(s.nodes).toBe(s.nodesByHealth.HEALTHY + s.nodesByHealth.DEGRADED + s.nodesByHealth.UNHEALTHY);
+        for (const g of s.gpus) expect(g.free).toBeLessThanOrEqual(g.total);
+        expect(Object.keys(s.jobsByState).sort()).toEqual(['CANCELLED', 'FAILED', 'QUEUED', 'RUNNING', 'SCHEDULED', 'SUCCEEDED']);
+        expect(s.jobsByState.SUCCEEDED).toBeGreaterThanOrEqual(1);
+        return true;
+      }, { timeoutMs: 60_000, intervalMs: 250 });
+    } finally {
+      beating = false;
+      await keepBeating;
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { GantryClient, JobSpec } from '@gantry/client';
 import { Stack, waitFor } from '@gantry/stack';
 import { openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
@@ -13,6 +14,7 @@ let stack: Stack;
 let api: GatewayClient;
 let ds: DataSource;
 let tag: string;
+let adminToken: string;
 
 jest.setTimeout(240_000);
 
@@ -30,7 +32,8 @@ beforeAll(async () => {
     agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' },
   });
   ({ stack, tag } = e2e);
-  api = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
+  adminToken = e2e.adminToken;
+  api = new GatewayClient(stack.gatewayUrl, adminToken);
   ds = await openDataSource();
   // Placement needs the fleet registered (Postgres) and heard (Redis): wait for every node.
   await waitFor('fleet registered', async () => (await nodeCount()) === NODES, { timeoutMs: 30_000, intervalMs: 200 });
@@ -88,16 +91,20 @@ function jobMix(count: number, queues: string[], seed: number) {
   });
 }
 
+/**
+ * Submits through the client library, as a user would: a connection the gateway closes as it is
+ * reused (keep-alive expiry on a loaded box) is retried with the same Idempotency-Key, so a retry
+ * never makes a second job.
+ */
 async function submitAll(bodies: object[], concurrency: number): Promise<string[]> {
+  const client = new GantryClient({ baseUrl: stack.gatewayUrl, token: adminToken });
   const ids: string[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < bodies.length) {
         const body = bodies[next++];
-        const res = await api.request('POST', '/v1/jobs', body);
-        if (res.status !== 201) throw new Error(`POST /v1/jobs: ${res.status} ${JSON.stringify(res.body)}`);
-        ids.push(res.body.id);
+        ids.push((await client.createJob(body as JobSpec)).job.id);
       }
     }),
   );

@@ -1,0 +1,142 @@
+/**
+ * An open-loop load generator: request i is due at start + i / rate whatever happened to the ones
+ * before it, and its latency is counted from that due time, not from when a socket was free to send
+ * it. A closed-loop generator (autocannon, wrk) waits for answers and so slows down exactly when the
+ * server does, hiding the queue a real client population builds (coordinated omission); users meet
+ * the open-loop figure.
+ *
+ * Requests go over node:http with keep-alive sockets, at most `maxSockets` at once; a request that
+ * finds them all busy waits in the client and that wait counts too (it is what a client with that
+ * many connections would see). Connection failures and timeouts are counted, never dropped.
+ */
+import { Agent, request } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { PhaseResult, Sample } from './load';
+
+export interface OpenLoopTarget {
+  baseUrl: string;
+  token: string;
+  /** Body of request i (its own job); the Idempotency-Key is fresh per request. */
+  body: (i: number) => string;
+  path?: string;
+}
+
+export interface OpenLoopOptions {
+  /** Requests per second, evenly spaced. */
+  rate: number;
+  durationS: number;
+  /** Sockets the client may hold open (default 512): its concurrency ceiling. */
+  maxSockets?: number;
+  /** A request with no answer after this is a timeout (default 10 s). */
+  timeoutMs?: number;
+}
+
+/** One answered create: when it was due, when it was answered, and the job it created (2xx only). */
+export interface OpenLoopSample extends Sample {
+  /** Epoch ms the request was due. */
+  dueAtMs: number;
+  jobId: string | null;
+}
+
+export interface OpenLoopResult extends PhaseResult {
+  samples: OpenLoopSample[];
+  /** Requests due in the phase (sent, answered or not). */
+  due: number;
+  /** Worst lag of a send behind its due time from the generator itself (event loop busy), ms. */
+  maxSendLagMs: number;
+}
+
+let stopCurrent: (() => void) | null = null;
+/** Ends the running open-loop phase early (Ctrl-C); it resolves with what it has. */
+export function stopOpenLoop(): void {
+  stopCurrent?.();
+}
+
+export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions): Promise<OpenLoopResult> {
+  const url = new URL(target.path ?? '/v1/jobs', target.baseUrl);
+  const agent = new Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 512 });
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const samples: OpenLoopSample[] = [];
+  const errors: Record<string, number> = {};
+  const intervalMs = 1000 / opts.rate;
+  const total = Math.round(opts.rate * opts.durationS);
+  const t0Perf = performance.now();
+  const t0Epoch = Date.now();
+  let sent = 0;
+  let inFlight = 0;
+  let maxSendLagMs = 0;
+  let stopped = false;
+  let finish: () => void = () => undefined;
+  const finished = new Promise<void>((r) => (finish = r));
+  const settle = () => {
+    inFlight--;
+    if (inFlight === 0 && (sent >= total || stopped)) finish();
+  };
+
+  const send = (i: number) => {
+    const duePerf = t0Perf + i * intervalMs;
+    maxSendLagMs = Math.max(maxSendLagMs, performance.now() - duePerf);
+    inFlight++;
+    const body = target.body(i);
+    const req = request(url, {
+      method: 'POST',
+      agent,
+      headers: {
+        authorization: `Bearer ${target.token}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'idempotency-key': randomUUID(),
+      },
+      timeout: timeoutMs,
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const status = res.statusCode ?? 0;
+        let jobId: string | null = null;
+        if (status >= 200 && status < 300) {
+          try {
+            jobId = String((JSON.parse(Buffer.concat(chunks).toString()) as { id?: unknown }).id ?? '') || null;
+          } catch {
+            jobId = null;
+          }
+        }
+        const now = performance.now();
+        samples.push({ at: now - t0Perf, latencyMs: now - duePerf, status, dueAtMs: t0Epoch + i * intervalMs, jobId });
+        settle();
+      });
+      res.on('error', (e) => fail(e));
+    });
+    let failed = false;
+    const fail = (e: Error) => {
+      if (failed) return;
+      failed = true;
+      const k = (e as NodeJS.ErrnoException).code ?? e.message;
+      errors[k] = (errors[k] ?? 0) + 1;
+      settle();
+    };
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
+    req.on('error', fail);
+    req.end(body);
+  };
+
+  // A tick sends every request that has come due since the last one: timers are coarse (~1 ms and
+  // later under load), the schedule is not.
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      if (stopped) return resolve();
+      const dueNow = Math.min(total, Math.floor((performance.now() - t0Perf) / intervalMs) + 1);
+      while (sent < dueNow) send(sent++);
+      if (sent >= total) return resolve();
+      setTimeout(tick, Math.max(0, Math.min(intervalMs, t0Perf + sent * intervalMs - performance.now())));
+    };
+    stopCurrent = () => {
+      stopped = true;
+    };
+    tick();
+  });
+  if (inFlight > 0) await finished;
+  stopCurrent = null;
+  agent.destroy();
+  return { samples, errors, wallS: (performance.now() - t0Perf) / 1000, autocannon: [], due: sent, maxSendLagMs };
+}

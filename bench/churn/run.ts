@@ -1,0 +1,336 @@
+/**
+ * `npm run bench:churn`: short jobs through a small cluster, the scenario Slurm 22.05 was measured
+ * in on this kind of machine (issue 13; docs/benchmarks.md, "bench:churn"). Four agent processes,
+ * one node of 8 GPUs each, run every job's real process (`true`) and report at once; every job asks
+ * for one GPU. Everything is measured from outside: HTTP answers, and the agents' own RUNNING and
+ * end reports read from Kafka (their `at`, the agents' clock, which is this host's).
+ *
+ * Phases, after a warm-up:
+ *   idle      one job at a time on an empty cluster: submit -> process started, p50/p99;
+ *   stream    BENCH_JOBS jobs submitted back to back by one client: submit -> start p99, and the
+ *             makespan from the first submit to the last job's end;
+ *   accept    nodes cordoned: one client creating back to back, then four at once (jobs/s);
+ *             what they created is cancelled before the next phase;
+ *   burst     BENCH_JOBS jobs queued on cordoned nodes, then all four uncordoned at once:
+ *             release -> start p50/p99 and the makespan from release to the last end.
+ * A same-run pgbench single-row INSERT baseline (stack idle) sits beside the figures.
+ * Writes .cache/bench/churn-<time>.json; prints a table against Slurm's row.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import {
+  LocalKafkaBroker, ServiceProcess, Stack, fleetAgentEnv, fleetStack, flushRedisDb, kafkaSecurityFor, numberFromEnv as num,
+  recreateDatabase, waitFor,
+} from '@gantry/stack';
+import { BENCH_DATABASE, conditions, runPgbench } from '../api/infra';
+import { percentile, table } from '../api/stats';
+import { Teardown } from '../dispatch/teardown';
+import { ReportWatch } from './report-watch';
+
+const config = {
+  jobs: num('BENCH_JOBS', 500),
+  idleJobs: num('BENCH_IDLE_JOBS', 50),
+  warmupJobs: num('BENCH_WARMUP_JOBS', 200),
+  acceptSerial: num('BENCH_ACCEPT_SERIAL', 1000),
+  acceptParallel: num('BENCH_ACCEPT_PARALLEL', 2000),
+  acceptClients: num('BENCH_ACCEPT_CLIENTS', 4),
+  agents: num('BENCH_AGENTS', 4),
+  pgbenchS: num('BENCH_PGBENCH_S', 10),
+  basePort: num('BENCH_BASE_PORT', 19100),
+  kafkaPort: num('BENCH_KAFKA_PORT', 39292),
+  phaseTimeoutS: num('BENCH_PHASE_TIMEOUT_S', 300),
+  databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gantry_bench_churn',
+  redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/13',
+  logLevel: process.env.BENCH_LOG_LEVEL || 'warn',
+};
+
+/** Slurm 22.05 (batch_sched_delay=0, no defer) in the same scenario on this kind of machine (issue 13). */
+const SLURM = {
+  acceptSerialPerS: 280, acceptParallelPerS: 590, idleP50Ms: 400, idleP99Ms: 990, streamP99Ms: 6100, streamMakespanS: 10.4,
+  burstP50Ms: 5300, burstP99Ms: 9200, burstMakespanS: 9.3,
+};
+
+const root = join(__dirname, '..', '..', '..');
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const outFile = join(root, '.cache', 'bench', `churn-${stamp}.json`);
+const logDir = join(root, '.cache', 'bench', 'logs', `churn-${stamp}`);
+const kafka = new LocalKafkaBroker(root, config.kafkaPort);
+const say = (msg: string) => console.error(`[bench:churn] ${new Date().toISOString().slice(11, 19)} ${msg}`);
+const adminToken = `bench-admin-${randomBytes(12).toString('base64url')}`;
+
+let stack: Stack | null = null;
+const agents: ServiceProcess[] = [];
+let kafkaStartedHere = false;
+const teardown = new Teardown(say, () => {
+  for (const s of [...(stack?.services ?? []), ...agents]) s.kill('SIGKILL');
+  if (kafkaStartedHere) spawnSync('bash', [join(root, 'scripts/kafka/stop.sh'), '--port', String(config.kafkaPort)], { stdio: 'inherit' });
+});
+teardown.installHandlers();
+
+/* ---- HTTP: one keep-alive socket per client, as a CLI or SDK in a loop would use ---- */
+
+interface Answer {
+  status: number;
+  json: Record<string, unknown> | null;
+}
+
+function call(agent: Agent, base: string, token: string, method: string, path: string, body?: unknown): Promise<Answer> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, base), {
+      method, agent,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), 'idempotency-key': randomBytes(12).toString('hex') }),
+      },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        let json: Record<string, unknown> | null = null;
+        try {
+          json = JSON.parse(Buffer.concat(chunks).toString());
+        } catch {
+          json = null;
+        }
+        resolve({ status: res.statusCode ?? 0, json });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const client = () => new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** One GPU, the real `true`: the job Slurm ran. */
+const job = (name: string) => ({ name, image: 'none', command: ['true'], resources: { gpus: 1, cpuCores: 1, memoryMiB: 1024 } });
+
+/* ---- Phases ---- */
+
+interface Submitted {
+  id: string;
+  sentAtMs: number;
+}
+
+/** Creates `n` jobs back to back from one client; throws on any refusal (the bench's budget is above them). */
+async function submitSerially(base: string, token: string, name: string, n: number, onEach?: (s: Submitted) => void): Promise<Submitted[]> {
+  const a = client();
+  const out: Submitted[] = [];
+  for (let i = 0; i < n; i++) {
+    teardown.check();
+    const sentAtMs = Date.now();
+    const r = await call(a, base, token, 'POST', '/v1/jobs', job(name));
+    if (r.status !== 201) throw new Error(`POST /v1/jobs answered ${r.status}: ${JSON.stringify(r.json)}`);
+    const s = { id: String(r.json!.id), sentAtMs };
+    out.push(s);
+    onEach?.(s);
+  }
+  a.destroy();
+  return out;
+}
+
+function until<T>(what: string, probe: () => Promise<T | false | undefined> | T | false | undefined, intervalMs = 20): Promise<T> {
+  return waitFor(what, async () => {
+    teardown.check();
+    return probe();
+  }, { timeoutMs: config.phaseTimeoutS * 1000, intervalMs });
+}
+
+function latencies(values: number[]): { p50: number; p99: number; max: number; n: number } {
+  const s = [...values].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] ?? NaN, n: s.length };
+}
+
+async function idlePhase(base: string, token: string, watch: ReportWatch) {
+  const a = client();
+  const lat: number[] = [];
+  for (let i = 0; i < config.idleJobs; i++) {
+    const sentAtMs = Date.now();
+    const r = await call(a, base, token, 'POST', '/v1/jobs', job('churn-idle'));
+    if (r.status !== 201) throw new Error(`POST /v1/jobs answered ${r.status}`);
+    const id = String(r.json!.id);
+    await until(`idle job ${i} ended`, () => watch.endedAt(id) !== null, 5);
+    lat.push(watch.startedAt(id)! - sentAtMs);
+  }
+  a.destroy();
+  return { submitToStartMs: latencies(lat) };
+}
+
+async function streamPhase(base: string, token: string, watch: ReportWatch) {
+  const jobs = await submitSerially(base, token, 'churn-stream', config.jobs);
+  const ids = jobs.map((j) => j.id);
+  await until('stream jobs ended', () => watch.countEnded(ids) === ids.length);
+  const first = jobs[0].sentAtMs;
+  const lastEnd = Math.max(...ids.map((id) => watch.endedAt(id)!));
+  return {
+    submitToStartMs: latencies(jobs.map((j) => watch.startedAt(j.id)! - j.sentAtMs)),
+    submitSeconds: (jobs[jobs.length - 1].sentAtMs - first) / 1000,
+    makespanS: (lastEnd - first) / 1000,
+    failed: ids.filter((id) => watch.jobs.get(id)?.state !== 'SUCCEEDED').length,
+  };
+}
+
+async function setCordon(base: string, nodeIds: string[], cordoned: boolean): Promise<void> {
+  const a = new Agent({ keepAlive: true, maxSockets: nodeIds.length });
+  const answers = await Promise.all(nodeIds.map((n) => call(a, base, adminToken, 'POST', `/v1/nodes/${n}/${cordoned ? 'cordon' : 'uncordon'}`)));
+  a.destroy();
+  const bad = answers.find((r) => r.status >= 300);
+  if (bad) throw new Error(`cordon/uncordon answered ${bad.status}: ${JSON.stringify(bad.json)}`);
+}
+
+async function acceptPhase(base: string, token: string) {
+  const t0 = performance.now();
+  const serial = await submitSerially(base, token, 'churn-accept', config.acceptSerial);
+  const serialS = (performance.now() - t0) / 1000;
+  const per = Math.ceil(config.acceptParallel / config.acceptClients);
+  const t1 = performance.now();
+  const parallel = (await Promise.all(Array.from({ length: config.acceptClients }, () => submitSerially(base, token, 'churn-accept', per)))).flat();
+  const parallelS = (performance.now() - t1) / 1000;
+  // Out of the way of the next phase: cancelled while still queued, so they end at once.
+  const ids = [...serial, ...parallel].map((s) => s.id);
+  const lanes = 8;
+  await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
+    const a = client();
+    for (let i = lane; i < ids.length; i += lanes) {
+      const r = await call(a, base, token, 'POST', `/v1/jobs/${ids[i]}/cancel`);
+      if (r.status >= 300) throw new Error(`cancel answered ${r.status}`);
+    }
+    a.destroy();
+  }));
+  return {
+    serial: { jobs: serial.length, seconds: serialS, perS: serial.length / serialS },
+    parallel: { clients: config.acceptClients, jobs: parallel.length, seconds: parallelS, perS: parallel.length / parallelS },
+  };
+}
+
+async function burstPhase(base: string, token: string, nodeIds: string[], watch: ReportWatch, queuedCount: () => Promise<number>) {
+  const jobs = await submitSerially(base, token, 'churn-burst', config.jobs);
+  const ids = jobs.map((j) => j.id);
+  await until('burst jobs all QUEUED', async () => (await queuedCount()) >= ids.length, 50);
+  const releasedAtMs = Date.now();
+  await setCordon(base, nodeIds, false);
+  await until('burst jobs ended', () => watch.countEnded(ids) === ids.length);
+  const lastEnd = Math.max(...ids.map((id) => watch.endedAt(id)!));
+  return {
+    releaseToStartMs: latencies(ids.map((id) => watch.startedAt(id)! - releasedAtMs)),
+    makespanS: (lastEnd - releasedAtMs) / 1000,
+    jobsPerS: ids.length / ((lastEnd - releasedAtMs) / 1000),
+    failed: ids.filter((id) => watch.jobs.get(id)?.state !== 'SUCCEEDED').length,
+  };
+}
+
+/* ---- Main ---- */
+
+async function main(): Promise<void> {
+  say(`config ${JSON.stringify(config)}`);
+  kafkaStartedHere = await kafka.startIfAbsent();
+  if (kafkaStartedHere) teardown.add(`Kafka on ${kafka.brokers}`, () => kafka.stop());
+  await recreateDatabase(root, config.databaseUrl, BENCH_DATABASE);
+  await flushRedisDb(config.redisUrl);
+  await kafka.createTopics();
+  teardown.check();
+
+  const work = mkdtempSync(join(tmpdir(), 'gantry-bench-churn-'));
+  teardown.add('agent work dirs', async () => rmSync(work, { recursive: true, force: true }));
+  const prefixes = Array.from({ length: config.agents }, (_, i) => `churn${String.fromCharCode(97 + i)}`);
+  const s = fleetStack({
+    root, logDir, basePort: config.basePort, adminToken, kafkaCredentials: kafka.credentials(),
+    infra: { kafkaBrokers: kafka.brokers, databaseUrl: config.databaseUrl, redisUrl: config.redisUrl },
+    env: { LOG_LEVEL: config.logLevel, KAFKAJS_NO_PARTITIONER_WARNING: '1', GANTRY_HEARTBEAT_MS: '1000', GANTRY_RATE_LIMIT_RPS: '5000', GANTRY_RATE_LIMIT_BURST: '10000' },
+    fleet: { nodes: 1, prefix: prefixes[0], executor: 'process', workDir: join(work, prefixes[0]) },
+  });
+  stack = s;
+  teardown.add('services', () => s.stop());
+  await s.start();
+  for (const p of prefixes.slice(1)) {
+    const a = s.extra(`node-agent-${p}`, 'node-agent', fleetAgentEnv({ nodes: 1, prefix: p, executor: 'process', workDir: join(work, p) }));
+    agents.push(a);
+    teardown.add(`agent ${p}`, () => a.stop());
+    a.start();
+  }
+  await Promise.all(agents.map((a) => a.ready(120_000)));
+  const nodeIds = prefixes.map((p) => `${p}-00000`);
+  const base = s.gatewayUrl;
+  const admin = new Agent({ keepAlive: true });
+  await until('four nodes of 8 GPUs HEALTHY', async () => {
+    const r = await call(admin, base, adminToken, 'GET', '/v1/cluster/summary');
+    return Number((r.json?.nodesByHealth as Record<string, number> | undefined)?.HEALTHY ?? 0) >= nodeIds.length;
+  }, 500);
+  const minted = await call(admin, base, adminToken, 'POST', '/v1/tokens', { owner: 'bench', role: 'user' });
+  if (minted.status !== 201) throw new Error(`POST /v1/tokens answered ${minted.status}`);
+  const token = String(minted.json!.token);
+
+  const watch = new ReportWatch(kafka.brokers, kafkaSecurityFor(kafka.credentials()), `bench-churn-${stamp}`);
+  teardown.add('report watch', () => watch.stop());
+  await watch.start();
+  await until('report watch positioned', () => watch.positioned, 100);
+
+  const queuedCount = async () => {
+    const r = await call(admin, base, adminToken, 'GET', '/v1/cluster/summary');
+    return Number((r.json?.jobsByState as Record<string, number> | undefined)?.QUEUED ?? 0);
+  };
+
+  say(`warm-up: ${config.warmupJobs} jobs`);
+  const warm = await submitSerially(base, token, 'churn-warmup', config.warmupJobs);
+  await until('warm-up jobs ended', () => watch.countEnded(warm.map((w) => w.id)) === warm.length);
+
+  const cond = await conditions(root, config.databaseUrl, config.kafkaPort);
+  say(`pgbench baseline (${config.pgbenchS} s, stack idle)`);
+  const pgbench = await runPgbench(config.databaseUrl, { durationS: config.pgbenchS, clients: 1, threads: 1 });
+  const loadBefore = loadavg();
+
+  say('idle: one job at a time');
+  const idle = await idlePhase(base, token, watch);
+  say(`idle: submit -> start p50 ${idle.submitToStartMs.p50} ms, p99 ${idle.submitToStartMs.p99} ms`);
+  say(`stream: ${config.jobs} jobs back to back`);
+  const stream = await streamPhase(base, token, watch);
+  say(`stream: makespan ${stream.makespanS.toFixed(2)} s, submit -> start p99 ${stream.submitToStartMs.p99} ms`);
+  await setCordon(base, nodeIds, true);
+  say('accept: nodes cordoned');
+  const accept = await acceptPhase(base, token);
+  say(`accept: ${accept.serial.perS.toFixed(0)}/s one client, ${accept.parallel.perS.toFixed(0)}/s ${config.acceptClients} clients`);
+  await until('accept jobs cancelled', async () => (await queuedCount()) === 0, 100);
+  say(`burst: ${config.jobs} jobs queued, then released`);
+  const burst = await burstPhase(base, token, nodeIds, watch, queuedCount);
+  say(`burst: makespan ${burst.makespanS.toFixed(2)} s, release -> start p99 ${burst.releaseToStartMs.p99} ms`);
+  admin.destroy();
+
+  const report = {
+    bench: 'churn', startedAt: stamp, config,
+    conditions: { ...cond, loadAvgBefore: loadBefore, loadAvgAtEnd: loadavg(), command: 'npm run bench:churn' },
+    pgbench: { tps: pgbench.tps, latencyAvgMs: pgbench.latencyAvgMs, command: pgbench.command },
+    idle, stream, accept, burst, slurm: SLURM, logs: relative(root, logDir),
+  };
+  mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
+  writeFileSync(outFile, JSON.stringify(report, null, 2));
+  const r0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
+  const r2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+  console.log(table([
+    ['figure', 'Slurm (lowlat)', 'Gantry', 'better?'],
+    ['accept, one client (jobs/s)', r0(SLURM.acceptSerialPerS), r0(accept.serial.perS), String(accept.serial.perS > SLURM.acceptSerialPerS)],
+    [`accept, ${config.acceptClients} clients (jobs/s)`, r0(SLURM.acceptParallelPerS), r0(accept.parallel.perS), String(accept.parallel.perS > SLURM.acceptParallelPerS)],
+    ['idle submit -> start p50 (ms)', r0(SLURM.idleP50Ms), r0(idle.submitToStartMs.p50), String(idle.submitToStartMs.p50 < SLURM.idleP50Ms)],
+    ['idle submit -> start p99 (ms)', r0(SLURM.idleP99Ms), r0(idle.submitToStartMs.p99), String(idle.submitToStartMs.p99 < SLURM.idleP99Ms)],
+    [`stream of ${config.jobs}: submit -> start p99 (ms)`, r0(SLURM.streamP99Ms), r0(stream.submitToStartMs.p99), String(stream.submitToStartMs.p99 < SLURM.streamP99Ms)],
+    ['stream makespan (s)', r2(SLURM.streamMakespanS), r2(stream.makespanS), String(stream.makespanS < SLURM.streamMakespanS)],
+    [`burst of ${config.jobs}: release -> start p50 (ms)`, r0(SLURM.burstP50Ms), r0(burst.releaseToStartMs.p50), String(burst.releaseToStartMs.p50 < SLURM.burstP50Ms)],
+    ['burst release -> start p99 (ms)', r0(SLURM.burstP99Ms), r0(burst.releaseToStartMs.p99), String(burst.releaseToStartMs.p99 < SLURM.burstP99Ms)],
+    ['burst makespan (s)', r2(SLURM.burstMakespanS), r2(burst.makespanS), String(burst.makespanS < SLURM.burstMakespanS)],
+  ]));
+  console.log(`pgbench single-row INSERT, 1 client, same run: ${r0(pgbench.tps)} tps; written ${relative(root, outFile)}`);
+}
+
+main()
+  .then(() => teardown.run())
+  .then(() => process.exit(0))
+  .catch(async (e) => {
+    say(teardown.interrupted ? 'interrupted' : `failed: ${(e as Error).stack ?? e}`);
+    await teardown.run();
+    process.exit(teardown.interrupted ? 130 : 1);
+  });
