@@ -52,7 +52,6 @@ async function main(): Promise<void> {
 
   const nodeIds = Array.from({ length: NODES }, (_, i) => `db-path-${String(i).padStart(5, '0')}`);
   await upsertNodeTopology(base, nodeIds.map((id) => ({ id, zone: 'z', rack: 'r', gpuModel: null, gpusTotal: 0, cpuCores: 1_000_000, memoryMiB: 1_000_000_000 })), new Date());
-  const wake = { topic: 'db-path', key: null, value: {} };
 
   let done = 0;
   let cpuAtStart = 0;
@@ -80,7 +79,7 @@ async function main(): Promise<void> {
       },
       idempotency: { key: randomUUID(), bodySha256: 'h' },
     }));
-    const created = (await createJobs(sql, creations, now, 86_400_000, wake)).map((o) => (o.kind === 'created' ? o.job : null)!);
+    const created = (await createJobs(sql, creations, now, 86_400_000)).map((o) => (o.kind === 'created' ? o.job : null)!);
     lap('create');
     await claimOutbox(sql);
     lap('outbox');
@@ -106,7 +105,7 @@ async function main(): Promise<void> {
         const f = foldReports({ state: job.state, attempt: job.attempt, started: job.startedAt !== null, nodeIds: job.nodeIds, ranks }, [{ nodeId: chosen[i], attempt: 1, state, exitCode: 0 }]);
         return { jobId: job.id, expectedVersion: job.version, lastEventSeq: job.lastEventSeq, attempt: 1, state: f.state, start: f.start, end: f.end, events: f.events, ranks: f.ranks };
       });
-      const written = await writeJobReports(sql, writes, [], state === 'SUCCEEDED' ? wake : null, new Date());
+      const { written } = await writeJobReports(sql, writes, [], new Date());
       if (written.size !== writes.length) throw new Error(`wrote ${written.size} of ${writes.length}`);
       lap('report.write');
       await claimOutbox(sql);

@@ -23,10 +23,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import {
-  LocalKafkaBroker, ServiceProcess, Stack, fleetAgentEnv, fleetStack, flushRedisDb, kafkaSecurityFor, numberFromEnv as num,
+  LocalKafkaBroker, SERVICES, ServiceProcess, Stack, fleetAgentEnv, fleetStack, flushRedisDb, kafkaSecurityFor, numberFromEnv as num,
   recreateDatabase, waitFor,
 } from '@gantry/stack';
-import { BENCH_DATABASE, conditions, runPgbench } from '../api/infra';
+import { BENCH_DATABASE, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench } from '../api/infra';
 import { percentile, table } from '../api/stats';
 import { Teardown } from '../dispatch/teardown';
 import { ReportWatch } from './report-watch';
@@ -46,6 +46,10 @@ const config = {
   databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gantry_bench_churn',
   redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/13',
   logLevel: process.env.BENCH_LOG_LEVEL || 'warn',
+  /** When set, every service writes a V8 CPU profile to <dir>/<service>/<pid>.cpuprofile when it stops (bench/api/cpu-profiler). */
+  profileDir: process.env.BENCH_PROFILE_DIR ?? '',
+  /** 1: also time serial creates with the scheduler stopped (what its wake-ups cost the create path). */
+  diagnose: num('BENCH_DIAGNOSE', 0),
 };
 
 /** Slurm 22.05 (batch_sched_delay=0, no defer) in the same scenario on this kind of machine (issue 13). */
@@ -106,12 +110,29 @@ function call(agent: Agent, base: string, token: string, method: string, path: s
   });
 }
 
+/** NODE_OPTIONS preloading the CPU profiler (Node refuses --cpu-prof there) when BENCH_PROFILE_DIR is set. */
+function profiling(service: string): Record<string, string> {
+  if (!config.profileDir) return {};
+  return { NODE_OPTIONS: `--require ${join(__dirname, '..', 'api', 'cpu-profiler.js')}`, GANTRY_CPU_PROF_DIR: join(config.profileDir, service) };
+}
+
 const client = () => new Agent({ keepAlive: true, maxSockets: 1 });
 
 /** One GPU, the real `true`: the job Slurm ran. */
 const job = (name: string) => ({ name, image: 'none', command: ['true'], resources: { gpus: 1, cpuCores: 1, memoryMiB: 1024 } });
 
 /* ---- Phases ---- */
+
+/** CPU seconds per process during each phase: where the time goes. */
+const cpu: Record<string, CpuUse> = {};
+async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const a = cpuSnapshot();
+  const out = await fn();
+  const named: Record<string, number | null | undefined> = { kafka: kafka.pid(), bench: process.pid };
+  for (const p of [...(stack?.services ?? []), ...agents]) named[p.opts.name] = p.pid;
+  cpu[name] = cpuBetween(a, cpuSnapshot(), named);
+  return out;
+}
 
 interface Submitted {
   id: string;
@@ -184,16 +205,8 @@ async function setCordon(base: string, nodeIds: string[], cordoned: boolean): Pr
   if (bad) throw new Error(`cordon/uncordon answered ${bad.status}: ${JSON.stringify(bad.json)}`);
 }
 
-async function acceptPhase(base: string, token: string) {
-  const t0 = performance.now();
-  const serial = await submitSerially(base, token, 'churn-accept', config.acceptSerial);
-  const serialS = (performance.now() - t0) / 1000;
-  const per = Math.ceil(config.acceptParallel / config.acceptClients);
-  const t1 = performance.now();
-  const parallel = (await Promise.all(Array.from({ length: config.acceptClients }, () => submitSerially(base, token, 'churn-accept', per)))).flat();
-  const parallelS = (performance.now() - t1) / 1000;
-  // Out of the way of the next phase: cancelled while still queued, so they end at once.
-  const ids = [...serial, ...parallel].map((s) => s.id);
+/** Out of the way of the next phase: jobs cancelled while still queued end at once. */
+async function cancelAll(base: string, token: string, ids: string[]): Promise<void> {
   const lanes = 8;
   await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
     const a = client();
@@ -203,6 +216,18 @@ async function acceptPhase(base: string, token: string) {
     }
     a.destroy();
   }));
+}
+
+async function acceptPhase(base: string, token: string) {
+  const t0 = performance.now();
+  const serial = await phase('accept-serial', () => submitSerially(base, token, 'churn-accept', config.acceptSerial));
+  const serialS = (performance.now() - t0) / 1000;
+  const per = Math.ceil(config.acceptParallel / config.acceptClients);
+  const t1 = performance.now();
+  const parallel = await phase('accept-parallel', async () =>
+    (await Promise.all(Array.from({ length: config.acceptClients }, () => submitSerially(base, token, 'churn-accept', per)))).flat());
+  const parallelS = (performance.now() - t1) / 1000;
+  await cancelAll(base, token, [...serial, ...parallel].map((s) => s.id));
   return {
     serial: { jobs: serial.length, seconds: serialS, perS: serial.length / serialS },
     parallel: { clients: config.acceptClients, jobs: parallel.length, seconds: parallelS, perS: parallel.length / parallelS },
@@ -244,12 +269,13 @@ async function main(): Promise<void> {
     infra: { kafkaBrokers: kafka.brokers, databaseUrl: config.databaseUrl, redisUrl: config.redisUrl },
     env: { LOG_LEVEL: config.logLevel, KAFKAJS_NO_PARTITIONER_WARNING: '1', GANTRY_HEARTBEAT_MS: '1000', GANTRY_RATE_LIMIT_RPS: '5000', GANTRY_RATE_LIMIT_BURST: '10000' },
     fleet: { nodes: 1, prefix: prefixes[0], executor: 'process', workDir: join(work, prefixes[0]) },
+    serviceEnv: Object.fromEntries(SERVICES.map((name) => [name, profiling(name)])),
   });
   stack = s;
   teardown.add('services', () => s.stop());
   await s.start();
   for (const p of prefixes.slice(1)) {
-    const a = s.extra(`node-agent-${p}`, 'node-agent', fleetAgentEnv({ nodes: 1, prefix: p, executor: 'process', workDir: join(work, p) }));
+    const a = s.extra(`node-agent-${p}`, 'node-agent', { ...fleetAgentEnv({ nodes: 1, prefix: p, executor: 'process', workDir: join(work, p) }), ...profiling(`node-agent-${p}`) });
     agents.push(a);
     teardown.add(`agent ${p}`, () => a.stop());
     a.start();
@@ -286,18 +312,29 @@ async function main(): Promise<void> {
   const loadBefore = loadavg();
 
   say('idle: one job at a time');
-  const idle = await idlePhase(base, token, watch);
+  const idle = await phase('idle', () => idlePhase(base, token, watch));
   say(`idle: submit -> start p50 ${idle.submitToStartMs.p50} ms, p99 ${idle.submitToStartMs.p99} ms`);
   say(`stream: ${config.jobs} jobs back to back`);
-  const stream = await streamPhase(base, token, watch);
+  const stream = await phase('stream', () => streamPhase(base, token, watch));
   say(`stream: makespan ${stream.makespanS.toFixed(2)} s, submit -> start p99 ${stream.submitToStartMs.p99} ms`);
   await setCordon(base, nodeIds, true);
   say('accept: nodes cordoned');
+  let acceptWithoutScheduler: { jobs: number; perS: number } | null = null;
+  if (config.diagnose) {
+    await s.get('scheduler').stop();
+    const t = performance.now();
+    const made = await phase('accept-serial-no-scheduler', () => submitSerially(base, token, 'churn-accept', config.acceptSerial));
+    acceptWithoutScheduler = { jobs: made.length, perS: made.length / ((performance.now() - t) / 1000) };
+    await cancelAll(base, token, made.map((m) => m.id));
+    say(`accept, scheduler stopped: ${acceptWithoutScheduler.perS.toFixed(0)}/s one client`);
+    s.get('scheduler').start();
+    await s.get('scheduler').ready(60_000);
+  }
   const accept = await acceptPhase(base, token);
   say(`accept: ${accept.serial.perS.toFixed(0)}/s one client, ${accept.parallel.perS.toFixed(0)}/s ${config.acceptClients} clients`);
   await until('accept jobs cancelled', async () => (await queuedCount()) === 0, 100);
   say(`burst: ${config.jobs} jobs queued, then released`);
-  const burst = await burstPhase(base, token, nodeIds, watch, queuedCount);
+  const burst = await phase('burst', () => burstPhase(base, token, nodeIds, watch, queuedCount));
   say(`burst: makespan ${burst.makespanS.toFixed(2)} s, release -> start p99 ${burst.releaseToStartMs.p99} ms`);
   admin.destroy();
 
@@ -305,7 +342,7 @@ async function main(): Promise<void> {
     bench: 'churn', startedAt: stamp, config,
     conditions: { ...cond, loadAvgBefore: loadBefore, loadAvgAtEnd: loadavg(), command: 'npm run bench:churn' },
     pgbench: { tps: pgbench.tps, latencyAvgMs: pgbench.latencyAvgMs, command: pgbench.command },
-    idle, stream, accept, burst, slurm: SLURM, logs: relative(root, logDir),
+    idle, stream, accept, acceptWithoutScheduler, burst, cpu, slurm: SLURM, logs: relative(root, logDir),
   };
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
   writeFileSync(outFile, JSON.stringify(report, null, 2));
@@ -323,6 +360,10 @@ async function main(): Promise<void> {
     ['burst release -> start p99 (ms)', r0(SLURM.burstP99Ms), r0(burst.releaseToStartMs.p99), String(burst.releaseToStartMs.p99 < SLURM.burstP99Ms)],
     ['burst makespan (s)', r2(SLURM.burstMakespanS), r2(burst.makespanS), String(burst.makespanS < SLURM.burstMakespanS)],
   ]));
+  for (const [name, use] of Object.entries(cpu)) {
+    console.log(`cpu ${name} (${use.wallS} s, machine ${(use.machineBusy * 100).toFixed(0)}% busy): ` +
+      Object.entries(use.components).slice(0, 8).map(([k, v]) => `${k} ${v.cpuS}`).join(', '));
+  }
   console.log(`pgbench single-row INSERT, 1 client, same run: ${r0(pgbench.tps)} tps; written ${relative(root, outFile)}`);
 }
 

@@ -80,7 +80,7 @@ async function main() {
       },
       idempotency: null,
     }));
-    await createJobs(autocommit(ds), batch, new Date(), 0, { topic: 'profile', key: null, value: {} });
+    await createJobs(autocommit(ds), batch, new Date(), 0);
   }
   await ds.query('ANALYZE');
   console.error(`seeded ${NODES} nodes, ${JOBS} jobs`);

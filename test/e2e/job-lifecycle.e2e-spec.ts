@@ -13,7 +13,9 @@ let work: string;
 jest.setTimeout(120_000);
 
 beforeAll(async () => {
-  const e2e = await startTestStack({ suite: 'job-lifecycle' });
+  // The scheduler's periodic tick is ten minutes here: every placement in this suite after the
+  // first cycle happens because something woke the scheduler (a create, freed capacity, an uncordon).
+  const e2e = await startTestStack({ suite: 'job-lifecycle', serviceEnv: { scheduler: { GANTRY_SCHEDULER_INTERVAL_MS: '600000' } } });
   ({ stack, tag, work } = e2e);
   api = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
 });
@@ -149,5 +151,37 @@ describe('the gateway at its edges', () => {
     }
     const doc = (await (await fetch(`${stack.gatewayUrl}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/jobs', '/v1/jobs/{id}', '/v1/jobs/{id}/cancel', '/v1/jobs/{id}/events']));
+  });
+});
+
+describe('what wakes the scheduler (its tick is ten minutes here)', () => {
+  const node = (i: number) => `${tag}-${String(i).padStart(5, '0')}`;
+  const cordon = async (ids: string[], on: boolean) => {
+    for (const id of ids) expect((await api.request('POST', `/v1/nodes/${id}/${on ? 'cordon' : 'uncordon'}`)).status).toBe(200);
+  };
+  // Nodes 0 and 2 are the fleet's 8 x H100 (apps/node-agent/src/fleet/fleet-layout.ts).
+  const wholeH100 = (command: string[]) => jobBody(command, { resources: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 256 } });
+
+  it('places a job queued on a cordoned fleet as soon as a node is uncordoned, and the next as soon as the first ends', async () => {
+    const all = [node(0), node(1), node(2)];
+    await cordon(all, true);
+    try {
+      const first = await api.request('POST', '/v1/jobs', wholeH100(['sleep', '1']));
+      const second = await api.request('POST', '/v1/jobs', wholeH100(['true']));
+      expect([first.status, second.status]).toEqual([201, 201]);
+      // The creates woke cycles that found nowhere to go and said so; none is left to run.
+      for (const j of [first, second]) {
+        await waitFor(`a pending reason on ${j.body.id}`, async () => (await api.request('GET', `/v1/jobs/${j.body.id}`)).body.pendingReason ?? undefined, { timeoutMs: 15_000 });
+      }
+      await cordon([node(0)], false);
+      const running = await waitForState(first.body.id, ['RUNNING', 'SUCCEEDED'], 15_000);
+      expect(running.nodeIds).toEqual([node(0)]);
+      expect((await api.request('GET', `/v1/jobs/${second.body.id}`)).body.state).toBe('QUEUED');
+      // The first job's end frees node 0's GPUs; the second starts on it without waiting for a tick.
+      const done = await waitForState(second.body.id, ['SUCCEEDED'], 20_000);
+      expect(done.nodeIds).toEqual([node(0)]);
+    } finally {
+      await cordon(all, false);
+    }
   });
 });

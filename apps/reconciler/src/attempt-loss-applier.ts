@@ -1,12 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
-import { JobLifecycleMessage, KillCommand, TOPICS } from '@gantry/contracts';
+import { KillCommand, TOPICS } from '@gantry/contracts';
 import { decideAttemptLoss } from '@gantry/domain';
 import {
   ConcurrentUpdateError, Leadership, OutboxMessage, Sql, appendJobEvents, appendNodeEvents, casUpdateJob, enqueueOutbox, findJob,
   holdsLeadership, inTransaction, loadRanks, releaseRank,
 } from '@gantry/persistence';
+import type { WakeUpSender } from '@gantry/messaging';
+import { SCHEDULER_WAKE } from '@gantry/runtime';
 
 export type LossReason = 'NODE_LOST' | 'PHANTOM';
 /** Why a job's attempt was looked at without changing it (a RECONCILED event). */
@@ -22,7 +24,7 @@ const losses = new Counter({ name: 'gantry_attempts_lost_total', help: 'Attempts
  */
 @Injectable()
 export class AttemptLossApplier {
-  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+  constructor(@Inject(DataSource) private readonly ds: DataSource, @Inject(SCHEDULER_WAKE) private readonly schedulerWake: WakeUpSender) {}
 
   async lose(jobId: string, attempt: number, lostNodeId: string, reason: LossReason, leadership: Leadership | null = null): Promise<LossOutcome> {
     const outcome = await this.retried(() => inTransaction(this.ds, async (sql): Promise<LossOutcome> => {
@@ -30,6 +32,7 @@ export class AttemptLossApplier {
       return loseIn(sql, jobId, attempt, lostNodeId, reason);
     }));
     losses.inc({ reason, outcome });
+    if (outcome === 'requeued' || outcome === 'failed') this.schedulerWake.signal('CAPACITY_RELEASED');
     return outcome;
   }
 
@@ -53,6 +56,7 @@ export class AttemptLossApplier {
     }));
     if (result.deposed) return result;
     for (const e of result.ended) losses.inc({ reason: 'NODE_LOST', outcome: e.outcome });
+    if (result.jobIds.length > 0) this.schedulerWake.signal('CAPACITY_RELEASED');
     return { deposed: false, jobIds: result.jobIds };
   }
 
@@ -114,8 +118,6 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
       outbox.push({ topic: TOPICS.agentCommands, key: r.nodeId, value: kill });
     }
   }
-  const wake: JobLifecycleMessage = { type: 'JOB_STATE_CHANGED', at: now.getTime() };
-  outbox.push({ topic: TOPICS.jobLifecycle, key: jobId, value: wake });
   await enqueueOutbox(sql, outbox);
   return to === 'QUEUED' ? 'requeued' : 'failed';
 }

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { JobLifecycleMessage, JobReportMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
+import { JobReportMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
 import { ReportOutcome, foldReports } from '@gantry/domain';
-import type { MessageHeaders } from '@gantry/messaging';
+import type { MessageHeaders, WakeUpSender } from '@gantry/messaging';
 import { ConcurrentUpdateError, JobReportWrite, MicroBatcher, ReportMessage, autocommit, findJobsWithRanks, isPermanentDataError, writeJobReports } from '@gantry/persistence';
+import { SCHEDULER_WAKE } from '@gantry/runtime';
 
 export type { ReportOutcome } from '@gantry/domain';
 
@@ -50,7 +51,7 @@ export class JobReportApplier {
     },
   });
 
-  constructor(@Inject(DataSource) private readonly ds: DataSource) {}
+  constructor(@Inject(DataSource) private readonly ds: DataSource, @Inject(SCHEDULER_WAKE) private readonly schedulerWake: WakeUpSender) {}
 
   async apply(report: JobReportMessage): Promise<ReportOutcome> {
     const [result] = await this.applyBatch([{ value: report }]);
@@ -133,9 +134,9 @@ export class JobReportApplier {
           state: folded.state, start: folded.start, end: folded.end, events: folded.events, ranks: folded.ranks,
         });
       }
-      // The lifecycle topic only wakes the scheduler, and only freed capacity can let it place more.
-      const wake: JobLifecycleMessage = { type: 'CAPACITY_RELEASED', at: Date.now() };
-      const written = await writeJobReports(sql, writes, messages, writes.length > 0 ? { topic: TOPICS.jobLifecycle, key: null, value: wake } : null, new Date());
+      const { written, freed } = await writeJobReports(sql, writes, messages, new Date());
+      // Only freed capacity can let the scheduler place more.
+      if (freed) this.schedulerWake.signal('CAPACITY_RELEASED');
       reportsPerWrite.observe([...pending.values()].reduce((n, idx) => n + idx.length, 0));
 
       const lost = new Set(writes.filter((w) => !written.has(w.jobId)).map((w) => w.jobId));

@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { JobRecord, NodeLiveStore, acquireLeadership, autocommit, findJob, holdsLeadership, inTransaction, listJobEvents, loadNodes } from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource, placeJob, silentLogger, testSuite, uniqueTag } from '@gantry/testing';
+import { makeJob, makeNode, openDataSource, placeJob, silentLogger, testSuite, testWakeUpSender, uniqueTag } from '@gantry/testing';
 import { waitFor } from '@gantry/stack';
 import { AttemptLossApplier } from '../src/attempt-loss-applier';
 import { ReconcilerEnv } from '../src/config';
@@ -12,12 +12,14 @@ let ds: DataSource;
 let redis: Redis;
 let losses: AttemptLossApplier;
 
+let wake: Awaited<ReturnType<typeof testWakeUpSender>>;
 beforeAll(async () => {
   ds = await openDataSource();
   // A Redis db of its own: the detector reads the whole last-seen set.
   redis = new Redis(testSuite('reconciler-failure-handling').redisUrl);
   await redis.flushdb();
-  losses = new AttemptLossApplier(ds);
+  wake = await testWakeUpSender('attempt-loss-test');
+  losses = new AttemptLossApplier(ds, wake.sender);
   // Work other suites left placed has no live node behind it; it must not take part here.
   await ds.query(`UPDATE attempt_nodes SET released_at = now() WHERE released_at IS NULL`);
 });
@@ -26,6 +28,7 @@ afterAll(async () => {
   // reconciler would wait out the lease before it could lead.
   await ds.query(`DELETE FROM leader_leases WHERE name = 'failure-detector' AND holder LIKE 'r-%'`);
   redis.disconnect();
+  await wake.close();
   await ds.destroy();
 });
 

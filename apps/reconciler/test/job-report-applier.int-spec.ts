@@ -2,16 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { JobReportMessage, TOPICS } from '@gantry/contracts';
 import { JobRecord, autocommit, findJob, listJobEvents, loadNodes } from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource, placeJob } from '@gantry/testing';
+import { WakeUpSender } from '@gantry/messaging';
+import { makeJob, makeNode, openDataSource, placeJob, testWakeUpSender } from '@gantry/testing';
 import { JobReportApplier } from '../src/job-report-applier';
 
 let ds: DataSource;
 let applier: JobReportApplier;
+let wake: { sender: WakeUpSender; close: () => Promise<void> };
 beforeAll(async () => {
   ds = await openDataSource();
-  applier = new JobReportApplier(ds);
+  wake = await testWakeUpSender('job-report-applier-test');
+  applier = new JobReportApplier(ds, wake.sender);
 });
-afterAll(async () => ds.destroy());
+afterAll(async () => {
+  await wake.close();
+  await ds.destroy();
+});
 
 /** A job placed (attempt 1) on fresh nodes, as the scheduler would leave it. */
 async function placedJob(nodes = 1, gpus = 2): Promise<{ job: JobRecord; nodeIds: string[] }> {
@@ -24,11 +30,6 @@ async function placedJob(nodes = 1, gpus = 2): Promise<{ job: JobRecord; nodeIds
 
 const report = (job: JobRecord, nodeId: string, state: JobReportMessage['state'], over: Partial<JobReportMessage> = {}): JobReportMessage =>
   ({ nodeId, jobId: job.id, attempt: 1, state, at: Date.now(), ...over }) as JobReportMessage;
-
-async function lifecycleRows(): Promise<number> {
-  const [row] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = $1`, [TOPICS.jobLifecycle]);
-  return row.n;
-}
 
 async function outboxFor(jobId: string) {
   return (await ds.query(`SELECT topic, value FROM outbox WHERE value::jsonb->>'jobId' = $1 ORDER BY id`, [jobId])) as Array<{ topic: string; value: string }>;
@@ -70,7 +71,7 @@ describe('JobReportApplier', () => {
 
   it('one batch carrying a job from SCHEDULED to SUCCEEDED writes every change once, and one wake-up', async () => {
     const [a, b] = [await placedJob(), await placedJob()];
-    const wakesBefore = await lifecycleRows();
+    const wakesBefore = wake.sender.signalled;
     const results = await applier.applyBatch([
       { value: report(a.job, a.nodeIds[0], 'RUNNING') },
       { value: report(b.job, b.nodeIds[0], 'RUNNING') },
@@ -84,7 +85,7 @@ describe('JobReportApplier', () => {
     const events = await listJobEvents(autocommit(ds), a.job.id, 0, 50);
     expect(events.map((e) => `${e.seq}:${e.fromState ?? ''}>${e.toState}`)).toEqual(['1:>QUEUED', '2:QUEUED>SCHEDULED', '3:SCHEDULED>RUNNING', '4:RUNNING>SUCCEEDED']);
     expect((await loadNodes(autocommit(ds), [...a.nodeIds, ...b.nodeIds])).map((n) => n.gpusAllocated)).toEqual([0, 0]);
-    expect((await lifecycleRows()) - wakesBefore).toBe(1);
+    expect(wake.sender.signalled - wakesBefore).toBe(1);
   });
 
   it('a report for a job that does not exist is an orphan: KILLed if it runs', async () => {
@@ -143,7 +144,7 @@ describe('JobReportApplier', () => {
   it('concurrent reports for one job do not lose updates, in one replica or across replicas', async () => {
     const { job, nodeIds } = await placedJob(4);
     // Two appliers are two reconciler replicas: their writes race on the job's compare-and-set.
-    const other = new JobReportApplier(ds);
+    const other = new JobReportApplier(ds, wake.sender);
     await Promise.all(nodeIds.map((n, i) => (i % 2 ? other : applier).apply(report(job, n, 'SUCCEEDED', { exitCode: 0 }))));
     expect((await findJob(autocommit(ds), job.id))!.state).toBe('SUCCEEDED');
     const seqs = (await listJobEvents(autocommit(ds), job.id, 0, 50)).map((e) => e.seq);

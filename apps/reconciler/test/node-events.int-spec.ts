@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { JobRecord, NodeLiveStore, autocommit, findJob, listJobEvents, listNodeEvents } from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource, placeJob, silentLogger, testSuite, uniqueTag } from '@gantry/testing';
+import { makeJob, makeNode, openDataSource, placeJob, silentLogger, testSuite, testWakeUpSender, uniqueTag } from '@gantry/testing';
 import { AttemptLossApplier } from '../src/attempt-loss-applier';
 import { ReconcilerEnv } from '../src/config';
 import { FailureDetector } from '../src/failure-detector';
@@ -15,17 +15,20 @@ let ds: DataSource;
 let redis: Redis;
 let losses: AttemptLossApplier;
 
+let wake: Awaited<ReturnType<typeof testWakeUpSender>>;
 beforeAll(async () => {
   ds = await openDataSource();
   redis = new Redis(testSuite('reconciler-node-events').redisUrl);
   await redis.flushdb();
-  losses = new AttemptLossApplier(ds);
+  wake = await testWakeUpSender('attempt-loss-test');
+  losses = new AttemptLossApplier(ds, wake.sender);
 });
 afterAll(async () => {
   // The detectors here took the real lease name with long leases: hand it back, or the next suite's
   // reconciler would wait out the lease before it could lead.
   await ds.query(`DELETE FROM leader_leases WHERE name = 'failure-detector' AND holder LIKE 'r-%'`);
   redis.disconnect();
+  await wake.close();
   await ds.destroy();
 });
 // Each case starts with no live work anywhere, so only its own nodes can be evicted.

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { TOPICS } from '@gantry/contracts';
+import { LifecycleType, TOPICS, parseJobLifecycle } from '@gantry/contracts';
 import { Consumers } from '@gantry/runtime';
 import { SchedulingLoop } from './scheduling-loop';
 
@@ -7,14 +7,16 @@ import { SchedulingLoop } from './scheduling-loop';
 @Injectable()
 export class LifecycleWakeConsumer {
   constructor(consumers: Consumers, loop: SchedulingLoop) {
-    consumers.create<null>('lifecycle-consumer', {
+    consumers.create<LifecycleType>('lifecycle-consumer', {
       groupId: 'gantry-scheduler',
       topic: TOPICS.jobLifecycle,
       fromBeginning: false, // a missed wake-up is harmless: the loop also ticks
-      // Any message means "look again"; its content is not used, so it is not validated either.
-      parse: () => ({ ok: true, value: null }),
-      handleBatch: async () => {
-        loop.poke();
+      parse: (raw) => {
+        const m = parseJobLifecycle(raw);
+        return m.ok ? { ok: true, value: m.value.type } : m;
+      },
+      handleBatch: async (batch) => {
+        for (const m of batch) loop.poke(m.value);
         return [];
       },
     });

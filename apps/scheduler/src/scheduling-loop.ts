@@ -1,17 +1,27 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { LifecycleType } from '@gantry/contracts';
+import { WakeKind, nextCycleDelayMs } from '@gantry/domain';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
 import { SchedulingCycle } from './scheduling-cycle';
 
 /**
- * Runs scheduling cycles: at once when woken (a job was created, capacity was freed), otherwise
- * every GANTRY_SCHEDULER_INTERVAL_MS. Wake-ups during a cycle coalesce into one more cycle.
+ * While the queues are blocked on capacity, new work waits this long after the last cycle began
+ * (see nextCycleDelayMs): at most ~10 cycles a second re-read a blocked queue, however fast jobs
+ * are created; a job that fits at once waits at most this.
+ */
+const BLOCKED_GAP_MS = 100;
+
+/**
+ * Runs scheduling cycles when woken (a job was created, capacity was freed) or every
+ * GANTRY_SCHEDULER_INTERVAL_MS; when exactly is nextCycleDelayMs's decision. Wake-ups during a
+ * cycle coalesce into one more cycle.
  */
 @Injectable()
 export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
   private running = false;
-  private woken = false;
+  private pending: WakeKind | null = null;
   private wake: (() => void) | null = null;
   private loop: Promise<void> | null = null;
 
@@ -26,31 +36,43 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
     this.loop = this.run();
   }
 
-  poke(): void {
-    this.woken = true;
+  /** Something may be placeable: a lifecycle message of this kind arrived. */
+  poke(type: LifecycleType = 'CAPACITY_RELEASED'): void {
+    const kind: WakeKind = type === 'JOB_CREATED' ? 'new-work' : 'capacity';
+    if (this.pending !== 'capacity') this.pending = kind;
     this.wake?.();
   }
 
   private async run(): Promise<void> {
     while (this.running) {
-      this.woken = false;
+      this.pending = null;
+      const startedMs = Date.now();
+      let blocked = false;
       try {
         const r = await this.cycle.run();
+        blocked = r.considered > 0 && r.placed === 0 && r.lostRaces === 0;
         // Placements with more queued behind the lookahead, or a lost race: more may be placeable right now.
-        if (r.moreQueued && r.placed > 0) this.woken = true;
-        if (r.lostRaces > 0 && r.placed === 0) {
-          // Another replica holds the leases: retry soon, but not in a tight loop.
-          await new Promise((res) => setTimeout(res, 20 + Math.random() * 80));
-          this.woken = true;
-        } else if (r.lostRaces > 0) {
-          this.woken = true;
-        }
+        if ((r.moreQueued && r.placed > 0) || r.lostRaces > 0) this.pending = 'capacity';
+        // Another replica holds the leases: retry soon, but not in a tight loop.
+        if (r.lostRaces > 0 && r.placed === 0) await new Promise((res) => setTimeout(res, 20 + Math.random() * 80));
       } catch (e) {
         this.logger.warn({ err: e }, 'scheduling cycle failed; retrying');
       }
-      if (this.woken || !this.running) continue;
+      await this.pause(blocked, startedMs, Date.now());
+    }
+  }
+
+  /** Waits until nextCycleDelayMs says go; a wake-up meanwhile is decided again. */
+  private async pause(blocked: boolean, lastCycleStartedMs: number, lastCycleEndedMs: number): Promise<void> {
+    for (;;) {
+      if (!this.running) return;
+      const ms = nextCycleDelayMs({
+        pending: this.pending, blocked, lastCycleStartedMs, lastCycleEndedMs, nowMs: Date.now(),
+        intervalMs: this.config.GANTRY_SCHEDULER_INTERVAL_MS, blockedGapMs: BLOCKED_GAP_MS,
+      });
+      if (ms <= 0) return;
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.config.GANTRY_SCHEDULER_INTERVAL_MS);
+        const t = setTimeout(resolve, ms);
         this.wake = () => {
           clearTimeout(t);
           resolve();

@@ -14,3 +14,4 @@ export * from './batch-consumer';
 export * from './outbox-relay';
 export * from './signing/node-signature';
 export * from './signing/command-signature';
+export * from './wake-up-sender';

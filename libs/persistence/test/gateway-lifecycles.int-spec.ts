@@ -115,8 +115,7 @@ describe('tokens', () => {
 
 describe('queues', () => {
   const create = (queue: string, owner: string, anyQueue = false) =>
-    createJobs(autocommit(ds), [{ job: { ...makeJob().queue(queue).owner(owner).build(), id: randomUUID() }, idempotency: null, anyQueue }], new Date(), 60_000,
-      { topic: 'test.lifecycles', key: null, value: {} });
+    createJobs(autocommit(ds), [{ job: { ...makeJob().queue(queue).owner(owner).build(), id: randomUUID() }, idempotency: null, anyQueue }], new Date(), 60_000);
 
   it('a queue with allowed owners takes only their jobs (and anyone\'s with anyQueue)', async () => {
     const queue = uniqueTag('q');
@@ -156,7 +155,7 @@ describe('deleteJobsFinishedBefore', () => {
     const old = new Date(Date.now() - 3_600_000);
     const owner = uniqueTag('o');
     const created = await createJobs(autocommit(ds), [1, 2, 3].map((i) => ({ job: { ...makeJob().owner(owner).build(), id: randomUUID() }, idempotency: { key: `k${i}`, bodySha256: 'h' } })),
-      new Date(), 86_400_000, { topic: 'test.lifecycles', key: null, value: {} });
+      new Date(), 86_400_000);
     const jobs = created.map((c) => (c as { job: { id: string } }).job);
     // One key unexpired (created when keys lived longer), one without the job knowing it (created before jobs carried it).
     await ds.query(`UPDATE jobs SET idempotency_key = NULL WHERE id = $1`, [jobs[2].id]);

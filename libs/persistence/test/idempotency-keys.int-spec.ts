@@ -9,9 +9,7 @@ afterAll(async () => ds.destroy());
 
 const TTL = 24 * 3600_000;
 
-const WAKE = { topic: 'gantry.internal.job-lifecycle.v1', value: { type: 'JOB_CREATED', at: 1 } };
-const create = (requests: JobCreation[], at = new Date(), wakeKey: string | null = null) =>
-  createJobs(autocommit(ds), requests, at, TTL, { ...WAKE, key: wakeKey });
+const create = (requests: JobCreation[], at = new Date()) => createJobs(autocommit(ds), requests, at, TTL);
 
 function creation(owner: string, over: { key?: string; body?: string; queue?: string } = {}): JobCreation {
   const job = { ...makeJob().owner(owner).queue(over.queue ?? 'default').build(), id: randomUUID() };
@@ -75,30 +73,20 @@ describe('createJobs (one batch, one statement)', () => {
       creation(owner, { key: 'no-queue', queue: uniqueTag('missing') }),
       creation(owner, { queue: uniqueTag('missing') }),
     ];
-    const wakeKey = uniqueTag('wake');
-    const out = await create(batch, new Date(), wakeKey);
+    const out = await create(batch, new Date());
     expect(out.map((o) => o.kind)).toEqual(['created', 'created', 'replayed', 'created', 'unknown-queue', 'unknown-queue']);
     expect(out[2]).toMatchObject({ job: { id: earlierJob.id } });
 
     const mismatch = await create([creation(owner, { key: 'new', body: 'other' })]);
     expect(mismatch).toEqual([{ kind: 'key-mismatch' }]);
 
-    // What was written: exactly the created jobs, each with one CREATED event; one wake-up for the batch; no key for the unknown queue.
+    // What was written: exactly the created jobs, each with one CREATED event; no key for the unknown queue.
     const created = out.filter((o) => o.kind === 'created').map((o) => (o as { job: { id: string } }).job.id);
     const rows = await ds.query(
       `SELECT j.id, (SELECT count(*)::int FROM job_events e WHERE e.job_id = j.id) AS events FROM jobs j WHERE j.id = ANY($1::uuid[])`,
       [batch.map((b) => b.job.id)]);
     expect(rows.map((r: { id: string }) => r.id).sort()).toEqual([...created].sort());
     for (const r of rows) expect(r).toMatchObject({ events: 1 });
-    const wakes = await ds.query(`SELECT value FROM outbox WHERE key = $1`, [wakeKey]);
-    await ds.query(`DELETE FROM outbox WHERE key = $1`, [wakeKey]);
-    expect(wakes.map((w: { value: string }) => JSON.parse(w.value))).toEqual([WAKE.value]);
     expect(await findIdempotencyKeys(autocommit(ds), [{ owner, key: 'no-queue' }])).toEqual(new Map());
-  });
-
-  it('writes no wake-up when nothing was created', async () => {
-    const wakeKey = uniqueTag('wake');
-    expect(await create([creation(uniqueTag('o'), { queue: uniqueTag('missing') })], new Date(), wakeKey)).toEqual([{ kind: 'unknown-queue' }]);
-    expect(await ds.query(`SELECT id FROM outbox WHERE key = $1`, [wakeKey])).toEqual([]);
   });
 });

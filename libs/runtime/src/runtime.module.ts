@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleDestroy, OnModuleInit, Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { CommandSigner, DeadLetterPublisher, OutboxRelay, SIGNATURE_HEADER } from '@gantry/messaging';
+import { CommandSigner, DeadLetterPublisher, OutboxRelay, SIGNATURE_HEADER, WakeUpSender } from '@gantry/messaging';
 import { TOPICS } from '@gantry/contracts';
 import { READINESS_CHECKS, ReadinessSource, ServiceEnv, StatefulServiceEnv, createLogger, loggerModule, opsEndpoints, Logger, requiredSetting } from '@gantry/platform';
 import { Consumers } from './consumers';
@@ -9,7 +9,7 @@ import { NodeCredentialDirectory } from './node-trust/node-credential-directory'
 import { ReadinessRegistry } from './readiness-registry';
 import { runDispatchExpander } from './run-dispatch';
 import { ClientNeeds, ServiceClients } from './service-clients';
-import { COMMAND_SIGNER, CONFIG, KAFKA, KAFKA_PRODUCER, REDIS, SERVICE_LOGGER } from './tokens';
+import { COMMAND_SIGNER, CONFIG, KAFKA, KAFKA_PRODUCER, REDIS, SCHEDULER_WAKE, SERVICE_LOGGER } from './tokens';
 
 export interface RuntimeOptions {
   service: string;
@@ -109,6 +109,7 @@ export class RuntimeModule {
       { provide: DataSource, useFactory: (c: ServiceClients) => c.dataSource, inject: [ServiceClients] },
       { provide: REDIS, useFactory: (c: ServiceClients) => c.redis, inject: [ServiceClients] },
       { provide: COMMAND_SIGNER, useValue: signer },
+      { provide: SCHEDULER_WAKE, useFactory: (c: ServiceClients, logger: Logger) => new WakeUpSender(c.producer, logger), inject: [ServiceClients, SERVICE_LOGGER] },
       ReadinessRegistry,
       Consumers,
       {
@@ -139,7 +140,7 @@ export class RuntimeModule {
       controllers: ops.controllers,
       providers,
       exports: [
-        CONFIG, SERVICE_LOGGER, ReadinessRegistry, Consumers, ServiceClients, KAFKA, KAFKA_PRODUCER, DataSource, REDIS, READINESS_CHECKS, COMMAND_SIGNER,
+        CONFIG, SERVICE_LOGGER, ReadinessRegistry, Consumers, ServiceClients, KAFKA, KAFKA_PRODUCER, DataSource, REDIS, READINESS_CHECKS, COMMAND_SIGNER, SCHEDULER_WAKE,
         ...(nodeSecret ? [NodeCredentialDirectory] : []),
       ],
     };

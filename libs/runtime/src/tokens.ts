@@ -7,3 +7,5 @@ export const SERVICE_LOGGER = Symbol('SERVICE_LOGGER');
 export const COMMAND_SIGNER = Symbol('COMMAND_SIGNER');
 /** The service's validated config. */
 export const CONFIG = Symbol('CONFIG');
+/** The service's WakeUpSender: tells the scheduler, after a commit, that it may place more. */
+export const SCHEDULER_WAKE = Symbol('SCHEDULER_WAKE');

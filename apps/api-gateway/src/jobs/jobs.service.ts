@@ -2,16 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Histogram } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { CreateJobDto, DEFAULT_RESOURCES, JobLifecycleMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
+import { CreateJobDto, DEFAULT_RESOURCES, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
 import { assertTransition, decideCancel } from '@gantry/domain';
-import { currentTraceHeaders } from '@gantry/messaging';
+import { WakeUpSender, currentTraceHeaders } from '@gantry/messaging';
 import {
   JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
   casUpdateJob, createJobs, enqueueOutbox, findJob, inTransaction, keyOf, listJobEvents, listJobsPage, loadRanks,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import type { Logger } from '@gantry/platform';
-import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
+import { CONFIG, SCHEDULER_WAKE, SERVICE_LOGGER } from '@gantry/runtime';
 import { AuditLog } from '../audit/audit-log';
 import { Principal } from '../auth/principal';
 import { GatewayEnv } from '../config';
@@ -46,6 +46,7 @@ export class JobsService {
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(CONFIG) private readonly config: GatewayEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    @Inject(SCHEDULER_WAKE) private readonly schedulerWake: WakeUpSender,
     private readonly audit: AuditLog,
   ) {
     // Admission control: creates that cannot start within GANTRY_ADMISSION_WAIT_MS are refused
@@ -63,8 +64,8 @@ export class JobsService {
   }
 
   /**
-   * The job row, its CREATED event, its idempotency key and the outbox message that wakes the
-   * scheduler, in one statement; concurrent creates share it (group commit, see MicroBatcher).
+   * The job row, its CREATED event and its idempotency key in one statement, then a wake-up for the
+   * scheduler; concurrent creates share the statement (group commit, see MicroBatcher).
    * (owner, key) is claimed through the database's primary key, so racing retries produce one job
    * and every response names it.
    */
@@ -142,9 +143,10 @@ export class JobsService {
 
   private async createTogether(requests: JobCreation[]): Promise<CreateOutcome[]> {
     const ttl = this.config.GANTRY_IDEMPOTENCY_TTL_MS;
-    const create = (batch: JobCreation[]) => {
-      const wake: JobLifecycleMessage = { type: 'JOB_CREATED', at: Date.now() };
-      return createJobs(autocommit(this.ds), batch, new Date(), ttl, { topic: TOPICS.jobLifecycle, key: null, value: wake });
+    const create = async (batch: JobCreation[]) => {
+      const outcomes = await createJobs(autocommit(this.ds), batch, new Date(), ttl);
+      if (outcomes.some((o) => o.kind === 'created')) this.schedulerWake.signal('JOB_CREATED');
+      return outcomes;
     };
     try {
       return await create(requests);

@@ -7,7 +7,8 @@ import {
   NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, nodeLiveStoreFor, removeNode, setNodeCordoned,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
-import { CONFIG, REDIS } from '@gantry/runtime';
+import { WakeUpSender } from '@gantry/messaging';
+import { CONFIG, REDIS, SCHEDULER_WAKE } from '@gantry/runtime';
 import { AuditLog } from '../audit/audit-log';
 import { Principal } from '../auth/principal';
 import { GatewayEnv } from '../config';
@@ -31,6 +32,7 @@ export class NodesService {
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(REDIS) redis: Redis,
     @Inject(CONFIG) private readonly config: GatewayEnv,
+    @Inject(SCHEDULER_WAKE) private readonly schedulerWake: WakeUpSender,
     private readonly audit: AuditLog,
   ) {
     this.live = nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS);
@@ -86,6 +88,8 @@ export class NodesService {
   async setCordoned(id: string, cordoned: boolean, who: Principal): Promise<NodeView> {
     const node = NODE_ID_PATTERN.test(id) ? await setNodeCordoned(autocommit(this.ds), id, cordoned, new Date()) : null;
     if (!node) throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found`);
+    // An uncordoned node is capacity the scheduler should use now, not at its next tick.
+    if (!cordoned) this.schedulerWake.signal('CAPACITY_RELEASED');
     await this.audit.record(who, cordoned ? 'nodes.cordon' : 'nodes.uncordon', id);
     return (await this.views([node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
   }

@@ -1,6 +1,5 @@
 import { JobRecord, NewJob, findJobs, toJobRecord } from './job-rows';
 import { findIdempotencyKeys, keyOf } from './idempotency-keys';
-import { OutboxMessage, wakeRelayOnCommit } from './outbox';
 import { ConcurrentUpdateError, Sql, prepared } from './sql';
 
 export interface JobCreation {
@@ -24,7 +23,7 @@ export type JobCreationOutcome =
  * Creates a batch of jobs. The common case is one statement, so one round trip and one commit
  * however many jobs the batch holds: the idempotency keys are claimed, and every job whose queue
  * exists and allows its owner, and whose key this statement claimed (or that has none), is written
- * with its CREATED event; `wake` goes to the outbox once if any job was. Only requests that were not
+ * with its CREATED event. The caller wakes the scheduler after it returns (WakeUpSender). Only requests that were not
  * created (a replay, a key used with another body, an unknown or forbidden queue) cost a second read. Requests must not share an
  * (owner, key) pair. Outcomes come back in request order.
  *
@@ -36,8 +35,8 @@ export type JobCreationOutcome =
  * on the primary key until that batch commits, and the follow-up read must then see its row, which
  * a transaction's earlier snapshot would not (READ COMMITTED takes one per statement).
  */
-export async function createJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number, wake: OutboxMessage): Promise<JobCreationOutcome[]> {
-  const created = new Map((await insertCreatedJobs(sql, requests, now, keyTtlMs, wake)).map((j) => [j.id, j]));
+export async function createJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number): Promise<JobCreationOutcome[]> {
+  const created = new Map((await insertCreatedJobs(sql, requests, now, keyTtlMs)).map((j) => [j.id, j]));
   const rest = requests.filter((r) => !created.has(r.job.id));
   if (rest.length === 0) return requests.map((r) => ({ kind: 'created', job: created.get(r.job.id)! }));
   const queues = await existingQueues(sql, rest.map((r) => r.job.queue));
@@ -69,7 +68,7 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
      ), input AS (
        SELECT t.* FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::int[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::text[], $16::timestamptz[],
-         $17::text[], $18::text[], $25::boolean[])
+         $17::text[], $18::text[], $21::boolean[])
        AS t (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib, nodes, max_retries,
          trace_parent, created_at, idem_key, body_sha256, any_queue)
        JOIN queue q ON q.name = t.queue
@@ -91,8 +90,6 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
        RETURNING *
      ), created AS (
        INSERT INTO job_events (job_id, seq, type, at, to_state) SELECT id, 1, 'CREATED', created_at, 'QUEUED' FROM job
-     ), woken AS (
-       INSERT INTO outbox (topic, key, value, headers) SELECT $21, $22, $23, $24::jsonb WHERE EXISTS (SELECT 1 FROM job)
      )
      SELECT * FROM job`);
 
@@ -104,7 +101,7 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
  * deleted under a create (deleteEmptyQueue waits for it). A racing claim of the same key waits for the first to commit and then finds
  * its row, so one job per key however many requests race. Returns the jobs written.
  */
-async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number, wake: OutboxMessage): Promise<JobRecord[]> {
+async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number): Promise<JobRecord[]> {
   const col = <T>(f: (x: JobCreation) => T): T[] => requests.map(f);
   const rows = await sql.rows(
     INSERT_CREATED_JOBS,
@@ -115,10 +112,8 @@ async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, k
       col((x) => x.job.nodes), col((x) => x.job.maxRetries), col((x) => x.job.traceParent), col((x) => x.job.createdAt),
       col((x) => x.idempotency?.key ?? null), col((x) => x.idempotency?.bodySha256 ?? null),
       now, new Date(now.getTime() + keyTtlMs),
-      wake.topic, wake.key, JSON.stringify(wake.value), JSON.stringify(wake.headers ?? {}),
       col((x) => x.anyQueue ?? false),
     ],
   );
-  if (rows.length > 0) wakeRelayOnCommit(sql);
   return rows.map(toJobRecord);
 }

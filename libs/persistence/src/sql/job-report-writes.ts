@@ -19,6 +19,13 @@ export interface JobReportWrite {
   ranks: readonly RankWrite[];
 }
 
+export interface JobReportsWritten {
+  /** Jobs whose write held (their version had not moved). */
+  written: Set<string>;
+  /** Whether some rank was released, so some node has capacity back. */
+  freed: boolean;
+}
+
 /** An outbox message that goes out only if its job's write does (jobId), or whatever happens (null). */
 export type ReportMessage = OutboxMessage & { jobId: string | null };
 
@@ -64,11 +71,10 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
        SELECT m.topic, m.key, m.value, m.headers::jsonb
        FROM unnest($24::uuid[], $25::text[], $26::text[], $27::text[], $28::text[]) AS m (job_id, topic, key, value, headers)
        WHERE m.job_id IS NULL OR m.job_id IN (SELECT id FROM job_written)
-       UNION ALL
-       SELECT $29::text, $30::text, $31::text, $32::jsonb WHERE $29::text IS NOT NULL AND EXISTS (SELECT 1 FROM node_freed)
        RETURNING id
      )
-     SELECT (SELECT array_agg(id)::text[] FROM job_written) AS written, (SELECT count(*) FROM message_written) AS messages`;
+     SELECT (SELECT array_agg(id)::text[] FROM job_written) AS written, (SELECT count(*) FROM message_written) AS messages,
+       EXISTS (SELECT 1 FROM node_freed) AS freed`;
 
 /**
  * Writes the outcome of many jobs' reports in one statement (one round trip, one commit):
@@ -76,14 +82,14 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
  * events and its messages. A job whose version moved (another writer got there first) is left out
  * whole and is not in the returned set; the caller reads it again and decides again.
  * Capacity is given back exactly once: only a rank whose released_at this statement flips from
- * NULL frees anything on its node. `whenFreed` is written only if some capacity was.
+ * NULL frees anything on its node; `freed` says whether any did (the caller then wakes the scheduler).
  */
-export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[], messages: readonly ReportMessage[], whenFreed: OutboxMessage | null, now: Date): Promise<Set<string>> {
-  if (writes.length === 0 && messages.length === 0) return new Set();
+export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[], messages: readonly ReportMessage[], now: Date): Promise<JobReportsWritten> {
+  if (writes.length === 0 && messages.length === 0) return { written: new Set(), freed: false };
   const col = <T, R>(xs: readonly T[], f: (x: T) => R): R[] => xs.map(f);
   const ranks = writes.flatMap((w) => w.ranks.map((r) => ({ ...r, jobId: w.jobId, attempt: w.attempt })));
   const events = writes.flatMap((w) => w.events.map((e, i) => ({ ...e, jobId: w.jobId, seq: w.lastEventSeq + 1 + i })));
-  const [row] = await sql.rows<{ written: string[] | null; messages: string }>(
+  const [row] = await sql.rows<{ written: string[] | null; messages: string; freed: boolean }>(
     WRITE_JOB_REPORTS,
     [
       col(writes, (w) => w.jobId), col(writes, (w) => w.expectedVersion), col(writes, (w) => w.events.length), col(writes, (w) => w.state),
@@ -95,9 +101,8 @@ export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[
       col(events, (e) => e.toState ?? null), col(events, (e) => e.attempt), col(events, (e) => textArrayLiteral(e.nodeIds)), col(events, (e) => e.reason ?? null),
       col(messages, (m) => m.jobId), col(messages, (m) => m.topic), col(messages, (m) => m.key), col(messages, (m) => JSON.stringify(m.value)),
       col(messages, (m) => JSON.stringify(m.headers ?? {})),
-      whenFreed?.topic ?? null, whenFreed?.key ?? null, whenFreed ? JSON.stringify(whenFreed.value) : null, JSON.stringify(whenFreed?.headers ?? {}),
     ],
   );
   if (Number(row.messages) > 0) wakeRelayOnCommit(sql);
-  return new Set(row.written ?? []);
+  return { written: new Set(row.written ?? []), freed: row.freed };
 }

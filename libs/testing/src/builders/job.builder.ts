@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { TOPICS } from '@gantry/contracts';
 import { JobRecord, NewJob, autocommit, createJobs } from '@gantry/persistence';
 
 /**
@@ -29,8 +28,7 @@ export class JobBuilder {
   }
 
   async insert(ds: DataSource): Promise<JobRecord> {
-    const wake = { topic: TOPICS.jobLifecycle, key: null, value: { type: 'JOB_CREATED', at: this.job.createdAt.getTime() } };
-    const [outcome] = await createJobs(autocommit(ds), [{ job: this.build(), idempotency: null }], new Date(), 0, wake);
+    const [outcome] = await createJobs(autocommit(ds), [{ job: this.build(), idempotency: null }], new Date(), 0);
     if (outcome.kind !== 'created') throw new Error(`makeJob: job not created (${outcome.kind})`);
     return outcome.job;
   }

@@ -1,0 +1,32 @@
+/**
+ * When the scheduler runs its next cycle. A cycle costs the same whatever woke it (it reads every
+ * queue's head), so how often it runs is a decision, not a consequence of how many wake-ups arrive:
+ * - freed capacity (a job ended, a node was uncordoned) is worth a cycle at once;
+ * - new work is too, unless the last cycle placed nothing of what it looked at: then the queues are
+ *   blocked on capacity, a new job rarely changes that, and cycling once per create would spend the
+ *   machine on re-reading a blocked queue (hundreds of creates a second). New work then waits until
+ *   `blockedGapMs` after the last cycle began;
+ * - with no wake-up, the periodic tick (GANTRY_SCHEDULER_INTERVAL_MS) after the last cycle ended.
+ */
+export type WakeKind = 'new-work' | 'capacity';
+
+export interface CyclePacingInput {
+  /** The strongest wake-up since the last cycle began, or null. */
+  pending: WakeKind | null;
+  /** The last cycle looked at queued jobs and placed none of them (and lost no race). */
+  blocked: boolean;
+  lastCycleStartedMs: number;
+  lastCycleEndedMs: number;
+  nowMs: number;
+  intervalMs: number;
+  blockedGapMs: number;
+}
+
+/** How long to wait before the next cycle, ms (0: at once); a later, stronger wake-up is decided again. */
+export function nextCycleDelayMs(p: CyclePacingInput): number {
+  const tick = p.lastCycleEndedMs + p.intervalMs;
+  let at = tick;
+  if (p.pending === 'capacity') at = p.nowMs;
+  else if (p.pending === 'new-work') at = p.blocked ? Math.min(tick, p.lastCycleStartedMs + p.blockedGapMs) : p.nowMs;
+  return Math.max(0, at - p.nowMs);
+}
