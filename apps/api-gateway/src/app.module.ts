@@ -4,6 +4,7 @@ import { CONFIG, RuntimeModule } from '@gantry/runtime';
 import { BearerAuthGuard } from './auth/bearer-auth.guard';
 import { TokenService } from './auth/token.service';
 import { GatewayEnv } from './config';
+import { ClusterHeatmapService } from './cluster/cluster-heatmap.service';
 import { ClusterSummaryService } from './cluster/cluster-summary.service';
 import { ClusterController } from './cluster/cluster.controller';
 import { EnrollmentService } from './enrollment/enrollment.service';
@@ -20,9 +21,10 @@ import { EventsController } from './events/events.controller';
 import { JobEventPublisher } from './events/job-event-publisher';
 import { JobEventTail } from './events/job-event-tail';
 import { OpenStreams } from './events/open-streams';
+import { WhoamiController } from './whoami/whoami.controller';
 
 /** Every controller of the API, in the order the OpenAPI document lists them. */
-export const GATEWAY_CONTROLLERS = [JobsController, EventsController, QueuesController, TokensController, NodesController, ClusterController];
+export const GATEWAY_CONTROLLERS = [JobsController, EventsController, QueuesController, TokensController, NodesController, ClusterController, WhoamiController];
 
 @Module({})
 export class GatewayModule {
@@ -36,6 +38,7 @@ export class GatewayModule {
         EnrollmentService,
         NodesService,
         ClusterSummaryService,
+        ClusterHeatmapService,
         TokenService,
         BearerAuthGuard,
         IdempotencyKeySweeper,

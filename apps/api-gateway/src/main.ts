@@ -4,6 +4,7 @@ import { CreateJobDto } from '@gantry/contracts';
 import { bootstrapService, exitOnBootFailure, loadConfig } from '@gantry/platform';
 import { GATEWAY_CONTROLLERS, GatewayModule } from './app.module';
 import { GatewayEnv } from './config';
+import { serveConsole } from './console/console-site';
 import { parseCreateJob } from './jobs/create-job-parser';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
@@ -11,8 +12,9 @@ async function bootstrap(): Promise<void> {
   const config = loadConfig(GatewayEnv);
   await bootstrapService(GatewayModule.forConfig(config), config, {
     fastValidators: new Map([[CreateJobDto, parseCreateJob]]),
-    configure: (app) => {
+    configure: async (app) => {
       SwaggerModule.setup('docs', app, buildOpenApiDocument(app, GATEWAY_CONTROLLERS), { jsonDocumentUrl: 'openapi.json' });
+      await serveConsole(app);
     },
   });
 }

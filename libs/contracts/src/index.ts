@@ -16,3 +16,5 @@ export * from './kafka/run-commands';
 export * from './http/node.view';
 export * from './http/cluster-summary.view';
 export * from './http/enrollment.view';
+export * from './http/cluster-heatmap.view';
+export * from './http/whoami.view';

@@ -36,6 +36,13 @@ export interface LiveBeat {
   offset?: string;
 }
 
+/** What a node's telemetry adds to the utilisation sums (UtilisationContribution in the domain). */
+export interface UtilisationContributionFields {
+  gpus: number;
+  gpuUtilMilli: number;
+  cpuUtilMilli: number;
+}
+
 /** A node's stored beat cursor (see judgeBeat). */
 export interface StoredBeatCursor {
   bootId: string;
@@ -226,6 +233,25 @@ export class NodeLiveStore {
     for (const [err, scores] of (await pipeline.exec()) ?? []) {
       if (err) throw err;
       for (const score of scores as Array<string | null>) result.set(nodeIds[i++], score === null ? null : Number(score));
+    }
+    return result;
+  }
+
+  /**
+   * Each node's last known utilisation contribution (the one its latest telemetry gave; kept while
+   * the node is silent), null where none is known; pipelines of HEARD_PAGE reads, so a 50,000-node
+   * read never queues one huge reply.
+   */
+  async contributionsMany(nodeIds: string[]): Promise<Array<UtilisationContributionFields | null>> {
+    const result: Array<UtilisationContributionFields | null> = [];
+    for (let i = 0; i < nodeIds.length; i += HEARD_PAGE) {
+      const pipeline = this.redis.pipeline();
+      for (const id of nodeIds.slice(i, i + HEARD_PAGE)) pipeline.hmget(REDIS_KEYS.node(id), 'kg', 'kgu', 'kcu');
+      for (const [err, v] of (await pipeline.exec()) ?? []) {
+        if (err) throw err;
+        const [g, gu, cu] = v as Array<string | null>;
+        result.push(g === null || gu === null || cu === null ? null : { gpus: Number(g), gpuUtilMilli: Number(gu), cpuUtilMilli: Number(cu) });
+      }
     }
     return result;
   }
