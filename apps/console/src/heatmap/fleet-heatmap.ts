@@ -1,6 +1,6 @@
 import { html, nothing } from 'lit';
-import { styleMap } from 'lit/directives/style-map.js';
 import type { ClusterHeatmap } from '@gantry/client';
+import { cssProps } from '../shell/css-props';
 import { LightElement } from '../shell/light-element';
 import { href, navigate } from '../shell/router';
 import { count } from '../shell/format';
@@ -57,7 +57,7 @@ export class FleetHeatmap extends LightElement {
           @mouseleave=${() => (this.tip = null)}
           @click=${this.onClick}
         ></canvas>
-        ${this.tip ? html`<div class="heatmap-tip" style=${styleMap({ left: `${this.tip.x}px`, top: `${this.tip.y}px` })}>${this.tip.text}</div>` : nothing}
+        ${this.tip ? html`<div class="heatmap-tip" ${cssProps({ left: `${this.tip.x}px`, top: `${this.tip.y}px` })}>${this.tip.text}</div>` : nothing}
       </div>
       ${this.legend()}
     `;
@@ -76,12 +76,12 @@ export class FleetHeatmap extends LightElement {
   private legend() {
     if (this.mode === 'gpu') {
       return html`<div class="legend" aria-hidden="true">
-        <span>GPU utilisation</span><span class="scale">${utilisationStops().map((c) => html`<i style=${swatch(c)}></i>`)}</span><span>0 → 100 %</span>
-        <span><i style=${swatch(UNKNOWN_COLOUR)}></i> no GPUs / no telemetry</span><span><i class="cordon-mark"></i> cordoned</span>
+        <span>GPU utilisation</span><span class="scale">${utilisationStops().map((c) => html`<i ${swatch(c)}></i>`)}</span><span>0 → 100 %</span>
+        <span><i ${swatch(UNKNOWN_COLOUR)}></i> no GPUs / no telemetry</span><span><i class="cordon-mark"></i> cordoned</span>
       </div>`;
     }
     return html`<div class="legend" aria-hidden="true">
-      ${Object.entries(HEALTH_NAMES).map(([k, name]) => html`<span><i style=${swatch(HEALTH_COLOURS[k])}></i> ${name}</span>`)}
+      ${Object.entries(HEALTH_NAMES).map(([k, name]) => html`<span><i ${swatch(HEALTH_COLOURS[k])}></i> ${name}</span>`)}
       <span><i class="cordon-mark"></i> cordoned</span>
     </div>`;
   }
@@ -174,7 +174,6 @@ function paint(px: Uint32Array, w: number, h: number, x0: number, y0: number, cw
   for (let y = Math.max(0, y0); y < Math.min(h, y0 + ch); y++) px.fill(abgr, y * w + Math.max(0, x0), y * w + Math.min(w, x0 + cw));
 }
 
-/** Dynamic values go through styleMap, which writes the CSSOM (a CSP without 'unsafe-inline' refuses style attributes). */
-const swatch = (colour: string) => styleMap({ background: colour });
+const swatch = (colour: string) => cssProps({ background: colour });
 
 customElements.define('gantry-fleet-heatmap', FleetHeatmap);
