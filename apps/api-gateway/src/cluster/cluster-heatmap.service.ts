@@ -6,6 +6,7 @@ import { NodeLiveStore, autocommit, loadNodeGrid } from '@gantry/persistence';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
 import { buildHeatmap } from './cluster-heatmap.builder';
+import { RefreshingValue } from './refreshing-value';
 
 /** How old an answer may be: every console polls, and one read per second serves them all. */
 const MAX_AGE_MS = 1000;
@@ -20,22 +21,15 @@ const MAX_AGE_MS = 1000;
 @Injectable()
 export class ClusterHeatmapService {
   private readonly live: NodeLiveStore;
-  private last: { view: ClusterHeatmapView; at: number } | null = null;
-  private reading: Promise<ClusterHeatmapView> | null = null;
+  private readonly view: RefreshingValue<ClusterHeatmapView>;
 
   constructor(@Inject(DataSource) private readonly ds: DataSource, @Inject(REDIS) redis: Redis, @Inject(CONFIG) private readonly config: GatewayEnv) {
     this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
+    this.view = new RefreshingValue(() => this.read(), MAX_AGE_MS, Date.now, true);
   }
 
-  async heatmap(): Promise<ClusterHeatmapView> {
-    if (this.last && Date.now() - this.last.at < MAX_AGE_MS) return this.last.view;
-    this.reading ??= this.read()
-      .then((view) => {
-        this.last = { view, at: Date.now() };
-        return view;
-      })
-      .finally(() => (this.reading = null));
-    return this.reading;
+  heatmap(): Promise<ClusterHeatmapView> {
+    return this.view.get();
   }
 
   private async read(): Promise<ClusterHeatmapView> {
