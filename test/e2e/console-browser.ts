@@ -65,10 +65,24 @@ export function screenshotDir(root: string): string {
   return dir;
 }
 
-/** Whether the document is wider than the viewport (a page that scrolls sideways on a phone). */
-export async function overflowsViewport(page: Page): Promise<boolean> {
+/**
+ * The elements that stick out past the right edge of the viewport (a page that scrolls sideways on
+ * a phone), innermost first; empty when the page fits.
+ */
+export async function overflowingElements(page: Page): Promise<string[]> {
   return page.evaluate(() => {
-    const doc = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document;
-    return doc.documentElement.scrollWidth > doc.documentElement.clientWidth + 1;
+    type El = { tagName: string; id: string; className: unknown; children: ArrayLike<El>; getBoundingClientRect(): { right: number } };
+    const doc = (globalThis as unknown as { document: { documentElement: { clientWidth: number }; body: El } }).document;
+    const width = doc.documentElement.clientWidth + 1;
+    const out: string[] = [];
+    const visit = (el: El): boolean => {
+      let inner = false;
+      for (const c of Array.from(el.children)) inner = visit(c) || inner;
+      const sticksOut = el.getBoundingClientRect().right > width;
+      if (sticksOut && !inner) out.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${typeof el.className === 'string' && el.className ? `.${el.className.trim().split(/\s+/).join('.')}` : ''}`);
+      return sticksOut || inner;
+    };
+    visit(doc.body);
+    return out.slice(0, 10);
   });
 }

@@ -8,7 +8,10 @@ import { PageElement } from './page-element';
 const REFRESH_MS = 5_000;
 const DRAIN_PATH = '/v1/nodes/{id}/drain';
 
-/** One node: capacity, live telemetry, the attempts it runs (operators), its history; cordon for operators. */
+/**
+ * One node: capacity, live telemetry, the attempts it runs and cordon (operators: others' job ids
+ * are not a user's to see, contract §4.3), its history.
+ */
 export class NodePage extends PageElement {
   static override properties = {
     nodeId: { attribute: false }, node: { state: true }, events: { state: true }, error: { state: true }, acting: { state: true }, actionError: { state: true },
@@ -123,12 +126,14 @@ export class NodePage extends PageElement {
                   : nothing}`
             : html`<p class="muted">No telemetry received (or older than live state is kept).</p>`}
         </section>
-        <section class="card" aria-labelledby="running-heading">
-          <h2 id="running-heading">Running attempts</h2>
-          ${t?.running.length
-            ? html`<ul class="plain">${t.running.map((r) => html`<li><a href=${href.job(r.jobId)}>${shortId(r.jobId)}</a> attempt ${r.attempt}</li>`)}</ul>`
-            : html`<p class="muted">${this.isOperator ? 'None.' : 'None that you may see.'}</p>`}
-        </section>
+        ${this.isOperator
+          ? html`<section class="card" aria-labelledby="running-heading">
+              <h2 id="running-heading">Running attempts</h2>
+              ${t?.running.length
+                ? html`<ul class="plain">${t.running.map((r) => html`<li><a href=${href.job(r.jobId)}>${shortId(r.jobId)}</a> attempt ${r.attempt}</li>`)}</ul>`
+                : html`<p class="muted">None.</p>`}
+            </section>`
+          : nothing}
       </div>
       <section class="panel" aria-labelledby="node-events-heading">
         <h2 id="node-events-heading">Events</h2>
