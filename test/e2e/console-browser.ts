@@ -66,23 +66,28 @@ export function screenshotDir(root: string): string {
 }
 
 /**
- * The elements that stick out past the right edge of the viewport (a page that scrolls sideways on
- * a phone), innermost first; empty when the page fits.
+ * Why a page scrolls sideways on a phone: empty when the document fits the viewport's width, else
+ * the innermost elements sticking out past its right edge (inside a container that scrolls or
+ * clips, nothing counts: that container is the one that sticks out, if any).
  */
 export async function overflowingElements(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     type El = { tagName: string; id: string; className: unknown; children: ArrayLike<El>; getBoundingClientRect(): { right: number } };
-    const doc = (globalThis as unknown as { document: { documentElement: { clientWidth: number }; body: El } }).document;
-    const width = doc.documentElement.clientWidth + 1;
+    const g = globalThis as unknown as {
+      document: { documentElement: { clientWidth: number; scrollWidth: number }; body: El };
+      getComputedStyle(el: El): { overflowX: string };
+    };
+    const width = g.document.documentElement.clientWidth;
+    if (g.document.documentElement.scrollWidth <= width + 1) return [];
     const out: string[] = [];
     const visit = (el: El): boolean => {
       let inner = false;
-      for (const c of Array.from(el.children)) inner = visit(c) || inner;
-      const sticksOut = el.getBoundingClientRect().right > width;
+      if (g.getComputedStyle(el).overflowX === 'visible') for (const c of Array.from(el.children)) inner = visit(c) || inner;
+      const sticksOut = el.getBoundingClientRect().right > width + 1;
       if (sticksOut && !inner) out.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${typeof el.className === 'string' && el.className ? `.${el.className.trim().split(/\s+/).join('.')}` : ''}`);
       return sticksOut || inner;
     };
-    visit(doc.body);
-    return out.slice(0, 10);
+    visit(g.document.body);
+    return out.length ? out.slice(0, 10) : ['(the document is wider than the viewport)'];
   });
 }

@@ -10,7 +10,7 @@ import '../pages/queues-page';
 import { Capabilities } from './capabilities';
 import { LightElement } from './light-element';
 import { BASE, Route, href, navigate, parseRoute } from './router';
-import { Session, signIn, signOut, storedToken } from './session';
+import { Session, confirmSession, signIn, signOut, storedSession, storedToken } from './session';
 
 const NAV: Array<{ page: Route['page']; label: string; to: () => string }> = [
   { page: 'overview', label: 'Overview', to: href.overview },
@@ -48,12 +48,21 @@ export class ConsoleApp extends LightElement {
     this.addEventListener('click', this.onClick);
     this.addEventListener('gantry:signed-in', this.onSignedIn as EventListener);
     void Capabilities.load().then((c) => (this.caps = c));
-    const token = storedToken();
-    if (token) {
-      signIn(token).then(
-        (s) => ((this.session = s), (this.restoring = false)),
-        () => (signOut(), (this.restoring = false)),
-      );
+    const stored = storedSession();
+    if (stored) {
+      this.session = stored;
+      this.restoring = false;
+      void confirmSession(stored).then((ok) => {
+        if (!ok && this.session === stored) this.signOut();
+      });
+    } else {
+      const token = storedToken();
+      if (token) {
+        signIn(token).then(
+          (s) => ((this.session = s), (this.restoring = false)),
+          () => (signOut(), (this.restoring = false)),
+        );
+      }
     }
   }
 
