@@ -1,4 +1,4 @@
-// The operator console's build (ADR 0016): plain TypeScript and lit, bundled by Vite into
+// The operator console's build (ADR 0018): plain TypeScript and lit, bundled by Vite into
 // dist/apps/console, which the gateway serves at /ui/. `npm run build` runs it after swc.
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

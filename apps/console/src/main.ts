@@ -1,3 +1,3 @@
-// The operator console (contract §4.6; ADR 0016): served by the gateway at /ui/.
+// The operator console (contract §4.6; ADR 0018): served by the gateway at /ui/.
 import './styles.css';
 import './shell/console-app';

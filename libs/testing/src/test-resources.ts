@@ -22,7 +22,7 @@ const SUITES = {
   'control-plane-faults': { basePort: 18720, redisDb: 12 },
   'cli-and-streams': { basePort: 18740, redisDb: 17 },
   // the console's browser tests; basePort + 5 is its 5,000-node fleet agent
-  console: { basePort: 18760, redisDb: 20 },
+  console: { basePort: 18780, redisDb: 20 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;
