@@ -24,6 +24,15 @@ trap stop_started_infra EXIT
 t0=$(date +%s)
 ensure_node_modules
 build
+# The console's browser tests (test/e2e/console.e2e-spec.ts) drive Debian's Chromium through
+# playwright-core: Playwright's own browser downloads cannot be fetched here. GANTRY_CHROMIUM
+# names another binary.
+if [ -z "${GANTRY_CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
+  say "installing chromium (apt)"
+  apt_get() { if [ "$(id -u)" = 0 ]; then apt-get "$@"; else sudo -n apt-get "$@"; fi; }
+  { apt_get install -y -q chromium >/dev/null 2>&1 || { apt_get update -q >/dev/null && apt_get install -y -q chromium >/dev/null; }; } \
+    || die "cannot install chromium with apt; install it, or set GANTRY_CHROMIUM to a Chromium binary"
+fi
 ensure_kafka $(( 29092 + off ))
 ensure_postgres "$DATABASE_URL"
 # The default test database is this script's own: every run starts from an empty one, so rows an
@@ -43,6 +52,8 @@ if [ $# -gt 0 ]; then
 fi
 
 say "typecheck"; npx tsc -p tsconfig.json --noEmit
+# The console is browser code: its own tsconfig (DOM types, no Node types).
+say "typecheck (console)"; npx tsc -p apps/console/tsconfig.json --noEmit
 # The checked-in API document and the client types generated from it match the code
 # (`npm run openapi:write` rewrites both), and Spectral (.spectral.yaml) finds no error in it.
 say "openapi document"; npm run -s openapi:check && npm run -s client:check

@@ -8,6 +8,7 @@ import { RequestGate } from './auth/request-gate';
 import { TokenRegistry } from './auth/token-registry';
 import { TokenService } from './auth/token.service';
 import { GatewayEnv } from './config';
+import { ClusterHeatmapService } from './cluster/cluster-heatmap.service';
 import { ClusterSummaryService } from './cluster/cluster-summary.service';
 import { ClusterController } from './cluster/cluster.controller';
 import { EnrollmentService } from './enrollment/enrollment.service';
@@ -25,9 +26,10 @@ import { EventsController } from './events/events.controller';
 import { JobEventPublisher } from './events/job-event-publisher';
 import { JobEventTail } from './events/job-event-tail';
 import { OpenStreams } from './events/open-streams';
+import { WhoamiController } from './whoami/whoami.controller';
 
 /** Every controller of the API, in the order the OpenAPI document lists them. */
-export const GATEWAY_CONTROLLERS = [JobsController, EventsController, QueuesController, TokensController, NodesController, ClusterController, AuditController];
+export const GATEWAY_CONTROLLERS = [JobsController, EventsController, QueuesController, TokensController, NodesController, ClusterController, AuditController, WhoamiController];
 
 @Module({})
 export class GatewayModule {
@@ -42,6 +44,7 @@ export class GatewayModule {
         NodesService,
         ClusterSummaryService,
         TokenRegistry,
+        ClusterHeatmapService,
         TokenService,
         RequestGate,
         BearerAuthGuard,

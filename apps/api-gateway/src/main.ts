@@ -6,6 +6,7 @@ import { GATEWAY_CONTROLLERS, GatewayModule } from './app.module';
 import { RequestGate } from './auth/request-gate';
 import { GatewayEnv } from './config';
 import { translateUnavailable } from './http/unavailable-errors';
+import { serveConsole } from './console/console-site';
 import { parseCreateJob } from './jobs/create-job-parser';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 
@@ -14,11 +15,12 @@ async function bootstrap(): Promise<void> {
   await bootstrapService(GatewayModule.forConfig(config), config, {
     fastValidators: new Map([[CreateJobDto, parseCreateJob]]),
     translateError: translateUnavailable(config.GANTRY_ADMISSION_WAIT_MS),
-    configure: (app) => {
+    configure: async (app) => {
       const fastify = app.getHttpAdapter().getInstance();
       fastify.decorateRequest('principal', null);
       fastify.addHook('onRequest', app.get(RequestGate).onRequest);
       SwaggerModule.setup('docs', app, buildOpenApiDocument(app, GATEWAY_CONTROLLERS), { jsonDocumentUrl: 'openapi.json' });
+      await serveConsole(app);
     },
   });
 }

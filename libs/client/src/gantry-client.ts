@@ -1,9 +1,8 @@
 import createClient, { type Client } from 'openapi-fetch';
-import { randomUUID } from 'node:crypto';
 import type { paths } from './generated/gantry-api';
 import type {
-  ClusterSummary, CreateJob, CreateQueue, Job, JobEvent, JobPage, JobState, JobStreamEvent, JobStreamEventPage, Node, NodeEvent, NodePage, Problem,
-  Queue, TokenCreated, UpdateQueue,
+  ClusterHeatmap, ClusterSummary, CreateJob, CreateQueue, Job, JobEvent, JobPage, JobState, JobStreamEvent, JobStreamEventPage, Node, NodeEvent, NodePage, Problem,
+  Queue, TokenCreated, UpdateQueue, Whoami,
 } from './api-types';
 import { DEFAULT_RETRY_POLICY, RetryBudget, RetryPolicy, backoffDelay, isRetryable } from './retry-policy';
 import { readSse } from './sse-reader';
@@ -59,6 +58,11 @@ export interface FollowOptions {
   lastEventId?: string;
   /** Stops following. */
   signal?: AbortSignal;
+  /**
+   * Called each time the stream is open (the server answered 200, before its events are read): a
+   * caller that lists the current state after this cannot miss a change made in between.
+   */
+  onOpen?: () => void;
 }
 
 /**
@@ -138,7 +142,7 @@ export class GantryClient {
   }
 
   /** Creates a job; the key is generated once here and reused by every retry of this call. */
-  async createJob(spec: JobSpec, idempotencyKey: string = randomUUID()): Promise<{ job: Job; replayed: boolean }> {
+  async createJob(spec: JobSpec, idempotencyKey: string = globalThis.crypto.randomUUID()): Promise<{ job: Job; replayed: boolean }> {
     const r = await this.api.POST('/v1/jobs', { body: spec, params: { header: { 'Idempotency-Key': idempotencyKey } } });
     return { job: ok(r), replayed: r.response.headers.get('idempotent-replayed') === 'true' };
   }
@@ -209,6 +213,7 @@ export class GantryClient {
         throw e;
       }
       if (!res.ok) throw new GantryApiError(res.status, (await res.json().catch(() => ({}))) as Partial<Problem>);
+      opts.onOpen?.();
       try {
         for await (const m of readSse(res.body!)) {
           failures = 0;
@@ -266,6 +271,16 @@ export class GantryClient {
 
   async clusterSummary(): Promise<ClusterSummary> {
     return ok(await this.api.GET('/v1/cluster/summary'));
+  }
+
+  /** Every node in one columnar answer (health, GPUs, utilisation by zone and rack), for drawing the fleet. */
+  async clusterHeatmap(): Promise<ClusterHeatmap> {
+    return ok(await this.api.GET('/v1/cluster/heatmap'));
+  }
+
+  /** The owner and role of this client's token. */
+  async whoami(): Promise<Whoami> {
+    return ok(await this.api.GET('/v1/whoami'));
   }
 
   async createToken(owner: string, role: 'user' | 'operator'): Promise<TokenCreated> {

@@ -16,3 +16,5 @@ export * from './http/node.view';
 export * from './http/cluster-summary.view';
 export * from './http/enrollment.view';
 export * from './http/max-total-bytes';
+export * from './http/cluster-heatmap.view';
+export * from './http/whoami.view';

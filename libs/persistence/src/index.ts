@@ -8,6 +8,7 @@ export * from './sql/job-events';
 export * from './sql/job-event-stream';
 export * from './sql/job-rows';
 export * from './sql/nodes';
+export * from './sql/node-grid';
 export * from './sql/node-changes';
 export * from './sql/node-events';
 export * from './redis/node-live-store';

@@ -35,3 +35,25 @@ describe('NodeLiveStore reads of the last-seen index', () => {
     }
   });
 });
+
+describe('NodeLiveStore reads of utilisation contributions', () => {
+  it('answers each node in order: its last known contribution, or null for a node without one', async () => {
+    const tag = uniqueTag('contrib');
+    const ids = Array.from({ length: 4_500 }, (_, i) => `${tag}-${i}`);
+    const p = redis.pipeline();
+    ids.forEach((id, i) => {
+      if (i % 7 !== 3) p.hset(REDIS_KEYS.node(id), 'kg', i % 9, 'kgu', i * 2, 'kcu', i % 1001);
+    });
+    p.hset(REDIS_KEYS.node(`${tag}-partial`), 'kg', 8); // a hash without the other two fields
+    await p.exec();
+    try {
+      const got = await live.contributionsMany([...ids, `${tag}-partial`, `${tag}-never`]);
+      expect(got).toHaveLength(4_502);
+      ids.forEach((_, i) => expect(got[i]).toEqual(i % 7 === 3 ? null : { gpus: i % 9, gpuUtilMilli: i * 2, cpuUtilMilli: i % 1001 }));
+      expect(got.slice(-2)).toEqual([null, null]);
+      expect(await live.contributionsMany([])).toEqual([]);
+    } finally {
+      await redis.del(...ids.map((id) => REDIS_KEYS.node(id)), REDIS_KEYS.node(`${tag}-partial`));
+    }
+  });
+});

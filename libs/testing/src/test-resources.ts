@@ -26,6 +26,8 @@ const SUITES = {
   'gateway-lifecycles': { basePort: 18680, redisDb: 41 },
   // The stack, then four more agents at basePort + 10..13.
   'agent-trust': { basePort: 18760, redisDb: 18 },
+  // the console's browser tests (its 5,000-node fleet agent takes the next port after the stack's)
+  console: { basePort: 18780, redisDb: 20 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;

@@ -37,4 +37,16 @@ describe('RefreshingValue', () => {
     const empty = new RefreshingValue(async () => Promise.reject(new Error('down')), 10);
     await expect(empty.get()).rejects.toThrow('down');
   });
+
+  it('with waitWhenStale, makes a reader of an expired value wait for the refresh, one load for all', async () => {
+    let now = 0;
+    let loads = 0;
+    const v = new RefreshingValue(async () => ++loads, 1000, () => now, true);
+    expect(await v.get()).toBe(1);
+    now = 500;
+    expect(await v.get()).toBe(1);
+    now = 1000;
+    expect(await Promise.all([v.get(), v.get()])).toEqual([2, 2]);
+    expect(loads).toBe(2);
+  });
 });

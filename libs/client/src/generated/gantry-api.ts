@@ -291,6 +291,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cluster/heatmap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every node in one compact answer (health, GPUs, utilisation), by zone and rack: what a fleet heatmap draws */
+        get: operations["cluster.heatmap"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cluster/command-key": {
         parameters: {
             query?: never;
@@ -317,6 +334,23 @@ export interface paths {
         };
         /** Operators' changes, newest first: who, what, when, from which address */
         get: operations["audit.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The owner and role of the token presented */
+        get: operations["whoami.get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -741,6 +775,35 @@ export interface components {
                 [key: string]: number;
             };
         };
+        HeatmapRackView: {
+            zone: string;
+            rack: string;
+            /** @description How many of the per-node entries, after the previous racks' ones, are this rack's */
+            nodes: number;
+        };
+        ClusterHeatmapView: {
+            /**
+             * Format: date-time
+             * @description When the live part was read; topology and allocations may be up to a second older
+             */
+            at: string;
+            /** @description Racks in zone, rack order */
+            racks: components["schemas"]["HeatmapRackView"][];
+            /** @description Node ids, rack by rack, in id order within a rack */
+            nodeIds: string[];
+            /** @description One character per node: H HEALTHY, D DEGRADED, U UNHEALTHY (as in the node resource) */
+            health: string;
+            /** @description Indices (into nodeIds) of the cordoned nodes */
+            cordoned: number[];
+            /** @description Healthy GPUs per node */
+            gpusTotal: number[];
+            /** @description GPUs held by placed work, per node */
+            gpusAllocated: number[];
+            /** @description Mean utilisation of the node's GPUs from its latest telemetry, percent 0..100; -1 when unknown (no telemetry yet, or no GPUs) */
+            gpuUtil: number[];
+            /** @description CPU utilisation from the latest telemetry, percent 0..100; -1 when unknown */
+            cpuUtil: number[];
+        };
         CommandKeyView: {
             /** @description The control plane's command-signing public key (PEM, SPKI, Ed25519); agents carry out only what it signed */
             publicKey: string;
@@ -779,6 +842,12 @@ export interface components {
             /** @description Newest first */
             items: components["schemas"]["AuditEntryView"][];
             nextCursor: string | null;
+        };
+        WhoamiView: {
+            /** @description The owner the token acts as: its jobs are this owner's */
+            owner: string;
+            /** @enum {string} */
+            role: "user" | "operator";
         };
         /** @description RFC 9457 problem details (application/problem+json) */
         Problem: {
@@ -3099,6 +3168,74 @@ export interface operations {
             };
         };
     };
+    "cluster.heatmap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Columnar: entry i of each per-node array is node i. At most a second old. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterHeatmapView"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked bearer token */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the token's request budget; wait Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; `errorId` names the log line */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or a dependency is away: nothing was done; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "cluster.commandKey": {
         parameters: {
             query?: never;
@@ -3226,6 +3363,73 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Internal error; `errorId` names the log line */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or a dependency is away: nothing was done; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "whoami.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhoamiView"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked bearer token */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the token's request budget; wait Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Internal error; `errorId` names the log line */
             500: {
