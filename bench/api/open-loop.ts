@@ -42,6 +42,8 @@ export interface OpenLoopResult extends PhaseResult {
   samples: OpenLoopSample[];
   /** Requests due in the phase (sent, answered or not). */
   due: number;
+  /** Requests that got no HTTP answer (refused, reset, timed out), with when they were due. */
+  failures: Array<{ dueAtMs: number; kind: string }>;
   /** Worst lag of a send behind its due time from the generator itself (event loop busy), ms. */
   maxSendLagMs: number;
 }
@@ -58,6 +60,7 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const samples: OpenLoopSample[] = [];
   const errors: Record<string, number> = {};
+  const failures: OpenLoopResult['failures'] = [];
   const intervalMs = 1000 / opts.rate;
   const total = Math.round(opts.rate * opts.durationS);
   const t0Perf = performance.now();
@@ -113,6 +116,7 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
       failed = true;
       const k = (e as NodeJS.ErrnoException).code ?? e.message;
       errors[k] = (errors[k] ?? 0) + 1;
+      failures.push({ dueAtMs: t0Epoch + i * intervalMs, kind: k });
       settle();
     };
     req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
@@ -138,5 +142,5 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
   if (inFlight > 0) await finished;
   stopCurrent = null;
   agent.destroy();
-  return { samples, errors, wallS: (performance.now() - t0Perf) / 1000, autocannon: [], due: sent, maxSendLagMs };
+  return { samples, errors, wallS: (performance.now() - t0Perf) / 1000, autocannon: [], due: sent, failures, maxSendLagMs };
 }

@@ -4,6 +4,7 @@ import { PhaseSummary, fmt, table } from '../api/stats';
 import { MetricSample, RateSeries, metricSeries } from './backlog-drain';
 import { DispatchConfig } from './config';
 import { DispatchLatency, DispatchReport } from './dispatch-latency';
+import { CurveStep } from './open-loop-curve';
 
 /** Issue 5: on this 2-core machine with everything on it. */
 export const FLOORS = { p99Ms: 500, aimP99Ms: 100, placementsPerS: 1000, aimPlacementsPerS: 3750 };
@@ -15,6 +16,8 @@ export interface DispatchResults {
   conditions: Record<string, unknown>;
   fleet: { seconds: number; gpus: number };
   idleCpu: CpuUse;
+  /** Submit -> RUN at each open-loop rate (BENCH_PHASES with curve). */
+  curve: CurveStep[] | null;
   rate: {
     submit: PhaseSummary;
     dispatch: DispatchReport;
@@ -22,7 +25,7 @@ export interface DispatchResults {
     drain: { drained: boolean; seconds: number; open: number };
     drainCpu: CpuUse;
     watchDelayMs: { p50: number; p99: number; max: number } | null;
-  };
+  } | null;
   backlog: {
     submit: PhaseSummary;
     submitCpu: CpuUse;
@@ -59,22 +62,24 @@ export interface DispatchResults {
  * rate cannot meet it, but a p99 over the floor at a lower rate misses it all the same.
  */
 export function floorVerdicts(r: DispatchResults) {
-  const achieved = r.rate.submit.createsPerS;
-  const atRate = achieved >= 0.95 * r.config.rate && r.config.rate >= 500;
-  const p99 = r.rate.dispatch.all.latencyMs?.p99 ?? Infinity;
-  const allDispatched = r.rate.dispatch.all.neverDispatched === 0;
+  const achieved = r.rate?.submit.createsPerS ?? 0;
+  const atRate = r.rate !== null && achieved >= 0.95 * r.config.rate && r.config.rate >= 500;
+  const p99 = r.rate?.dispatch.all.latencyMs?.p99 ?? Infinity;
+  const allDispatched = r.rate?.dispatch.all.neverDispatched === 0;
+  const curveOk = r.curve?.every((c) => (c.dispatchMs?.p99 ?? Infinity) < FLOORS.p99Ms && c.notDispatched === 0 && c.connectionErrors === 0 && c.non2xx === 0);
   const placements = r.backlog?.drain.overallPerS ?? null;
   const verdict = (ok: boolean, tested: boolean) => (ok ? (tested ? 'met' : 'not tested') : 'missed');
   return {
-    p99Under500msAt500: verdict(p99 < FLOORS.p99Ms && allDispatched, atRate),
-    p99Under100msAt500: verdict(p99 < FLOORS.aimP99Ms && allDispatched, atRate),
+    p99Under500msAt500: r.rate === null ? 'not tested' : verdict(p99 < FLOORS.p99Ms && allDispatched, atRate),
+    curveP99Under500ms: r.curve === null ? 'not tested' : verdict(curveOk === true, r.config.nodes >= 50000),
+    p99Under100msAt500: r.rate === null ? 'not tested' : verdict(p99 < FLOORS.aimP99Ms && allDispatched, atRate),
     placements1000PerS: placements === null ? 'not tested' : verdict(placements >= FLOORS.placementsPerS, r.config.backlog >= 20000),
     placements3750PerS: placements === null ? 'not tested' : verdict(placements >= FLOORS.aimPlacementsPerS, r.config.backlog >= 20000),
     notes: [
-      ...(atRate ? [] : [`submissions reached ${fmt(achieved)}/s of ${r.config.rate}/s offered (the latency floor is at 500/s)`]),
+      ...(atRate || r.rate === null ? [] : [`submissions reached ${fmt(achieved)}/s of ${r.config.rate}/s offered (the latency floor is at 500/s)`]),
       ...(r.config.nodes < 50000 ? [`${r.config.nodes} nodes, not 50,000`] : []),
       ...(r.config.backlog < 20000 ? [`backlog ${r.config.backlog}, not 20,000`] : []),
-      ...(allDispatched ? [] : [`${r.rate.dispatch.all.neverDispatched} phase-1 jobs never dispatched`]),
+      ...(allDispatched || r.rate === null ? [] : [`${r.rate.dispatch.all.neverDispatched} phase-1 jobs never dispatched`]),
     ],
   };
 }
@@ -93,18 +98,16 @@ export function printReport(r: DispatchResults, outFile: string): void {
     `(${Math.round((r.config.nodes * 1000) / r.config.heartbeatMs)} beats/s; suspect ${r.config.nodeSuspectMs} ms, dead ${r.config.nodeDeadMs} ms), ` +
     `load average before phase 1 ${c.loadAvgBeforeRate?.join(' ') ?? '?'}`);
 
-  const s = r.rate.submit;
-  out.push('', `phase 1, fixed rate: ${r.config.rate}/s offered for ${r.config.rateS} s; achieved ${fmt(s.createsPerS)}/s ` +
-    `(${s.ok2xx} created, non-2xx ${s.non2xx}, errors ${s.errors}); submit latency p50 ${fmt(s.latencyMs.p50, 0)} ms, p99 ${fmt(s.latencyMs.p99, 0)} ms`);
-  const d = r.rate.dispatch;
-  const rows = [['dispatch latency (RUN published - created)', 'jobs', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'not in phase', 'never']];
-  for (const [name, l] of [['all', d.all], ['single-node', d.single], [`gangs of ${r.config.gangSize}`, d.gangs]] as const) {
-    if (l.jobs === 0) continue;
-    rows.push([name, String(l.jobs), ...lat(l), String(l.notDispatchedInPhase), String(l.neverDispatched)]);
+  if (r.curve) {
+    out.push('', `open-loop curve: latency from each request's scheduled send; ${r.config.curveWarmupS} s warm-up then ${r.config.curveMeasureS} s counted per rate`);
+    const ms = (v: number | undefined) => (v === undefined ? '-' : fmt(v, 0));
+    out.push(table([
+      ['rate /s', 'due', 'created', 'non-2xx', 'conn. errors', 'POST p50', 'POST p99', 'RUN p50', 'RUN p99', 'RUN max', 'not dispatched'],
+      ...r.curve.map((c) => [String(c.rate), String(c.due), String(c.created), String(c.non2xx), String(c.connectionErrors),
+        ms(c.postMs?.p50), ms(c.postMs?.p99), ms(c.dispatchMs?.p50), ms(c.dispatchMs?.p99), ms(c.dispatchMs?.max), String(c.notDispatched)]),
+    ]));
   }
-  out.push(table(rows));
-  out.push(`drain after phase 1: ${r.rate.drain.drained ? 'done' : `NOT done (${r.rate.drain.open} open)`} in ${fmt(r.rate.drain.seconds)} s; ` +
-    `bench consumer delay p99 ${r.rate.watchDelayMs ? fmt(r.rate.watchDelayMs.p99, 0) : '-'} ms`);
+  if (r.rate) printRatePhase(r, out);
 
   if (r.backlog) {
     const b = r.backlog;
@@ -122,7 +125,8 @@ export function printReport(r: DispatchResults, outFile: string): void {
       `mean cycle ${dr.metric.meanCycleMs === null ? '-' : fmt(dr.metric.meanCycleMs, 0)} ms, lost races ${dr.metric.lostRaces ?? '-'}`);
   }
 
-  const phases: [string, CpuUse][] = [['idle', r.idleCpu], ['phase 1', r.rate.cpu], ['p1 drain', r.rate.drainCpu]];
+  const phases: [string, CpuUse][] = [['idle', r.idleCpu]];
+  if (r.rate) phases.push(['phase 1', r.rate.cpu], ['p1 drain', r.rate.drainCpu]);
   if (r.backlog) phases.push(['p2 submit', r.backlog.submitCpu], ['p2 drain', r.backlog.drainCpu]);
   const names = [...new Set(phases.flatMap(([, u]) => Object.keys(u.components)))];
   const cores = (u: CpuUse, k: string) => (u.components[k] ? fmt(u.components[k].cpuS / Math.max(u.wallS, 1e-9), 2) : '-');
@@ -135,8 +139,25 @@ export function printReport(r: DispatchResults, outFile: string): void {
   ]));
 
   out.push('', `floors: dispatch p99 < ${FLOORS.p99Ms} ms at 500/s: ${v.p99Under500msAt500} (aim < ${FLOORS.aimP99Ms} ms: ${v.p99Under100msAt500}); ` +
+    `open-loop curve p99 < ${FLOORS.p99Ms} ms at every rate: ${v.curveP99Under500ms}; ` +
     `${FLOORS.placementsPerS} placements/s: ${v.placements1000PerS} (aim ${FLOORS.aimPlacementsPerS}/s: ${v.placements3750PerS})`);
   for (const n of v.notes) out.push(`  note: ${n}`);
   out.push(`raw results: ${outFile}`);
   console.log(out.join('\n'));
+}
+
+function printRatePhase(r: DispatchResults, out: string[]): void {
+  const rate = r.rate!;
+  const s = rate.submit;
+  out.push('', `phase 1, fixed rate: ${r.config.rate}/s offered for ${r.config.rateS} s; achieved ${fmt(s.createsPerS)}/s ` +
+    `(${s.ok2xx} created, non-2xx ${s.non2xx}, errors ${s.errors}); submit latency p50 ${fmt(s.latencyMs.p50, 0)} ms, p99 ${fmt(s.latencyMs.p99, 0)} ms`);
+  const d = rate.dispatch;
+  const rows = [['dispatch latency (RUN published - created)', 'jobs', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'not in phase', 'never']];
+  for (const [name, l] of [['all', d.all], ['single-node', d.single], [`gangs of ${r.config.gangSize}`, d.gangs]] as const) {
+    if (l.jobs === 0) continue;
+    rows.push([name, String(l.jobs), ...lat(l), String(l.notDispatchedInPhase), String(l.neverDispatched)]);
+  }
+  out.push(table(rows));
+  out.push(`drain after phase 1: ${rate.drain.drained ? 'done' : `NOT done (${rate.drain.open} open)`} in ${fmt(rate.drain.seconds)} s; ` +
+    `bench consumer delay p99 ${rate.watchDelayMs ? fmt(rate.watchDelayMs.p99, 0) : '-'} ms`);
 }

@@ -34,7 +34,8 @@ import { DrainSampler, metricSeries, placementTimes, runTimes, seriesOf } from '
 import { CommandWatch } from './command-watch';
 import { inheritedGantryEnv, loadConfig } from './config';
 import { DispatchReport, dispatchLatency } from './dispatch-latency';
-import { BACKLOG_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
+import { BACKLOG_JOB_NAME, CURVE_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
+import { runCurve } from './open-loop-curve';
 import { DispatchResults, floorVerdicts, printReport } from './report';
 import { Teardown } from './teardown';
 
@@ -209,28 +210,22 @@ async function main(): Promise<void> {
   const idleCpu = cpuBetween(idleA, cpuSnapshot(), servicePids(s));
   teardown.check();
 
-  /* Phase 1: fixed rate. */
-  say(`phase 1: ${config.rate}/s for ${config.rateS} s over ${config.rateConnections} connections, ` +
-    `${config.gangShare * 100}% gangs of ${config.gangSize}, jobs ${config.rateSimDurationMs} ms`);
-  const target = { baseUrl: s.gatewayUrl, token, body: '', nextBody: rateBodies({ simDurationMs: config.rateSimDurationMs, gangShare: config.gangShare, gangSize: config.gangSize }) };
+  /* The open-loop curve. */
+  let curve: DispatchResults['curve'] = null;
+  if (config.phases.includes('curve')) {
+    const single = JSON.stringify(singleGpuJob(CURVE_JOB_NAME, config.rateSimDurationMs));
+    curve = await runCurve({ baseUrl: s.gatewayUrl, token, body: () => single }, watch, {
+      rates: config.curveRates, warmupS: config.curveWarmupS, measureS: config.curveMeasureS, settleS: config.curveSettleS, maxSockets: config.curveSockets,
+    }, say, () => teardown.check());
+    await drainJobs(db, CURVE_JOB_NAME, 'the curve', config.rateDrainTimeoutS);
+  }
+
   const loadAvgBeforeRate = loadavg();
-  const rateA: CpuSnapshot = cpuSnapshot();
-  const rateRun = await runCreatePhase(target, { connections: config.rateConnections, durationS: config.rateS, rate: config.rate, lanes: config.rateLanes });
-  const rateEndMs = Date.now();
-  const rateCpu = cpuBetween(rateA, cpuSnapshot(), servicePids(s));
-  teardown.check();
-  const rateSubmit = summarisePhase(rateRun, config.rateS);
-  say(`phase 1: ${rateSubmit.createsPerS.toFixed(1)} submissions/s achieved, p99 ${rateSubmit.latencyMs.p99.toFixed(0)} ms`);
-  const drainA = cpuSnapshot();
-  const rateDrain = await drainJobs(db, RATE_JOB_NAME, 'phase 1', config.rateDrainTimeoutS);
-  const rateDrainCpu = cpuBetween(drainA, cpuSnapshot(), servicePids(s));
-  const dispatch: DispatchReport = await dispatchLatency(db, watch, RATE_JOB_NAME, rateEndMs);
-  say(`phase 1: dispatch p50 ${dispatch.all.latencyMs?.p50 ?? '-'} ms, p99 ${dispatch.all.latencyMs?.p99 ?? '-'} ms, ` +
-    `${dispatch.all.notDispatchedInPhase} not dispatched within the phase`);
+  const rate = config.phases.includes('rate') ? await ratePhase(s, db, watch, token) : null;
 
   /* Phase 2: backlog. */
   let backlog: DispatchResults['backlog'] = null;
-  if (config.backlog > 0) backlog = await backlogPhase(s, db, watch, token, fleet.gpus);
+  if (config.phases.includes('backlog') && config.backlog > 0) backlog = await backlogPhase(s, db, watch, token, fleet.gpus);
 
   const report: DispatchResults = {
     bench: 'dispatch',
@@ -252,16 +247,38 @@ async function main(): Promise<void> {
     },
     fleet,
     idleCpu,
-    rate: { submit: rateSubmit, dispatch, cpu: rateCpu, drain: rateDrain, drainCpu: rateDrainCpu, watchDelayMs: null },
+    curve,
+    rate,
     backlog,
     watch: { runRecords: watch.runRecords },
     logs: relative(root, logDir),
   };
-  report.rate.watchDelayMs = delaySummary(watch.receiveDelaysMs);
   report.floors = floorVerdicts(report);
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
   writeFileSync(outFile, JSON.stringify(report, null, 2));
   printReport(report, relative(root, outFile));
+}
+
+/** Phase 1: creates at a fixed rate (autocannon, closed connections paced per second), then their dispatch latency. */
+async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: string): Promise<DispatchResults['rate']> {
+  say(`phase 1: ${config.rate}/s for ${config.rateS} s over ${config.rateConnections} connections, ` +
+    `${config.gangShare * 100}% gangs of ${config.gangSize}, jobs ${config.rateSimDurationMs} ms`);
+  const target = { baseUrl: s.gatewayUrl, token, body: '', nextBody: rateBodies({ simDurationMs: config.rateSimDurationMs, gangShare: config.gangShare, gangSize: config.gangSize }) };
+  const rateA: CpuSnapshot = cpuSnapshot();
+  const rateRun = await runCreatePhase(target, { connections: config.rateConnections, durationS: config.rateS, rate: config.rate, lanes: config.rateLanes });
+  const rateEndMs = Date.now();
+  const rateCpu = cpuBetween(rateA, cpuSnapshot(), servicePids(s));
+  teardown.check();
+  const rateSubmit = summarisePhase(rateRun, config.rateS);
+  say(`phase 1: ${rateSubmit.createsPerS.toFixed(1)} submissions/s achieved, p99 ${rateSubmit.latencyMs.p99.toFixed(0)} ms`);
+  const drainA = cpuSnapshot();
+  const rateDrain = await drainJobs(db, RATE_JOB_NAME, 'phase 1', config.rateDrainTimeoutS);
+  const rateDrainCpu = cpuBetween(drainA, cpuSnapshot(), servicePids(s));
+  const dispatch: DispatchReport = await dispatchLatency(db, watch, RATE_JOB_NAME, rateEndMs);
+  say(`phase 1: dispatch p50 ${dispatch.all.latencyMs?.p50 ?? '-'} ms, p99 ${dispatch.all.latencyMs?.p99 ?? '-'} ms, ` +
+    `${dispatch.all.notDispatchedInPhase} not dispatched within the phase`);
+
+  return { submit: rateSubmit, dispatch, cpu: rateCpu, drain: rateDrain, drainCpu: rateDrainCpu, watchDelayMs: delaySummary(watch.receiveDelaysMs) };
 }
 
 /** How far behind the bench's own consumer ran (it must not be the bottleneck). */

@@ -1,0 +1,94 @@
+/**
+ * Submit -> RUN at a series of open-loop rates (issue 13): what a user meets at 1 job/s as much as
+ * at 500/s. Every request is due at its scheduled time whatever the gateway did with the ones before
+ * (bench/api/open-loop.ts), and both latencies are counted from that due time:
+ *   - POST: due -> 201 answered;
+ *   - dispatch: due -> the job's RUN command published on Kafka (its record timestamp).
+ * Each step runs `warmupS + measureS` seconds; only requests due after the warm-up count. Between
+ * steps the bench waits until every RUN of the step has been seen (or `settleS` passed).
+ */
+import { LatencySummary } from '../api/stats';
+import { OpenLoopResult, runOpenLoop } from '../api/open-loop';
+import { CommandWatch } from './command-watch';
+import { summarise } from './dispatch-latency';
+
+export interface CurveStep {
+  rate: number;
+  /** Requests due in the measured window. */
+  due: number;
+  created: number;
+  non2xx: number;
+  /** No HTTP answer at all: connection refused or reset, timeout. */
+  connectionErrors: number;
+  errorKinds: Record<string, number>;
+  postMs: LatencySummary | null;
+  /** Due -> RUN published, over the created jobs whose RUN was seen. */
+  dispatchMs: LatencySummary | null;
+  /** Created jobs whose RUN was not seen within the settle time. */
+  notDispatched: number;
+  /** How far the generator itself fell behind its schedule (its own event loop), ms. */
+  maxSendLagMs: number;
+}
+
+export interface CurveOptions {
+  rates: number[];
+  warmupS: number;
+  measureS: number;
+  settleS: number;
+  maxSockets: number;
+}
+
+export async function runCurve(
+  target: { baseUrl: string; token: string; body: (i: number) => string },
+  watch: CommandWatch,
+  opts: CurveOptions,
+  say: (msg: string) => void,
+  check: () => void,
+): Promise<CurveStep[]> {
+  const steps: CurveStep[] = [];
+  for (const rate of opts.rates) {
+    check();
+    say(`curve: ${rate}/s for ${opts.warmupS + opts.measureS} s (first ${opts.warmupS} s not counted)`);
+    const run = await runOpenLoop(target, { rate, durationS: opts.warmupS + opts.measureS, maxSockets: opts.maxSockets });
+    const step = await measure(run, rate, watch, opts, check);
+    say(`curve: ${rate}/s -> POST p99 ${fmtMs(step.postMs?.p99)}, submit -> RUN p50 ${fmtMs(step.dispatchMs?.p50)} p99 ${fmtMs(step.dispatchMs?.p99)}; ` +
+      `${step.non2xx} non-2xx, ${step.connectionErrors} connection errors, ${step.notDispatched} not dispatched`);
+    steps.push(step);
+  }
+  return steps;
+}
+
+async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, opts: CurveOptions, check: () => void): Promise<CurveStep> {
+  let firstDue = Infinity;
+  for (const s of [...run.samples, ...run.failures]) firstDue = Math.min(firstDue, s.dueAtMs);
+  const from = firstDue + opts.warmupS * 1000;
+  const counted = run.samples.filter((s) => s.dueAtMs >= from);
+  const created = counted.filter((s) => s.status >= 200 && s.status < 300 && s.jobId);
+  const settleBy = Date.now() + opts.settleS * 1000;
+  while (Date.now() < settleBy && created.some((s) => watch.dispatchedAt(s.jobId!) === null)) {
+    check();
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const dispatch: number[] = [];
+  for (const s of created) {
+    const at = watch.dispatchedAt(s.jobId!);
+    if (at !== null) dispatch.push(at - s.dueAtMs);
+  }
+  const failures = run.failures.filter((f) => f.dueAtMs >= from);
+  const errorKinds: Record<string, number> = {};
+  for (const f of failures) errorKinds[f.kind] = (errorKinds[f.kind] ?? 0) + 1;
+  return {
+    rate,
+    due: counted.length + failures.length,
+    created: created.length,
+    non2xx: counted.length - created.length,
+    connectionErrors: failures.length,
+    errorKinds,
+    postMs: summarise(counted.filter((s) => s.status >= 200 && s.status < 300).map((s) => s.latencyMs)),
+    dispatchMs: summarise(dispatch),
+    notDispatched: created.length - dispatch.length,
+    maxSendLagMs: Math.round(run.maxSendLagMs),
+  };
+}
+
+const fmtMs = (v: number | undefined) => (v === undefined ? '-' : `${Math.round(v)} ms`);
