@@ -12,7 +12,9 @@
  *     dispatched, run and finished while the bench creates more, as in production.
  *
  * Phases: warm-up -> drain -> 5 s idle (what the stack costs by itself) -> pgbench baseline (stack
- * idle) -> creates at a fixed rate -> drain -> creates as fast as BENCH_CONNECTIONS connections go.
+ * idle) -> creates at a fixed rate, open-loop (latency from each request's scheduled send) -> drain
+ * -> overload: open-loop at BENCH_OVERLOAD_RATE (3x), the excess must be refused -> drain -> creates
+ * as fast as BENCH_CONNECTIONS connections go (closed-loop: the capacity).
  * Every request carries its own Idempotency-Key. Prints a summary and writes everything to
  * .cache/bench/api-<timestamp>.json.
  */
@@ -25,6 +27,7 @@ import { TOPIC_PARTITIONS } from '@gantry/contracts';
 import { LocalKafkaBroker, Stack, flushRedisDb, killRunningCommands, numberFromEnv as env, recreateDatabase, withDb } from '@gantry/stack';
 import { BENCH_DATABASE, CpuSnapshot, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench, PgbenchResult } from './infra';
 import { PhaseResult, runCreatePhase, stopLoad } from './load';
+import { runOpenLoop, stopOpenLoop } from './open-loop';
 import { PhaseSummary, fmt, summarisePhase, table } from './stats';
 import { batchSnapshot, meanBatches } from './batch-sizes';
 
@@ -36,8 +39,11 @@ const config = {
   maxConnections: env('BENCH_CONNECTIONS', 64),
   rateS: env('BENCH_RATE_S', 60),
   rate: env('BENCH_RATE', 500),
-  rateConnections: env('BENCH_RATE_CONNECTIONS', 50),
-  rateLanes: env('BENCH_RATE_LANES', 10),
+  /** Open-loop phases: sockets the client may hold at once (its concurrency ceiling). */
+  rateSockets: env('BENCH_RATE_SOCKETS', 512),
+  /** Overload: open-loop at this rate (3x the fixed rate) for this long; the excess must be refused, not queued. */
+  overloadRate: env('BENCH_OVERLOAD_RATE', 1500),
+  overloadS: env('BENCH_OVERLOAD_S', 30),
   pgbenchS: env('BENCH_PGBENCH_S', 20),
   pgbenchClients: env('BENCH_PGBENCH_CLIENTS', 8),
   pgbenchThreads: env('BENCH_PGBENCH_THREADS', 2),
@@ -80,6 +86,7 @@ function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     try {
       stopLoad();
+      stopOpenLoop();
       killRunningCommands();
     } catch (e) {
       say(`could not stop the load or a child: ${(e as Error).message}`);
@@ -278,6 +285,8 @@ interface MeasuredPhase {
   name: string;
   connections: number;
   targetRate: number | null;
+  /** Requests sent on a fixed schedule whatever is outstanding, latency from each one's due time (open-loop.ts). */
+  openLoop: boolean;
   lanes: number;
   summary: PhaseSummary;
   cpu: CpuUse;
@@ -291,13 +300,16 @@ interface MeasuredPhase {
 }
 
 async function measure(
-  name: string, target: { baseUrl: string; token: string; body: string }, opts: { connections: number; durationS: number; rate?: number; lanes?: number },
+  name: string, target: { baseUrl: string; token: string; body: string },
+  opts: { connections: number; durationS: number; rate?: number; lanes?: number; openLoop?: boolean },
 ): Promise<MeasuredPhase> {
   const before = await dbCounters();
   const batchesBefore = await batchSnapshot(serviceUrls());
-  say(`${name}: ${opts.rate ? `${opts.rate}/s` : 'as fast as possible'}, ${opts.connections} connections, ${opts.durationS} s`);
+  say(`${name}: ${opts.rate ? `${opts.rate}/s${opts.openLoop ? ' open-loop' : ''}` : 'as fast as possible'}, ${opts.openLoop ? 'up to ' : ''}${opts.connections} connections, ${opts.durationS} s`);
   const a: CpuSnapshot = cpuSnapshot();
-  const result = await runCreatePhase(target, opts);
+  const result = opts.openLoop && opts.rate
+    ? await runOpenLoop({ baseUrl: target.baseUrl, token: target.token, body: () => target.body }, { rate: opts.rate, durationS: opts.durationS, maxSockets: opts.connections })
+    : await runCreatePhase(target, opts);
   const b: CpuSnapshot = cpuSnapshot();
   checkInterrupted();
   const batches = meanBatches(batchesBefore, await batchSnapshot(serviceUrls()));
@@ -314,6 +326,7 @@ async function measure(
     name,
     connections: opts.connections,
     targetRate: opts.rate ?? null,
+    openLoop: opts.openLoop === true,
     lanes: result.autocannon.length,
     summary,
     cpu,
@@ -380,8 +393,13 @@ async function main(): Promise<void> {
   checkInterrupted();
 
   if (config.rateS > 0 && config.rate > 0) {
-    const p = await measure('fixed-rate', target, { connections: config.rateConnections, durationS: config.rateS, rate: config.rate, lanes: config.rateLanes });
+    const p = await measure('fixed-rate', target, { connections: config.rateSockets, durationS: config.rateS, rate: config.rate, openLoop: true });
     p.drainAfter = await drain('fixed-rate');
+    phases.push(p);
+  }
+  if (config.overloadS > 0 && config.overloadRate > 0) {
+    const p = await measure('overload', target, { connections: config.rateSockets, durationS: config.overloadS, rate: config.overloadRate, openLoop: true });
+    p.drainAfter = await drain('overload');
     phases.push(p);
   }
   if (config.maxS > 0) {
@@ -393,12 +411,15 @@ async function main(): Promise<void> {
   // Every 2xx was a new job (no replays): the database holds one job per 2xx response (+1 sanity
   // job), plus at most one per connection for requests still in flight when a phase stopped.
   const created = 1 + (warmup?.ok2xx ?? 0) + phases.reduce((n, p) => n + p.summary.ok2xx, 0);
-  const inFlightBound = (warmup ? config.maxConnections : 0) + phases.reduce((n, p) => n + p.connections, 0);
+  // Open-loop phases wait for every answer, but a request that timed out may still have created its job.
+  const inFlightBound = (warmup ? config.maxConnections : 0) + phases.reduce((n, p) => n + (p.openLoop ? p.summary.errors : p.connections), 0);
   const jobsInDb = await withDb(config.databaseUrl, async (c) => Number((await c.query(`SELECT count(*) AS n FROM jobs`)).rows[0].n));
   const createsMatch = jobsInDb >= created && jobsInDb - created <= inFlightBound;
 
   const rate = phases.find((p) => p.name === 'fixed-rate');
+  const overload = phases.find((p) => p.name === 'overload');
   const max = phases.find((p) => p.name === 'max-throughput');
+  const refused = (p: MeasuredPhase) => (p.summary.statusCounts['429'] ?? 0) + (p.summary.statusCounts['503'] ?? 0);
   const ratio = max && pgbench ? max.summary.createsPerS / pgbench.tps : null;
   const report = {
     bench: 'api',
@@ -425,6 +446,9 @@ async function main(): Promise<void> {
       sustained1000: max ? max.summary.createsPerS >= 1000 : null,
       aim2500: max ? max.summary.createsPerS >= 2500 : null,
       p99Under100msAtRate: rate ? rate.summary.latencyMs.p99 < 100 : null,
+      // At 3x: what is accepted keeps p99 < 500 ms, the rest is refused (429/503), nothing else fails.
+      overloadAcceptedP99Under500: overload ? overload.summary.latencyMs.p99 < 500 : null,
+      overloadOnlyRefusals: overload ? overload.summary.errors === 0 && overload.summary.non2xx === refused(overload) : null,
     },
     logs: relative(root, logDir),
   };
@@ -451,8 +475,13 @@ async function main(): Promise<void> {
     const batches = Object.entries(p.batches).map(([k, v]) => `${k} ${v.mean} (${v.batches}x)`).join(', ');
     if (batches) console.log(`mean batch during ${p.name}: ${batches}`);
   }
-  console.log(`floors: >= 1,000 creates/s ${report.floors.sustained1000 ? 'met' : 'MISSED'}; p99 < 100 ms at ${config.rate}/s ` +
+  console.log(`floors: >= 1,000 creates/s ${report.floors.sustained1000 ? 'met' : 'MISSED'}; p99 < 100 ms at ${config.rate}/s open-loop ` +
     `${report.floors.p99Under100msAtRate ? 'met' : 'MISSED'}; aim 2,500/s ${report.floors.aim2500 ? 'met' : 'not reached'}`);
+  if (overload) {
+    console.log(`overload at ${config.overloadRate}/s: accepted ${fmt(overload.summary.createsPerS)}/s with p99 ${fmt(overload.summary.latencyMs.p99)} ms ` +
+      `(${report.floors.overloadAcceptedP99Under500 ? 'met' : 'MISSED'} < 500 ms); refused ${refused(overload)} (429/503), other non-2xx ${overload.summary.non2xx - refused(overload)}, ` +
+      `connection errors ${overload.summary.errors} (${report.floors.overloadOnlyRefusals ? 'only refusals' : 'NOT only refusals'})`);
+  }
   console.log(`raw results: ${relative(root, outFile)}`);
 }
 

@@ -4,6 +4,7 @@
  */
 import { killRunningCommands } from '@gantry/stack';
 import { stopLoad } from '../api/load';
+import { stopOpenLoop } from '../api/open-loop';
 
 interface Step {
   what: string;
@@ -25,6 +26,7 @@ export class Teardown {
     this.running ??= (async () => {
       try {
         stopLoad();
+        stopOpenLoop();
         killRunningCommands();
       } catch (e) {
         this.say(`could not stop the load or a child: ${(e as Error).message}`);
