@@ -55,6 +55,13 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsInt() @Min(1) GANTRY_ADMISSION_WAIT_MS: number = 2000;
   /** Most creates waiting for a statement at once; more are refused with a 503. */
   @IsInt() @Min(1) GANTRY_ADMISSION_BACKLOG_MAX: number = 10_000;
+  /**
+   * Creates are refused with a 503 while the gateway's event loop runs this late on average (ms,
+   * measured every GANTRY_SHED_SAMPLE_MS by @fastify/under-pressure): past it requests queue in the
+   * process itself, where GANTRY_ADMISSION_WAIT_MS cannot see them. 0 turns it off.
+   */
+  @IsInt() @Min(0) GANTRY_SHED_EVENT_LOOP_DELAY_MS: number = 100;
+  @IsInt() @Min(10) @Max(5000) GANTRY_SHED_SAMPLE_MS: number = 250;
   /** How often each replica reads the tokens changed since its last read (revocations, new tokens), ms. */
   @IsInt() @Min(50) @Max(500) GANTRY_TOKEN_SYNC_MS: number = 250;
   /** How long a finished job (and its events) is kept, ms (7 days). At least GANTRY_IDEMPOTENCY_TTL_MS: a replayed key must find its job. */

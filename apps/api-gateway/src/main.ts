@@ -5,6 +5,7 @@ import { bootstrapService, exitOnBootFailure, loadConfig } from '@gantry/platfor
 import { GATEWAY_CONTROLLERS, GatewayModule } from './app.module';
 import { RequestGate } from './auth/request-gate';
 import { GatewayEnv } from './config';
+import { measureEventLoopPressure } from './http/load-shedding';
 import { translateUnavailable } from './http/unavailable-errors';
 import { serveConsole } from './console/console-site';
 import { parseCreateJob } from './jobs/create-job-parser';
@@ -18,7 +19,9 @@ async function bootstrap(): Promise<void> {
     configure: async (app) => {
       const fastify = app.getHttpAdapter().getInstance();
       fastify.decorateRequest('principal', null);
-      fastify.addHook('onRequest', app.get(RequestGate).onRequest);
+      const gate = app.get(RequestGate);
+      fastify.addHook('onRequest', gate.onRequest);
+      gate.shedCreatesWhen(await measureEventLoopPressure(fastify, config.GANTRY_SHED_EVENT_LOOP_DELAY_MS, config.GANTRY_SHED_SAMPLE_MS));
       SwaggerModule.setup('docs', app, buildOpenApiDocument(app, GATEWAY_CONTROLLERS), { jsonDocumentUrl: 'openapi.json' });
       await serveConsole(app);
     },

@@ -23,6 +23,8 @@ const REFUSED: Record<'unknown' | 'expired' | 'revoked', string> = { unknown: 'u
 /** A request as the gate leaves it for the guard and controllers. */
 export type GatedRequest = FastifyRequest & { principal?: Principal };
 
+const shed = new Counter({ name: 'gantry_creates_shed_total', help: 'Creates refused with 503 because the gateway was overloaded (event loop behind, GANTRY_SHED_EVENT_LOOP_DELAY_MS)' });
+
 /**
  * The gateway's `onRequest` hook for every `/v1/` route, before the body is read: who is calling
  * (401 for a missing, unknown, expired or revoked token; no database round trip, see TokenRegistry)
@@ -35,6 +37,8 @@ export class RequestGate {
   private readonly problems: ProblemDetailsFilter;
   private readonly userLimits: RateLimits;
   private readonly operatorLimits: RateLimits;
+  /** Whether creates are to be refused now (load shedding, see measureEventLoopPressure). */
+  private pressured: () => boolean = () => false;
 
   constructor(private readonly tokens: TokenRegistry, @Inject(REDIS) redis: Redis, @Inject(CONFIG) config: GatewayEnv) {
     this.limiter = new TokenRateLimiter(new RateLimitBuckets(redis));
@@ -53,11 +57,20 @@ export class RequestGate {
       decisions.inc({ outcome: !d.checked ? 'unchecked' : d.allowed ? 'allowed' : 'limited' });
       void reply.header('ratelimit-limit', String(d.limit)).header('ratelimit-remaining', String(d.remaining));
       if (!d.allowed) throw new ApiError(ErrorCode.RATE_LIMITED, `this token's request budget is spent; try again in ${d.retryAfterS} s`).retryAfter(d.retryAfterS!);
+      if (req.method === 'POST' && req.routeOptions.url === '/v1/jobs' && this.pressured()) {
+        shed.inc();
+        throw new ApiError(ErrorCode.UNAVAILABLE, 'the gateway is overloaded; try again later').retryAfter(1);
+      }
     } catch (e) {
       this.problems.render(e, req, reply);
       return reply;
     }
   };
+
+  /** Refuse creates while `pressured()` says so (main.ts wires it to the event loop's delay). */
+  shedCreatesWhen(pressured: () => boolean): void {
+    this.pressured = pressured;
+  }
 
   /** Who is calling, or the 401 (503 when an unknown token cannot be checked now). */
   async authenticate(req: FastifyRequest): Promise<Principal> {
