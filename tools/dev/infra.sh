@@ -32,9 +32,11 @@ ensure_kafka() {
   local data_dir="$GANTRY_ROOT/.cache/kafka/data-$port"
   local already=""
   if [ -f "$data_dir/broker.pid" ] && kill -0 "$(cat "$data_dir/broker.pid")" 2>/dev/null; then already=1; fi
+  # Recorded before the start, not after: a SIGTERM during the broker's start-up (bash runs its trap
+  # once start.sh returns, then exits) must still find the broker on the list of what to stop.
+  [ -n "$already" ] || GANTRY_STARTED_KAFKA_PORT="$port"
   bash "$GANTRY_ROOT/scripts/kafka/start.sh" --port "$port" --data-dir "$data_dir" >/dev/null \
     || die "Kafka did not come up on 127.0.0.1:$port; its log is $data_dir/broker.log"
-  [ -n "$already" ] || GANTRY_STARTED_KAFKA_PORT="$port"
   export KAFKA_BROKERS="127.0.0.1:$port"
   # The broker takes only authenticated clients: the launcher gives each service its own user
   # from this file; tools and in-process test clients connect as its admin.
@@ -68,9 +70,9 @@ ensure_redis() {
   if command -v redis-server >/dev/null && [ -z "${REDIS_URL_GIVEN:-}" ]; then
     say "Redis not reachable; starting redis-server on $port"
     mkdir -p "$GANTRY_ROOT/.cache/redis"
+    GANTRY_STARTED_REDIS_PORT="$port"
     redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --save '' --appendonly no --databases 64 \
       --dir "$GANTRY_ROOT/.cache/redis" --logfile "$GANTRY_ROOT/.cache/redis/redis-$port.log" >/dev/null
-    GANTRY_STARTED_REDIS_PORT="$port"
   fi
   local i
   for i in $(seq 1 40); do redis-cli -h "$host" -p "$port" ping >/dev/null 2>&1 && return; sleep 0.25; done
