@@ -19,12 +19,11 @@ function load() {
     curveWarmupS: num('BENCH_CURVE_WARMUP_S', 10),
     curveMeasureS: num('BENCH_CURVE_S', 30),
     curveSettleS: num('BENCH_CURVE_SETTLE_S', 30),
-    curveSockets: num('BENCH_CURVE_SOCKETS', 512),
+    /** Open-loop phases (curve, phase 1): sockets the client may hold at once, its concurrency ceiling. */
+    openLoopSockets: num('BENCH_OPEN_LOOP_SOCKETS', 512),
     /** Phase 1: submissions per second through the gateway, for how long, over how many connections. */
     rate: num('BENCH_RATE', 500),
     rateS: num('BENCH_RATE_S', 120),
-    rateConnections: num('BENCH_RATE_CONNECTIONS', 50),
-    rateLanes: num('BENCH_RATE_LANES', 10),
     rateSimDurationMs: num('BENCH_RATE_SIM_DURATION_MS', 3000),
     gangShare: num('BENCH_GANG_SHARE', 0.05),
     gangSize: num('BENCH_GANG_SIZE', 2),

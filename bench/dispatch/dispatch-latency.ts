@@ -1,6 +1,7 @@
 /**
  * Dispatch latency per job: when its RUN command was published (Kafka timestamp, every gang rank)
- * minus when the gateway created it (jobs.created_at). Single-node jobs and gangs are reported apart:
+ * minus when its create was due (open-loop: the scheduled send), or else when the gateway created it
+ * (jobs.created_at). Single-node jobs and gangs are reported apart:
  * a gang waits for a whole set of free nodes, a single job for one GPU.
  */
 import { Client } from 'pg';
@@ -51,7 +52,7 @@ interface JobRow {
 }
 
 /** Reads every job the phase created (by name) and pairs it with its RUN commands. */
-export async function dispatchLatency(db: Client, watch: CommandWatch, jobName: string, phaseEndMs: number): Promise<DispatchReport> {
+export async function dispatchLatency(db: Client, watch: CommandWatch, jobName: string, phaseEndMs: number, dueAt?: Map<string, number>): Promise<DispatchReport> {
   const { rows } = await db.query<JobRow>(`SELECT id, created_at, nodes FROM jobs WHERE name = $1 ORDER BY created_at`, [jobName]);
   const measure = (subset: JobRow[]): DispatchLatency => {
     const all: number[] = [];
@@ -59,7 +60,7 @@ export async function dispatchLatency(db: Client, watch: CommandWatch, jobName: 
     for (const j of subset) {
       const at = watch.dispatchedAt(j.id);
       if (at === null) continue;
-      const ms = at - j.created_at.getTime();
+      const ms = at - (dueAt?.get(j.id) ?? j.created_at.getTime());
       all.push(ms);
       if (at <= phaseEndMs) inPhase.push(ms);
     }

@@ -152,7 +152,7 @@ function printRatePhase(r: DispatchResults, out: string[]): void {
   out.push('', `phase 1, fixed rate: ${r.config.rate}/s offered for ${r.config.rateS} s; achieved ${fmt(s.createsPerS)}/s ` +
     `(${s.ok2xx} created, non-2xx ${s.non2xx}, errors ${s.errors}); submit latency p50 ${fmt(s.latencyMs.p50, 0)} ms, p99 ${fmt(s.latencyMs.p99, 0)} ms`);
   const d = rate.dispatch;
-  const rows = [['dispatch latency (RUN published - created)', 'jobs', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'not in phase', 'never']];
+  const rows = [['dispatch latency (RUN published - scheduled send)', 'jobs', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'not in phase', 'never']];
   for (const [name, l] of [['all', d.all], ['single-node', d.single], [`gangs of ${r.config.gangSize}`, d.gangs]] as const) {
     if (l.jobs === 0) continue;
     rows.push([name, String(l.jobs), ...lat(l), String(l.notDispatchedInPhase), String(l.neverDispatched)]);

@@ -29,6 +29,7 @@ import { TOPIC_PARTITIONS } from '@gantry/contracts';
 import { LocalKafkaBroker, Stack, flushRedisDb, kafkaSecurityFor, recreateDatabase, waitFor } from '@gantry/stack';
 import { BENCH_DATABASE, CpuSnapshot, conditions, cpuBetween, cpuSnapshot } from '../api/infra';
 import { runCreatePhase } from '../api/load';
+import { runOpenLoop } from '../api/open-loop';
 import { summarisePhase } from '../api/stats';
 import { DrainSampler, metricSeries, placementTimes, runTimes, seriesOf } from './backlog-drain';
 import { CommandWatch } from './command-watch';
@@ -215,7 +216,7 @@ async function main(): Promise<void> {
   if (config.phases.includes('curve')) {
     const single = JSON.stringify(singleGpuJob(CURVE_JOB_NAME, config.rateSimDurationMs));
     curve = await runCurve({ baseUrl: s.gatewayUrl, token, body: () => single }, watch, {
-      rates: config.curveRates, warmupS: config.curveWarmupS, measureS: config.curveMeasureS, settleS: config.curveSettleS, maxSockets: config.curveSockets,
+      rates: config.curveRates, warmupS: config.curveWarmupS, measureS: config.curveMeasureS, settleS: config.curveSettleS, maxSockets: config.openLoopSockets,
     }, say, () => teardown.check());
     await drainJobs(db, CURVE_JOB_NAME, 'the curve', config.rateDrainTimeoutS);
   }
@@ -261,11 +262,11 @@ async function main(): Promise<void> {
 
 /** Phase 1: creates at a fixed rate (autocannon, closed connections paced per second), then their dispatch latency. */
 async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: string): Promise<DispatchResults['rate']> {
-  say(`phase 1: ${config.rate}/s for ${config.rateS} s over ${config.rateConnections} connections, ` +
+  say(`phase 1: ${config.rate}/s open-loop for ${config.rateS} s over up to ${config.openLoopSockets} connections, ` +
     `${config.gangShare * 100}% gangs of ${config.gangSize}, jobs ${config.rateSimDurationMs} ms`);
-  const target = { baseUrl: s.gatewayUrl, token, body: '', nextBody: rateBodies({ simDurationMs: config.rateSimDurationMs, gangShare: config.gangShare, gangSize: config.gangSize }) };
+  const nextBody = rateBodies({ simDurationMs: config.rateSimDurationMs, gangShare: config.gangShare, gangSize: config.gangSize });
   const rateA: CpuSnapshot = cpuSnapshot();
-  const rateRun = await runCreatePhase(target, { connections: config.rateConnections, durationS: config.rateS, rate: config.rate, lanes: config.rateLanes });
+  const rateRun = await runOpenLoop({ baseUrl: s.gatewayUrl, token, body: () => nextBody() }, { rate: config.rate, durationS: config.rateS, maxSockets: config.openLoopSockets });
   const rateEndMs = Date.now();
   const rateCpu = cpuBetween(rateA, cpuSnapshot(), servicePids(s));
   teardown.check();
@@ -274,7 +275,9 @@ async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: strin
   const drainA = cpuSnapshot();
   const rateDrain = await drainJobs(db, RATE_JOB_NAME, 'phase 1', config.rateDrainTimeoutS);
   const rateDrainCpu = cpuBetween(drainA, cpuSnapshot(), servicePids(s));
-  const dispatch: DispatchReport = await dispatchLatency(db, watch, RATE_JOB_NAME, rateEndMs);
+  // Latency from each request's scheduled send, not from when the gateway got round to creating it.
+  const dueAt = new Map(rateRun.samples.filter((x) => x.jobId).map((x) => [x.jobId!, x.dueAtMs]));
+  const dispatch: DispatchReport = await dispatchLatency(db, watch, RATE_JOB_NAME, rateEndMs, dueAt);
   say(`phase 1: dispatch p50 ${dispatch.all.latencyMs?.p50 ?? '-'} ms, p99 ${dispatch.all.latencyMs?.p99 ?? '-'} ms, ` +
     `${dispatch.all.notDispatchedInPhase} not dispatched within the phase`);
 
