@@ -29,6 +29,9 @@ import {
 import { BENCH_DATABASE, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench } from '../api/infra';
 import { percentile, table } from '../api/stats';
 import { Teardown } from '../dispatch/teardown';
+import { Client } from 'pg';
+import { CommandWatch } from '../dispatch/command-watch';
+import { Hops, hopsOf } from './hops';
 import { ReportWatch } from './report-watch';
 
 const config = {
@@ -183,7 +186,7 @@ async function idlePhase(base: string, token: string, watch: ReportWatch) {
   return { submitToStartMs: latencies(lat) };
 }
 
-async function streamPhase(base: string, token: string, watch: ReportWatch) {
+async function streamPhase(base: string, token: string, watch: ReportWatch, hops: (ids: string[]) => Promise<Hops>) {
   const jobs = await submitSerially(base, token, 'churn-stream', config.jobs);
   const ids = jobs.map((j) => j.id);
   await until('stream jobs ended', () => watch.countEnded(ids) === ids.length);
@@ -194,6 +197,7 @@ async function streamPhase(base: string, token: string, watch: ReportWatch) {
     submitSeconds: (jobs[jobs.length - 1].sentAtMs - first) / 1000,
     makespanS: (lastEnd - first) / 1000,
     failed: ids.filter((id) => watch.jobs.get(id)?.state !== 'SUCCEEDED').length,
+    hops: await hops(ids),
   };
 }
 
@@ -234,7 +238,7 @@ async function acceptPhase(base: string, token: string) {
   };
 }
 
-async function burstPhase(base: string, token: string, nodeIds: string[], watch: ReportWatch, queuedCount: () => Promise<number>) {
+async function burstPhase(base: string, token: string, nodeIds: string[], watch: ReportWatch, queuedCount: () => Promise<number>, hops: (ids: string[]) => Promise<Hops>) {
   const jobs = await submitSerially(base, token, 'churn-burst', config.jobs);
   const ids = jobs.map((j) => j.id);
   await until('burst jobs all QUEUED', async () => (await queuedCount()) >= ids.length, 50);
@@ -247,6 +251,7 @@ async function burstPhase(base: string, token: string, nodeIds: string[], watch:
     makespanS: (lastEnd - releasedAtMs) / 1000,
     jobsPerS: ids.length / ((lastEnd - releasedAtMs) / 1000),
     failed: ids.filter((id) => watch.jobs.get(id)?.state !== 'SUCCEEDED').length,
+    hops: await hops(ids),
   };
 }
 
@@ -296,6 +301,19 @@ async function main(): Promise<void> {
   teardown.add('report watch', () => watch.stop());
   await watch.start();
   await until('report watch positioned', () => watch.positioned, 100);
+  const runs = new CommandWatch(kafka.brokers, kafkaSecurityFor(kafka.credentials()), `bench-churn-runs-${stamp}`);
+  teardown.add('command watch', () => runs.stop());
+  await runs.start();
+  await until('command watch positioned', () => runs.positioned, 100);
+  const db = new Client({ connectionString: config.databaseUrl, application_name: 'gantry-bench-churn' });
+  await db.connect();
+  teardown.add('bench database connection', () => db.end());
+  // The relay's and the reconciler's commits settle a moment after the agents' reports.
+  const hops = async (ids: string[]) => {
+    await until('every end applied in Postgres', async () =>
+      Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE id = ANY($1::uuid[]) AND finished_at IS NULL`, [ids])).rows[0].n) === 0, 100);
+    return hopsOf(db, ids, runs, watch);
+  };
 
   const queuedCount = async () => {
     const r = await call(admin, base, adminToken, 'GET', '/v1/cluster/summary');
@@ -315,7 +333,7 @@ async function main(): Promise<void> {
   const idle = await phase('idle', () => idlePhase(base, token, watch));
   say(`idle: submit -> start p50 ${idle.submitToStartMs.p50} ms, p99 ${idle.submitToStartMs.p99} ms`);
   say(`stream: ${config.jobs} jobs back to back`);
-  const stream = await phase('stream', () => streamPhase(base, token, watch));
+  const stream = await phase('stream', () => streamPhase(base, token, watch, hops));
   say(`stream: makespan ${stream.makespanS.toFixed(2)} s, submit -> start p99 ${stream.submitToStartMs.p99} ms`);
   await setCordon(base, nodeIds, true);
   say('accept: nodes cordoned');
@@ -334,7 +352,7 @@ async function main(): Promise<void> {
   say(`accept: ${accept.serial.perS.toFixed(0)}/s one client, ${accept.parallel.perS.toFixed(0)}/s ${config.acceptClients} clients`);
   await until('accept jobs cancelled', async () => (await queuedCount()) === 0, 100);
   say(`burst: ${config.jobs} jobs queued, then released`);
-  const burst = await phase('burst', () => burstPhase(base, token, nodeIds, watch, queuedCount));
+  const burst = await phase('burst', () => burstPhase(base, token, nodeIds, watch, queuedCount, hops));
   say(`burst: makespan ${burst.makespanS.toFixed(2)} s, release -> start p99 ${burst.releaseToStartMs.p99} ms`);
   admin.destroy();
 
@@ -359,6 +377,16 @@ async function main(): Promise<void> {
     [`burst of ${config.jobs}: release -> start p50 (ms)`, r0(SLURM.burstP50Ms), r0(burst.releaseToStartMs.p50), String(burst.releaseToStartMs.p50 < SLURM.burstP50Ms)],
     ['burst release -> start p99 (ms)', r0(SLURM.burstP99Ms), r0(burst.releaseToStartMs.p99), String(burst.releaseToStartMs.p99 < SLURM.burstP99Ms)],
     ['burst makespan (s)', r2(SLURM.burstMakespanS), r2(burst.makespanS), String(burst.makespanS < SLURM.burstMakespanS)],
+  ]));
+  const hopRow = (name: string, h: Hops) => {
+    const f = (s: { p50: number; p99: number } | null) => (s ? `${r0(s.p50)} / ${r0(s.p99)}` : '-');
+    return [name, f(h.createdToPlaced), f(h.placedToRunPublished), f(h.runPublishedToStarted), f(h.endedToApplied), f(h.freedToPlaced)];
+  };
+  console.log('');
+  console.log(table([
+    ['hops, ms p50 / p99', 'created -> placed', 'placed -> RUN sent', 'RUN sent -> started', 'ended -> applied', 'freed -> placed'],
+    hopRow('stream', stream.hops),
+    hopRow('burst', burst.hops),
   ]));
   for (const [name, use] of Object.entries(cpu)) {
     console.log(`cpu ${name} (${use.wallS} s, machine ${(use.machineBusy * 100).toFixed(0)}% busy): ` +
