@@ -164,6 +164,8 @@ describe('what wakes the scheduler (its tick is ten minutes here)', () => {
 
   it('places a job queued on a cordoned fleet as soon as a node is uncordoned, and the next as soon as the first ends', async () => {
     const all = [node(0), node(1), node(2)];
+    // Jobs above run on any node, so the fleet may not all be registered yet on a loaded machine.
+    for (const id of all) await waitFor(`node ${id} registered`, async () => (await api.request('GET', `/v1/nodes/${id}`)).status === 200, { timeoutMs: 60_000 });
     await cordon(all, true);
     try {
       const first = await api.request('POST', '/v1/jobs', wholeH100(['sleep', '1']));
