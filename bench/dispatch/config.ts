@@ -12,8 +12,10 @@ function load() {
     heartbeatMs,
     nodeSuspectMs: num('BENCH_NODE_SUSPECT_MS', Math.round(heartbeatMs * 2.5)),
     nodeDeadMs: num('BENCH_NODE_DEAD_MS', heartbeatMs * 4),
-    /** Which phases run, in this order: curve (open-loop rates), rate (phase 1), backlog (phase 2). */
+    /** Which phases run, in this order: gang (peak memory), curve (open-loop rates), rate (phase 1), backlog (phase 2). */
     phases: (process.env.BENCH_PHASES || 'rate,backlog').split(',').map((p) => p.trim()).filter(Boolean),
+    /** The gang phase: ranks of the one big gang (at most 1,024, the API's limit). */
+    gangRanks: num('BENCH_GANG_RANKS', 1024),
     /** The open-loop curve: submit -> RUN at each rate (jobs/s), counted after a warm-up per step. */
     curveRates: (process.env.BENCH_CURVE_RATES || '1,10,50,100,250,500,750').split(',').map(Number),
     curveWarmupS: num('BENCH_CURVE_WARMUP_S', 10),
@@ -53,7 +55,7 @@ export function loadConfig(): DispatchConfig {
   const c = load();
   if (c.basePort < 18900 || c.basePort + 4 > 18999) throw new Error('BENCH_BASE_PORT: the services take five ports in 18900..18999');
   if (c.gangShare > 1) throw new Error('BENCH_GANG_SHARE is a share, 0..1');
-  for (const p of c.phases) if (!['curve', 'rate', 'backlog'].includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (curve, rate, backlog)`);
+  for (const p of c.phases) if (!['gang', 'curve', 'rate', 'backlog'].includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (gang, curve, rate, backlog)`);
   if (c.curveRates.some((r) => !(r > 0))) throw new Error('BENCH_CURVE_RATES: positive numbers, comma-separated');
   return c;
 }

@@ -7,6 +7,7 @@ export const RATE_JOB_NAME = 'bench-dispatch-rate';
 export const BACKLOG_JOB_NAME = 'bench-dispatch-backlog';
 export const PROBE_JOB_NAME = 'bench-dispatch-probe';
 export const CURVE_JOB_NAME = 'bench-dispatch-curve';
+export const GANG_JOB_NAME = 'bench-dispatch-gang';
 
 export interface RateMix {
   /** How long each job "runs" on its simulated node. */

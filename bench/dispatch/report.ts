@@ -5,6 +5,7 @@ import { MetricSample, RateSeries, metricSeries } from './backlog-drain';
 import { DispatchConfig } from './config';
 import { DispatchLatency, DispatchReport } from './dispatch-latency';
 import { CurveStep } from './open-loop-curve';
+import { GangMemory } from './gang-memory';
 
 /** Issue 5: on this 2-core machine with everything on it. */
 export const FLOORS = { p99Ms: 500, aimP99Ms: 100, placementsPerS: 1000, aimPlacementsPerS: 3750 };
@@ -16,6 +17,8 @@ export interface DispatchResults {
   conditions: Record<string, unknown>;
   fleet: { seconds: number; gpus: number };
   idleCpu: CpuUse;
+  /** The scheduler's peak memory placing one 1,024-rank gang with a 64 KiB env (BENCH_PHASES with gang). */
+  gang: GangMemory | null;
   /** Submit -> RUN at each open-loop rate (BENCH_PHASES with curve). */
   curve: CurveStep[] | null;
   rate: {
@@ -98,6 +101,11 @@ export function printReport(r: DispatchResults, outFile: string): void {
     `(${Math.round((r.config.nodes * 1000) / r.config.heartbeatMs)} beats/s; suspect ${r.config.nodeSuspectMs} ms, dead ${r.config.nodeDeadMs} ms), ` +
     `load average before phase 1 ${c.loadAvgBeforeRate?.join(' ') ?? '?'}`);
 
+  if (r.gang) {
+    const g = r.gang;
+    out.push('', `gang of ${g.ranks} ranks, env ${g.envBytes} bytes: every RUN published after ${g.dispatchedAfterS === null ? 'NOT ALL SEEN' : `${fmt(g.dispatchedAfterS)} s`}; ` +
+      `scheduler RSS ${g.before.rssMiB} MiB before, peak (VmHWM) ${g.before.hwmMiB} -> ${g.after.hwmMiB} MiB (floor < 512 MiB: ${g.after.hwmMiB < 512 ? 'met' : 'MISSED'})`);
+  }
   if (r.curve) {
     out.push('', `open-loop curve: latency from each request's scheduled send; ${r.config.curveWarmupS} s warm-up then ${r.config.curveMeasureS} s counted per rate`);
     const ms = (v: number | undefined) => (v === undefined ? '-' : fmt(v, 0));

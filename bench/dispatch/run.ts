@@ -35,8 +35,9 @@ import { DrainSampler, metricSeries, placementTimes, runTimes, seriesOf } from '
 import { CommandWatch } from './command-watch';
 import { inheritedGantryEnv, loadConfig } from './config';
 import { DispatchReport, dispatchLatency } from './dispatch-latency';
-import { BACKLOG_JOB_NAME, CURVE_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
+import { BACKLOG_JOB_NAME, CURVE_JOB_NAME, GANG_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
 import { runCurve } from './open-loop-curve';
+import { bigGangJob, measureGangMemory } from './gang-memory';
 import { DispatchResults, floorVerdicts, printReport } from './report';
 import { Teardown } from './teardown';
 
@@ -211,6 +212,23 @@ async function main(): Promise<void> {
   const idleCpu = cpuBetween(idleA, cpuSnapshot(), servicePids(s));
   teardown.check();
 
+  /* One 1,024-rank gang with a 64 KiB env: the scheduler's peak memory (issue 12). */
+  let gang: DispatchResults['gang'] = null;
+  if (config.phases.includes('gang')) {
+    const ranks = Math.min(config.gangRanks, 1024);
+    const { body, envBytes } = bigGangJob(GANG_JOB_NAME, ranks);
+    say(`gang: one gang of ${ranks} whole H100 nodes, env ${envBytes} bytes`);
+    gang = await measureGangMemory(s.get('scheduler').pid!, async () => {
+      const r = await api(s.gatewayUrl, token, 'POST', '/v1/jobs', body, { 'Idempotency-Key': `gang-${stamp}` });
+      if (r.status !== 201) throw new Error(`gang job: ${r.status} ${JSON.stringify(r.json)}`);
+      return String(r.json!.id);
+    }, watch, ranks, envBytes, (what, probe) => until(what, 300_000, async () => (await probe()) || undefined));
+    say(`gang: RUNs all seen after ${gang.dispatchedAfterS ?? '-'} s; scheduler peak RSS ${gang.before.hwmMiB} -> ${gang.after.hwmMiB} MiB`);
+    const cancel = await api(s.gatewayUrl, token, 'POST', `/v1/jobs/${(await db.query(`SELECT id FROM jobs WHERE name = $1`, [GANG_JOB_NAME])).rows[0].id}/cancel`);
+    if (cancel.status >= 300) say(`gang: cancel answered ${cancel.status}`);
+    await drainJobs(db, GANG_JOB_NAME, 'the gang', config.rateDrainTimeoutS);
+  }
+
   /* The open-loop curve. */
   let curve: DispatchResults['curve'] = null;
   if (config.phases.includes('curve')) {
@@ -248,6 +266,7 @@ async function main(): Promise<void> {
     },
     fleet,
     idleCpu,
+    gang,
     curve,
     rate,
     backlog,
