@@ -22,7 +22,8 @@ export class ReportWatch {
 
   constructor(brokers: string, security: KafkaSecurity, groupId: string) {
     const kafka = createKafka({ brokers: [brokers], clientId: 'bench-churn', security });
-    this.consumer = kafka.rawConsumer({ groupId, maxWaitTimeInMs: 50 });
+    // The broker answers a fetch as soon as a record arrives; the wait only paces empty polls.
+    this.consumer = kafka.rawConsumer({ groupId, maxWaitTimeInMs: 500 });
     this.consumer.on(this.consumer.events.GROUP_JOIN, () => (this.joined = true));
     this.consumer.on(this.consumer.events.FETCH, () => {
       if (this.joined) this.fetched = true;

@@ -27,7 +27,8 @@ export class CommandWatch {
 
   constructor(brokers: string, security: KafkaSecurity, groupId: string) {
     const kafka = createKafka({ brokers: [brokers], clientId: 'bench-dispatch', security });
-    this.consumer = kafka.rawConsumer({ groupId, maxWaitTimeInMs: 100 });
+    // The broker answers a fetch as soon as a record arrives; the wait only paces empty polls.
+    this.consumer = kafka.rawConsumer({ groupId, maxWaitTimeInMs: 500 });
     this.consumer.on(this.consumer.events.GROUP_JOIN, () => (this.joined = true));
     // The first fetch after joining resolves the group's starting offsets (latest: fromBeginning is false).
     this.consumer.on(this.consumer.events.FETCH, () => {
