@@ -4,9 +4,9 @@
  * the agent's clock, which on one host is the bench's clock. The bench's own reading delay does
  * not count.
  */
-import type { Consumer } from 'kafkajs';
 import { TOPICS } from '@gantry/contracts';
-import { KafkaSecurity, createKafka } from '@gantry/messaging';
+import { KafkaSecurity } from '@gantry/messaging';
+import { TopicWatch } from '../dispatch/topic-watch';
 
 export interface JobTimes {
   startedAtMs: number | null;
@@ -16,33 +16,19 @@ export interface JobTimes {
 
 export class ReportWatch {
   readonly jobs = new Map<string, JobTimes>();
-  private readonly consumer: Consumer;
-  private joined = false;
-  private fetched = false;
+  private readonly watch: TopicWatch;
 
   constructor(brokers: string, security: KafkaSecurity, groupId: string) {
-    const kafka = createKafka({ brokers: [brokers], clientId: 'bench-churn', security });
-    // The broker answers a fetch as soon as a record arrives; the wait only paces empty polls.
-    this.consumer = kafka.rawConsumer({ groupId, maxWaitTimeInMs: 500 });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, () => (this.joined = true));
-    this.consumer.on(this.consumer.events.FETCH, () => {
-      if (this.joined) this.fetched = true;
-    });
+    this.watch = new TopicWatch(brokers, security, groupId, TOPICS.jobReports, (value) => this.record(value));
   }
 
-  async start(): Promise<void> {
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic: TOPICS.jobReports, fromBeginning: false });
-    await this.consumer.run({
-      eachBatch: async ({ batch }) => {
-        for (const m of batch.messages) this.record(m.value);
-      },
-    });
+  start(): Promise<void> {
+    return this.watch.start();
   }
 
   /** True once the group has joined and fetched: reports sent from now on will be seen. */
   get positioned(): boolean {
-    return this.joined && this.fetched;
+    return this.watch.positioned;
   }
 
   private record(value: Buffer | null): void {
@@ -78,7 +64,7 @@ export class ReportWatch {
     return n;
   }
 
-  async stop(): Promise<void> {
-    await this.consumer.disconnect().catch(() => undefined);
+  stop(): Promise<void> {
+    return this.watch.stop();
   }
 }

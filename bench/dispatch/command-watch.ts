@@ -4,9 +4,9 @@
  * producer's CreateTime, which kafkajs sets when the outbox relay sends the command, right after
  * reading it from the outbox. The bench's own reading delay therefore does not count.
  */
-import type { Consumer } from 'kafkajs';
 import { TOPICS } from '@gantry/contracts';
-import { KafkaSecurity, createKafka } from '@gantry/messaging';
+import { KafkaSecurity } from '@gantry/messaging';
+import { TopicWatch } from './topic-watch';
 
 export interface JobDispatch {
   /** Lowest attempt seen: a re-sent or re-placed RUN never makes dispatch look later than it was. */
@@ -21,35 +21,19 @@ export class CommandWatch {
   /** Bench receive time minus Kafka timestamp, per RUN record: how far behind the watch itself ran. */
   readonly receiveDelaysMs: number[] = [];
   runRecords = 0;
-  private readonly consumer: Consumer;
-  private joined = false;
-  private fetched = false;
+  private readonly watch: TopicWatch;
 
   constructor(brokers: string, security: KafkaSecurity, groupId: string) {
-    const kafka = createKafka({ brokers: [brokers], clientId: 'bench-dispatch', security });
-    // The broker answers a fetch as soon as a record arrives; the wait only paces empty polls.
-    this.consumer = kafka.rawConsumer({ groupId, maxWaitTimeInMs: 500 });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, () => (this.joined = true));
-    // The first fetch after joining resolves the group's starting offsets (latest: fromBeginning is false).
-    this.consumer.on(this.consumer.events.FETCH, () => {
-      if (this.joined) this.fetched = true;
-    });
+    this.watch = new TopicWatch(brokers, security, groupId, TOPICS.agentCommands, (value, ts, now) => this.record(value, ts, now));
   }
 
-  async start(): Promise<void> {
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic: TOPICS.agentCommands, fromBeginning: false });
-    await this.consumer.run({
-      eachBatch: async ({ batch }) => {
-        const now = Date.now();
-        for (const m of batch.messages) this.record(m.value, Number(m.timestamp), now);
-      },
-    });
+  start(): Promise<void> {
+    return this.watch.start();
   }
 
   /** True once the group has joined and fetched: commands published from now on will be seen. */
   get positioned(): boolean {
-    return this.joined && this.fetched;
+    return this.watch.positioned;
   }
 
   private record(value: Buffer | null, ts: number, now: number): void {
@@ -83,7 +67,7 @@ export class CommandWatch {
     return Math.max(...d.ranks.values());
   }
 
-  async stop(): Promise<void> {
-    await this.consumer.disconnect().catch(() => undefined);
+  stop(): Promise<void> {
+    return this.watch.stop();
   }
 }
