@@ -89,7 +89,13 @@ describe('nodes API', () => {
   });
 
   it('lists with filters and filter-bound cursors, each matching node exactly once', async () => {
-    // Health is live state; the other suites' nodes are unheard in this suite's Redis db.
+    // Health is live state; the other suites' nodes are unheard in this suite's Redis db. The
+    // ingester's consumer group is shared with the suites before this one on the test broker, so it
+    // may first work through their fleets' last beats: wait until this fleet is heard.
+    await waitFor('the fleet healthy', async () => {
+      const views = await Promise.all([0, 1, 2].map(async (i) => (await user.request('GET', `/v1/nodes/${sim(i)}`)).body));
+      return views.every((v) => v?.health === 'HEALTHY');
+    }, { timeoutMs: 30_000 });
     const pages: string[][] = [];
     let cursor: string | null = null;
     do {
