@@ -23,7 +23,7 @@ function heldProducer() {
 describe('WakeUpSender', () => {
   it('sends at once, then coalesces what is signalled while a send is in flight into one more', async () => {
     const p = heldProducer();
-    const w = new WakeUpSender(p.producer, { debug: () => undefined });
+    const w = new WakeUpSender(p.producer, { debug: () => undefined }, 0);
     w.signal('JOB_CREATED');
     w.signal('JOB_CREATED');
     w.signal('JOB_CREATED');
@@ -38,7 +38,7 @@ describe('WakeUpSender', () => {
 
   it('keeps the strongest kind signalled meanwhile: freed capacity is never hidden behind a create', async () => {
     const p = heldProducer();
-    const w = new WakeUpSender(p.producer, { debug: () => undefined });
+    const w = new WakeUpSender(p.producer, { debug: () => undefined }, 0);
     w.signal('JOB_CREATED');
     w.signal('CAPACITY_RELEASED');
     w.signal('JOB_CREATED');
@@ -51,7 +51,7 @@ describe('WakeUpSender', () => {
   it('a failed send is logged and dropped; the next signal sends again', async () => {
     const p = heldProducer();
     const logged: string[] = [];
-    const w = new WakeUpSender(p.producer, { debug: (_o, m) => logged.push(m) });
+    const w = new WakeUpSender(p.producer, { debug: (_o, m) => logged.push(m) }, 0);
     w.signal('CAPACITY_RELEASED');
     await Promise.resolve();
     p.waiting.shift()!.fail(new Error('broker away'));
@@ -62,5 +62,32 @@ describe('WakeUpSender', () => {
     await w.settled();
     expect(p.sent.map((s) => s.type)).toEqual(['CAPACITY_RELEASED', 'JOB_CREATED']);
     expect(w.delivered).toBe(1);
+  });
+
+  it('sends a lone signal at once, and the next no sooner than the gap after the last send began', async () => {
+    jest.useFakeTimers({ now: 1_000_000, doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const p = heldProducer();
+      const w = new WakeUpSender(p.producer, { debug: () => undefined }, 20);
+      w.signal('JOB_CREATED');
+      expect(p.sent).toHaveLength(1);
+      await p.flush();
+      w.signal('JOB_CREATED');
+      w.signal('JOB_CREATED');
+      await jest.advanceTimersByTimeAsync(19);
+      expect(p.sent).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(p.sent).toHaveLength(2);
+      await p.flush();
+      // After a quiet spell longer than the gap, a signal goes at once again.
+      await jest.advanceTimersByTimeAsync(50);
+      w.signal('CAPACITY_RELEASED');
+      expect(p.sent.map((s) => s.type)).toEqual(['JOB_CREATED', 'JOB_CREATED', 'CAPACITY_RELEASED']);
+      await p.flush();
+      await w.settled();
+      expect([w.signalled, w.delivered]).toEqual([4, 3]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
