@@ -53,6 +53,12 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsInt() @Min(1) GANTRY_OPERATOR_RATE_LIMIT_BURST: number = 10000;
   /** Longest a create may wait for its statement to start before it is refused with a 503, ms. */
   @IsInt() @Min(1) GANTRY_ADMISSION_WAIT_MS: number = 2000;
+  /**
+   * New creates are refused at once with a 503 while the oldest waiting create has waited longer
+   * than this for its statement (ms); creates already waiting still run until
+   * GANTRY_ADMISSION_WAIT_MS. Keeps what is accepted under overload near this wait. 0 turns it off.
+   */
+  @IsInt() @Min(0) GANTRY_SHED_CREATE_WAIT_MS: number = 250;
   /** Most creates waiting for a statement at once; more are refused with a 503. */
   @IsInt() @Min(1) GANTRY_ADMISSION_BACKLOG_MAX: number = 10_000;
   /**

@@ -97,6 +97,24 @@ describe('MicroBatcher', () => {
       expect(await again).toBe(50);
     });
 
+    it('sheds new items while the oldest has waited past shedNewAfterMs, and still runs what waits', async () => {
+      const g = gatedRun();
+      let now = 0;
+      const b = new MicroBatcher({ maxBatch: 10, maxInFlight: 1, run: g.run, maxWaitMs: 1000, shedNewAfterMs: 100, now: () => now });
+      const first = b.submit(1); // runs at once
+      const waiting = b.submit(2);
+      now = 100;
+      const atTheLimit = b.submit(3); // item 2 has waited exactly 100 ms: still taken
+      now = 101;
+      await expect(b.submit(4)).rejects.toEqual(new OverloadedError('shedding'));
+      g.release();
+      expect(await first).toBe(10);
+      await flush();
+      expect(g.batches).toEqual([[1], [2, 3]]); // waited 101 ms, under maxWaitMs: run, not refused
+      g.release();
+      expect(await Promise.all([waiting, atTheLimit])).toEqual([20, 30]);
+    });
+
     it('refuses at once past maxBacklog waiting items', async () => {
       const g = gatedRun();
       const b = new MicroBatcher({ maxBatch: 10, maxInFlight: 1, run: g.run, maxBacklog: 2 });

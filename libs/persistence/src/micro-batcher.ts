@@ -12,6 +12,12 @@ export interface MicroBatcherOptions<I, O> {
    * Unset: items wait as long as it takes.
    */
   maxWaitMs?: number;
+  /**
+   * Load shedding, earlier than maxWaitMs: while the oldest waiting item has waited longer than
+   * this, new items are refused at once (items already waiting still run until maxWaitMs). So what
+   * is accepted under overload waits about this long, not maxWaitMs. Unset: maxWaitMs alone.
+   */
+  shedNewAfterMs?: number;
   /** Most items waiting at once; further items are refused at once (OverloadedError). Unset: no bound. */
   maxBacklog?: number;
   /** The clock, for tests. */
@@ -20,8 +26,8 @@ export interface MicroBatcherOptions<I, O> {
 
 /** An item refused by admission control; nothing was done with it. */
 export class OverloadedError extends Error {
-  constructor(readonly reason: 'backlog-full' | 'waited-too-long') {
-    super(reason === 'backlog-full' ? 'too much work is waiting' : 'the work waited too long to start');
+  constructor(readonly reason: 'backlog-full' | 'waited-too-long' | 'shedding') {
+    super(reason === 'backlog-full' ? 'too much work is waiting' : reason === 'shedding' ? 'work already waiting has waited too long' : 'the work waited too long to start');
     this.name = 'OverloadedError';
   }
 }
@@ -50,11 +56,11 @@ export class MicroBatcher<I, O> {
 
   submit(item: I): Promise<O> {
     const now = this.now();
-    const { maxWaitMs, maxBacklog } = this.opts;
+    const { maxWaitMs, maxBacklog, shedNewAfterMs } = this.opts;
     if (maxBacklog !== undefined && this.waiting.length >= maxBacklog) return Promise.reject(new OverloadedError('backlog-full'));
-    if (maxWaitMs !== undefined && this.waiting.length > 0 && now - this.waiting[0].since > maxWaitMs) {
-      return Promise.reject(new OverloadedError('waited-too-long'));
-    }
+    const headWaitedMs = this.waiting.length > 0 ? now - this.waiting[0].since : 0;
+    if (maxWaitMs !== undefined && headWaitedMs > maxWaitMs) return Promise.reject(new OverloadedError('waited-too-long'));
+    if (shedNewAfterMs !== undefined && headWaitedMs > shedNewAfterMs) return Promise.reject(new OverloadedError('shedding'));
     return new Promise<O>((resolve, reject) => {
       this.waiting.push({ item, since: now, resolve, reject });
       this.pump();

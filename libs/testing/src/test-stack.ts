@@ -56,7 +56,7 @@ export async function startTestStack(opts: {
     // whole seconds at a load average of 20) is the machine's doing, not an overload the suite asked
     // for, so suites do not shed creates (load shedding has its own tests: load-shedding.spec.ts, and
     // the overload fault of test:chaos).
-    env: { GANTRY_HEARTBEAT_MS: '1000', LOG_LEVEL: 'info', GANTRY_SHED_EVENT_LOOP_DELAY_MS: '0', ...opts.env },
+    env: { GANTRY_HEARTBEAT_MS: '1000', LOG_LEVEL: 'info', GANTRY_SHED_EVENT_LOOP_DELAY_MS: '0', GANTRY_SHED_CREATE_WAIT_MS: '0', ...opts.env },
     fleet: { nodes: opts.simNodes ?? 3, prefix: opts.fleetPrefix ?? tag, executor: 'process', workDir: join(work, 'agent'), env: { GANTRY_KILL_GRACE_MS: '2000', ...opts.agentEnv } },
     serviceEnv: opts.serviceEnv,
     replicas: opts.replicas,

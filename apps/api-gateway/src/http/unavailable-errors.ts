@@ -12,6 +12,8 @@ const REDIS_UNAVAILABLE = /^(Command timed out|Connection is closed|Reached the 
 export function translateUnavailable(admissionWaitMs: number): (e: unknown) => ApiError | null {
   return (e) => {
     if (e instanceof OverloadedError) {
+      // Shed while others wait: the queue is short-lived, so come back soon.
+      if (e.reason === 'shedding') return new ApiError(ErrorCode.UNAVAILABLE, 'the gateway is overloaded; try again later').retryAfter(1);
       return new ApiError(ErrorCode.UNAVAILABLE, 'too many creates are waiting; try again later').retryAfter(admissionWaitMs / 1000);
     }
     if (isDatabaseUnavailable(e)) return new ApiError(ErrorCode.UNAVAILABLE, 'the database did not answer in time; try again later').retryAfter(1);

@@ -55,6 +55,7 @@ export class JobsService {
       maxBatch: config.GANTRY_CREATE_BATCH_MAX,
       maxInFlight: config.GANTRY_CREATE_CONCURRENCY,
       maxWaitMs: config.GANTRY_ADMISSION_WAIT_MS,
+      shedNewAfterMs: config.GANTRY_SHED_CREATE_WAIT_MS > 0 ? config.GANTRY_SHED_CREATE_WAIT_MS : undefined,
       maxBacklog: config.GANTRY_ADMISSION_BACKLOG_MAX,
       run: (requests) => {
         createBatchSize.observe(requests.length);
