@@ -103,6 +103,7 @@ async function main(): Promise<void> {
       env: { GANTRY_ADMIN_TOKEN: token, KAFKA_BROKERS: kafka.brokers, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, LOG_LEVEL: 'warn', KAFKAJS_NO_PARTITIONER_WARNING: '1', GANTRY_SSE_KEEPALIVE_MS: String(config.keepAliveMs), GANTRY_SSE_MAX_STREAMS: String(config.followers * 2) },
       serviceEnv: { 'node-agent': { GANTRY_SIM_NODES: String(config.simNodes), GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_SIM_PREFIX: 'bench', GANTRY_AGENT_ID: 'bench-streams', GANTRY_AGENT_WORKDIR: agentWork } },
       readyTimeoutMs: 120_000,
+      kafkaCredentials: kafka.credentials(),
     });
     await stack.start();
     const gw = stack.services[0].pid!;
