@@ -15,6 +15,11 @@ export class AgentEnv extends ServiceEnv {
   @IsString() GANTRY_AGENT_ID: string = hostname();
   /** Node id of a real agent; defaults to the host name. */
   @IsOptional() @IsString() GANTRY_NODE_ID?: string;
+  /**
+   * The nvidia-smi a real agent asks for its GPUs (a name on PATH or a path). Another program that
+   * prints the same CSV stands in for it: the end-to-end tests give a fake inventory this way.
+   */
+  @IsString() @MinLength(1) GANTRY_NVIDIA_SMI: string = 'nvidia-smi';
   @IsString() GANTRY_ZONE: string = 'local';
   @IsString() GANTRY_RACK: string = 'local';
   /**

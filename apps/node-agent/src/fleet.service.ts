@@ -51,7 +51,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
       }
     } else {
       const nodeId = config.GANTRY_NODE_ID ?? hostname();
-      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK }, executor, new HostTelemetry(), this.reports, split));
+      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK }, executor, new HostTelemetry(config.GANTRY_NVIDIA_SMI), this.reports, split));
     }
     this.commands = createCommandConsumer(consumers, {
       agentId: config.GANTRY_AGENT_ID, nodes: this.nodes, logger,

@@ -82,7 +82,10 @@ export class NodeRuntime {
     let execution: Execution;
     try {
       execution = this.executor.start(
-        { jobId: cmd.jobId, attempt: cmd.attempt, image: cmd.image!, command: cmd.command!, env: cmd.env ?? {}, gang: cmd.gang! },
+        {
+          nodeId: this.identity.nodeId, jobId: cmd.jobId, attempt: cmd.attempt, image: cmd.image!, command: cmd.command!,
+          env: cmd.env ?? {}, gang: cmd.gang!, gpuIndices: cmd.gpuIndices,
+        },
         (result) => this.onExit(cmd.jobId, cmd.attempt, trace, result),
       );
     } catch (err) {

@@ -422,6 +422,12 @@ export interface components {
              */
             maxRetries?: number;
         };
+        PlacementView: {
+            rank: number;
+            nodeId: string;
+            /** @description GPU device indices of the node held by this rank (CUDA_VISIBLE_DEVICES); empty for a job without GPUs, or an attempt placed before devices were assigned */
+            gpuIndices: number[];
+        };
         JobView: {
             id: string;
             owner: string;
@@ -448,6 +454,8 @@ export interface components {
             reason?: string | null;
             /** @description Nodes of the current attempt, by gang rank */
             nodeIds: string[];
+            /** @description The current (or last) attempt rank by rank: its node and GPU devices; empty before the first placement */
+            placements: components["schemas"]["PlacementView"][];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -620,7 +628,10 @@ export interface components {
             telemetryAt: string | null;
             /** @description Empty while no telemetry has arrived */
             gpus: ({
-                /** Format: int64 */
+                /**
+                 * Format: int32
+                 * @description the device index (nvidia-smi), as CUDA_VISIBLE_DEVICES names it
+                 */
                 index: number;
                 model: string;
                 /** Format: int64 */
@@ -628,6 +639,7 @@ export interface components {
                 /** Format: int64 */
                 memoryUsedMiB: number;
                 utilization: number;
+                /** @description false: never assigned to a rank (and not counted as capacity) */
                 healthy: boolean;
             } & {
                 [key: string]: unknown;
