@@ -13,13 +13,13 @@ class ManualExecutor implements Executor {
   }
 }
 
-function node() {
+function node(address?: string) {
   const executor = new ManualExecutor();
   const published: Array<{ report: JobReportMessage; trace: TraceHeaders }> = [];
   let current: TraceHeaders = {};
   const sink: ReportSink = { publish: (report, trace) => published.push({ report, trace }), traceHeaders: () => current };
   const telemetry = { read: async () => ({ gpus: [], cpu: { cores: 1, utilization: 0 }, memory: { totalMiB: 1, usedMiB: 0 } }) } as TelemetrySource;
-  const runtime = new NodeRuntime({ nodeId: 'n1', zone: 'z', rack: 'r' }, executor, telemetry, sink);
+  const runtime = new NodeRuntime({ nodeId: 'n1', zone: 'z', rack: 'r', address }, executor, telemetry, sink);
   return { runtime, executor, published, setTrace: (t: TraceHeaders) => (current = t) };
 }
 
@@ -69,5 +69,19 @@ describe('NodeRuntime', () => {
     runtime.handle(kill('x'));
     expect(published.map((p) => p.report.state)).toEqual(['RUNNING']);
     expect(runtime.runningCount).toBe(1);
+  });
+
+  it('says where the node listens in every beat, and nothing when it does not know', async () => {
+    expect((await node('10.0.0.7').runtime.heartbeat(1)).address).toBe('10.0.0.7');
+    expect('address' in (await node().runtime.heartbeat(1))).toBe(false);
+  });
+
+  it('hands the executor the rank\'s devices and the gang\'s rendezvous from the RUN', () => {
+    const { runtime, executor } = node();
+    const started: unknown[] = [];
+    const start = executor.start.bind(executor);
+    executor.start = (spec, onExit) => (started.push(spec), start(spec, onExit));
+    runtime.handle({ ...run('a'), gpuIndices: [2, 3], gang: { size: 2, rank: 1, nodeIds: ['n0', 'n1'], masterAddr: '10.0.0.1', masterPort: 29502 } } as AgentCommandMessage);
+    expect(started).toEqual([expect.objectContaining({ nodeId: 'n1', gpuIndices: [2, 3], gang: { size: 2, rank: 1, nodeIds: ['n0', 'n1'], masterAddr: '10.0.0.1', masterPort: 29502 } })]);
   });
 });

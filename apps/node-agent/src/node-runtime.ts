@@ -9,6 +9,8 @@ export interface NodeIdentity {
   nodeId: string;
   zone: string;
   rack: string;
+  /** Where the node listens (heartbeats' `address`); a simulated node has none. */
+  address?: string;
 }
 
 interface LiveAttempt {
@@ -150,6 +152,7 @@ export class NodeRuntime {
       sentAt: now,
       zone: this.identity.zone,
       rack: this.identity.rack,
+      ...(this.identity.address ? { address: this.identity.address } : {}),
       running: [...this.live.values()].map((a) => ({ jobId: a.jobId, attempt: a.attempt })),
     };
     if (!telemetryDue(this.lastTelemetry, this.beatsSinceTelemetry, t, this.split)) {
