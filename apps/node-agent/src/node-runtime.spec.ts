@@ -84,4 +84,37 @@ describe('NodeRuntime', () => {
     runtime.handle({ ...run('a'), gpuIndices: [2, 3], gang: { size: 2, rank: 1, nodeIds: ['n0', 'n1'], masterAddr: '10.0.0.1', masterPort: 29502 } } as AgentCommandMessage);
     expect(started).toEqual([expect.objectContaining({ nodeId: 'n1', gpuIndices: [2, 3], gang: { size: 2, rank: 1, nodeIds: ['n0', 'n1'], masterAddr: '10.0.0.1', masterPort: 29502 } })]);
   });
+
+  it('stops an attempt still running at its deadline and reports FAILED DEADLINE_EXCEEDED, once', () => {
+    jest.useFakeTimers();
+    try {
+      const { runtime, published } = node();
+      runtime.handle({ ...run('a'), maxRuntimeSeconds: 2 } as AgentCommandMessage);
+      runtime.handle(run('b'));
+      jest.advanceTimersByTime(1999);
+      expect(runtime.runningCount).toBe(2);
+      jest.advanceTimersByTime(1);
+      expect(runtime.runningCount).toBe(1);
+      expect(published.map((p) => [p.report.jobId, p.report.state, p.report.reason])).toEqual([
+        ['a', 'RUNNING', undefined], ['b', 'RUNNING', undefined], ['a', 'FAILED', 'DEADLINE_EXCEEDED'],
+      ]);
+      jest.advanceTimersByTime(10_000);
+      expect(published).toHaveLength(3);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('an attempt that ends before its deadline ends as it ended, and its deadline never fires', () => {
+    jest.useFakeTimers();
+    try {
+      const { runtime, executor, published } = node();
+      runtime.handle({ ...run('a'), maxRuntimeSeconds: 2 } as AgentCommandMessage);
+      executor.exits.get('a#1')!({ exitCode: 0, signal: null, stoppedFor: null });
+      jest.advanceTimersByTime(5_000);
+      expect(published.map((p) => [p.report.state, p.report.reason])).toEqual([['RUNNING', undefined], ['SUCCEEDED', undefined]]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

@@ -56,6 +56,23 @@ describe('SchedulingCycle', () => {
     ]);
   });
 
+  it('carries a gang\'s rendezvous and a job\'s deadline in every rank\'s RUN', async () => {
+    const model = uniqueTag('GPU');
+    const a = await makeNode().gpus(8, model).rack(model).address('10.0.0.1').insert(ds);
+    const b = await makeNode().gpus(8, model).rack(model).address('10.0.0.2').insert(ds);
+    await Promise.all([heard(a.id), heard(b.id)]);
+    const job = await makeJob().gpus(2).model(model).gang(2).maxRuntime(120).insert(ds);
+    await cycle().run();
+    const placed = (await findJob(autocommit(ds), job.id))!;
+    expect(placed).toMatchObject({ state: 'SCHEDULED', maxRuntimeSeconds: 120 });
+    const rank0 = placed.nodeIds[0];
+    const runs = await outboxCommands(job.id);
+    expect(runs.map((r) => [r.gang.rank, r.gang.masterAddr, r.gang.masterPort, r.maxRuntimeSeconds, r.gpuIndices])).toEqual([
+      [0, rank0 === a.id ? '10.0.0.1' : '10.0.0.2', 29500, 120, [0, 1]],
+      [1, rank0 === a.id ? '10.0.0.1' : '10.0.0.2', 29500, 120, [0, 1]],
+    ]);
+  });
+
   it('gives two 4-GPU jobs on one 8-GPU node disjoint devices, and an unhealthy device to nobody', async () => {
     const model = uniqueTag('GPU');
     // Device 2 reported unhealthy: seven usable.

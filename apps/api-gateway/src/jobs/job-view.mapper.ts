@@ -9,7 +9,7 @@ export function toJobView(j: JobRecord): JobView {
     id: j.id, owner: j.owner, queue: j.queue, name: j.name, image: j.image, command: j.command, env: j.env,
     labels: j.labels,
     resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB },
-    nodes: j.nodes, maxRetries: j.maxRetries, state: j.state, cancelRequested: j.cancelRequested,
+    nodes: j.nodes, maxRetries: j.maxRetries, maxRuntimeSeconds: j.maxRuntimeSeconds, state: j.state, cancelRequested: j.cancelRequested,
     attempt: j.attempt, pendingReason: j.pendingReason, exitCode: j.exitCode, reason: j.reason, nodeIds: j.nodeIds,
     placements: placementsOf(j),
     createdAt: j.createdAt.toISOString(), updatedAt: j.updatedAt.toISOString(),

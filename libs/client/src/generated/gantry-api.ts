@@ -421,6 +421,8 @@ export interface components {
              * @default 0
              */
             maxRetries?: number;
+            /** @description Longest an attempt may run, seconds: the agent then kills it and the job ends FAILED with reason DEADLINE_EXCEEDED (not retried). Absent: no limit */
+            maxRuntimeSeconds?: number;
         };
         PlacementView: {
             rank: number;
@@ -444,6 +446,8 @@ export interface components {
             resources: components["schemas"]["ResourcesDto"];
             nodes: number;
             maxRetries: number;
+            /** @description Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit */
+            maxRuntimeSeconds?: number | null;
             /** @enum {string} */
             state: "QUEUED" | "SCHEDULED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
             cancelRequested: boolean;
@@ -629,8 +633,8 @@ export interface components {
             /** @description Empty while no telemetry has arrived */
             gpus: ({
                 /**
-                 * Format: int32
-                 * @description the device index (nvidia-smi), as CUDA_VISIBLE_DEVICES names it
+                 * Format: int64
+                 * @description the device index (nvidia-smi), as CUDA_VISIBLE_DEVICES names it; only 0..63 are ever assigned
                  */
                 index: number;
                 model: string;

@@ -26,6 +26,8 @@ export class JobView {
   @ApiProperty({ type: ResourcesDto }) resources!: { gpus: number; gpuModel: string | null; cpuCores: number; memoryMiB: number };
   @ApiProperty() nodes!: number;
   @ApiProperty() maxRetries!: number;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: 'Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit' })
+  maxRuntimeSeconds!: number | null;
   @ApiProperty({ enum: JOB_STATES }) state!: JobState;
   @ApiProperty() cancelRequested!: boolean;
   @ApiProperty({ description: '0 until first placed, then the current or last attempt' }) attempt!: number;

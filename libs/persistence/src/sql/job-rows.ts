@@ -22,6 +22,8 @@ export interface NewJob {
   command: string[]; env: Record<string, string>; labels: Record<string, string>;
   gpus: number; gpuModel: string | null; cpuCores: number; memoryMiB: number;
   nodes: number; maxRetries: number; traceParent: string | null; createdAt: Date;
+  /** Longest an attempt may run, seconds; absent or null: no limit. */
+  maxRuntimeSeconds?: number | null;
 }
 
 export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
