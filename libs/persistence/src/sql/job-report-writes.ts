@@ -57,9 +57,11 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
      ), node_freed AS (
        UPDATE nodes n SET gpus_allocated = n.gpus_allocated - f.gpus, cpu_allocated = n.cpu_allocated - f.cpu,
          memory_allocated = n.memory_allocated - f.mem, version = n.version + 1, updated_at = $9,
-         gpus_held = ARRAY(SELECT d FROM unnest(n.gpus_held) AS d
-           WHERE NOT EXISTS (SELECT 1 FROM rank_freed rf WHERE rf.node_id = n.id AND d = ANY(rf.gpu_indices)))
-       FROM (SELECT node_id, sum(gpus) AS gpus, sum(cpu_cores) AS cpu, sum(memory_mib) AS mem FROM rank_freed GROUP BY node_id) f
+         gpus_held = ARRAY(SELECT d FROM unnest(n.gpus_held) AS d WHERE NOT d = ANY(COALESCE(f.devices, '{}')))
+       FROM (
+         SELECT s.*, fd.devices FROM (SELECT node_id, sum(gpus) AS gpus, sum(cpu_cores) AS cpu, sum(memory_mib) AS mem FROM rank_freed GROUP BY node_id) s
+         LEFT JOIN (SELECT node_id, array_agg(x) AS devices FROM rank_freed, unnest(gpu_indices) AS x GROUP BY node_id) fd USING (node_id)
+       ) f
        WHERE n.id = f.node_id
        RETURNING n.id
      ), event_written AS (

@@ -50,8 +50,11 @@ const COMMIT_PLACEMENTS = prepared(`WITH p AS (
      ), allocated AS (
        UPDATE nodes n SET gpus_allocated = n.gpus_allocated + a.gpus, cpu_allocated = n.cpu_allocated + a.cpu,
          memory_allocated = n.memory_allocated + a.mem, version = n.version + 1, updated_at = $13,
-         gpus_held = n.gpus_held || COALESCE((SELECT array_agg(d) FROM r r2 JOIN winner w2 USING (job_id), unnest(r2.gpu_indices) AS d WHERE r2.node_id = n.id), '{}')
-       FROM (SELECT r.node_id, sum(w.gpus) AS gpus, sum(w.cpu) AS cpu, sum(w.mem) AS mem FROM r JOIN winner w USING (job_id) GROUP BY r.node_id) a
+         gpus_held = n.gpus_held || COALESCE(a.devices, '{}')
+       FROM (
+         SELECT s.*, d.devices FROM (SELECT r.node_id, sum(w.gpus) AS gpus, sum(w.cpu) AS cpu, sum(w.mem) AS mem FROM r JOIN winner w USING (job_id) GROUP BY r.node_id) s
+         LEFT JOIN (SELECT r.node_id, array_agg(x) AS devices FROM r JOIN winner w USING (job_id), unnest(r.gpu_indices) AS x GROUP BY r.node_id) d USING (node_id)
+       ) a
        WHERE n.id = a.node_id
      ), scheduled AS (
        UPDATE jobs j SET state = 'SCHEDULED', attempt = w.attempt, node_ids = w.node_ids::text[], pending_reason = NULL,
