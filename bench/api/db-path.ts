@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const [{ pid }] = await base.rows<{ pid: number }>('SELECT pg_backend_pid() AS pid');
 
   const nodeIds = Array.from({ length: NODES }, (_, i) => `db-path-${String(i).padStart(5, '0')}`);
-  await upsertNodeTopology(base, nodeIds.map((id) => ({ id, zone: 'z', rack: 'r', gpuModel: null, gpusTotal: 0, cpuCores: 1_000_000, memoryMiB: 1_000_000_000 })), new Date());
+  await upsertNodeTopology(base, nodeIds.map((id) => ({ id, zone: 'z', rack: 'r', gpuModel: null, gpusTotal: 0, gpuIndices: [], cpuCores: 1_000_000, memoryMiB: 1_000_000_000, address: null })), new Date());
 
   let done = 0;
   let cpuAtStart = 0;
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
     const versions = new Map((await loadNodes(base, [...new Set(chosen)])).map((n) => [n.id, n.version]));
     lap('');
     const placements: PlacementWrite[] = created.map((j, i) => ({
-      jobId: j.id, expectedVersion: j.version, attempt: 1, nodeIds: [chosen[i]], perRank: { gpus: 0, cpuCores: 1, memoryMiB: 1024 },
+      jobId: j.id, expectedVersion: j.version, attempt: 1, nodeIds: [chosen[i]], gpuIndices: [[]], perRank: { gpus: 0, cpuCores: 1, memoryMiB: 1024 },
       commands: [{ topic: 'db-path', key: chosen[i], value: { type: 'RUN', jobId: j.id } }],
     }));
     const { placed } = await commitPlacementsThatHold(sql, placements, versions, now);

@@ -56,8 +56,8 @@ async function main() {
     }
     ids.push(...rows.map((r) => r.id));
     await ds.query(
-      `INSERT INTO nodes (id, zone, rack, gpu_model, gpus_total, cpu_cores, memory_mib, first_seen_at, updated_at)
-       SELECT id, zone, rack, model, gpus, cores, mem, now(), now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::bigint[])
+      `INSERT INTO nodes (id, zone, rack, gpu_model, gpus_total, gpu_indices, cpu_cores, memory_mib, first_seen_at, updated_at)
+       SELECT id, zone, rack, model, gpus, ARRAY(SELECT generate_series(0, gpus - 1)), cores, mem, now(), now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::bigint[])
          AS t (id, zone, rack, model, gpus, cores, mem)`,
       [rows.map((r) => r.id), rows.map((r) => r.zone), rows.map((r) => r.rack), rows.map((r) => r.model), rows.map((r) => r.gpus), rows.map((r) => r.cores), rows.map((r) => r.mem)],
     );

@@ -159,6 +159,38 @@ async function placementViolations(queues: string[]): Promise<string[]> {
   ];
 }
 
+/**
+ * GPU devices, in one snapshot per statement: a device held by two live ranks on one node, a live
+ * rank holding other than exactly its GPU count or a device its node does not report usable, and a
+ * node whose held set is not exactly what its live ranks hold (ADR 0019).
+ */
+async function deviceViolations(): Promise<string[]> {
+  const shared: Array<{ node_id: string; d: number; n: number }> = await ds.query(
+    `SELECT a.node_id, d, count(*)::int AS n FROM attempt_nodes a, unnest(a.gpu_indices) AS d
+     WHERE a.released_at IS NULL AND a.node_id LIKE $1 GROUP BY a.node_id, d HAVING count(*) > 1`,
+    [`${tag}-%`],
+  );
+  const ranks: Array<{ job_id: string; rank: number; node_id: string; gpus: number; held: number; unusable: number }> = await ds.query(
+    `SELECT a.job_id, a.rank, a.node_id, a.gpus, cardinality(a.gpu_indices) AS held,
+       (SELECT count(*)::int FROM unnest(a.gpu_indices) AS d WHERE NOT d = ANY(n.gpu_indices)) AS unusable
+     FROM attempt_nodes a JOIN nodes n ON n.id = a.node_id
+     WHERE a.released_at IS NULL AND a.node_id LIKE $1 AND (cardinality(a.gpu_indices) <> a.gpus
+       OR EXISTS (SELECT 1 FROM unnest(a.gpu_indices) AS d WHERE NOT d = ANY(n.gpu_indices)))`,
+    [`${tag}-%`],
+  );
+  const nodes: Array<{ id: string; held: number[]; live: number[] }> = await ds.query(
+    `SELECT n.id, ARRAY(SELECT unnest(n.gpus_held) ORDER BY 1) AS held,
+       ARRAY(SELECT d FROM attempt_nodes a, unnest(a.gpu_indices) AS d WHERE a.node_id = n.id AND a.released_at IS NULL ORDER BY 1) AS live
+     FROM nodes n WHERE n.id LIKE $1`,
+    [`${tag}-%`],
+  );
+  return [
+    ...shared.map((r) => `${r.node_id} device ${r.d} held by ${r.n} live ranks`),
+    ...ranks.map((r) => `job ${r.job_id} rank ${r.rank} on ${r.node_id}: ${r.held} devices for ${r.gpus} GPUs, ${r.unusable} not usable`),
+    ...nodes.filter((n) => n.held.join(',') !== n.live.join(',')).map((n) => `${n.id} holds [${n.held}] but its live ranks hold [${n.live}]`),
+  ];
+}
+
 /** Reads the invariants in a loop until stopped; returns how often it looked and what it saw. */
 function watch(check: () => Promise<string[]>) {
   let running = true;
@@ -206,11 +238,11 @@ async function cpuSeconds(): Promise<string> {
 }
 
 describe('three scheduler replicas under load', () => {
-  it(`places ${JOBS} jobs on ${NODES} nodes without ever over-committing a node or placing a rank twice`, async () => {
+  it(`places ${JOBS} jobs on ${NODES} nodes without ever over-committing a node, placing a rank twice or sharing a GPU device`, async () => {
     const queues = [uniqueTag('qa'), uniqueTag('qb'), uniqueTag('qc')];
     for (const name of queues) expect((await api.request('POST', '/v1/queues', { name, priority: 10 })).status).toBe(201);
     const started = Date.now();
-    const watcher = watch(async () => [...(await capacityViolations()), ...(await placementViolations(queues))]);
+    const watcher = watch(async () => [...(await capacityViolations()), ...(await placementViolations(queues)), ...(await deviceViolations())]);
     let ids: string[] = [];
     let submittedMs = 0;
     let finishedMs = 0;
@@ -247,8 +279,19 @@ describe('three scheduler replicas under load', () => {
       [queues],
     );
     expect(once).toEqual({ retried: 0, rescheduled: 0, unreleased: 0 });
-    // Counters and ranks still agree once everything has been released.
+    // Counters and ranks still agree once everything has been released, and every device is free again.
     expect(await capacityViolations()).toEqual([]);
+    expect(await deviceViolations()).toEqual([]);
+    const [devices] = await ds.query(
+      `SELECT count(*) FILTER (WHERE cardinality(a.gpu_indices) > 0)::int AS with_devices, count(*) FILTER (WHERE a.gpus > 0)::int AS gpu_ranks
+       FROM attempt_nodes a JOIN jobs j ON j.id = a.job_id WHERE j.queue = ANY($1::text[])`,
+      [queues],
+    );
+    // Every GPU rank held devices: the check above had something to check.
+    expect(devices.with_devices).toBe(devices.gpu_ranks);
+    expect(devices.gpu_ranks).toBeGreaterThan(0);
+    const [heldAfter] = await ds.query(`SELECT count(*)::int AS n FROM nodes WHERE id LIKE $1 AND cardinality(gpus_held) > 0`, [`${tag}-%`]);
+    expect(heldAfter.n).toBe(0);
     // All three replicas took part: the race was real.
     const perReplica = await metric('scheduler', 'gantry_scheduler_placements_total{outcome="placed"}');
     expect(perReplica.every((n) => n > 0)).toBe(true);

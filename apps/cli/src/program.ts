@@ -172,7 +172,10 @@ ${examples(['gantry submit -f train.yaml', 'gantry submit -f train.yaml --queue 
           ['Pending reason', job.pendingReason ?? '-'], ['Attempt', `${job.attempt} (max retries ${job.maxRetries})`],
           ['Image', job.image], ['Command', JSON.stringify(job.command)],
           ['Resources', `${r.gpus} GPU${r.gpuModel ? ` ${r.gpuModel}` : ''}, ${r.cpuCores} cores, ${r.memoryMiB} MiB per node, ${job.nodes} node(s)`],
-          ['Placement', job.nodeIds.length ? job.nodeIds.map((n, rank) => `rank ${rank}: ${n}`).join(', ') : '-'],
+          ['Placement', job.placements.length
+            ? job.placements.map((p) => `rank ${p.rank}: ${p.nodeId}${p.gpuIndices.length ? ` (GPUs ${p.gpuIndices.join(',')})` : ''}`).join(', ')
+            : '-'],
+          ['Max runtime', job.maxRuntimeSeconds ? `${job.maxRuntimeSeconds} s` : '-'],
           ['Exit code', job.exitCode === null || job.exitCode === undefined ? '-' : String(job.exitCode)], ['Reason', job.reason ?? '-'],
           ['Created', job.createdAt], ['Started', job.startedAt ?? '-'], ['Finished', job.finishedAt ?? '-'],
           ['Labels', Object.entries(job.labels).map(([k, v]) => `${k}=${v}`).join(', ') || '-'],

@@ -50,6 +50,17 @@ describe('HeartbeatBatchWriter', () => {
     expect(await live.lastSeen(id)).toBeGreaterThanOrEqual(before);
   });
 
+  it('records which devices are usable and where the node listens; a GPU turning unhealthy leaves the usable set', async () => {
+    const id = uniqueTag('n');
+    await writer.write(received(beat(id, { address: '10.0.0.9' })));
+    expect((await loadNodes(autocommit(ds), [id]))[0]).toMatchObject({ gpusTotal: 8, gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], address: '10.0.0.9' });
+    const sick = beat(id, { seq: 2, address: '10.0.0.9' });
+    sick.gpus![5] = { ...sick.gpus![5], healthy: false };
+    await writer.write(received(sick));
+    const [node] = await loadNodes(autocommit(ds), [id]);
+    expect(node).toMatchObject({ gpusTotal: 7, gpuIndices: [0, 1, 2, 3, 4, 6, 7], address: '10.0.0.9' });
+  });
+
   it('refuses a replay (same boot, seq not higher, received later) and skips a redelivery, writing neither', async () => {
     const id = uniqueTag('n');
     const [first] = received(beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.5 } }));

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceEnv, defaultFenceMs, timingProblems } from '@gantry/platform';
@@ -15,6 +15,16 @@ export class AgentEnv extends ServiceEnv {
   @IsString() GANTRY_AGENT_ID: string = hostname();
   /** Node id of a real agent; defaults to the host name. */
   @IsOptional() @IsString() GANTRY_NODE_ID?: string;
+  /**
+   * The nvidia-smi a real agent asks for its GPUs (a name on PATH or a path). Another program that
+   * prints the same CSV stands in for it: the end-to-end tests give a fake inventory this way.
+   */
+  @IsString() @MinLength(1) GANTRY_NVIDIA_SMI: string = 'nvidia-smi';
+  /**
+   * Where a real agent's node listens (host name or IP), sent in its heartbeats: a gang's
+   * MASTER_ADDR when the node holds rank 0. Default: the first non-internal IPv4 address, else the host name.
+   */
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) GANTRY_NODE_ADDRESS?: string;
   @IsString() GANTRY_ZONE: string = 'local';
   @IsString() GANTRY_RACK: string = 'local';
   /**

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { BatchConsumer, MessageProducer, commandPublicKeys } from '@gantry/messaging';
 import { AgentCommandMessage } from '@gantry/contracts';
@@ -14,6 +14,7 @@ import { SleepExecutor } from './executors/sleep-executor';
 import { simulatedNode } from './fleet/fleet-layout';
 import { HeartbeatSender } from './heartbeat-sender';
 import { enrollThroughGateway } from './identity/enrollment-client';
+import { nodeAddress } from './identity/node-address';
 import { NodeKeys } from './identity/node-keys';
 import { NodeRuntime } from './node-runtime';
 import { ReportPublisher } from './report-publisher';
@@ -51,7 +52,8 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
       }
     } else {
       const nodeId = config.GANTRY_NODE_ID ?? hostname();
-      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK }, executor, new HostTelemetry(), this.reports, split));
+      const address = nodeAddress(config.GANTRY_NODE_ADDRESS, networkInterfaces(), hostname());
+      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK, address }, executor, new HostTelemetry(config.GANTRY_NVIDIA_SMI), this.reports, split));
     }
     this.commands = createCommandConsumer(consumers, {
       agentId: config.GANTRY_AGENT_ID, nodes: this.nodes, logger,

@@ -13,13 +13,13 @@ class ManualExecutor implements Executor {
   }
 }
 
-function node() {
+function node(address?: string) {
   const executor = new ManualExecutor();
   const published: Array<{ report: JobReportMessage; trace: TraceHeaders }> = [];
   let current: TraceHeaders = {};
   const sink: ReportSink = { publish: (report, trace) => published.push({ report, trace }), traceHeaders: () => current };
   const telemetry = { read: async () => ({ gpus: [], cpu: { cores: 1, utilization: 0 }, memory: { totalMiB: 1, usedMiB: 0 } }) } as TelemetrySource;
-  const runtime = new NodeRuntime({ nodeId: 'n1', zone: 'z', rack: 'r' }, executor, telemetry, sink);
+  const runtime = new NodeRuntime({ nodeId: 'n1', zone: 'z', rack: 'r', address }, executor, telemetry, sink);
   return { runtime, executor, published, setTrace: (t: TraceHeaders) => (current = t) };
 }
 
@@ -69,5 +69,52 @@ describe('NodeRuntime', () => {
     runtime.handle(kill('x'));
     expect(published.map((p) => p.report.state)).toEqual(['RUNNING']);
     expect(runtime.runningCount).toBe(1);
+  });
+
+  it('says where the node listens in every beat, and nothing when it does not know', async () => {
+    expect((await node('10.0.0.7').runtime.heartbeat(1)).address).toBe('10.0.0.7');
+    expect('address' in (await node().runtime.heartbeat(1))).toBe(false);
+  });
+
+  it('hands the executor the rank\'s devices and the gang\'s rendezvous from the RUN', () => {
+    const { runtime, executor } = node();
+    const started: unknown[] = [];
+    const start = executor.start.bind(executor);
+    executor.start = (spec, onExit) => (started.push(spec), start(spec, onExit));
+    runtime.handle({ ...run('a'), gpuIndices: [2, 3], gang: { size: 2, rank: 1, nodeIds: ['n0', 'n1'], masterAddr: '10.0.0.1', masterPort: 29502 } } as AgentCommandMessage);
+    expect(started).toEqual([expect.objectContaining({ nodeId: 'n1', gpuIndices: [2, 3], gang: { size: 2, rank: 1, nodeIds: ['n0', 'n1'], masterAddr: '10.0.0.1', masterPort: 29502 } })]);
+  });
+
+  it('stops an attempt still running at its deadline and reports FAILED DEADLINE_EXCEEDED, once', () => {
+    jest.useFakeTimers();
+    try {
+      const { runtime, published } = node();
+      runtime.handle({ ...run('a'), maxRuntimeSeconds: 2 } as AgentCommandMessage);
+      runtime.handle(run('b'));
+      jest.advanceTimersByTime(1999);
+      expect(runtime.runningCount).toBe(2);
+      jest.advanceTimersByTime(1);
+      expect(runtime.runningCount).toBe(1);
+      expect(published.map((p) => [p.report.jobId, p.report.state, p.report.reason])).toEqual([
+        ['a', 'RUNNING', undefined], ['b', 'RUNNING', undefined], ['a', 'FAILED', 'DEADLINE_EXCEEDED'],
+      ]);
+      jest.advanceTimersByTime(10_000);
+      expect(published).toHaveLength(3);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('an attempt that ends before its deadline ends as it ended, and its deadline never fires', () => {
+    jest.useFakeTimers();
+    try {
+      const { runtime, executor, published } = node();
+      runtime.handle({ ...run('a'), maxRuntimeSeconds: 2 } as AgentCommandMessage);
+      executor.exits.get('a#1')!({ exitCode: 0, signal: null, stoppedFor: null });
+      jest.advanceTimersByTime(5_000);
+      expect(published.map((p) => [p.report.state, p.report.reason])).toEqual([['RUNNING', undefined], ['SUCCEEDED', undefined]]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

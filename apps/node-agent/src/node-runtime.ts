@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AgentCommandMessage, HeartbeatMessage, JobReportMessage, ReportedState } from '@gantry/contracts';
+import { DeadlineTimer, startDeadline } from './deadline-timer';
 import { Execution, ExecutionResult, Executor } from './executors/executor';
 import { ReportSink, TraceHeaders } from './report-publisher';
 import { TelemetrySplit, telemetryDue } from './telemetry/telemetry-split';
@@ -9,6 +10,8 @@ export interface NodeIdentity {
   nodeId: string;
   zone: string;
   rack: string;
+  /** Where the node listens (heartbeats' `address`); a simulated node has none. */
+  address?: string;
 }
 
 interface LiveAttempt {
@@ -18,6 +21,8 @@ interface LiveAttempt {
   execution: Execution;
   /** Trace context of the RUN that started it; every report of the attempt carries it. */
   trace: TraceHeaders;
+  /** Stops it after the RUN's maxRuntimeSeconds, counted from when this agent started it. */
+  deadline: DeadlineTimer | null;
 }
 
 interface FinishedAttempt {
@@ -29,9 +34,13 @@ const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
 const FINISHED_MEMORY = 1000;
 /** Stops the agent makes on its own; they are not reported (see onExit). */
 export const SILENT_STOPS = new Set(['FENCED', 'AGENT_STOPPED']);
+/** The stop, and the FAILED report's reason, of an attempt still running at its maxRuntimeSeconds. */
+export const DEADLINE_EXCEEDED = 'DEADLINE_EXCEEDED';
 
 /**
  * One node as its agent sees it: what it runs, its heartbeats, and its answers to RUN/KILL.
+ * An attempt whose RUN has maxRuntimeSeconds is stopped that long after this agent started it and
+ * reported FAILED, reason DEADLINE_EXCEEDED.
  * Commands are level-triggered: a repeated RUN for a live or finished attempt is a no-op (a finished
  * one re-sends its final report, in case the first was lost); a KILL for an unknown attempt is a no-op.
  * An attempt's reports carry the trace context of the RUN that started it (ReportSink.traceHeaders
@@ -82,7 +91,10 @@ export class NodeRuntime {
     let execution: Execution;
     try {
       execution = this.executor.start(
-        { jobId: cmd.jobId, attempt: cmd.attempt, image: cmd.image!, command: cmd.command!, env: cmd.env ?? {}, gang: cmd.gang! },
+        {
+          nodeId: this.identity.nodeId, jobId: cmd.jobId, attempt: cmd.attempt, image: cmd.image!, command: cmd.command!,
+          env: cmd.env ?? {}, gang: cmd.gang!, gpuIndices: cmd.gpuIndices,
+        },
         (result) => this.onExit(cmd.jobId, cmd.attempt, trace, result),
       );
     } catch (err) {
@@ -93,13 +105,15 @@ export class NodeRuntime {
     }
     // The exit callback may already have run (spawn failure); only track what is still alive.
     if (!this.finished.has(k)) {
-      this.live.set(k, { jobId: cmd.jobId, attempt: cmd.attempt, gpus: cmd.resources?.gpus ?? 0, execution, trace });
+      const deadline = cmd.maxRuntimeSeconds ? startDeadline(cmd.maxRuntimeSeconds * 1000, () => execution.stop(DEADLINE_EXCEEDED)) : null;
+      this.live.set(k, { jobId: cmd.jobId, attempt: cmd.attempt, gpus: cmd.resources?.gpus ?? 0, execution, trace, deadline });
       this.report(trace, cmd.jobId, cmd.attempt, 'RUNNING');
     }
   }
 
   private onExit(jobId: string, attempt: number, trace: TraceHeaders, r: ExecutionResult): void {
     const k = key(jobId, attempt);
+    this.live.get(k)?.deadline?.cancel();
     this.live.delete(k);
     let state: ReportedState;
     let reason: string | undefined;
@@ -107,6 +121,10 @@ export class NodeRuntime {
       // Cut off or shutting down: the control plane will judge the node lost and place the work
       // elsewhere. Reporting CANCELLED would end the job as if its owner had asked.
       return;
+    } else if (r.stoppedFor === DEADLINE_EXCEEDED) {
+      // Its own limit, not its owner's cancel: FAILED, which is never retried (only lost attempts are).
+      state = 'FAILED';
+      reason = DEADLINE_EXCEEDED;
     } else if (r.stoppedFor) {
       state = 'CANCELLED';
       reason = r.stoppedFor;
@@ -147,6 +165,7 @@ export class NodeRuntime {
       sentAt: now,
       zone: this.identity.zone,
       rack: this.identity.rack,
+      ...(this.identity.address ? { address: this.identity.address } : {}),
       running: [...this.live.values()].map((a) => ({ jobId: a.jobId, attempt: a.attempt })),
     };
     if (!telemetryDue(this.lastTelemetry, this.beatsSinceTelemetry, t, this.split)) {

@@ -47,7 +47,7 @@ describe('JobReportApplier', () => {
     expect(after.startedAt).not.toBeNull();
     expect(after.finishedAt).not.toBeNull();
     const [node] = await loadNodes(autocommit(ds), nodeIds);
-    expect(node.gpusAllocated).toBe(0);
+    expect([node.gpusAllocated, node.gpusHeld]).toEqual([0, []]);
     const events = await listJobEvents(autocommit(ds), job.id, 0, 50);
     expect(events.filter((e) => e.type === 'STATE_CHANGED').map((e) => `${e.fromState}>${e.toState}`)).toEqual(['QUEUED>SCHEDULED', 'SCHEDULED>RUNNING', 'RUNNING>SUCCEEDED']);
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
@@ -125,7 +125,7 @@ describe('JobReportApplier', () => {
     expect((await findJob(autocommit(ds), job.id))!.state).toBe('RUNNING');
     await applier.apply(report(job, nodeIds[1], 'SUCCEEDED', { exitCode: 0 }));
     expect((await findJob(autocommit(ds), job.id))!.state).toBe('SUCCEEDED');
-    expect((await loadNodes(autocommit(ds), nodeIds)).map((n) => n.gpusAllocated)).toEqual([0, 0]);
+    expect((await loadNodes(autocommit(ds), nodeIds)).map((n) => [n.gpusAllocated, n.gpusHeld])).toEqual([[0, []], [0, []]]);
   });
 
   it('a gang fails as a whole when one rank fails, and the other rank is killed', async () => {

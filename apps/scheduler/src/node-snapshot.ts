@@ -102,7 +102,7 @@ export class NodeSnapshot {
         e.healthUntil = e.heard === null ? Number.POSITIVE_INFINITY : e.heard + (health === 'HEALTHY' ? t.suspectMs : health === 'DEGRADED' ? t.deadMs : Number.POSITIVE_INFINITY);
         if (e.node === null || e.node.health !== health) {
           e.node = {
-            id: n.id, rack: n.rack, gpuModel: n.gpuModel, gpusTotal: n.gpusTotal, gpusAllocated: n.gpusAllocated,
+            id: n.id, rack: n.rack, gpuModel: n.gpuModel, gpusTotal: n.gpusTotal, gpuIndices: n.gpuIndices, gpusHeld: n.gpusHeld, gpusAllocated: n.gpusAllocated,
             cpuCores: n.cpuCores, cpuAllocated: n.cpuAllocated, memoryMiB: n.memoryMiB, memoryAllocated: n.memoryAllocated,
             cordoned: n.cordoned, version: n.version, health,
           };

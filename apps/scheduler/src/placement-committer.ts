@@ -7,6 +7,8 @@ import { dispatchOutboxRow } from '@gantry/runtime';
 export interface PlannedPlacement {
   job: JobRecord;
   nodeIds: string[];
+  /** Each rank's GPU devices, as the plan chose them. */
+  gpuIndices: number[][];
 }
 
 export type CommitOutcome = 'placed' | 'lost-race' | 'failed';
@@ -55,12 +57,12 @@ export class PlacementCommitter {
   }
 }
 
-function toWrite({ job, nodeIds }: PlannedPlacement): PlacementWrite {
+function toWrite({ job, nodeIds, gpuIndices }: PlannedPlacement): PlacementWrite {
   assertTransition(job.state, 'SCHEDULED');
   const attempt = job.attempt + 1;
   const headers: Record<string, string> = job.traceParent ? { traceparent: job.traceParent } : {};
   return {
-    jobId: job.id, expectedVersion: job.version, attempt, nodeIds,
+    jobId: job.id, expectedVersion: job.version, attempt, nodeIds, gpuIndices,
     perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
     commands: [dispatchOutboxRow(job.id, attempt, headers)],
   };

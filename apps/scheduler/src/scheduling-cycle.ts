@@ -143,7 +143,7 @@ export class SchedulingCycle {
     for (const p of mine) for (const id of p.nodeIds) versions.set(id, this.nodes.version(id)!);
     const tally: CommitTally = { placed: 0, lostRaces: placements.length - mine.length, failed: 0 };
     try {
-      const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds })), versions, new Date());
+      const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds, gpuIndices: p.gpuIndices })), versions, new Date());
       if (mine.length > 0) placementsPerCommit.observe(mine.length);
       outcomes.forEach((o, i) => {
         if (o.outcome === 'placed') {

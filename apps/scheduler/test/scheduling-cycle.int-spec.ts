@@ -52,8 +52,48 @@ describe('SchedulingCycle', () => {
     expect(placed).toMatchObject({ state: 'SCHEDULED', attempt: 1, nodeIds: [node.id], pendingReason: null });
     expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(4);
     expect(await outboxCommands(job.id)).toEqual([
-      expect.objectContaining({ type: 'RUN', nodeId: node.id, attempt: 1, gang: { size: 1, rank: 0, nodeIds: [node.id] } }),
+      expect.objectContaining({ type: 'RUN', nodeId: node.id, attempt: 1, gpuIndices: [0, 1, 2, 3], gang: expect.objectContaining({ size: 1, rank: 0, nodeIds: [node.id] }) }),
     ]);
+  });
+
+  it('carries a gang\'s rendezvous and a job\'s deadline in every rank\'s RUN', async () => {
+    const model = uniqueTag('GPU');
+    const a = await makeNode().gpus(8, model).rack(model).address('10.0.0.1').insert(ds);
+    const b = await makeNode().gpus(8, model).rack(model).address('10.0.0.2').insert(ds);
+    await Promise.all([heard(a.id), heard(b.id)]);
+    const job = await makeJob().gpus(2).model(model).gang(2).maxRuntime(120).insert(ds);
+    await cycle().run();
+    const placed = (await findJob(autocommit(ds), job.id))!;
+    expect(placed).toMatchObject({ state: 'SCHEDULED', maxRuntimeSeconds: 120 });
+    const rank0 = placed.nodeIds[0];
+    const runs = await outboxCommands(job.id);
+    expect(runs.map((r) => [r.gang.rank, r.gang.masterAddr, r.gang.masterPort, r.maxRuntimeSeconds, r.gpuIndices])).toEqual([
+      [0, rank0 === a.id ? '10.0.0.1' : '10.0.0.2', 29500, 120, [0, 1]],
+      [1, rank0 === a.id ? '10.0.0.1' : '10.0.0.2', 29500, 120, [0, 1]],
+    ]);
+  });
+
+  it('gives two 4-GPU jobs on one 8-GPU node disjoint devices, and an unhealthy device to nobody', async () => {
+    const model = uniqueTag('GPU');
+    // Device 2 reported unhealthy: seven usable.
+    const node = await makeNode().devices([0, 1, 3, 4, 5, 6, 7], model).insert(ds);
+    await heard(node.id);
+    const [a, b] = [await makeJob().gpus(4).model(model).insert(ds), await makeJob().gpus(3).model(model).insert(ds)];
+    await cycle().run();
+    const placed = [(await findJob(autocommit(ds), a.id))!, (await findJob(autocommit(ds), b.id))!];
+    expect(placed.map((j) => j.state)).toEqual(['SCHEDULED', 'SCHEDULED']);
+    const devices = placed.map((j) => j.gpuIndices);
+    expect(devices.map((d) => d.length)).toEqual([4, 3]);
+    expect(new Set(devices.flat()).size).toBe(7);
+    expect(devices.flat()).not.toContain(2);
+    expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusHeld.sort()).toEqual([0, 1, 3, 4, 5, 6, 7]);
+    expect((await outboxCommands(a.id))[0].gpuIndices).toEqual(devices[0]);
+
+    // The first job's end frees its devices, and only those: the next job gets them.
+    await releaseRank(autocommit(ds), a.id, 1, node.id, new Date());
+    const c = await makeJob().gpus(4).model(model).insert(ds);
+    await cycle().run();
+    expect((await findJob(autocommit(ds), c.id))!.gpuIndices.sort()).toEqual([...devices[0]].sort());
   });
 
   it('does not place on a node that has been silent past the suspect timeout', async () => {

@@ -22,8 +22,9 @@ afterAll(async () => {
   await ds.destroy();
 });
 
-const write = (job: JobRecord, nodeIds: string[]): PlacementWrite => ({
-  jobId: job.id, expectedVersion: job.version, attempt: job.attempt + 1, nodeIds,
+/** Without `gpuIndices` the ranks take GPU counts but no recorded devices, as attempts placed before devices were assigned. */
+const write = (job: JobRecord, nodeIds: string[], gpuIndices: number[][] = nodeIds.map(() => [])): PlacementWrite => ({
+  jobId: job.id, expectedVersion: job.version, attempt: job.attempt + 1, nodeIds, gpuIndices,
   perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
   commands: nodeIds.map((n) => ({ topic: TOPIC, key: n, value: { jobId: job.id, nodeId: n } })),
 });
@@ -46,6 +47,40 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
     expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(3);
     expect(await loadRanks(autocommit(ds), job.id, 1)).toHaveLength(1);
     expect((await listJobEvents(autocommit(ds), job.id, 0, 10)).map((e) => e.toState)).toEqual(['QUEUED', 'SCHEDULED']);
+  });
+
+  it('takes the devices with the capacity: on each rank, on the job, held on the node, handed back with the release', async () => {
+    const [a, b] = [await makeNode().gpus(8).address('10.0.0.1').insert(ds), await makeNode().gpus(8).insert(ds)];
+    const gang = await makeJob().gpus(2).gang(2).insert(ds);
+    expect(await commit([write(gang, [a.id, b.id], [[0, 1], [6, 7]])], await versionsOf([a.id, b.id]))).toEqual({ placed: [gang.id], lost: [] });
+    const ranks: Array<{ rank: number; gpu_indices: number[] }> = await ds.query(`SELECT rank, gpu_indices FROM attempt_nodes WHERE job_id = $1 ORDER BY rank`, [gang.id]);
+    expect(ranks).toEqual([{ rank: 0, gpu_indices: [0, 1] }, { rank: 1, gpu_indices: [6, 7] }]);
+    expect(await findJob(autocommit(ds), gang.id)).toMatchObject({ gpuIndices: [0, 1, 6, 7], masterAddr: '10.0.0.1' });
+    expect((await loadNodes(autocommit(ds), [a.id, b.id])).map((n) => [n.id, n.gpusHeld])).toEqual([[a.id, [0, 1]], [b.id, [6, 7]]].sort());
+
+    // The next placement on a takes other devices; a's release gives back only its own.
+    const next = await placeJob(ds, await makeJob().gpus(3).insert(ds), [a.id]);
+    expect(next.gpuIndices).toEqual([2, 3, 4]);
+    await inTransaction(ds, (sql) => releaseRank(sql, gang.id, 1, a.id, new Date()));
+    expect((await loadNodes(autocommit(ds), [a.id]))[0]).toMatchObject({ gpusAllocated: 3, gpusHeld: [2, 3, 4] });
+  });
+
+  it.each<[string, number[], number[][]]>([
+    ['a device another live rank holds', [0, 1, 2, 3, 4, 5, 6, 7], [[3, 4]]],
+    ['a device the node does not report healthy', [0, 1, 2, 4, 5, 6, 7], [[2, 3]]],
+    ['the same device twice', [0, 1, 2, 3, 4, 5, 6, 7], [[5, 5]]],
+  ])('refuses %s, even at the right version', async (_name, healthy, devices) => {
+    const node = await makeNode().devices(healthy).insert(ds);
+    const first = await makeJob().gpus(1).insert(ds);
+    expect(await commit([write(first, [node.id], [[4]])], await versionsOf([node.id]))).toEqual({ placed: [first.id], lost: [] });
+    const job = await makeJob().gpus(2).insert(ds);
+    expect(await commit([write(job, [node.id], devices)], await versionsOf([node.id]))).toEqual({ placed: [], lost: [job.id] });
+    expect((await loadNodes(autocommit(ds), [node.id]))[0]).toMatchObject({ gpusAllocated: 1, gpusHeld: [4] });
+  });
+
+  it('the database itself refuses a device held twice', async () => {
+    const node = await makeNode().gpus(8).insert(ds);
+    await expect(ds.query(`UPDATE nodes SET gpus_held = '{1,2,1}' WHERE id = $1`, [node.id])).rejects.toThrow(/nodes_gpus_held_distinct/);
   });
 
   it('never over-commits a node, even at the right version', async () => {
@@ -95,6 +130,22 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
       expect([n.gpus_allocated, n.cpu_allocated, Number(n.memory_allocated)]).toEqual([n.held_gpus, n.held_cpu, Number(n.held_mem)]);
     }
 
+    // No device held by two live ranks, each rank holds exactly its GPU count, and what each node
+    // says it holds is exactly what its live ranks hold.
+    const devices: Array<{ node_id: string; gpus: number; gpu_indices: number[] }> = await ds.query(
+      `SELECT node_id, gpus, gpu_indices FROM attempt_nodes WHERE released_at IS NULL AND node_id = ANY($1::text[])`, [nodes.map((n) => n.id)]);
+    const heldBy = new Map<string, number[]>();
+    for (const r of devices) {
+      expect(r.gpu_indices).toHaveLength(r.gpus);
+      heldBy.set(r.node_id, [...(heldBy.get(r.node_id) ?? []), ...r.gpu_indices]);
+    }
+    for (const n of await loadNodes(autocommit(ds), nodes.map((x) => x.id))) {
+      const held = heldBy.get(n.id) ?? [];
+      expect(new Set(held).size).toBe(held.length);
+      expect([...n.gpusHeld].sort()).toEqual([...held].sort());
+      for (const d of held) expect(n.gpuIndices).toContain(d);
+    }
+
     // No job placed twice: one racer says it placed it, and the database holds one placement of it:
     // attempt 1, one rank per node of the gang on distinct nodes, one SCHEDULED event, one RUN per rank.
     const claimed = results.flatMap((r) => r.placed);
@@ -128,7 +179,7 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
   it('records a node shrinking below what its running work holds, and places nothing more on it', async () => {
     const node = await makeNode().gpus(8).insert(ds);
     await placeJob(ds, await makeJob().gpus(8).insert(ds), [node.id]);
-    await upsertNodeTopology(autocommit(ds), [{ ...node, gpusTotal: 6 }], new Date());
+    await upsertNodeTopology(autocommit(ds), [{ ...node, gpusTotal: 6, gpuIndices: [0, 1, 2, 3, 4, 5] }], new Date());
     const [shrunk] = await loadNodes(autocommit(ds), [node.id]);
     expect([shrunk.gpusTotal, shrunk.gpusAllocated]).toEqual([6, 8]);
     const cpuOnly = await makeJob().gpus(0).insert(ds);

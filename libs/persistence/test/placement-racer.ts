@@ -15,6 +15,7 @@
  */
 import { createInterface } from 'node:readline';
 import { DataSource } from 'typeorm';
+import { chooseGpuIndices, holdGpuIndices } from '@gantry/domain';
 import { PlacementWrite, Sql, autocommit, commitPlacementsThatHold, createDataSource, findJobs, loadNodes } from '@gantry/persistence';
 
 const MAX_ROUNDS = 500;
@@ -49,6 +50,8 @@ function shuffled<T>(items: T[], rand: () => number): T[] {
 async function planFrom(sql: Sql, nodeIds: string[], jobIds: string[], topic: string, order: <T>(items: T[]) => T[]): Promise<Plan> {
   const nodes = await loadNodes(sql, nodeIds);
   const free = new Map(nodes.map((n) => [n.id, { gpus: n.gpusTotal - n.gpusAllocated, cpu: n.cpuCores - n.cpuAllocated, mem: n.memoryMiB - n.memoryAllocated }]));
+  // Devices as the scheduler picks them: lowest free first, what this plan took counted as held.
+  const devices = new Map(nodes.map((n) => [n.id, { gpusTotal: n.gpusTotal, gpuIndices: n.gpuIndices, gpusHeld: [...n.gpusHeld] }]));
   const byId = new Map((await findJobs(sql, jobIds)).map((j) => [j.id, j]));
   const writes: PlacementWrite[] = [];
   for (const job of order(jobIds.map((id) => byId.get(id)!).filter((j) => j.state === 'QUEUED'))) {
@@ -57,12 +60,16 @@ async function planFrom(sql: Sql, nodeIds: string[], jobIds: string[], topic: st
       .slice(0, job.nodes)
       .map((n) => n.id);
     if (chosen.length < job.nodes) continue;
-    for (const id of chosen) {
+    const gpuIndices = chosen.map((id) => chooseGpuIndices(devices.get(id)!, job.gpus));
+    if (gpuIndices.some((d) => d === null)) continue;
+    chosen.forEach((id, rank) => {
       const f = free.get(id)!;
       free.set(id, { gpus: f.gpus - job.gpus, cpu: f.cpu - job.cpuCores, mem: f.mem - job.memoryMiB });
-    }
+      const d = devices.get(id)!;
+      d.gpusHeld = holdGpuIndices(d, gpuIndices[rank]!);
+    });
     writes.push({
-      jobId: job.id, expectedVersion: job.version, attempt: job.attempt + 1, nodeIds: chosen,
+      jobId: job.id, expectedVersion: job.version, attempt: job.attempt + 1, nodeIds: chosen, gpuIndices: gpuIndices as number[][],
       perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
       commands: chosen.map((nodeId) => ({ topic, key: nodeId, value: { type: 'RUN', jobId: job.id, nodeId } })),
     });

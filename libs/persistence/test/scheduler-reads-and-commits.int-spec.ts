@@ -14,8 +14,8 @@ afterAll(async () => {
   await ds.destroy();
 });
 
-const write = (job: JobRecord, nodeIds: string[], gpus: number): PlacementWrite => ({
-  jobId: job.id, expectedVersion: job.version, attempt: 1, nodeIds, perRank: { gpus, cpuCores: 1, memoryMiB: 1 },
+const write = (job: JobRecord, nodeIds: string[], gpus: number, gpuIndices: number[][] = nodeIds.map(() => [])): PlacementWrite => ({
+  jobId: job.id, expectedVersion: job.version, attempt: 1, nodeIds, gpuIndices, perRank: { gpus, cpuCores: 1, memoryMiB: 1 },
   commands: nodeIds.map((n) => ({ topic: 'test.placements', key: n, value: { jobId: job.id, nodeId: n } })),
 });
 

@@ -19,6 +19,8 @@ const SUITES = {
   'graceful-shutdown': { basePort: 18580, redisDb: 15 },
   'scheduling-stress': { basePort: 18600, redisDb: 9 },
   'scheduling-policy': { basePort: 18620, redisDb: 16 },
+  // Two real agents (the stack's and one extra) with fake 8-GPU inventories.
+  'gpu-devices': { basePort: 18640, redisDb: 21 },
   'partition-hold': { basePort: 18700, redisDb: 11 },
   'control-plane-faults': { basePort: 18720, redisDb: 12 },
   'cli-and-streams': { basePort: 18740, redisDb: 17 },

@@ -33,7 +33,7 @@ const str = (n: number, c = 'a') => c.repeat(n);
 const full = {
   queue: 'research-1', name: 'train-7b', image: 'registry/pytorch:24.05', command: ['python', 'train.py'],
   env: { EPOCHS: '3', _X: '' }, labels: { team: 'nlp', 'a.b/c': 'd' },
-  resources: { gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 }, nodes: 2, maxRetries: 2,
+  resources: { gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 }, nodes: 2, maxRetries: 2, maxRuntimeSeconds: 3600,
 };
 const minimal = { name: 'n', image: 'i', command: ['true'] };
 
@@ -42,7 +42,7 @@ describe('parseCreateJob', () => {
     ['every field', full],
     ['only the required fields', minimal],
     ['the bench body', { name: 'bench', image: 'none', command: ['true'], env: { SIM_DURATION_MS: '1000' } }],
-    ['optional fields null', { ...minimal, queue: null, env: null, labels: null, resources: null, nodes: null, maxRetries: null }],
+    ['optional fields null', { ...minimal, queue: null, env: null, labels: null, resources: null, nodes: null, maxRetries: null, maxRuntimeSeconds: null }],
     ['resources without a GPU model', { ...minimal, resources: { gpus: 0, cpuCores: 1, memoryMiB: 1 } }],
     ['resources with a null GPU model', { ...minimal, resources: { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1 } }],
     ['every bound at its largest', {
@@ -51,10 +51,10 @@ describe('parseCreateJob', () => {
       env: Object.fromEntries(Array.from({ length: ENV_LIMITS.maxEntries }, (_, i) => [`V${i}`, ''])),
       labels: Object.fromEntries(Array.from({ length: LABEL_LIMITS.maxEntries }, (_, i) => [`l${i}`, str(LABEL_LIMITS.maxValueLength)])),
       resources: { gpus: JOB_LIMITS.gpusMax, gpuModel: str(JOB_LIMITS.gpuModelMax), cpuCores: JOB_LIMITS.cpuCoresMax, memoryMiB: JOB_LIMITS.memoryMiBMax },
-      nodes: JOB_LIMITS.nodesMax, maxRetries: JOB_LIMITS.maxRetriesMax,
+      nodes: JOB_LIMITS.nodesMax, maxRetries: JOB_LIMITS.maxRetriesMax, maxRuntimeSeconds: JOB_LIMITS.maxRuntimeSecondsMax,
     }],
     ['an env of exactly 64 KiB in keys and values', { ...minimal, env: { A: str(32767), B: str(32767) } }],
-    ['every bound at its smallest', { ...minimal, resources: { gpus: 0, cpuCores: 0, memoryMiB: 0 }, nodes: 1, maxRetries: 0, env: {}, labels: {} }],
+    ['every bound at its smallest', { ...minimal, resources: { gpus: 0, cpuCores: 0, memoryMiB: 0 }, nodes: 1, maxRetries: 0, maxRuntimeSeconds: 1, env: {}, labels: {} }],
   ])('accepts %s, as the class does', async (_n, input) => {
     expect(await expectAgreement(input)).not.toBeNull();
   });
@@ -95,6 +95,11 @@ describe('parseCreateJob', () => {
     ['too many nodes', { ...minimal, nodes: JOB_LIMITS.nodesMax + 1 }],
     ['nodes as a string', { ...minimal, nodes: '2' }],
     ['too many retries', { ...minimal, maxRetries: JOB_LIMITS.maxRetriesMax + 1 }],
+    ['a deadline of 0 seconds', { ...minimal, maxRuntimeSeconds: 0 }],
+    ['a negative deadline', { ...minimal, maxRuntimeSeconds: -5 }],
+    ['a fractional deadline', { ...minimal, maxRuntimeSeconds: 1.5 }],
+    ['a deadline as a string', { ...minimal, maxRuntimeSeconds: '60' }],
+    ['a deadline past a year', { ...minimal, maxRuntimeSeconds: JOB_LIMITS.maxRuntimeSecondsMax + 1 }],
     ['an array body', [minimal]],
     ['an empty body', {}],
     ['a string body', 'job'],
@@ -124,7 +129,7 @@ describe('parseCreateJob', () => {
       else parent[key] = structuredClone(v);
     };
     const paths: Mutation[] = [
-      ...['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries', 'extra'].map((k) => set([k])),
+      ...['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries', 'maxRuntimeSeconds', 'extra'].map((k) => set([k])),
       ...['gpus', 'gpuModel', 'cpuCores', 'memoryMiB', 'extra'].map((k) => set(['resources', k])),
       set(['command', '0']), set(['command', '1']), set(['env', 'EPOCHS']), set(['env', 'bad key']), set(['labels', 'team']), set(['labels', str(64)]),
     ];
@@ -180,6 +185,7 @@ describe('parseCreateJob', () => {
         ),
         nodes: fc.oneof(around(1, JOB_LIMITS.nodesMax), fc.constant(null)),
         maxRetries: fc.oneof(around(0, JOB_LIMITS.maxRetriesMax), fc.constant(null)),
+        maxRuntimeSeconds: fc.oneof(around(1, JOB_LIMITS.maxRuntimeSecondsMax), fc.constant(null)),
       },
       { requiredKeys: ['name', 'image', 'command'] },
     );

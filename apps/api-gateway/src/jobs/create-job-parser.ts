@@ -13,7 +13,7 @@ import {
 
 type Obj = Record<string, unknown>;
 
-const JOB_KEYS = new Set(['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries']);
+const JOB_KEYS = new Set(['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries', 'maxRuntimeSeconds']);
 const RESOURCE_KEYS = new Set(['gpus', 'gpuModel', 'cpuCores', 'memoryMiB']);
 
 const isPlainObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
@@ -40,7 +40,7 @@ function resources(v: unknown): ResourcesDto | null | undefined | false {
 /** The CreateJobDto the global pipe would return for `body`, or null when the pipe must decide. */
 export function parseCreateJob(body: unknown): CreateJobDto | null {
   if (!isPlainObject(body) || !onlyKeys(body, JOB_KEYS)) return null;
-  const { queue, name, image, command, env, labels, nodes, maxRetries } = body;
+  const { queue, name, image, command, env, labels, nodes, maxRetries, maxRuntimeSeconds } = body;
   // matches() checks that the value is a string itself, whatever its declared parameter type says.
   if (!absent(queue) && !matches(queue as string, QUEUE_NAME_PATTERN)) return null;
   if (!length(name, 1, JOB_LIMITS.nameMax) || !length(image, 1, JOB_LIMITS.imageMax)) return null;
@@ -51,6 +51,7 @@ export function parseCreateJob(body: unknown): CreateJobDto | null {
   if (totalBytes(env) > JOB_LIMITS.envTotalBytesMax) return null;
   if (!absent(nodes) && !intIn(nodes, 1, JOB_LIMITS.nodesMax)) return null;
   if (!absent(maxRetries) && !intIn(maxRetries, 0, JOB_LIMITS.maxRetriesMax)) return null;
+  if (!absent(maxRuntimeSeconds) && !intIn(maxRuntimeSeconds, 1, JOB_LIMITS.maxRuntimeSecondsMax)) return null;
   const r = resources(body.resources);
   if (r === false) return null;
   const dto = Object.assign(new CreateJobDto(), body);

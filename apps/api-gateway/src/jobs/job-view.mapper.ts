@@ -1,4 +1,5 @@
-import { JobEventView, JobView } from '@gantry/contracts';
+import { JobEventView, JobView, PlacementView } from '@gantry/contracts';
+import { rankGpuIndices } from '@gantry/domain';
 import { JobEventRecord, JobRecord } from '@gantry/persistence';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -8,11 +9,17 @@ export function toJobView(j: JobRecord): JobView {
     id: j.id, owner: j.owner, queue: j.queue, name: j.name, image: j.image, command: j.command, env: j.env,
     labels: j.labels,
     resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB },
-    nodes: j.nodes, maxRetries: j.maxRetries, state: j.state, cancelRequested: j.cancelRequested,
+    nodes: j.nodes, maxRetries: j.maxRetries, maxRuntimeSeconds: j.maxRuntimeSeconds, state: j.state, cancelRequested: j.cancelRequested,
     attempt: j.attempt, pendingReason: j.pendingReason, exitCode: j.exitCode, reason: j.reason, nodeIds: j.nodeIds,
+    placements: placementsOf(j),
     createdAt: j.createdAt.toISOString(), updatedAt: j.updatedAt.toISOString(),
     startedAt: iso(j.startedAt), finishedAt: iso(j.finishedAt),
   };
+}
+
+/** Rank i runs on nodeIds[i] and holds its share of the attempt's devices (jobs.gpu_indices, `gpus` per rank). */
+function placementsOf(j: JobRecord): PlacementView[] {
+  return j.nodeIds.map((nodeId, rank) => ({ rank, nodeId, gpuIndices: rankGpuIndices(j.gpuIndices, j.gpus, j.nodeIds.length, rank) }));
 }
 
 export function toEventView(e: JobEventRecord): JobEventView {

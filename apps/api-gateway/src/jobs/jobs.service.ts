@@ -82,6 +82,7 @@ export class JobsService {
         command: dto.command, env: dto.env ?? {}, labels: dto.labels ?? {},
         gpus: resources.gpus, gpuModel: resources.gpuModel ?? null, cpuCores: resources.cpuCores, memoryMiB: resources.memoryMiB,
         nodes: dto.nodes ?? 1, maxRetries: dto.maxRetries ?? 0, traceParent: trace.traceparent ?? null, createdAt: now,
+        maxRuntimeSeconds: dto.maxRuntimeSeconds ?? null,
       },
       idempotency: idem,
       anyQueue: who.role === 'operator',

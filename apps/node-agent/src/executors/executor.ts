@@ -1,11 +1,15 @@
 /** What an agent needs to start one rank of one attempt. */
 export interface ExecutionSpec {
+  /** The node this rank runs on (GANTRY_NODE_ID). */
+  nodeId: string;
   jobId: string;
   attempt: number;
   image: string;
   command: string[];
   env: Record<string, string>;
-  gang: { size: number; rank: number; nodeIds: string[] };
+  gang: { size: number; rank: number; nodeIds: string[]; masterAddr?: string; masterPort?: number };
+  /** The GPU devices this rank holds; absent: the RUN did not say (placed before devices were assigned), the variables are left alone. */
+  gpuIndices?: number[];
 }
 
 export interface ExecutionResult {

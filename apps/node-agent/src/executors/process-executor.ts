@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Execution, ExecutionResult, ExecutionSpec, Executor } from './executor';
+import { jobEnvironment } from './job-environment';
 
 /**
  * Runs the job's command as a child process in its own process group (so stopping it stops
- * everything it started), stdout and stderr to `<workdir>/<jobId>-<attempt>.log`.
+ * everything it started), stdout and stderr to `<workdir>/<jobId>-<attempt>.log`, with the
+ * environment jobEnvironment gives it (its GPU devices, its gang's rendezvous).
  * `image` is recorded, not used: this executor has no container runtime.
  */
 export class ProcessExecutor implements Executor {
@@ -23,20 +25,10 @@ export class ProcessExecutor implements Executor {
       log.end();
       onExit({ ...r, stoppedFor });
     };
-    const child = spawn(spec.command[0], spec.command.slice(1), {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: process.env.HOME ?? '/tmp',
-        ...spec.env,
-        GANTRY_JOB_ID: spec.jobId,
-        GANTRY_ATTEMPT: String(spec.attempt),
-        GANTRY_GANG_SIZE: String(spec.gang.size),
-        GANTRY_GANG_RANK: String(spec.gang.rank),
-        GANTRY_GANG_NODES: spec.gang.nodeIds.join(','),
-      },
-    });
+    const nodeIdsPath = join(this.workdir, `${spec.jobId}-${spec.attempt}.nodes`);
+    const { env, nodeIdsFile } = jobEnvironment(spec, { path: process.env.PATH, home: process.env.HOME, nodeIdsPath });
+    if (nodeIdsFile !== null) writeFileSync(nodeIdsPath, nodeIdsFile);
+    const child = spawn(spec.command[0], spec.command.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
     child.on('error', (err) => finish({ exitCode: null, signal: null, error: err.message }));

@@ -1,4 +1,7 @@
-import { gpuModelName, parseNvidiaSmi } from './nvidia-smi';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gpuModelName, parseNvidiaSmi, queryNvidiaSmi } from './nvidia-smi';
 
 describe('gpuModelName', () => {
   it.each([
@@ -29,3 +32,21 @@ describe('parseNvidiaSmi', () => {
 
   it('returns nothing for empty output', () => expect(parseNvidiaSmi('\n')).toEqual([]));
 });
+
+describe('queryNvidiaSmi with another program (GANTRY_NVIDIA_SMI)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fake-smi-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads the GPUs a stand-in prints, an unreadable one unhealthy', async () => {
+    const smi = join(dir, 'nvidia-smi');
+    writeFileSync(smi, '#!/bin/sh\nprintf "0, NVIDIA H100 80GB HBM3, 81559, 10, 5, P0\\n1, NVIDIA H100 80GB HBM3, [N/A], [N/A], [N/A], P0\\n"\n');
+    chmodSync(smi, 0o755);
+    const gpus = await queryNvidiaSmi(5000, smi);
+    expect(gpus!.map((g) => [g.index, g.model, g.healthy])).toEqual([[0, 'H100', true], [1, 'H100', false]]);
+  });
+
+  it('reports no GPUs (null) when the program does not exist', async () => {
+    expect(await queryNvidiaSmi(5000, join(dir, 'absent'))).toBeNull();
+  });
+});
+

@@ -34,10 +34,10 @@ export function parseNvidiaSmi(csv: string): GpuTelemetry[] {
     });
 }
 
-/** Runs nvidia-smi; null when it is not installed (a CPU-only host). */
-export function queryNvidiaSmi(timeoutMs = 5000): Promise<GpuTelemetry[] | null> {
+/** Runs nvidia-smi (`command`: a name on PATH or a path); null when it is not installed (a CPU-only host). */
+export function queryNvidiaSmi(timeoutMs = 5000, command = 'nvidia-smi'): Promise<GpuTelemetry[] | null> {
   return new Promise((resolve) => {
-    execFile('nvidia-smi', NVIDIA_SMI_ARGS, { timeout: timeoutMs }, (err, stdout) => {
+    execFile(command, NVIDIA_SMI_ARGS, { timeout: timeoutMs }, (err, stdout) => {
       if (err) return resolve((err as NodeJS.ErrnoException).code === 'ENOENT' ? null : []);
       resolve(parseNvidiaSmi(stdout));
     });

@@ -421,6 +421,14 @@ export interface components {
              * @default 0
              */
             maxRetries?: number;
+            /** @description Longest an attempt may run, seconds: the agent then kills it and the job ends FAILED with reason DEADLINE_EXCEEDED (not retried). Absent: no limit */
+            maxRuntimeSeconds?: number;
+        };
+        PlacementView: {
+            rank: number;
+            nodeId: string;
+            /** @description GPU device indices of the node held by this rank (CUDA_VISIBLE_DEVICES); empty for a job without GPUs, or an attempt placed before devices were assigned */
+            gpuIndices: number[];
         };
         JobView: {
             id: string;
@@ -438,6 +446,8 @@ export interface components {
             resources: components["schemas"]["ResourcesDto"];
             nodes: number;
             maxRetries: number;
+            /** @description Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit */
+            maxRuntimeSeconds?: number | null;
             /** @enum {string} */
             state: "QUEUED" | "SCHEDULED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
             cancelRequested: boolean;
@@ -448,6 +458,8 @@ export interface components {
             reason?: string | null;
             /** @description Nodes of the current attempt, by gang rank */
             nodeIds: string[];
+            /** @description The current (or last) attempt rank by rank: its node and GPU devices; empty before the first placement */
+            placements: components["schemas"]["PlacementView"][];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -620,7 +632,10 @@ export interface components {
             telemetryAt: string | null;
             /** @description Empty while no telemetry has arrived */
             gpus: ({
-                /** Format: int64 */
+                /**
+                 * Format: int64
+                 * @description the device index (nvidia-smi), as CUDA_VISIBLE_DEVICES names it; only 0..63 are ever assigned
+                 */
                 index: number;
                 model: string;
                 /** Format: int64 */
@@ -628,6 +643,7 @@ export interface components {
                 /** Format: int64 */
                 memoryUsedMiB: number;
                 utilization: number;
+                /** @description false: never assigned to a rank (and not counted as capacity) */
                 healthy: boolean;
             } & {
                 [key: string]: unknown;

@@ -20,6 +20,8 @@ export const JOB_LIMITS = {
   envTotalBytesMax: 64 * 1024,
   nodesMax: 1024,
   maxRetriesMax: 10,
+  /** One year: a deadline, not a way to run forever. */
+  maxRuntimeSecondsMax: 31_536_000,
   gpusMax: 64,
   gpuModelMax: 64,
   cpuCoresMax: 1024,
@@ -86,6 +88,13 @@ export class CreateJobDto {
   @ApiPropertyOptional({ minimum: 0, maximum: JOB_LIMITS.maxRetriesMax, default: 0, description: 'Re-placements after a lost attempt' })
   @IsOptional() @IsInt() @Min(0) @Max(JOB_LIMITS.maxRetriesMax)
   maxRetries?: number;
+
+  @ApiPropertyOptional({
+    minimum: 1, maximum: JOB_LIMITS.maxRuntimeSecondsMax,
+    description: 'Longest an attempt may run, seconds: the agent then kills it and the job ends FAILED with reason DEADLINE_EXCEEDED (not retried). Absent: no limit',
+  })
+  @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.maxRuntimeSecondsMax)
+  maxRuntimeSeconds?: number;
 }
 
 export const DEFAULT_RESOURCES: Readonly<Required<ResourcesDto>> = { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1024 };

@@ -2,6 +2,17 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { JOB_STATES, JobState } from '@gantry/domain';
 import { ResourcesDto } from './create-job.dto';
 
+/** One rank of the current (or last) attempt: where it runs and the GPU devices it holds there. */
+export class PlacementView {
+  @ApiProperty({ minimum: 0 }) rank!: number;
+  @ApiProperty() nodeId!: string;
+  @ApiProperty({
+    type: [Number], maxItems: 64,
+    description: 'GPU device indices of the node held by this rank (CUDA_VISIBLE_DEVICES); empty for a job without GPUs, or an attempt placed before devices were assigned',
+  })
+  gpuIndices!: number[];
+}
+
 /** The job resource returned by every job endpoint. */
 export class JobView {
   @ApiProperty() id!: string;
@@ -15,6 +26,8 @@ export class JobView {
   @ApiProperty({ type: ResourcesDto }) resources!: { gpus: number; gpuModel: string | null; cpuCores: number; memoryMiB: number };
   @ApiProperty() nodes!: number;
   @ApiProperty() maxRetries!: number;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: 'Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit' })
+  maxRuntimeSeconds!: number | null;
   @ApiProperty({ enum: JOB_STATES }) state!: JobState;
   @ApiProperty() cancelRequested!: boolean;
   @ApiProperty({ description: '0 until first placed, then the current or last attempt' }) attempt!: number;
@@ -22,6 +35,8 @@ export class JobView {
   @ApiPropertyOptional({ nullable: true, type: Number }) exitCode!: number | null;
   @ApiPropertyOptional({ nullable: true, type: String }) reason!: string | null;
   @ApiProperty({ type: [String], description: 'Nodes of the current attempt, by gang rank' }) nodeIds!: string[];
+  @ApiProperty({ type: [PlacementView], description: 'The current (or last) attempt rank by rank: its node and GPU devices; empty before the first placement' })
+  placements!: PlacementView[];
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
   @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String }) startedAt!: string | null;

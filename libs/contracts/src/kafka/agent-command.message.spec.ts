@@ -15,6 +15,8 @@ describe('parseAgentCommand', () => {
     ['a RUN with no GPU model (absent)', { ...run, resources: { gpus: 0, cpuCores: 1, memoryMiB: 1 } }],
     ['a RUN with empty command, env and nodeIds', { ...run, command: [], env: {}, gang: { size: 1, rank: 0, nodeIds: [] } }],
     ['env keys that name Object.prototype members', { ...run, env: { toString: 'x', constructor: 'y' } }],
+    ['a RUN without devices, rendezvous or deadline (an older control plane)', { ...run, gpuIndices: undefined, maxRuntimeSeconds: undefined, gang: { size: 2, rank: 1, nodeIds: run.gang.nodeIds } }],
+    ['a RUN with a deadline', { ...run, maxRuntimeSeconds: 2 }],
   ])('accepts %s, as sent', (_n, input) => expect(parseAgentCommand(buf(input))).toEqual({ ok: true, value: plain(input) }));
 
   it.each([
@@ -45,6 +47,12 @@ describe('parseAgentCommand', () => {
     ['a bad nodeId', { ...run, nodeId: '../etc' }, 'nodeId: must match pattern'],
     ['an empty jobId', { ...run, jobId: '' }, 'jobId: must be 1 to 64 characters'],
     ['attempt 0', { ...run, attempt: 0 }, 'attempt: must be >= 1'],
+    ['a negative GPU index', { ...run, gpuIndices: [-1] }, 'gpuIndices[0]: must be >= 0'],
+    ['a GPU index past 63', { ...run, gpuIndices: [64] }, 'gpuIndices[0]: must be <= 63'],
+    ['GPU indices not in an array', { ...run, gpuIndices: '0,1' }, 'gpuIndices: must be array'],
+    ['a deadline of 0 seconds', { ...run, maxRuntimeSeconds: 0 }, 'maxRuntimeSeconds: must be >= 1'],
+    ['a master port of 0', { ...run, gang: { ...run.gang, masterPort: 0 } }, 'gang.masterPort: must be >= 1'],
+    ['a NUL in the master address', { ...run, gang: { ...run.gang, masterAddr: 'h\u0000' } }, 'gang.masterAddr: must be 1 to 255 characters, none of them NUL'],
     ['a fractional attempt', { ...kill, attempt: 1.5 }, 'attempt: must be integer'],
     ['a KILL without a reason', { ...kill, reason: undefined }, 'reason: is required'],
     ['a KILL with a numeric reason', { ...kill, reason: 3 }, 'reason: must be string'],

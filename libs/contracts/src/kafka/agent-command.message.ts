@@ -16,7 +16,13 @@ export const CommandResourcesSchema = OpenObject({
  */
 const ISSUED_AT = EpochMs();
 
-export const GangInfoSchema = OpenObject({ size: Int(1), rank: Int(0), nodeIds: Type.Array(Text()) });
+export const GangInfoSchema = OpenObject({
+  size: Int(1),
+  rank: Int(0),
+  nodeIds: Type.Array(Text()),
+  masterAddr: Type.Optional(Text({ minLength: 1, maxLength: 255, description: "rank 0's node address (its heartbeats' address, else its node id): MASTER_ADDR" })),
+  masterPort: Type.Optional(Int(1, 65535, 'MASTER_PORT')),
+});
 
 /** Start one attempt's rank on one node (repeated as is when the node's beats lack it). */
 export const RunCommandSchema = OpenObject({
@@ -30,6 +36,8 @@ export const RunCommandSchema = OpenObject({
   env: StringMap(),
   resources: CommandResourcesSchema,
   gang: GangInfoSchema,
+  gpuIndices: Type.Optional(Type.Array(Int(0, 63), { maxItems: 64, description: "the GPU devices this rank holds on its node: CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES" })),
+  maxRuntimeSeconds: Type.Optional(Int(1, 31_536_000, 'the agent kills the attempt after this long and reports FAILED, reason DEADLINE_EXCEEDED')),
 });
 
 /** Stop one attempt on one node. */

@@ -17,6 +17,8 @@ describe('parseHeartbeat', () => {
     ['a liveness beat (no telemetry)', liveness],
     ['a liveness beat with nothing running', { ...liveness, running: [] }],
     ['64 GPUs, 1024 running attempts', { ...good, gpus: Array.from({ length: 64 }, () => gpu), running: Array.from({ length: 1024 }, () => ({ jobId: 'j', attempt: 1 })) }],
+    ['an address (a gang\'s MASTER_ADDR when the node holds rank 0)', { ...good, address: '10.0.0.42' }],
+    ['an unhealthy GPU (never assigned)', { ...good, gpus: [gpu, { ...gpu, index: 1, healthy: false }] }],
     ['a zone of 64 characters, some outside the BMP (counted as characters)', { ...good, zone: `${'z'.repeat(62)}\u{1F600}\u{1F600}` }],
   ])('accepts %s, as sent', (_n, input) => {
     expect(parseHeartbeat(buf(input))).toEqual({ ok: true, value: plain(input) });
@@ -35,6 +37,8 @@ describe('parseHeartbeat', () => {
     ['a NUL in a GPU model', { ...good, gpus: [{ ...gpu, model: 'H\u0000' }] }, 'gpus[0].model: must be 1 to 64 characters, none of them NUL'],
     ['a NUL in a running job id', { ...good, running: [{ jobId: '\u0000', attempt: 1 }] }, 'running[0].jobId: must be 1 to 64 characters, none of them NUL'],
     ['bad nodeId', { ...good, nodeId: '-x' }, 'nodeId: must match pattern'],
+    ['an empty address', { ...good, address: '' }, 'address: must be 1 to 255 characters, none of them NUL'],
+    ['a NUL in the address', { ...good, address: '10.0.0.1\u0000' }, 'address: must be 1 to 255 characters, none of them NUL'],
     ['missing bootId', { ...good, bootId: undefined }, 'bootId: is required'],
     ['fractional seq', { ...good, seq: 1.5 }, 'seq: must be integer'],
     ['string seq', { ...good, seq: '3' }, 'seq: must be integer'],

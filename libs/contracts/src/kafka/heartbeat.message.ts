@@ -4,12 +4,12 @@ import { messageParser } from './message-parser';
 
 // Telemetry and the running set are stored in Redis as sent and shown by GET /v1/nodes: StoredObjects.
 export const GpuTelemetrySchema = StoredObject({
-  index: Int(0),
+  index: Int(0, Number.MAX_SAFE_INTEGER, 'the device index (nvidia-smi), as CUDA_VISIBLE_DEVICES names it; only 0..63 are ever assigned'),
   model: Text({ minLength: 1, maxLength: 64 }),
   memoryMiB: Int(0),
   memoryUsedMiB: Int(0),
   utilization: Unit(),
-  healthy: Type.Boolean(),
+  healthy: Type.Boolean({ description: 'false: never assigned to a rank (and not counted as capacity)' }),
 });
 
 export const CpuTelemetrySchema = StoredObject({ cores: Int(0, 65536), utilization: Unit() });
@@ -31,6 +31,7 @@ export const HeartbeatSchema = OpenObject(
     sentAt: EpochMs(),
     zone: Text({ minLength: 1, maxLength: 64 }),
     rack: Text({ minLength: 1, maxLength: 64 }),
+    address: Type.Optional(Text({ minLength: 1, maxLength: 255, description: "where the node listens (host name or IP): a gang's MASTER_ADDR when it holds rank 0" })),
     gpus: Type.Optional(Type.Array(GpuTelemetrySchema, { maxItems: 64 })),
     cpu: Type.Optional(CpuTelemetrySchema),
     memory: Type.Optional(MemoryTelemetrySchema),

@@ -21,14 +21,15 @@ const gpu = (index: number) => ({ index, model: 'H100', memoryMiB: 81920, memory
 const SAMPLES: Array<{ topic: string; parse: MessageParser<unknown>; value: Record<string, unknown> }> = [
   {
     topic: TOPICS.heartbeats, parse: parseHeartbeat,
-    value: { nodeId: 'gpu-0042', bootId: 'b1', seq: 3, sentAt: 1796000000000, zone: 'z', rack: 'r', gpus: [gpu(0), gpu(1)], cpu: { cores: 96, utilization: 0.41 }, memory: { totalMiB: 1048576, usedMiB: 300000 }, running: [{ jobId, attempt: 1 }] },
+    value: { nodeId: 'gpu-0042', bootId: 'b1', seq: 3, sentAt: 1796000000000, zone: 'z', rack: 'r', address: '10.0.0.42', gpus: [gpu(0), gpu(1)], cpu: { cores: 96, utilization: 0.41 }, memory: { totalMiB: 1048576, usedMiB: 300000 }, running: [{ jobId, attempt: 1 }] },
   },
   { topic: TOPICS.jobReports, parse: parseJobReport, value: { nodeId: 'gpu-0042', jobId, attempt: 1, state: 'FAILED', exitCode: 3, reason: 'SIGNAL_SIGKILL', at: 1796000000000 } },
   {
     topic: TOPICS.agentCommands, parse: parseAgentCommand,
     value: {
       type: 'RUN', nodeId: 'gpu-0042', jobId, attempt: 1, issuedAt: 1796000000000, image: 'img', command: ['python', 'train.py'], env: { EPOCHS: '3', LR: '0.1' },
-      resources: { gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 }, gang: { size: 2, rank: 0, nodeIds: ['gpu-0042', 'gpu-0043'] },
+      resources: { gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 }, gang: { size: 2, rank: 0, nodeIds: ['gpu-0042', 'gpu-0043'], masterAddr: '10.0.0.42', masterPort: 29500 },
+      gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], maxRuntimeSeconds: 3600,
     },
   },
   { topic: TOPICS.agentCommands, parse: parseAgentCommand, value: { type: 'KILL', nodeId: 'gpu-0042', jobId, attempt: 1, issuedAt: 1796000000000, reason: 'CANCELLED_BY_USER' } },

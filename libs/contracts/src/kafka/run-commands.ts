@@ -1,3 +1,4 @@
+import { gangMasterPort, rankGpuIndices } from '@gantry/domain';
 import { RunCommand } from './agent-command.message';
 
 export interface RunnableJob {
@@ -9,11 +10,18 @@ export interface RunnableJob {
   gpuModel: string | null;
   cpuCores: number;
   memoryMiB: number;
+  /** The current attempt's GPU devices, rank by rank (`gpus` each); empty for an attempt placed before devices were assigned. */
+  gpuIndices?: number[];
+  /** Rank 0's node address when the attempt was placed; null: the node did not say (its id stands in). */
+  masterAddr?: string | null;
+  maxRuntimeSeconds?: number | null;
 }
 
 /** The RUN of one gang rank: rank i runs on nodeIds[i]. Repeated verbatim (but for issuedAt) when a RUN must be re-sent. */
 export function buildRunCommand(job: RunnableJob, attempt: number, nodeIds: string[], rank: number, issuedAt: number): RunCommand {
-  return {
+  const flat = job.gpuIndices ?? [];
+  const covered = job.gpus > 0 && flat.length === job.gpus * nodeIds.length;
+  const run: RunCommand = {
     type: 'RUN',
     nodeId: nodeIds[rank],
     jobId: job.id,
@@ -23,8 +31,17 @@ export function buildRunCommand(job: RunnableJob, attempt: number, nodeIds: stri
     command: job.command,
     env: job.env,
     resources: { gpus: job.gpus, gpuModel: job.gpuModel, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
-    gang: { size: nodeIds.length, rank, nodeIds },
+    gang: {
+      size: nodeIds.length, rank, nodeIds,
+      masterAddr: job.masterAddr ?? nodeIds[0],
+      masterPort: gangMasterPort(job.id, rankGpuIndices(flat, job.gpus, nodeIds.length, 0)),
+    },
   };
+  // A job without GPUs holds none ([]: the agent hides every device); an attempt placed before
+  // devices were assigned says nothing, and the agent leaves the variables alone.
+  if (job.gpus === 0 || covered) run.gpuIndices = rankGpuIndices(flat, job.gpus, nodeIds.length, rank);
+  if (job.maxRuntimeSeconds) run.maxRuntimeSeconds = job.maxRuntimeSeconds;
+  return run;
 }
 
 /** Every rank's RUN, one at a time: a 1,024-rank gang's RUNs are never all in memory at once. */

@@ -1,3 +1,6 @@
+/** The highest GPU device index placement hands out (a RUN's gpuIndices are 0..63). */
+export const MAX_GPU_INDEX = 63;
+
 /** The durable part of a node: where it is and what it has, as the nodes table records it. */
 export interface NodeTopology {
   id: string;
@@ -5,8 +8,12 @@ export interface NodeTopology {
   rack: string;
   /** null for a node without GPUs. */
   gpuModel: string | null;
-  /** Healthy GPUs of gpuModel. */
+  /** Healthy GPUs of gpuModel: the length of gpuIndices. */
   gpusTotal: number;
+  /** Device indices of those GPUs, ascending: the only devices placement hands out. */
+  gpuIndices: number[];
+  /** Where the node listens (its heartbeats' `address`); null when it did not say. Gangs' MASTER_ADDR. */
+  address: string | null;
   cpuCores: number;
   memoryMiB: number;
 }
@@ -16,25 +23,32 @@ export interface ReportedHardware {
   nodeId: string;
   zone: string;
   rack: string;
-  gpus: ReadonlyArray<{ model: string; healthy: boolean }>;
+  gpus: ReadonlyArray<{ index: number; model: string; healthy: boolean }>;
+  address?: string;
   cpu: { cores: number };
   memory: { totalMiB: number };
 }
 
 /**
  * A node's topology from its telemetry. A node has one GPU model (the most common among its GPUs
- * if they differ, the first by name on a tie); only healthy GPUs of that model count as capacity.
+ * if they differ, the first by name on a tie); only healthy GPUs of that model count as capacity,
+ * and only their device indices are ever assigned to a rank.
  */
 export function topologyOf(beat: ReportedHardware): NodeTopology {
   const counts = new Map<string, number>();
   for (const g of beat.gpus) counts.set(g.model, (counts.get(g.model) ?? 0) + 1);
   const model = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ?? null;
+  // An index reported twice counts once: capacity is devices, and a device is handed out once. A
+  // RUN names at most 64 devices, 0..63 (a beat lists at most 64 GPUs): an index past that is not capacity.
+  const indices = [...new Set(beat.gpus.filter((g) => g.healthy && g.model === model && g.index <= MAX_GPU_INDEX).map((g) => g.index))].sort((a, b) => a - b);
   return {
     id: beat.nodeId,
     zone: beat.zone,
     rack: beat.rack,
     gpuModel: model,
-    gpusTotal: beat.gpus.filter((g) => g.healthy && g.model === model).length,
+    gpusTotal: indices.length,
+    gpuIndices: indices,
+    address: beat.address ?? null,
     cpuCores: beat.cpu.cores,
     memoryMiB: beat.memory.totalMiB,
   };
@@ -42,5 +56,5 @@ export function topologyOf(beat: ReportedHardware): NodeTopology {
 
 /** Equal for two topologies exactly when a rewrite of one into the other would change nothing. */
 export function topologySignature(t: NodeTopology): string {
-  return [t.zone, t.rack, t.gpuModel ?? '', t.gpusTotal, t.cpuCores, t.memoryMiB].join('|');
+  return [t.zone, t.rack, t.gpuModel ?? '', t.gpusTotal, t.gpuIndices.join(','), t.cpuCores, t.memoryMiB, t.address ?? ''].join('|');
 }

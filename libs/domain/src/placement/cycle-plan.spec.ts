@@ -36,7 +36,7 @@ describe('lookaheadFilled', () => {
 describe('planCycle', () => {
   it('places in policy order: a higher band first, the lower band told PRIORITY', () => {
     const d = cycle([job('low', 'low', 8), job('high', 'high', 8)], [queue('low'), queue('high', { priority: 10 })], [node('a')]);
-    expect(d.plan.placements).toEqual([{ jobId: 'high', nodeIds: ['a'] }]);
+    expect(d.plan.placements.map((p) => [p.jobId, p.nodeIds])).toEqual([['high', ['a']]]);
     expect(d.pendingReasons).toEqual([{ jobId: 'low', reason: 'PRIORITY' }]);
     expect(d.moreQueued).toBe(false);
   });

@@ -42,14 +42,27 @@ describe('planPlacements', () => {
       expect(plan.pending).toEqual([{ jobId: j.id, reason: expected }]);
     } else {
       expect(plan.pending).toEqual([]);
-      expect(plan.placements).toEqual([{ jobId: j.id, nodeIds: expected }]);
+      expect(plan.placements.map((p) => ({ jobId: p.jobId, nodeIds: p.nodeIds }))).toEqual([{ jobId: j.id, nodeIds: expected }]);
     }
   });
 
   it('subtracts earlier placements before later jobs', () => {
     const plan = planPlacements([job('j1', { gpus: 8 }), job('j2', { gpus: 1 })], [node('a')]);
-    expect(plan.placements).toEqual([{ jobId: 'j1', nodeIds: ['a'] }]);
+    expect(plan.placements).toEqual([{ jobId: 'j1', nodeIds: ['a'], gpuIndices: [[0, 1, 2, 3, 4, 5, 6, 7]] }]);
     expect(plan.pending).toEqual([{ jobId: 'j2', reason: 'INSUFFICIENT_CAPACITY:gpus' }]);
+  });
+
+  it.each<[string, PlacementNode[], PendingJob[], Record<string, number[][]>]>([
+    ['two 4-GPU jobs on one 8-GPU node: disjoint devices', [node('a')], [job('j1', { gpus: 4 }), job('j2', { gpus: 4 })], { j1: [[0, 1, 2, 3]], j2: [[4, 5, 6, 7]] }],
+    ['devices held by live attempts are skipped', [node('a', { gpusAllocated: 2, gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], gpusHeld: [1, 2] })], [job('j', { gpus: 3 })], { j: [[0, 3, 4]] }],
+    ['an unhealthy device is never assigned', [node('a', { gpusTotal: 7, gpuIndices: [0, 1, 3, 4, 5, 6, 7] })], [job('j', { gpus: 7 })], { j: [[0, 1, 3, 4, 5, 6, 7]] }],
+    ['a job without GPUs holds none', [node('a')], [job('j', { gpus: 0 })], { j: [[]] }],
+    ['each gang rank holds devices on its own node', [node('a', { gpusAllocated: 1, gpusHeld: [0] }), node('b', { gpusAllocated: 1, gpusHeld: [5] })], [job('j', { gpus: 2 }, 2)], { j: [[1, 2], [0, 1]] }],
+    // A snapshot whose counts say a GPU is free but whose devices are all held: the job waits.
+    ['counts and devices disagree: no device is shared', [node('a', { gpusTotal: 2, gpuIndices: [0, 1], gpusHeld: [0, 1] })], [job('j', { gpus: 1 })], {}],
+  ])('devices: %s', (_name, nodes, jobs, expected) => {
+    const plan = planPlacements(jobs, nodes);
+    expect(Object.fromEntries(plan.placements.map((p) => [p.jobId, p.gpuIndices]))).toEqual(expected);
   });
 
   it.each<[string, PlacementNode[], PendingJob[], Record<string, string[]>, Record<string, string>]>([
@@ -146,13 +159,14 @@ describe('planPlacements', () => {
     expect(plan.reservation?.nodeIds ?? null).toEqual(expected.reserved);
   });
 
-  it('never over-commits and every placement fits (property)', () => {
+  it('never over-commits, every placement fits, and no device is held twice or unhealthy (property)', () => {
     const arbNode = fc.record({
       gpusTotal: fc.integer({ min: 0, max: 8 }),
       gpusAllocated: fc.integer({ min: 0, max: 8 }),
       cpu: fc.integer({ min: 1, max: 64 }),
       model: fc.constantFrom('H100', 'A100', null),
       rack: fc.constantFrom('r1', 'r2', 'r3'),
+      unhealthy: fc.uniqueArray(fc.nat(7), { maxLength: 3 }),
     });
     const arbJob = fc.record({
       gpus: fc.integer({ min: 0, max: 8 }),
@@ -162,20 +176,37 @@ describe('planPlacements', () => {
     });
     fc.assert(
       fc.property(fc.array(arbNode, { maxLength: 12 }), fc.array(arbJob, { maxLength: 20 }), (ns, js) => {
-        const nodes = ns.map((n, i) =>
-          node(`n${i}`, { gpusTotal: n.gpusTotal, gpusAllocated: Math.min(n.gpusAllocated, n.gpusTotal), cpuCores: n.cpu, gpuModel: n.model, rack: n.rack }),
-        );
+        // Devices as a node reports them: a few unhealthy (not usable, not in gpusTotal) and the
+        // allocated ones held by live attempts.
+        const nodes = ns.map((n, i) => {
+          const usable = Array.from({ length: 8 }, (_, d) => d).filter((d) => !n.unhealthy.includes(d)).slice(0, n.gpusTotal);
+          const allocated = Math.min(n.gpusAllocated, usable.length);
+          return node(`n${i}`, {
+            gpusTotal: usable.length, gpusAllocated: allocated, gpuIndices: usable, gpusHeld: usable.slice(usable.length - allocated),
+            cpuCores: n.cpu, gpuModel: n.model, rack: n.rack,
+          });
+        });
         const jobs = js.map((j, i) => job(`j${i}`, { gpus: j.gpus, cpuCores: j.cpu, gpuModel: j.model }, j.nodes));
         const plan = planPlacements(jobs, nodes);
         const state = new Map(nodes.map((n) => [n.id, n]));
+        const held = new Map(nodes.map((n) => [n.id, new Set(n.gpusHeld)]));
         for (const p of plan.placements) {
           const j = jobs.find((x) => x.id === p.jobId)!;
           expect(new Set(p.nodeIds).size).toBe(j.nodes);
-          for (const id of p.nodeIds) {
+          expect(p.gpuIndices).toHaveLength(j.nodes);
+          p.nodeIds.forEach((id, rank) => {
             const n = state.get(id)!;
             expect(fitsNow(n, j.resources)).toBe(true);
             state.set(id, allocate(n, j.resources));
-          }
+            // Exactly the rank's count, each usable (healthy), none held by anyone else.
+            const devices = p.gpuIndices[rank];
+            expect(devices).toHaveLength(j.resources.gpus);
+            for (const d of devices) {
+              expect(n.gpuIndices).toContain(d);
+              expect(held.get(id)!.has(d)).toBe(false);
+              held.get(id)!.add(d);
+            }
+          });
         }
         for (const n of state.values()) expect(isOverCommitted(n)).toBe(false);
         expect(plan.placements.length + plan.pending.length).toBe(jobs.length);

@@ -1,5 +1,6 @@
 import { ResourceRequest, ShortResource, allocate, couldEverFit, fitsNow, shortResource } from '../resources/resources';
 import { FitIndex } from './fit-index';
+import { chooseGpuIndices, holdGpuIndices } from './gpu-devices';
 import { GangCandidates } from './gang-candidates';
 import { heldByPriority } from './priority-hold';
 import { Reservation, chooseReservation } from './reservation';
@@ -10,6 +11,8 @@ export { Reservation, chooseReservation } from './reservation';
 export { heldByPriority } from './priority-hold';
 export { FitIndex } from './fit-index';
 export { GangCandidates } from './gang-candidates';
+export { NodeDevices, chooseGpuIndices, holdGpuIndices, usableGpuIndices } from './gpu-devices';
+export { MASTER_PORT_BASE, gangMasterPort, rankGpuIndices } from './gang-rendezvous';
 
 export interface PendingJob {
   id: string;
@@ -26,6 +29,8 @@ export interface Placement {
   jobId: string;
   /** Ordered by gang rank. */
   nodeIds: string[];
+  /** The GPU device indices each rank holds on its node (rank i on nodeIds[i]); [] per rank for a job without GPUs. */
+  gpuIndices: number[][];
 }
 
 export interface PlacementPlan {
@@ -166,9 +171,18 @@ function planOnto(
     } else {
       chosen = chooseNodes(gangs.racks(job.resources, reserved), job.nodes);
     }
+    // Which devices each chosen node hands out. The counts already fit, so a node short of free
+    // devices means its snapshot disagrees with itself: the job waits rather than share a device.
+    const devices = chosen ? chosen.map((n) => chooseGpuIndices(n, job.resources.gpus)) : null;
+    if (devices && devices.some((d) => d === null)) {
+      plan.pending.push({ jobId: job.id, reason: 'INSUFFICIENT_CAPACITY:gpus' });
+      continue;
+    }
     if (chosen) {
-      for (const node of chosen) {
-        const after = allocate(node, job.resources);
+      for (let k = 0; k < chosen.length; k++) {
+        const node = chosen[k];
+        const held = devices![k]!;
+        const after = held.length > 0 ? { ...allocate(node, job.resources), gpusHeld: holdGpuIndices(node, held) } : allocate(node, job.resources);
         if (!touched.has(node.id)) touched.set(node.id, node);
         changed.set(node.id, after);
         index.replace(node, after);
@@ -176,7 +190,7 @@ function planOnto(
         gangs.changed(after, reserved);
       }
       claim(chosen.map((n) => n.id), band);
-      plan.placements.push({ jobId: job.id, nodeIds: chosen.map((n) => n.id) });
+      plan.placements.push({ jobId: job.id, nodeIds: chosen.map((n) => n.id), gpuIndices: devices as number[][] });
       generation++;
       continue;
     }

@@ -1,7 +1,9 @@
 import { NodeHealth } from '../nodes/node-health';
 import { NodeCapacity } from '../resources/resources';
+import { NodeDevices } from './gpu-devices';
 
-export interface PlacementNode extends NodeCapacity {
+/** A node as the planner sees it: capacity counts, and which GPU devices are usable and held (gpu-devices.ts). */
+export interface PlacementNode extends NodeCapacity, NodeDevices {
   id: string;
   rack: string;
   health: NodeHealth;

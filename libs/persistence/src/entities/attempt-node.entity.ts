@@ -10,6 +10,8 @@ export class AttemptNodeEntity {
   @PrimaryColumn('int') rank!: number;
   @Column({ name: 'node_id', type: 'text' }) nodeId!: string;
   @Column('int') gpus!: number;
+  /** The GPU device indices this rank holds on its node (`gpus` of them; none for ranks placed before devices were assigned). */
+  @Column({ name: 'gpu_indices', type: 'int', array: true }) gpuIndices!: number[];
   @Column({ name: 'cpu_cores', type: 'int' }) cpuCores!: number;
   @Column({ name: 'memory_mib', type: 'bigint', transformer: bigintAsNumber }) memoryMiB!: number;
   @Column('text') state!: string;

@@ -23,6 +23,12 @@ export class JobEntity {
   @Column({ name: 'cancel_requested', type: 'boolean' }) cancelRequested!: boolean;
   @Column('int') attempt!: number;
   @Column({ name: 'node_ids', type: 'text', array: true }) nodeIds!: string[];
+  /** The current attempt's GPU devices, rank by rank: rank i holds entries i*gpus .. (i+1)*gpus - 1. */
+  @Column({ name: 'gpu_indices', type: 'int', array: true }) gpuIndices!: number[];
+  /** Rank 0's node address when the current attempt was placed (null: the node never said). */
+  @Column({ name: 'master_addr', type: 'text', nullable: true }) masterAddr!: string | null;
+  /** Longest an attempt may run, seconds; null: no limit. */
+  @Column({ name: 'max_runtime_seconds', type: 'int', nullable: true }) maxRuntimeSeconds!: number | null;
   @Column({ name: 'pending_reason', type: 'text', nullable: true }) pendingReason!: string | null;
   @Column({ name: 'exit_code', type: 'int', nullable: true }) exitCode!: number | null;
   @Column({ type: 'text', nullable: true }) reason!: string | null;

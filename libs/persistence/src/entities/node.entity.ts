@@ -12,6 +12,12 @@ export class NodeEntity {
   @Column({ name: 'gpus_total', type: 'int' }) gpusTotal!: number;
   @Column({ name: 'cpu_cores', type: 'int' }) cpuCores!: number;
   @Column({ name: 'memory_mib', type: 'bigint', transformer: bigintAsNumber }) memoryMiB!: number;
+  /** Device indices of the healthy GPUs of gpuModel (gpusTotal of them). */
+  @Column({ name: 'gpu_indices', type: 'int', array: true }) gpuIndices!: number[];
+  /** Device indices held by unreleased ranks; never one twice (nodes_gpus_held_distinct). */
+  @Column({ name: 'gpus_held', type: 'int', array: true }) gpusHeld!: number[];
+  /** Where the node listens (heartbeats' address); null when it never said. */
+  @Column({ type: 'text', nullable: true }) address!: string | null;
   @Column({ name: 'gpus_allocated', type: 'int' }) gpusAllocated!: number;
   @Column({ name: 'cpu_allocated', type: 'int' }) cpuAllocated!: number;
   @Column({ name: 'memory_allocated', type: 'bigint', transformer: bigintAsNumber }) memoryAllocated!: number;

@@ -68,9 +68,9 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
      ), input AS (
        SELECT t.* FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::int[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::text[], $16::timestamptz[],
-         $17::text[], $18::text[], $21::boolean[])
+         $17::text[], $18::text[], $21::boolean[], $22::int[])
        AS t (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib, nodes, max_retries,
-         trace_parent, created_at, idem_key, body_sha256, any_queue)
+         trace_parent, created_at, idem_key, body_sha256, any_queue, max_runtime_seconds)
        JOIN queue q ON q.name = t.queue
        WHERE t.any_queue OR q.allowed_owners IS NULL OR t.owner = ANY(q.allowed_owners)
      ), claimed AS (
@@ -83,9 +83,9 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
        RETURNING job_id
      ), job AS (
        INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
-         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq, idempotency_key)
+         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq, idempotency_key, max_runtime_seconds)
        SELECT id, owner, queue, name, image, command::jsonb, env::jsonb, labels::jsonb, gpus, gpu_model, cpu_cores, memory_mib,
-         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1, idem_key
+         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1, idem_key, max_runtime_seconds
        FROM input WHERE idem_key IS NULL OR id IN (SELECT job_id FROM claimed)
        RETURNING *
      ), created AS (
@@ -113,6 +113,7 @@ async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, k
       col((x) => x.idempotency?.key ?? null), col((x) => x.idempotency?.bodySha256 ?? null),
       now, new Date(now.getTime() + keyTtlMs),
       col((x) => x.anyQueue ?? false),
+      col((x) => x.job.maxRuntimeSeconds ?? null),
     ],
   );
   return rows.map(toJobRecord);

@@ -53,11 +53,15 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
      ), rank_freed AS (
        UPDATE attempt_nodes a SET state = r.state, exit_code = COALESCE(r.exit_code, a.exit_code), released_at = $9
        FROM rank_in r WHERE r.release AND a.job_id = r.job_id AND a.attempt = r.attempt AND a.node_id = r.node_id AND a.released_at IS NULL
-       RETURNING a.node_id, a.gpus, a.cpu_cores, a.memory_mib
+       RETURNING a.node_id, a.gpus, a.cpu_cores, a.memory_mib, a.gpu_indices
      ), node_freed AS (
        UPDATE nodes n SET gpus_allocated = n.gpus_allocated - f.gpus, cpu_allocated = n.cpu_allocated - f.cpu,
-         memory_allocated = n.memory_allocated - f.mem, version = n.version + 1, updated_at = $9
-       FROM (SELECT node_id, sum(gpus) AS gpus, sum(cpu_cores) AS cpu, sum(memory_mib) AS mem FROM rank_freed GROUP BY node_id) f
+         memory_allocated = n.memory_allocated - f.mem, version = n.version + 1, updated_at = $9,
+         gpus_held = ARRAY(SELECT d FROM unnest(n.gpus_held) AS d WHERE NOT d = ANY(COALESCE(f.devices, '{}')))
+       FROM (
+         SELECT s.*, fd.devices FROM (SELECT node_id, sum(gpus) AS gpus, sum(cpu_cores) AS cpu, sum(memory_mib) AS mem FROM rank_freed GROUP BY node_id) s
+         LEFT JOIN (SELECT node_id, array_agg(x) AS devices FROM rank_freed, unnest(gpu_indices) AS x GROUP BY node_id) fd USING (node_id)
+       ) f
        WHERE n.id = f.node_id
        RETURNING n.id
      ), event_written AS (

@@ -10,7 +10,8 @@ export function toJobRecord(r: Record<string, any>): JobRecord {
     command: r.command, env: r.env, labels: r.labels,
     gpus: r.gpus, gpuModel: r.gpu_model, cpuCores: r.cpu_cores, memoryMiB: Number(r.memory_mib),
     nodes: r.nodes, maxRetries: r.max_retries, state: r.state, cancelRequested: r.cancel_requested,
-    attempt: r.attempt, nodeIds: r.node_ids ?? [], pendingReason: r.pending_reason, exitCode: r.exit_code,
+    attempt: r.attempt, nodeIds: r.node_ids ?? [], gpuIndices: r.gpu_indices ?? [], masterAddr: r.master_addr ?? null,
+    maxRuntimeSeconds: r.max_runtime_seconds ?? null, pendingReason: r.pending_reason, exitCode: r.exit_code,
     reason: r.reason, version: Number(r.version), lastEventSeq: r.last_event_seq, traceParent: r.trace_parent,
     createdAt: r.created_at, updatedAt: r.updated_at, startedAt: r.started_at, finishedAt: r.finished_at,
   };
@@ -21,6 +22,8 @@ export interface NewJob {
   command: string[]; env: Record<string, string>; labels: Record<string, string>;
   gpus: number; gpuModel: string | null; cpuCores: number; memoryMiB: number;
   nodes: number; maxRetries: number; traceParent: string | null; createdAt: Date;
+  /** Longest an attempt may run, seconds; absent or null: no limit. */
+  maxRuntimeSeconds?: number | null;
 }
 
 export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
@@ -104,17 +107,18 @@ export async function findJobsWithRanks(sql: Sql, ids: readonly string[]): Promi
 }
 
 /**
- * Frees what one rank held on its node, exactly once: only the update that flips released_at
- * from NULL gives capacity back. Returns whether this call released it.
+ * Frees what one rank held on its node (its capacity and its GPU devices), exactly once: only the
+ * update that flips released_at from NULL gives anything back. Returns whether this call released it.
  */
 export async function releaseRank(sql: Sql, jobId: string, attempt: number, nodeId: string, now: Date): Promise<boolean> {
   const rows = await sql.rows(
     `WITH r AS (
        UPDATE attempt_nodes SET released_at = $4
        WHERE job_id = $1 AND attempt = $2 AND node_id = $3 AND released_at IS NULL
-       RETURNING node_id, gpus, cpu_cores, memory_mib)
+       RETURNING node_id, gpus, cpu_cores, memory_mib, gpu_indices)
      UPDATE nodes n SET gpus_allocated = n.gpus_allocated - r.gpus, cpu_allocated = n.cpu_allocated - r.cpu_cores,
-       memory_allocated = n.memory_allocated - r.memory_mib, version = n.version + 1, updated_at = $4
+       memory_allocated = n.memory_allocated - r.memory_mib, version = n.version + 1, updated_at = $4,
+       gpus_held = ARRAY(SELECT d FROM unnest(n.gpus_held) AS d WHERE NOT d = ANY(r.gpu_indices))
      FROM r WHERE n.id = r.node_id RETURNING n.id`,
     [jobId, attempt, nodeId, now],
   );

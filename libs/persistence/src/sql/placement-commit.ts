@@ -1,6 +1,11 @@
 import { OutboxMessage, wakeRelayOnCommit } from './outbox';
 import { Sql, prepared, textArrayLiteral } from './sql';
 
+/** A Postgres int[] literal: one text parameter per row, whatever the row's length (unnest takes no ragged arrays). */
+function intArrayLiteral(xs: readonly number[]): string {
+  return `{${xs.map((x) => Math.trunc(x)).join(',')}}`;
+}
+
 export interface PlacementWrite {
   jobId: string;
   /** The job's version when it was planned: the job's compare-and-set. */
@@ -9,6 +14,8 @@ export interface PlacementWrite {
   attempt: number;
   /** One per rank, in rank order. */
   nodeIds: string[];
+  /** The GPU device indices each rank takes on its node, in rank order (`perRank.gpus` each). */
+  gpuIndices: number[][];
   /** What each rank takes from its node. */
   perRank: { gpus: number; cpuCores: number; memoryMiB: number };
   /** Outbox rows written with the placement (the dispatch row from which the RUNs are built). */
@@ -16,18 +23,22 @@ export interface PlacementWrite {
 }
 
 const COMMIT_PLACEMENTS = prepared(`WITH p AS (
-       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::int[], $6::int[], $7::bigint[])
-         AS t (job_id, expected, attempt, node_ids, gpus, cpu, mem)
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::int[], $6::int[], $7::bigint[], $20::text[])
+         AS t (job_id, expected, attempt, node_ids, gpus, cpu, mem, gpu_indices)
      ), r AS (
-       SELECT * FROM unnest($8::uuid[], $9::int[], $10::text[]) AS t (job_id, rank, node_id)
+       SELECT t.job_id, t.rank, t.node_id, t.devices::int[] AS gpu_indices
+       FROM unnest($8::uuid[], $9::int[], $10::text[], $19::text[]) AS t (job_id, rank, node_id, devices)
      ), asked AS (
        SELECT r.node_id, v.version, sum(p.gpus) AS gpus, sum(p.cpu) AS cpu, sum(p.mem) AS mem
        FROM r JOIN p USING (job_id) JOIN unnest($11::text[], $12::bigint[]) AS v (node_id, version) USING (node_id)
        GROUP BY r.node_id, v.version
+     ), asked_devices AS (
+       SELECT r.node_id, array_agg(d) AS devices FROM r, unnest(r.gpu_indices) AS d GROUP BY r.node_id
      ), node_ok AS MATERIALIZED (
-       SELECT n.id FROM nodes n JOIN asked a ON n.id = a.node_id
+       SELECT n.id FROM nodes n JOIN asked a ON n.id = a.node_id LEFT JOIN asked_devices ad ON ad.node_id = n.id
        WHERE n.version = a.version AND NOT n.cordoned AND n.gpus_total - n.gpus_allocated >= a.gpus
          AND n.cpu_cores - n.cpu_allocated >= a.cpu AND n.memory_mib - n.memory_allocated >= a.mem
+         AND (ad.devices IS NULL OR (gantry_int_array_distinct(ad.devices) AND ad.devices <@ n.gpu_indices AND NOT ad.devices && n.gpus_held))
        ORDER BY n.id FOR UPDATE OF n SKIP LOCKED
      ), job_ok AS MATERIALIZED (
        SELECT j.id FROM jobs j JOIN p ON j.id = p.job_id
@@ -38,17 +49,22 @@ const COMMIT_PLACEMENTS = prepared(`WITH p AS (
          AND NOT EXISTS (SELECT 1 FROM r WHERE r.job_id = p.job_id AND r.node_id NOT IN (SELECT id FROM node_ok))
      ), allocated AS (
        UPDATE nodes n SET gpus_allocated = n.gpus_allocated + a.gpus, cpu_allocated = n.cpu_allocated + a.cpu,
-         memory_allocated = n.memory_allocated + a.mem, version = n.version + 1, updated_at = $13
-       FROM (SELECT r.node_id, sum(w.gpus) AS gpus, sum(w.cpu) AS cpu, sum(w.mem) AS mem FROM r JOIN winner w USING (job_id) GROUP BY r.node_id) a
+         memory_allocated = n.memory_allocated + a.mem, version = n.version + 1, updated_at = $13,
+         gpus_held = n.gpus_held || COALESCE(a.devices, '{}')
+       FROM (
+         SELECT s.*, d.devices FROM (SELECT r.node_id, sum(w.gpus) AS gpus, sum(w.cpu) AS cpu, sum(w.mem) AS mem FROM r JOIN winner w USING (job_id) GROUP BY r.node_id) s
+         LEFT JOIN (SELECT r.node_id, array_agg(x) AS devices FROM r JOIN winner w USING (job_id), unnest(r.gpu_indices) AS x GROUP BY r.node_id) d USING (node_id)
+       ) a
        WHERE n.id = a.node_id
      ), scheduled AS (
        UPDATE jobs j SET state = 'SCHEDULED', attempt = w.attempt, node_ids = w.node_ids::text[], pending_reason = NULL,
+         gpu_indices = w.gpu_indices::int[], master_addr = (SELECT address FROM nodes WHERE id = (w.node_ids::text[])[1]),
          version = j.version + 1, last_event_seq = j.last_event_seq + 1, updated_at = $13
        FROM winner w WHERE j.id = w.job_id
        RETURNING j.id, j.last_event_seq, w.attempt, w.node_ids
      ), ranked AS (
-       INSERT INTO attempt_nodes (job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, created_at)
-       SELECT r.job_id, w.attempt, r.rank, r.node_id, w.gpus, w.cpu, w.mem, $13 FROM r JOIN winner w USING (job_id)
+       INSERT INTO attempt_nodes (job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, gpu_indices, created_at)
+       SELECT r.job_id, w.attempt, r.rank, r.node_id, w.gpus, w.cpu, w.mem, r.gpu_indices, $13 FROM r JOIN winner w USING (job_id)
      ), evented AS (
        INSERT INTO job_events (job_id, seq, type, at, from_state, to_state, attempt, node_ids)
        SELECT id, last_event_seq, 'STATE_CHANGED', $13, 'QUEUED', 'SCHEDULED', attempt, node_ids::text[] FROM scheduled
@@ -66,8 +82,10 @@ const COMMIT_PLACEMENTS = prepared(`WITH p AS (
  * held only while it runs): the chosen nodes (in id order) and then the jobs (in id order) are
  * locked and checked; a placement holds when its job is still QUEUED at the version it was planned
  * from and every one of its nodes holds. A node holds when its version is the one the plan was made
- * from, it is not cordoned and it has room for every placement on it; otherwise it fails all of
- * them. For the placements that hold, in the same statement: the nodes' capacity taken, each job's
+ * from, it is not cordoned, it has room for every placement on it, and the GPU devices they take
+ * are distinct, healthy (in gpu_indices) and held by no live rank (not in gpus_held); otherwise it
+ * fails all of them. For the placements that hold, in the same statement: the nodes' capacity and
+ * devices taken (gpus_held), each job's
  * QUEUED -> SCHEDULED, the attempt ranks, the STATE_CHANGED events and the outbox rows that dispatch the RUNs. The others
  * are left out and returned as lost, to be planned again from fresh state.
  *
@@ -79,7 +97,7 @@ export async function commitPlacementsThatHold(
   sql: Sql, placements: PlacementWrite[], nodeVersions: Map<string, number>, now: Date,
 ): Promise<{ placed: string[]; lost: string[] }> {
   if (placements.length === 0) return { placed: [], lost: [] };
-  const ranks = placements.flatMap((p) => p.nodeIds.map((nodeId, rank) => ({ jobId: p.jobId, rank, nodeId })));
+  const ranks = placements.flatMap((p) => p.nodeIds.map((nodeId, rank) => ({ jobId: p.jobId, rank, nodeId, devices: intArrayLiteral(p.gpuIndices[rank] ?? []) })));
   const nodeIds = [...new Set(ranks.map((r) => r.nodeId))];
   const commands = placements.flatMap((p) => p.commands.map((c) => ({ ...c, jobId: p.jobId })));
   const [row] = await sql.rows<{ placed: string[] | null; commands: string }>(
@@ -93,6 +111,7 @@ export async function commitPlacementsThatHold(
       now,
       commands.map((c) => c.jobId), commands.map((c) => c.topic), commands.map((c) => c.key), commands.map((c) => JSON.stringify(c.value)),
       commands.map((c) => JSON.stringify(c.headers ?? {})),
+      ranks.map((r) => r.devices), placements.map((p) => intArrayLiteral(p.gpuIndices.flat())),
     ],
   );
   if (Number(row.commands) > 0) wakeRelayOnCommit(sql);

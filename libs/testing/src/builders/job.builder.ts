@@ -22,6 +22,7 @@ export class JobBuilder {
   queue(q: string): this { this.job.queue = q; return this; }
   command(...c: string[]): this { this.job.command = c; return this; }
   maxRetries(n: number): this { this.job.maxRetries = n; return this; }
+  maxRuntime(seconds: number): this { this.job.maxRuntimeSeconds = seconds; return this; }
 
   build(): NewJob {
     return { ...this.job };
