@@ -23,7 +23,7 @@ const TIMEOUTS = {
   GANTRY_NODE_DEAD_MS: '40000',
   // Longer than the restart, so the agents do not stop their own work (that would be a real loss).
   GANTRY_AGENT_FENCE_MS: '30000',
-  GANTRY_PHANTOM_GRACE_MS: '3000',
+  GANTRY_PHANTOM_GRACE_MS: '6000',
   GANTRY_INGEST_STALL_MS: '3000',
 };
 const LONG = { SIM_DURATION_MS: '600000' };
@@ -107,10 +107,14 @@ it('a broker restart loses no attempt: running work keeps running, a report held
   await waitFor('the broker away past the phantom grace', () => Date.now() - stoppedAt > Number(TIMEOUTS.GANTRY_PHANTOM_GRACE_MS) + 1_000, { timeoutMs: 20_000, intervalMs: 100 });
   await broker.start();
   const startedAt = Date.now();
-  await Promise.all(stack.services.map((s) => s.ready(60_000)));
-  // The held-up report arrives a little after the beats resume (the agent's retry backoff).
-  await waitFor('beats flowing a second', () => Date.now() - startedAt > 1_000, { timeoutMs: 5_000, intervalMs: 100 });
+  // The held-up report arrives a while after the beats resume (the agent's retry backoff): long
+  // enough for the reconciler to have judged the first beats (the old rule lost the job there),
+  // well within a phantom grace of the view coming back.
+  await waitFor('the hand node heard again', async () => Date.parse((await admin.request('GET', `/v1/nodes/${handNode}`)).body.lastHeartbeatAt) > startedAt, { timeoutMs: 60_000, intervalMs: 200 });
+  const heardAt = Date.now();
+  await waitFor('two seconds of beats', () => Date.now() - heardAt > 2_000, { timeoutMs: 5_000, intervalMs: 100 });
   await report(handJob.id, 'SUCCEEDED');
+  await Promise.all(stack.services.map((s) => s.ready(60_000)));
   await waitFor('hand job SUCCEEDED or lost', async () => {
     const j = await admin.getJob(handJob.id);
     return j.state === 'SUCCEEDED' || j.attempt > 1 ? j : undefined;
@@ -122,5 +126,5 @@ it('a broker restart loses no attempt: running work keeps running, a report held
   expect(lost).toEqual([]);
   expect(await admin.getJob(handJob.id)).toMatchObject({ state: 'SUCCEEDED', attempt: 1 });
   for (const id of long) expect(await admin.getJob(id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
-  console.log(`broker away ${startedAt - stoppedAt} ms; services ready ${Date.now() - startedAt} ms after its start`);
+  console.log(`broker away ${startedAt - stoppedAt} ms; hand node heard ${heardAt - startedAt} ms after its start`);
 });
