@@ -24,7 +24,9 @@ export class OwnPostgres {
   /** Runs a Postgres binary, as `postgres` when the run is root. */
   private run(tool: string, args: string[]): Promise<string> {
     const cmd = join(this.bin, tool);
-    return this.asRoot ? runCommand('runuser', ['-u', 'postgres', '--', cmd, ...args]) : runCommand(cmd, args);
+    // From the cluster's own directory: the postgres user may not be allowed into the checkout.
+    const opts = { cwd: this.dir ?? tmpdir() };
+    return this.asRoot ? runCommand('runuser', ['-u', 'postgres', '--', cmd, ...args], opts) : runCommand(cmd, args, opts);
   }
 
   get dataDir(): string {
