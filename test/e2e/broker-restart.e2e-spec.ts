@@ -86,7 +86,8 @@ const state = async (id: string) => (await admin.getJob(id)).state;
 it('a broker restart loses no attempt: running work keeps running, a report held up by the outage is applied', async () => {
   const long: string[] = [];
   for (let i = 0; i < 4; i++) {
-    const { job } = await admin.createJob({ name: `long-${i}`, image: 'none', command: ['sleep'], maxRetries: 2, env: LONG, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 } });
+    // On the simulated fleet's H100 node, not the hand node (which runs only what the test says).
+    const { job } = await admin.createJob({ name: `long-${i}`, image: 'none', command: ['sleep'], maxRetries: 2, env: LONG, resources: { gpus: 1, gpuModel: 'H100', cpuCores: 1, memoryMiB: 64 } });
     long.push(job.id);
   }
   const { job: handJob } = await admin.createJob({ name: 'ends-at-the-stop', image: 'none', command: ['sleep'], maxRetries: 2, resources: { gpus: 1, gpuModel: 'HANDGPU', cpuCores: 1, memoryMiB: 64 } });
@@ -94,7 +95,10 @@ it('a broker restart loses no attempt: running work keeps running, a report held
   await waitFor('hand job placed on the hand node', async () => (await admin.getJob(handJob.id)).state === 'SCHEDULED', { timeoutMs: 30_000 });
   handRunning = [{ jobId: handJob.id, attempt: 1 }];
   await report(handJob.id, 'RUNNING');
-  await waitFor('every job running', async () => (await Promise.all([...long, handJob.id].map(state))).every((s) => s === 'RUNNING'), { timeoutMs: 30_000, intervalMs: 200 });
+  let states: string[] = [];
+  await waitFor('every job running', async () => (states = await Promise.all([...long, handJob.id].map(state))).every((s) => s === 'RUNNING'), {
+    timeoutMs: 30_000, intervalMs: 200, onTimeout: () => `states (long jobs, then the hand job): ${states.join(', ')}`,
+  });
 
   // The hand job ends: its node's beats stop listing it; its final report is held back.
   handRunning = [];
