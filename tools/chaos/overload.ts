@@ -1,3 +1,5 @@
+// The benches' open-loop generator, reused rather than written twice (both are tools; neither is a dependency of anything).
+/* eslint-disable-next-line @nx/enforce-module-boundaries */
 import { OpenLoopResult, runOpenLoop } from '../../bench/api/open-loop';
 
 /** One create the overload fault sent, and its answer (status null: none came: refused, reset or timed out). */
