@@ -19,6 +19,8 @@ export interface OpenLoopTarget {
   /** Body of request i (its own job); the Idempotency-Key is fresh per request. */
   body: (i: number) => string;
   path?: string;
+  /** Idempotency-Key of request i (default: a fresh UUID each), for a caller that must find each request's job later (test:chaos). */
+  idempotencyKey?: (i: number) => string;
 }
 
 export interface OpenLoopOptions {
@@ -36,6 +38,8 @@ export interface OpenLoopSample extends Sample {
   /** Epoch ms the request was due. */
   dueAtMs: number;
   jobId: string | null;
+  /** The request's number in the phase (0-based). */
+  index: number;
 }
 
 export interface OpenLoopResult extends PhaseResult {
@@ -43,7 +47,7 @@ export interface OpenLoopResult extends PhaseResult {
   /** Requests due in the phase (sent, answered or not). */
   due: number;
   /** Requests that got no HTTP answer (refused, reset, timed out), with when they were due. */
-  failures: Array<{ dueAtMs: number; kind: string }>;
+  failures: Array<{ dueAtMs: number; kind: string; index: number }>;
   /** Worst lag of a send behind its due time from the generator itself (event loop busy), ms. */
   maxSendLagMs: number;
 }
@@ -88,7 +92,7 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
         authorization: `Bearer ${target.token}`,
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(body),
-        'idempotency-key': randomUUID(),
+        'idempotency-key': target.idempotencyKey?.(i) ?? randomUUID(),
       },
       timeout: timeoutMs,
     }, (res) => {
@@ -105,7 +109,7 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
           }
         }
         const now = performance.now();
-        samples.push({ at: now - t0Perf, latencyMs: now - duePerf, status, dueAtMs: t0Epoch + i * intervalMs, jobId });
+        samples.push({ at: now - t0Perf, latencyMs: now - duePerf, status, dueAtMs: t0Epoch + i * intervalMs, jobId, index: i });
         settle();
       });
       res.on('error', (e) => fail(e));
@@ -116,7 +120,7 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
       failed = true;
       const k = (e as NodeJS.ErrnoException).code ?? e.message;
       errors[k] = (errors[k] ?? 0) + 1;
-      failures.push({ dueAtMs: t0Epoch + i * intervalMs, kind: k });
+      failures.push({ dueAtMs: t0Epoch + i * intervalMs, kind: k, index: i });
       settle();
     };
     req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));

@@ -23,16 +23,37 @@ export interface ChaosConfig {
   drainTimeoutS: number;
   /** Comma-separated fault names to run (default: all, in the standard order). */
   only: string[];
+  /** Gateway and scheduler processes (each fault that names one hits the first; the rolling restart hits every gateway). */
+  gateways: number;
+  schedulers: number;
+  /** Creates per second this stack sustains on this machine; the overload fault offers `overloadFactor` times it, open-loop, for `overloadS`. */
+  sustainableRate: number;
+  overloadFactor: number;
+  overloadS: number;
+  /** Moves every port below (CHAOS_PORT_OFFSET, else GANTRY_TEST_PORT_OFFSET), so two checkouts can run side by side. */
+  portOffset: number;
   basePort: number;
   kafkaPort: number;
+  /** The run's own Postgres cluster (initdb, pg_ctl) on this port, when `ownPostgres`; else `databaseUrl` names a shared one and there is no Postgres restart. */
+  ownPostgres: boolean;
+  postgresPort: number;
   databaseUrl: string;
+  /** The run's own redis-server on this port (restarted by the Redis restart fault). */
+  redisPort: number;
   redisUrl: string;
   logLevel: string;
 }
 
-export function loadChaosConfig(): ChaosConfig {
+/** Where the run looks for initdb and pg_ctl (Debian's Postgres 15 packages). */
+export const POSTGRES_BIN = process.env.CHAOS_POSTGRES_BIN || '/usr/lib/postgresql/15/bin';
+
+export function loadChaosConfig(ownPostgresAvailable: boolean): ChaosConfig {
+  const portOffset = num('CHAOS_PORT_OFFSET', num('GANTRY_TEST_PORT_OFFSET', 0));
   const redisDb = num('CHAOS_REDIS_DB', 13);
-  if (redisDb >= 1 && redisDb <= 12) throw new Error(`CHAOS_REDIS_DB ${redisDb}: dbs 1-12 belong to the tests and benches`);
+  const given = process.env.CHAOS_DATABASE_URL;
+  const ownPostgres = !given && ownPostgresAvailable;
+  const postgresPort = num('CHAOS_POSTGRES_PORT', 55432 + portOffset);
+  const redisPort = num('CHAOS_REDIS_PORT', 56379 + portOffset);
   const cfg: ChaosConfig = {
     simNodes: num('CHAOS_SIM_NODES', 60),
     ratePerS: num('CHAOS_RATE', 20),
@@ -45,14 +66,27 @@ export function loadChaosConfig(): ChaosConfig {
     recoveryTimeoutS: num('CHAOS_RECOVERY_TIMEOUT_S', 120),
     drainTimeoutS: num('CHAOS_DRAIN_TIMEOUT_S', 240),
     only: (process.env.CHAOS_FAULTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    basePort: num('CHAOS_BASE_PORT', 18800),
-    kafkaPort: num('CHAOS_KAFKA_PORT', 59092),
-    databaseUrl: process.env.CHAOS_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gantry_chaos',
-    redisUrl: `redis://127.0.0.1:6379/${redisDb}`,
+    gateways: num('CHAOS_GATEWAYS', 2),
+    schedulers: num('CHAOS_SCHEDULERS', 2),
+    sustainableRate: num('CHAOS_SUSTAINABLE_RATE', 100),
+    overloadFactor: num('CHAOS_OVERLOAD_FACTOR', 5),
+    overloadS: num('CHAOS_OVERLOAD_S', 30),
+    portOffset,
+    basePort: num('CHAOS_BASE_PORT', 18800 + portOffset),
+    kafkaPort: num('CHAOS_KAFKA_PORT', 59092 + portOffset),
+    ownPostgres,
+    postgresPort,
+    databaseUrl: given || (ownPostgres ? `postgres://postgres@127.0.0.1:${postgresPort}/gantry_chaos` : 'postgres://postgres@127.0.0.1:5432/gantry_chaos'),
+    redisPort,
+    redisUrl: `redis://127.0.0.1:${redisPort}/${redisDb}`,
     logLevel: process.env.CHAOS_LOG_LEVEL || 'info',
   };
-  if (cfg.basePort < 18800 || cfg.basePort + 4 > 18899) throw new Error('CHAOS_BASE_PORT must leave the five services inside 18800-18899');
+  const lo = 18800 + portOffset;
+  const processes = 5 + (cfg.gateways - 1) + (cfg.schedulers - 1);
+  if (cfg.basePort < lo || cfg.basePort + processes - 1 > lo + 99) throw new Error(`CHAOS_BASE_PORT must leave the ${processes} services inside ${lo}-${lo + 99} (18800-18899 moved by the port offset)`);
+  if (cfg.gateways < 1 || cfg.schedulers < 1) throw new Error('CHAOS_GATEWAYS and CHAOS_SCHEDULERS must be at least 1');
   if (cfg.jobMaxMs < cfg.jobMinMs) throw new Error('CHAOS_JOB_MAX_MS must be at least CHAOS_JOB_MIN_MS');
+  if (cfg.overloadFactor <= 1) throw new Error('CHAOS_OVERLOAD_FACTOR must be above 1: it multiplies the sustainable rate');
   return cfg;
 }
 

@@ -3,6 +3,15 @@ import { KafkaSecurity, createKafka } from '@gantry/messaging';
 import { withDb } from '@gantry/stack';
 import { InvariantResult } from './invariants';
 
+/** A lost attempt (NODE_LOST, PHANTOM) as its agent told it: each rank's start and end, and when the loss was declared. */
+export interface LostAttempt {
+  jobId: string;
+  attempt: number;
+  reason: string;
+  lostAt: string;
+  ranks: Array<{ nodeId: string; startedAt: string; end: string; startMs: number; endKnown: boolean }>;
+}
+
 /** One run of one rank as its agent told it: a RUNNING report, then (maybe) a final one. */
 interface Execution {
   jobId: string;
@@ -58,7 +67,7 @@ async function readAllReports(brokers: string, security: KafkaSecurity): Promise
  * killed or stopped, or fenced itself) ended at the latest when its sleep did, or when its agent was
  * stopped, whichever came first. A report lost in a Kafka outage hides an execution, so this is a lower bound.
  */
-export async function auditExecutions(brokers: string, security: KafkaSecurity, databaseUrl: string, agentStops: number[]): Promise<{ results: InvariantResult[]; summary: Record<string, number>; finishedThenLost: string[] }> {
+export async function auditExecutions(brokers: string, security: KafkaSecurity, databaseUrl: string, agentStops: number[]): Promise<{ results: InvariantResult[]; summary: Record<string, number>; finishedThenLost: string[]; lostAttempts: LostAttempt[] }> {
   const reports = await readAllReports(brokers, security);
   const { durations, placed, lost } = await withDb(databaseUrl, async (c) => {
     const d = await c.query<{ id: string; ms: string }>(`SELECT id, env->>'SIM_DURATION_MS' AS ms FROM jobs`);
@@ -118,6 +127,14 @@ export async function auditExecutions(brokers: string, security: KafkaSecurity, 
       finishedThenLost.push(`${l.job_id} attempt ${l.attempt}: SUCCEEDED at ${Math.max(...ranks.map((e) => e.end))}, declared ${l.reason} at ${l.at.getTime()}`);
     }
   }
+  // Every lost attempt as its agent told it: when it started, how it ended (if it said), when the loss was declared.
+  const lostAttempts: LostAttempt[] = lost.map((l) => {
+    const ranks = (byJob.get(l.job_id) ?? []).filter((e) => e.attempt === l.attempt);
+    return {
+      jobId: l.job_id, attempt: l.attempt, reason: l.reason, lostAt: l.at.toISOString(),
+      ranks: ranks.map((e) => ({ nodeId: e.nodeId, startedAt: new Date(e.start).toISOString(), end: e.endKnown ? `${e.finalState} ${new Date(e.end).toISOString()}` : 'no final report', startMs: e.start, endKnown: e.endKnown })),
+    };
+  });
   const mk = (name: string, bad: string[], detail: string): InvariantResult => ({ name, ok: bad.length === 0, violations: bad.length, detail, examples: bad.slice(0, 10) });
   const summary = {
     reports: reports.length,
@@ -134,6 +151,7 @@ export async function auditExecutions(brokers: string, security: KafkaSecurity, 
   };
   return {
     finishedThenLost: finishedThenLost.slice(0, 20),
+    lostAttempts,
     results: [
       mk('no job ran twice (agents\' reports)', twice, `${executions.length} executions from ${reports.length} reports; ${summary.withoutFinalReport} without a final report (end bounded)`),
       mk('ran only where placed', unplaced, 'every (job, attempt, node) that reported RUNNING was placed there'),

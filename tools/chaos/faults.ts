@@ -1,4 +1,7 @@
 import { LocalKafkaBroker, ServiceName, ServiceProcess, flushRedisDb, kafkaSecurityFor, waitFor } from '@gantry/stack';
+import { Overload, OverloadSummary } from './overload';
+import { OwnPostgres } from './own-postgres';
+import { OwnRedis } from './own-redis';
 import { sendPoison } from './poison';
 
 /** What an injection did, for the record (durations in ms). */
@@ -13,13 +16,17 @@ export interface InjectionDetail {
   startMs?: number;
   /** Poison: messages sent per topic. */
   poisoned?: Record<string, number>;
+  /** Rolling restart: each replica's stop (ms) and its time to ready after its start (ms). */
+  replicas?: Array<{ name: string; stopMs: number; readyMs: number; forced: boolean }>;
+  /** Overload: what the open-loop client offered and what it got. */
+  overload?: OverloadSummary;
 }
 
 export interface Fault {
   /** Unique, used by CHAOS_FAULTS. */
   name: string;
   target: string;
-  kind: 'kill -9' | 'SIGTERM restart' | 'broker restart' | 'Redis flush' | 'poison';
+  kind: 'kill -9' | 'SIGTERM restart' | 'broker restart' | 'Redis flush' | 'Redis restart' | 'Postgres restart' | 'poison' | 'rolling restart' | 'overload';
   /** Does the damage and starts the replacement, without waiting for it to be ready. */
   inject(): Promise<InjectionDetail>;
 }
@@ -59,10 +66,10 @@ function gracefulRestart(svc: ServiceProcess): Fault {
   };
 }
 
-function brokerRestart(broker: LocalKafkaBroker): Fault {
+function brokerRestart(broker: LocalKafkaBroker, replicas: string): Fault {
   return {
     name: 'restart-kafka',
-    target: `kafka :${broker.port}`,
+    target: `kafka :${broker.port} (${replicas})`,
     kind: 'broker restart',
     async inject() {
       const t = Date.now();
@@ -75,11 +82,7 @@ function brokerRestart(broker: LocalKafkaBroker): Fault {
   };
 }
 
-/**
- * The "Redis restart" fault. The machine's redis-server is shared, so it is a FLUSHDB of the run's
- * own db: Gantry's Redis keeps nothing on disk, and a restarted empty Redis looks to Gantry exactly
- * like a flushed one (plus a short refused-connection window that this does not reproduce).
- */
+/** FLUSHDB of the run's db: what Gantry sees of a Redis restart, without the refused connections (restart-redis has those). */
 function redisFlush(redisUrl: string): Fault {
   return {
     name: 'flush-redis',
@@ -88,6 +91,75 @@ function redisFlush(redisUrl: string): Fault {
     async inject() {
       await flushRedisDb(redisUrl);
       return {};
+    },
+  };
+}
+
+/** The run's own redis-server stopped (SIGTERM) and started again, empty: a real restart, refused connections included. */
+function redisRestart(redis: OwnRedis): Fault {
+  return {
+    name: 'restart-redis',
+    target: `redis-server :${redis.port}`,
+    kind: 'Redis restart',
+    async inject() {
+      const oldPid = redis.pid;
+      const t = Date.now();
+      await redis.stop();
+      const stopMs = Date.now() - t;
+      const s = Date.now();
+      await redis.start();
+      return { oldPid, newPid: redis.pid, stopMs, startMs: Date.now() - s };
+    },
+  };
+}
+
+/** The run's own Postgres cluster stopped (`pg_ctl -m fast`: connections dropped, transactions rolled back) and started again. */
+function postgresRestart(pg: OwnPostgres): Fault {
+  return {
+    name: 'restart-postgres',
+    target: `postgres :${pg.port}`,
+    kind: 'Postgres restart',
+    async inject() {
+      const t = Date.now();
+      await pg.stop('fast');
+      const stopMs = Date.now() - t;
+      const s = Date.now();
+      await pg.start();
+      return { stopMs, startMs: Date.now() - s };
+    },
+  };
+}
+
+/** Every gateway in turn: SIGTERM (it drains), start, ready, then the next; the load meanwhile goes to the others. */
+function rollingGatewayRestart(gateways: ServiceProcess[]): Fault {
+  return {
+    name: 'rolling-restart-gateways',
+    target: `${gateways.length} api-gateways`,
+    kind: 'rolling restart',
+    async inject() {
+      const replicas: NonNullable<InjectionDetail['replicas']> = [];
+      for (const g of gateways) {
+        const t = Date.now();
+        await g.stop(GRACEFUL_STOP_MS);
+        const stopMs = Date.now() - t;
+        g.start();
+        const s = Date.now();
+        await g.ready(60_000);
+        replicas.push({ name: g.opts.name, stopMs, readyMs: Date.now() - s, forced: stopMs >= GRACEFUL_STOP_MS });
+      }
+      return { replicas };
+    },
+  };
+}
+
+/** Creates at `overload.rate` (a multiple of the sustainable rate), open-loop, for its duration, beside the steady load. */
+function overloadFault(overload: Overload): Fault {
+  return {
+    name: 'overload',
+    target: `${overload.rate} creates/s for ${overload.durationS} s`,
+    kind: 'overload',
+    async inject() {
+      return { overload: await overload.run() };
     },
   };
 }
@@ -111,21 +183,36 @@ function poison(broker: LocalKafkaBroker, gatewayUrl: string, adminToken: string
 
 export interface FaultTargets {
   services: (name: ServiceName) => ServiceProcess;
+  /** Every process of a service (replicas). */
+  all: (name: ServiceName) => ServiceProcess[];
   broker: LocalKafkaBroker;
+  redis: OwnRedis;
+  /** Null when the run uses a shared Postgres: then there is no Postgres restart. */
+  postgres: OwnPostgres | null;
+  overload: Overload;
   redisUrl: string;
   gatewayUrl: string;
   adminToken: string;
   databaseUrl: string;
 }
 
-/** Every fault, in the order a run injects them: the crashes first, then the infrastructure, then poison, then the clean restarts. */
+/**
+ * Every fault, in the order a run injects them: the crashes first (of a service's first process),
+ * then the infrastructure, then poison, then the clean restarts, the rolling restart of every
+ * gateway, and last the overload (its backlog would delay the faults after it).
+ */
 export function allFaults(t: FaultTargets): Fault[] {
   const order: ServiceName[] = ['api-gateway', 'scheduler', 'heartbeat-ingester', 'reconciler', 'node-agent'];
+  const replicas = `${t.all('api-gateway').length} gateways, ${t.all('scheduler').length} schedulers`;
   return [
     ...order.map((s) => killAndRestart(t.services(s))),
-    brokerRestart(t.broker),
+    brokerRestart(t.broker, replicas),
     redisFlush(t.redisUrl),
+    redisRestart(t.redis),
+    ...(t.postgres ? [postgresRestart(t.postgres)] : []),
     poison(t.broker, t.gatewayUrl, t.adminToken, t.databaseUrl),
     ...order.map((s) => gracefulRestart(t.services(s))),
+    ...(t.all('api-gateway').length > 1 ? [rollingGatewayRestart(t.all('api-gateway'))] : []),
+    overloadFault(t.overload),
   ];
 }

@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { JobState, decideTransition, isTerminal } from '@gantry/domain';
 import { withDb } from '@gantry/stack';
 import { SubmitRecord } from './load-generator';
+import { OverloadRecord } from './overload';
 import { FORGED_EXIT_CODE, FORGED_NODE_PREFIX, FORGED_REASON } from './poison';
 
 /** One invariant checked against the database once the stack has drained. */
@@ -155,12 +156,42 @@ async function noForgeryApplied(c: Client): Promise<InvariantResult> {
   return result('no forged message applied', [...jobs.map((j) => `job ${j.id}`), ...nodes.map((n) => `node ${n.id}`)], 'forged reports, commands and beats (the poison fault) changed no job and registered no node');
 }
 
-export async function checkInvariants(databaseUrl: string, records: SubmitRecord[], owner: string): Promise<InvariantResult[]> {
+const isRefusal = (status: number | null) => status === 429 || status === 503;
+const isAccepted = (status: number | null) => status !== null && status >= 200 && status < 300;
+
+/** The overload fault's creates as the load's records, so that the job checks above cover them too. */
+function asSubmitRecords(overload: OverloadRecord[]): SubmitRecord[] {
+  return overload.map((r) => ({
+    key: r.key, nodes: 1, startedAt: r.dueAtMs, endedAt: r.dueAtMs + (r.latencyMs ?? 0),
+    outcome: isAccepted(r.status) ? 'accepted' : r.status !== null && r.status < 500 && !isRefusal(r.status) ? 'rejected' : 'failed',
+    ...(r.jobId && isAccepted(r.status) ? { jobId: r.jobId } : {}), ...(r.status !== null ? { status: r.status } : {}),
+  }));
+}
+
+/** 6. Overload: the excess is refused with 429/503 (never a 500, never left unanswered), and a refused create created nothing. */
+async function overloadRefusals(c: Client, overload: OverloadRecord[], owner: string): Promise<InvariantResult[]> {
+  const bad = overload.filter((r) => !isAccepted(r.status) && !isRefusal(r.status)).map((r) => `${r.key}: ${r.status ?? `no answer (${r.failure})`}`);
+  const refused = overload.filter((r) => isRefusal(r.status)).map((r) => r.key);
+  const { rows } = await c.query<{ key: string; job_id: string }>(`SELECT key, job_id FROM idempotency_keys WHERE owner = $1 AND key = ANY($2::text[])`, [owner, refused]);
+  const counts: Record<string, number> = {};
+  for (const r of overload) {
+    const k = r.status === null ? `no answer ${r.failure}` : String(r.status);
+    counts[k] = (counts[k] ?? 0) + 1;
+  }
+  return [
+    result('overload: excess refused with 429/503', bad, `${overload.length} creates offered: ${Object.entries(counts).map(([k, v]) => `${k}: ${v}`).join(', ')}`),
+    result('overload: a refused create created nothing', rows.map((r) => `${r.key} -> job ${r.job_id}`), `${refused.length} refused creates, none with a job under its key`),
+  ];
+}
+
+export async function checkInvariants(databaseUrl: string, loadRecords: SubmitRecord[], owner: string, overload: OverloadRecord[] = []): Promise<InvariantResult[]> {
+  const records = [...loadRecords, ...asSubmitRecords(overload)];
   return withDb(databaseUrl, async (c) => [
     ...(await acceptedJobsExistOnce(c, records, owner)),
     ...(await statesAndHistories(c)),
     ...(await placements(c)),
     await accounting(c),
     await noForgeryApplied(c),
+    ...(overload.length ? await overloadRefusals(c, overload, owner) : []),
   ]);
 }

@@ -11,13 +11,16 @@ export interface SubmitRecord {
   endedAt: number;
   /** accepted: 201; replayed: 200 with Idempotent-Replayed (a retry after a lost answer); rejected: a final 4xx; failed: no answer after retries. */
   outcome: 'accepted' | 'replayed' | 'rejected' | 'failed';
+  /** Gateways tried after the first gave no answer (same Idempotency-Key). */
+  failedOver?: number;
   jobId?: string;
   status?: number;
   error?: string;
 }
 
 export interface LoadOptions {
-  gatewayUrl: string;
+  /** Every gateway replica: creates go round-robin, and one that gets no answer from its gateway is tried on the next. */
+  gatewayUrls: string[];
   token: string;
   ratePerS: number;
   maxInFlight: number;
@@ -27,23 +30,25 @@ export interface LoadOptions {
 }
 
 /**
- * Submits jobs through the gateway at a fixed rate with GantryClient (its own retries and retry
+ * Submits jobs through the gateways at a fixed rate with GantryClient (its own retries and retry
  * budget, one Idempotency-Key per create) and records every answer, so the end of the run can ask
- * the database about each job the gateway accepted.
+ * the database about each job the gateway accepted. GantryClient talks to one base URL; with several
+ * gateways a create that got no answer from one (refused connection, reset, 5xx after retries) is
+ * sent to the next with the same key, as a client behind a list of endpoints or a load balancer would.
  */
 export class LoadGenerator {
   readonly records: SubmitRecord[] = [];
   readonly budget = new CountingRetryBudget();
   /** Ticks where maxInFlight creates were already waiting, so a create was not sent (the client side backing off). */
   skipped = 0;
-  private readonly client: GantryClient;
+  private readonly clients: GantryClient[];
   private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
   private sent = 0;
   private t0 = 0;
 
   constructor(private readonly opts: LoadOptions) {
-    this.client = new GantryClient({ baseUrl: opts.gatewayUrl, token: opts.token, budget: this.budget });
+    this.clients = opts.gatewayUrls.map((baseUrl) => new GantryClient({ baseUrl, token: opts.token, budget: this.budget }));
   }
 
   start(): void {
@@ -75,17 +80,25 @@ export class LoadGenerator {
     const key = `chaos-${randomUUID()}`;
     const startedAt = Date.now();
     const rec: SubmitRecord = { key, nodes: spec.nodes ?? 1, startedAt, endedAt: startedAt, outcome: 'failed' };
-    try {
-      const { job, replayed } = await this.client.createJob(spec, key);
-      rec.outcome = replayed ? 'replayed' : 'accepted';
-      rec.jobId = String(job.id);
-      rec.status = replayed ? 200 : 201;
-    } catch (e) {
-      if (e instanceof GantryApiError) {
-        rec.status = e.status;
-        rec.outcome = e.status >= 500 || e.status === 429 ? 'failed' : 'rejected';
+    for (let k = 0; k < this.clients.length; k++) {
+      try {
+        const { job, replayed } = await this.clients[(i + k) % this.clients.length].createJob(spec, key);
+        rec.outcome = replayed ? 'replayed' : 'accepted';
+        rec.jobId = String(job.id);
+        rec.status = replayed ? 200 : 201;
+        delete rec.error;
+        break;
+      } catch (e) {
+        rec.outcome = 'failed';
+        if (e instanceof GantryApiError) {
+          rec.status = e.status;
+          rec.outcome = e.status >= 500 || e.status === 429 ? 'failed' : 'rejected';
+        }
+        rec.error = (e as Error).message.slice(0, 200);
+        // A final answer (4xx) is the same on every gateway; no answer may be this gateway's alone.
+        if (rec.outcome === 'rejected') break;
+        if (k + 1 < this.clients.length) rec.failedOver = k + 1;
       }
-      rec.error = (e as Error).message.slice(0, 200);
     }
     rec.endedAt = Date.now();
     this.records.push(rec);

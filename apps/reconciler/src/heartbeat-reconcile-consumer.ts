@@ -3,6 +3,7 @@ import { HeartbeatMessage, TOPICS, parseHeartbeat } from '@gantry/contracts';
 import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, reauthenticateNodeMessages } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
 import { NodeReconciler } from './node-reconciler';
+import { ReconcilerView } from './reconciler-view';
 
 /**
  * The reconciler's own read of gantry.heartbeats.v1 (a separate consumer group from the ingester's):
@@ -12,7 +13,7 @@ import { NodeReconciler } from './node-reconciler';
  */
 @Injectable()
 export class HeartbeatReconcileConsumer {
-  constructor(consumers: Consumers, @Inject(CONFIG) config: ReconcilerEnv, reconciler: NodeReconciler, directory: NodeCredentialDirectory) {
+  constructor(consumers: Consumers, @Inject(CONFIG) config: ReconcilerEnv, reconciler: NodeReconciler, directory: NodeCredentialDirectory, view: ReconcilerView) {
     consumers.create<HeartbeatMessage>('heartbeat-reconcile-consumer', {
       groupId: 'gantry-reconciler-heartbeats',
       topic: TOPICS.heartbeats,
@@ -26,6 +27,8 @@ export class HeartbeatReconcileConsumer {
         return [];
       },
       onAssignment: () => reconciler.forgetCursors(),
+      onFetch: (at) => view.fetched('heartbeat fetches', at),
+      onInterrupted: () => view.interrupted('heartbeat fetches'),
       noDeadLetters: true,
       countRejections: false,
       partitionsConsumedConcurrently: 4,

@@ -4,6 +4,7 @@ import { TerminalFailure } from '@gantry/messaging';
 import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, reauthenticateNodeMessages } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
 import { JobReportApplier } from './job-report-applier';
+import { ReconcilerView } from './reconciler-view';
 
 /**
  * Consumes gantry.job-reports.v1; reports of one node are applied in order (key = nodeId). Only
@@ -12,7 +13,7 @@ import { JobReportApplier } from './job-report-applier';
  */
 @Injectable()
 export class JobReportConsumer {
-  constructor(consumers: Consumers, @Inject(CONFIG) config: ReconcilerEnv, applier: JobReportApplier, directory: NodeCredentialDirectory) {
+  constructor(consumers: Consumers, @Inject(CONFIG) config: ReconcilerEnv, applier: JobReportApplier, directory: NodeCredentialDirectory, view: ReconcilerView) {
     consumers.create<JobReportMessage>('job-report-consumer', {
       groupId: 'gantry-reconciler',
       topic: TOPICS.jobReports,
@@ -36,6 +37,9 @@ export class JobReportConsumer {
         return failures;
       },
       partitionsConsumedConcurrently: config.GANTRY_REPORT_CONCURRENCY,
+      // A report held up in Kafka must not read as an attempt its node dropped (ADR 0007).
+      onFetch: (at) => view.fetched('report fetches', at),
+      onInterrupted: () => view.interrupted('report fetches'),
     });
   }
 }

@@ -8,6 +8,7 @@ import { autocommit, loadLiveRanksOnNodes } from '@gantry/persistence';
 import { COMMAND_SIGNER, CONFIG, KAFKA_PRODUCER } from '@gantry/runtime';
 import { AttemptLossApplier } from './attempt-loss-applier';
 import { ReconcilerEnv } from './config';
+import { ReconcilerView } from './reconciler-view';
 
 const actions = new Counter({ name: 'gantry_reconciler_actions_total', help: 'Commands sent to close desired/observed gaps', labelNames: ['kind', 'reason'] });
 
@@ -33,6 +34,7 @@ export class NodeReconciler {
     @Inject(KAFKA_PRODUCER) private readonly producer: MessageProducer,
     @Inject(COMMAND_SIGNER) private readonly signer: CommandSigner,
     @Inject(CONFIG) private readonly config: ReconcilerEnv,
+    private readonly view: ReconcilerView,
   ) {}
 
   /** Partitions moved: the cursors of nodes read elsewhere meanwhile would be stale. */
@@ -56,6 +58,10 @@ export class NodeReconciler {
 
   async reconcile(beats: Array<{ value: HeartbeatMessage; offset: string }>, nowMs = Date.now()): Promise<number> {
     const newest = this.newestBeats(beats);
+    for (const b of newest.values()) this.view.beatSent(b.sentAt);
+    // Absence counts only since this replica's view has been continuous (ADR 0007): a broker
+    // restart or a rejoin holds beats and final reports up, and that silence is ours, not the nodes'.
+    const absenceFrom = this.view.absence(nowMs);
     const live = await loadLiveRanksOnNodes(autocommit(this.ds), [...newest.keys()]);
     const byNode = new Map<string, typeof live>();
     for (const r of live) byNode.set(r.nodeId, [...(byNode.get(r.nodeId) ?? []), r]);
@@ -68,7 +74,7 @@ export class NodeReconciler {
       // so a lost KILL for it is repeated here as an orphan kill.
       const desired = ranks.filter((r) => !isTerminal(r.job.state)).map((r) => ({ jobId: r.job.id, attempt: r.job.attempt, rankState: r.rankState, cancelRequested: r.job.cancelRequested, placedAt: r.placedAt.getTime() }));
       // Judge from the beat's own time: a beat that sat in Kafka says nothing about the present.
-      const result = reconcileNode(beat.running, desired, Math.min(nowMs, beat.sentAt), this.config.GANTRY_HEARTBEAT_MS, this.missing.get(beat.nodeId), this.config.GANTRY_PHANTOM_GRACE_MS);
+      const result = reconcileNode(beat.running, desired, Math.min(nowMs, beat.sentAt), this.config.GANTRY_HEARTBEAT_MS, this.missing.get(beat.nodeId), this.config.GANTRY_PHANTOM_GRACE_MS, absenceFrom);
       if (result.missingSince.size > 0) this.missing.set(beat.nodeId, result.missingSince);
       else this.missing.delete(beat.nodeId);
       for (const a of result.actions) {

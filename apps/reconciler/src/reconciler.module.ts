@@ -8,6 +8,7 @@ import { NodeReconciler } from './node-reconciler';
 import { AttemptLossApplier } from './attempt-loss-applier';
 import { FailureDetector } from './failure-detector';
 import { LeaderElection } from './leader-election';
+import { ReconcilerView } from './reconciler-view';
 
 @Module({})
 export class ReconcilerModule {
@@ -15,7 +16,7 @@ export class ReconcilerModule {
     return {
       module: ReconcilerModule,
       imports: [RuntimeModule.forRoot({ service: 'reconciler', config, needs: { postgres: true, redis: true }, outboxRelay: true, sendsCommands: true, verifiesNodes: true })],
-      providers: [JobReportApplier, JobReportConsumer, AttemptLossApplier, NodeReconciler, HeartbeatReconcileConsumer, LeaderElection, FailureDetector],
+      providers: [ReconcilerView, JobReportApplier, JobReportConsumer, AttemptLossApplier, NodeReconciler, HeartbeatReconcileConsumer, LeaderElection, FailureDetector],
     };
   }
 }

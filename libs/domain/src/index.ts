@@ -10,6 +10,7 @@ export * from './placement/cycle-plan';
 export * from './placement/cycle-pacing';
 export * from './jobs/cancel-decision';
 export * from './reconciliation/node-reconciliation';
+export * from './reconciliation/absence-clock';
 export * from './failure/attempt-loss';
 export * from './failure/eviction-policy';
 export * from './failure/silence';

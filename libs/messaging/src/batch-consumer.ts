@@ -96,6 +96,13 @@ export interface BatchConsumerOptions<T> {
   logger: ConsumerLogger;
   /** Called with this member's partitions whenever the group (re)assigns them. */
   onAssignment?: (partitions: number[]) => void;
+  /**
+   * Called when a fetch from the broker completes (with or without messages) and when the consumer
+   * stops hearing the broker for a reason it knows (a crash, a new assignment): what a reader needs
+   * to tell its own silence from its producers' (the reconciler's phantom judgement, ADR 0007).
+   */
+  onFetch?: (atMs: number) => void;
+  onInterrupted?: () => void;
   onBatchDone?: (stats: { size: number; deadLettered: number; partition: number; lag: number }) => void;
   /** How often an idle consumer asks the broker for more (ms, 1000); it answers at once when a message arrives. */
   maxWaitTimeInMs?: number;
@@ -199,14 +206,17 @@ export class BatchConsumer<T> {
       this.handled.clear(); // a new assignment: partitions handled before may be someone else's now
       this.progress.assigned(e.payload.memberAssignment[o.topic] ?? []);
       o.onAssignment?.(e.payload.memberAssignment[o.topic] ?? []);
+      o.onInterrupted?.();
     });
     consumer.on(consumer.events.FETCH_START, () => (this.fetching = this.joined));
+    if (o.onFetch) consumer.on(consumer.events.FETCH, () => o.onFetch!(Date.now()));
     consumer.on(consumer.events.CRASH, (e) => {
       // Not ready until it has joined again. kafkajs restarts a consumer only after errors it deems
       // retriable; after any other (e.g. no group coordinator while the broker restarts) it stays
       // dead, so a fresh consumer is started here instead.
       this.joined = false;
       this.fetching = false;
+      o.onInterrupted?.();
       const kafkajsRestarts = e.payload.restart !== false;
       o.logger.error({ err: e.payload.error, groupId: o.groupId, kafkajsRestarts }, kafkajsRestarts ? 'consumer crashed; kafkajs restarts it' : 'consumer crashed for good; starting a new one');
       if (!kafkajsRestarts) this.replaceLater(consumer);

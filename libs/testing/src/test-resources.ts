@@ -23,6 +23,8 @@ const SUITES = {
   'gpu-devices': { basePort: 18640, redisDb: 21 },
   'partition-hold': { basePort: 18700, redisDb: 11 },
   'control-plane-faults': { basePort: 18720, redisDb: 12 },
+  // restarts the test broker itself (suites run one at a time)
+  'broker-restart': { basePort: 18300, redisDb: 19 },
   'cli-and-streams': { basePort: 18740, redisDb: 17 },
   'gateway-pressure': { basePort: 18660, redisDb: 40 },
   'gateway-lifecycles': { basePort: 18680, redisDb: 41 },

@@ -38,10 +38,14 @@ const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
  * gap. A lost or repeated command is harmless because this runs on every heartbeat.
  * `graceMs` delays a repeated RUN; `phantomGraceMs` is how long a RUNNING rank may be missing from
  * the node's beats (an agent restart, a process that died unreported) before its attempt is lost.
+ * `absenceFrom` (absenceCountsFrom) is the earliest moment a miss may count from: the control
+ * plane's own silence (a broker restart, a consumer rejoining) is not the node's. Null: the view is
+ * stale now and no attempt is judged lost (misses are still recorded).
  */
 export function reconcileNode(
   observed: ObservedAttempt[], desired: DesiredRank[], nowMs: number, graceMs: number,
   missingSince: ReadonlyMap<string, number> = new Map(), phantomGraceMs = graceMs * 3,
+  absenceFrom: number | null = Number.NEGATIVE_INFINITY,
 ): NodeReconcileResult {
   const actions: ReconcileAction[] = [];
   const nextMissing = new Map<string, number>();
@@ -58,7 +62,7 @@ export function reconcileNode(
     if (d.rankState === 'RUNNING') {
       const since = missingSince.get(k) ?? nowMs;
       nextMissing.set(k, since);
-      if (nowMs - since >= phantomGraceMs) actions.push({ kind: 'LOST', jobId: d.jobId, attempt: d.attempt, reason: 'PHANTOM' });
+      if (absenceFrom !== null && nowMs - Math.max(since, absenceFrom) >= phantomGraceMs) actions.push({ kind: 'LOST', jobId: d.jobId, attempt: d.attempt, reason: 'PHANTOM' });
       continue;
     }
     if (d.rankState !== 'SCHEDULED' || d.cancelRequested) continue;
