@@ -1,5 +1,5 @@
-import { TOPICS } from '@gantry/contracts';
-import { KafkaConnection, MessageProducer, NODE_ID_HEADER, OutgoingMessage, SIGNATURE_HEADER, createKafka, nodeSigningKey, signNodeMessage } from '@gantry/messaging';
+import { TOPICS, TOPIC_PARTITIONS } from '@gantry/contracts';
+import { KafkaConnection, MessageProducer, NODE_ID_HEADER, OutgoingMessage, SIGNATURE_HEADER, createKafka, nodeSigningKey, partitionForKey, signNodeMessage } from '@gantry/messaging';
 import { testEnv } from './test-env';
 
 /**
@@ -40,6 +40,13 @@ export class HandAgent {
       this.producer = await this.kafka.connectProducer();
     }
     await this.producer.send(topic, messages);
+  }
+
+  /** A node id `${prefix}-<n>` whose beats land on the same heartbeat partition as `key`'s. */
+  static nodeIdBesideKey(prefix: string, key: string): string {
+    const partitions = TOPIC_PARTITIONS[TOPICS.heartbeats];
+    const target = partitionForKey(key, partitions);
+    for (let n = 0; ; n++) if (partitionForKey(`${prefix}-${n}`, partitions) === target) return `${prefix}-${n}`;
   }
 
   sendBeats(messages: OutgoingMessage[]): Promise<void> {
