@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { NodeTopology } from '@gantry/domain';
 import { NodeEntity } from '../entities/node.entity';
-import { Sql, inTransaction } from './sql';
+import { Sql, inTransaction, intArrayLiteral } from './sql';
 
 export type NodeRecord = Omit<NodeEntity, never>;
 
@@ -23,7 +23,7 @@ export async function upsertNodeTopology(sql: Sql, nodes: NodeTopology[], now: D
   if (nodes.length === 0) return 0;
   const params: unknown[] = [now];
   const tuples = nodes.map((t) => {
-    params.push(t.id, t.zone, t.rack, t.gpuModel, t.gpusTotal, t.cpuCores, t.memoryMiB, `{${t.gpuIndices.join(',')}}`, t.address);
+    params.push(t.id, t.zone, t.rack, t.gpuModel, t.gpusTotal, t.cpuCores, t.memoryMiB, intArrayLiteral(t.gpuIndices), t.address);
     const b = params.length - 9;
     return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::int, $${b + 6}::int, $${b + 7}::bigint, $${b + 8}::int[], $${b + 9}::text, $1::timestamptz, $1::timestamptz)`;
   });

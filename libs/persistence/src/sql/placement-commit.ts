@@ -1,10 +1,5 @@
 import { OutboxMessage, wakeRelayOnCommit } from './outbox';
-import { Sql, prepared, textArrayLiteral } from './sql';
-
-/** A Postgres int[] literal: one text parameter per row, whatever the row's length (unnest takes no ragged arrays). */
-function intArrayLiteral(xs: readonly number[]): string {
-  return `{${xs.map((x) => Math.trunc(x)).join(',')}}`;
-}
+import { Sql, intArrayLiteral, prepared, textArrayLiteral } from './sql';
 
 export interface PlacementWrite {
   jobId: string;

@@ -101,3 +101,8 @@ export function isPermanentDataError(e: unknown): boolean {
 export function textArrayLiteral(items: readonly string[]): string {
   return `{${items.map((s) => `"${s.replace(/(["\\])/g, '\\$1')}"`).join(',')}}`;
 }
+
+/** A Postgres int[] literal: one text parameter per row, whatever the row's length (unnest takes no ragged arrays). */
+export function intArrayLiteral(xs: readonly number[]): string {
+  return `{${xs.map((x) => Math.trunc(x)).join(',')}}`;
+}
