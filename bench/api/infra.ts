@@ -2,10 +2,17 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { runCommand, withDb } from '@gantry/stack';
+import { LocalKafkaBroker, flushRedisDb, recreateDatabase, runCommand, withDb } from '@gantry/stack';
 
 /** The only databases a bench recreates (drops) at start. */
 export const BENCH_DATABASE = /^gantry_bench_[a-z0-9_]+$/;
+
+/** Every bench starts from nothing: its database recreated and migrated, its Redis db flushed, the topics there. */
+export async function freshBenchState(root: string, kafka: LocalKafkaBroker, databaseUrl: string, redisUrl: string): Promise<void> {
+  await recreateDatabase(root, databaseUrl, BENCH_DATABASE);
+  await flushRedisDb(redisUrl);
+  await kafka.createTopics();
+}
 export function findPgbench(): string {
   if (process.env.BENCH_PGBENCH) return process.env.BENCH_PGBENCH;
   const base = '/usr/lib/postgresql';

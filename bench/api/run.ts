@@ -24,8 +24,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { TOPIC_PARTITIONS } from '@gantry/contracts';
-import { LocalKafkaBroker, Stack, flushRedisDb, killRunningCommands, numberFromEnv as env, recreateDatabase, withDb } from '@gantry/stack';
-import { BENCH_DATABASE, CpuSnapshot, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench, PgbenchResult } from './infra';
+import { LocalKafkaBroker, Stack, fleetStack, killRunningCommands, numberFromEnv as env, withDb } from '@gantry/stack';
+import { freshBenchState, CpuSnapshot, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench, PgbenchResult } from './infra';
 import { PhaseResult, runCreatePhase, stopLoad } from './load';
 import { runOpenLoop, stopOpenLoop } from './open-loop';
 import { PhaseSummary, fmt, summarisePhase, table } from './stats';
@@ -141,23 +141,16 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   checkInterrupted();
 
   say(`database ${new URL(config.databaseUrl).pathname.slice(1)} (recreated), Redis ${config.redisUrl} (flushed), topics`);
-  await recreateDatabase(root, config.databaseUrl, BENCH_DATABASE);
-  await flushRedisDb(config.redisUrl);
-  await kafka.createTopics();
+  await freshBenchState(root, kafka, config.databaseUrl, config.redisUrl);
   checkInterrupted();
 
   const adminToken = `bench-admin-${randomBytes(12).toString('base64url')}`;
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-bench-agent-'));
   cleanups.push({ what: 'agent work dir', fn: async () => rmSync(agentWork, { recursive: true, force: true }) });
-  stack = new Stack({
-    root,
-    logDir,
-    basePort: config.basePort,
+  stack = fleetStack({
+    root, logDir, basePort: config.basePort, adminToken, kafkaCredentials: kafka.credentials(), readyTimeoutMs: 120_000,
+    infra: { kafkaBrokers: brokers, databaseUrl: config.databaseUrl, redisUrl: config.redisUrl },
     env: {
-      GANTRY_ADMIN_TOKEN: adminToken,
-      KAFKA_BROKERS: brokers,
-      DATABASE_URL: config.databaseUrl,
-      REDIS_URL: config.redisUrl,
       LOG_LEVEL: config.logLevel,
       KAFKAJS_NO_PARTITIONER_WARNING: '1',
       GANTRY_RATE_LIMIT_RPS: String(config.rateLimitRps),
@@ -168,17 +161,9 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
       scheduler: nodeOptions('scheduler'),
       'heartbeat-ingester': nodeOptions('heartbeat-ingester'),
       reconciler: nodeOptions('reconciler'),
-      'node-agent': {
-        ...nodeOptions('node-agent'),
-        GANTRY_SIM_NODES: String(config.simNodes),
-        GANTRY_SIM_EXECUTOR: 'sleep',
-        GANTRY_SIM_PREFIX: 'bench',
-        GANTRY_AGENT_ID: 'bench-api',
-        GANTRY_AGENT_WORKDIR: agentWork,
-      },
+      'node-agent': nodeOptions('node-agent'),
     },
-    readyTimeoutMs: 120_000,
-    kafkaCredentials: kafka.credentials(),
+    fleet: { nodes: config.simNodes, prefix: 'bench', executor: 'sleep', workDir: agentWork },
   });
   const s = stack;
   cleanups.push({ what: 'services', fn: () => s.stop() });

@@ -23,10 +23,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import {
-  LocalKafkaBroker, SERVICES, ServiceProcess, Stack, fleetAgentEnv, fleetStack, flushRedisDb, kafkaSecurityFor, numberFromEnv as num,
-  recreateDatabase, waitFor,
+  LocalKafkaBroker, SERVICES, ServiceProcess, Stack, fleetAgentEnv, fleetStack, kafkaSecurityFor, numberFromEnv as num,
+  waitFor,
 } from '@gantry/stack';
-import { BENCH_DATABASE, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench } from '../api/infra';
+import { freshBenchState, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench } from '../api/infra';
 import { percentile, table } from '../api/stats';
 import { Teardown } from '../dispatch/teardown';
 import { Client } from 'pg';
@@ -272,9 +272,7 @@ async function main(): Promise<void> {
   say(`config ${JSON.stringify(config)}`);
   kafkaStartedHere = await kafka.startIfAbsent();
   if (kafkaStartedHere) teardown.add(`Kafka on ${kafka.brokers}`, () => kafka.stop());
-  await recreateDatabase(root, config.databaseUrl, BENCH_DATABASE);
-  await flushRedisDb(config.redisUrl);
-  await kafka.createTopics();
+  await freshBenchState(root, kafka, config.databaseUrl, config.redisUrl);
   teardown.check();
 
   const work = mkdtempSync(join(tmpdir(), 'gantry-bench-churn-'));

@@ -26,8 +26,8 @@ import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Client } from 'pg';
 import { TOPIC_PARTITIONS } from '@gantry/contracts';
-import { LocalKafkaBroker, Stack, flushRedisDb, kafkaSecurityFor, recreateDatabase, waitFor } from '@gantry/stack';
-import { BENCH_DATABASE, CpuSnapshot, conditions, cpuBetween, cpuSnapshot } from '../api/infra';
+import { LocalKafkaBroker, Stack, fleetStack, kafkaSecurityFor, waitFor } from '@gantry/stack';
+import { freshBenchState, CpuSnapshot, conditions, cpuBetween, cpuSnapshot } from '../api/infra';
 import { runCreatePhase } from '../api/load';
 import { runOpenLoop } from '../api/open-loop';
 import { summarisePhase } from '../api/stats';
@@ -68,22 +68,15 @@ async function prepare(): Promise<Stack> {
   teardown.check();
 
   say(`database ${new URL(config.databaseUrl).pathname.slice(1)} (recreated), Redis ${config.redisUrl} (flushed), topics`);
-  await recreateDatabase(root, config.databaseUrl, BENCH_DATABASE);
-  await flushRedisDb(config.redisUrl);
-  await kafka.createTopics();
+  await freshBenchState(root, kafka, config.databaseUrl, config.redisUrl);
   teardown.check();
 
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-bench-dispatch-'));
   teardown.add('agent work dir', async () => rmSync(agentWork, { recursive: true, force: true }));
-  const s = new Stack({
-    root,
-    logDir,
-    basePort: config.basePort,
+  const s = fleetStack({
+    root, logDir, basePort: config.basePort, adminToken, kafkaCredentials: kafka.credentials(), readyTimeoutMs: 300_000,
+    infra: { kafkaBrokers: brokers, databaseUrl: config.databaseUrl, redisUrl: config.redisUrl },
     env: {
-      GANTRY_ADMIN_TOKEN: adminToken,
-      KAFKA_BROKERS: brokers,
-      DATABASE_URL: config.databaseUrl,
-      REDIS_URL: config.redisUrl,
       LOG_LEVEL: config.logLevel,
       KAFKAJS_NO_PARTITIONER_WARNING: '1',
       GANTRY_HEARTBEAT_MS: String(config.heartbeatMs),
@@ -94,17 +87,7 @@ async function prepare(): Promise<Stack> {
       GANTRY_RATE_LIMIT_RPS: String(config.rateLimitRps),
       GANTRY_RATE_LIMIT_BURST: String(2 * config.rateLimitRps),
     },
-    serviceEnv: {
-      'node-agent': {
-        GANTRY_SIM_NODES: String(config.nodes),
-        GANTRY_SIM_EXECUTOR: 'sleep',
-        GANTRY_SIM_PREFIX: 'bench',
-        GANTRY_AGENT_ID: 'bench-dispatch',
-        GANTRY_AGENT_WORKDIR: agentWork,
-      },
-    },
-    readyTimeoutMs: 300_000,
-    kafkaCredentials: kafka.credentials(),
+    fleet: { nodes: config.nodes, prefix: 'bench', executor: 'sleep', workDir: agentWork },
   });
   stack = s;
   teardown.add('services', () => s.stop());

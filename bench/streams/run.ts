@@ -17,8 +17,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readSse } from '@gantry/client';
-import { LocalKafkaBroker, Stack, flushRedisDb, numberFromEnv as env, recreateDatabase, withDb } from '@gantry/stack';
-import { BENCH_DATABASE, conditions, cpuBetween, cpuSnapshot } from '../api/infra';
+import { LocalKafkaBroker, Stack, numberFromEnv as env, withDb } from '@gantry/stack';
+import { freshBenchState, conditions, cpuBetween, cpuSnapshot } from '../api/infra';
 
 const config = {
   followers: env('BENCH_FOLLOWERS', 1000),
@@ -92,9 +92,7 @@ async function main(): Promise<void> {
   let stack: Stack | null = null;
   const stop = new AbortController();
   try {
-    await recreateDatabase(root, config.databaseUrl, BENCH_DATABASE);
-    await flushRedisDb(config.redisUrl);
-    await kafka.createTopics();
+    await freshBenchState(root, kafka, config.databaseUrl, config.redisUrl);
     const token = `bench-admin-${randomBytes(12).toString('base64url')}`;
     stack = new Stack({
       root,

@@ -149,7 +149,8 @@ describe('jobs', () => {
     await t.page.locator('.job-state').filter({ hasText: 'RUNNING' }).waitFor();
     await t.page.getByRole('button', { name: 'Cancel job' }).click();
     await t.page.locator('.job-state').filter({ hasText: 'CANCELLED' }).waitFor({ timeout: 60_000 });
-    await t.page.locator('ol.timeline li').filter({ hasText: 'CANCEL_REQUESTED' }).waitFor();
+    // By type: the STATE_CHANGED to CANCELLED names the same word as its reason.
+    await t.page.locator('ol.timeline li[data-type="CANCEL_REQUESTED"]').waitFor();
     expect(await user.client.getJob(job.id)).toMatchObject({ state: 'CANCELLED', cancelRequested: true });
     expect(await t.page.getByRole('button', { name: 'Cancel job' }).count()).toBe(0);
   });

@@ -1,70 +1,31 @@
-import Redis from 'ioredis';
-import { DataSource } from 'typeorm';
-import { JobRecord, NodeLiveStore, autocommit, findJob, listJobEvents, listNodeEvents } from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource, placeJob, silentLogger, testSuite, testWakeUpSender, uniqueTag } from '@gantry/testing';
-import { AttemptLossApplier } from '../src/attempt-loss-applier';
+import { JobRecord, autocommit, findJob, listJobEvents, listNodeEvents } from '@gantry/persistence';
+import { makeJob, makeNode, placeJob, uniqueTag } from '@gantry/testing';
 import { ReconcilerEnv } from '../src/config';
-import { FailureDetector } from '../src/failure-detector';
-import { LeaderElection } from '../src/leader-election';
+import { detectorFixture } from './detector-fixture';
 
 /**
  * Node events and the partition hold window, on the detector with an injected clock: each round is
  * given `now`, and beats are written with matching receive times, so silence is exact.
  */
-let ds: DataSource;
-let redis: Redis;
-let losses: AttemptLossApplier;
-
-let wake: Awaited<ReturnType<typeof testWakeUpSender>>;
-beforeAll(async () => {
-  ds = await openDataSource();
-  redis = new Redis(testSuite('reconciler-node-events').redisUrl);
-  await redis.flushdb();
-  wake = await testWakeUpSender('attempt-loss-test');
-  losses = new AttemptLossApplier(ds, wake.sender);
-});
-afterAll(async () => {
-  // The detectors here took the real lease name with long leases: hand it back, or the next suite's
-  // reconciler would wait out the lease before it could lead.
-  await ds.query(`DELETE FROM leader_leases WHERE name = 'failure-detector' AND holder LIKE 'r-%'`);
-  redis.disconnect();
-  await wake.close();
-  await ds.destroy();
-});
+const fx = detectorFixture('reconciler-node-events');
 // Each case starts with no live work anywhere, so only its own nodes can be evicted.
-beforeEach(async () => ds.query(`UPDATE attempt_nodes SET released_at = now() WHERE released_at IS NULL`));
+beforeEach(async () => fx.ds.query(`UPDATE attempt_nodes SET released_at = now() WHERE released_at IS NULL`));
 
-const config = (over: Partial<ReconcilerEnv> = {}) =>
-  Object.assign(new ReconcilerEnv(), {
-    GANTRY_NODE_SUSPECT_MS: 1000, GANTRY_NODE_DEAD_MS: 4000, GANTRY_INGEST_STALL_MS: 2000, GANTRY_INSTANCE_ID: uniqueTag('r'),
-    GANTRY_LEADER_LEASE_MS: 60_000, GANTRY_EVICTIONS_PER_SECOND: 100, GANTRY_EVICTION_BURST: 100, GANTRY_PARTITION_MIN_RACK: 4,
-    GANTRY_PARTITION_SHARE: 0.5, GANTRY_PARTITION_HOLD_MS: 0, ...over,
-  });
-const beat = (nodeId: string, at: number) => new NodeLiveStore(redis, 600_000).recordBeats([{ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, running: '[]' }]);
-
-/** A detector that leads and is past its grace at `now`. */
-async function leadingDetector(now: number, over: Partial<ReconcilerEnv> = {}): Promise<FailureDetector> {
-  const c = config(over);
-  await ds.query(`DELETE FROM leader_leases WHERE name = 'failure-detector'`);
-  const election = new LeaderElection(ds, c, silentLogger() as never);
-  await election.tick();
-  const detector = new FailureDetector(ds, redis, c, silentLogger() as never, election, losses);
-  await redis.set('gantry:detector:info-since', String(now - 60_000));
-  expect((await detector.round(now - 1_500)).judged).toBe(false); // starts the grace period
-  return detector;
-}
+const { beat } = fx;
+/** A detector that leads at `now`; partitions are not held unless a case says so. */
+const leadingDetector = (now: number, over: Partial<ReconcilerEnv> = {}) => fx.leadingDetector(now, { GANTRY_PARTITION_HOLD_MS: 0, ...over });
 
 async function placedOn(nodeId: string): Promise<JobRecord> {
-  return placeJob(ds, await makeJob().gpus(1).maxRetries(2).insert(ds), [nodeId], { running: true });
+  return placeJob(fx.ds, await makeJob().gpus(1).maxRetries(2).insert(fx.ds), [nodeId], { running: true });
 }
 
 const eventsOf = async (nodeId: string) =>
-  (await listNodeEvents(autocommit(ds), nodeId, 0, 100)).map((e) => `${e.type}:${e.fromHealth ?? ''}>${e.toHealth ?? ''}:${e.reason ?? ''}`);
+  (await listNodeEvents(autocommit(fx.ds), nodeId, 0, 100)).map((e) => `${e.type}:${e.fromHealth ?? ''}>${e.toHealth ?? ''}:${e.reason ?? ''}`);
 
 it('records each health change once (HEALTHY > DEGRADED > UNHEALTHY > HEALTHY), nothing for steady beats, and a new leader continues', async () => {
   const t0 = Date.now();
-  const node = (await makeNode().rack(uniqueTag('rack')).insert(ds)).id;
-  const steady = (await makeNode().rack(uniqueTag('rack')).insert(ds)).id;
+  const node = (await makeNode().rack(uniqueTag('rack')).insert(fx.ds)).id;
+  const steady = (await makeNode().rack(uniqueTag('rack')).insert(fx.ds)).id;
   const detector = await leadingDetector(t0);
   const at = async (t: number, alsoNode: boolean) => {
     await beat(steady, t);
@@ -97,10 +58,10 @@ it('holds a silent rack for GANTRY_PARTITION_HOLD_MS, then evicts what is still 
   const t0 = Date.now();
   const rack = uniqueTag('rack');
   const nodes = [];
-  for (let i = 0; i < 5; i++) nodes.push((await makeNode().rack(rack).insert(ds)).id);
+  for (let i = 0; i < 5; i++) nodes.push((await makeNode().rack(rack).insert(fx.ds)).id);
   const jobs = [];
   for (const n of nodes) jobs.push(await placedOn(n));
-  const witness = (await makeNode().rack(uniqueTag('rack')).insert(ds)).id;
+  const witness = (await makeNode().rack(uniqueTag('rack')).insert(fx.ds)).id;
   for (const n of nodes) await beat(n, t0 - 10_000); // the whole rack went silent 10 s ago
   const detector = await leadingDetector(t0, { GANTRY_PARTITION_HOLD_MS: 5_000, GANTRY_EVICTIONS_PER_SECOND: 1, GANTRY_EVICTION_BURST: 2 });
   const at = async (t: number) => {
@@ -111,13 +72,13 @@ it('holds a silent rack for GANTRY_PARTITION_HOLD_MS, then evicts what is still 
   const first = await at(t0);
   expect(first.heldForPartition.sort()).toEqual([...nodes].sort());
   expect(first.evicted).toEqual([]);
-  for (const j of jobs) expect((await listJobEvents(autocommit(ds), j.id, 0, 50)).pop()).toMatchObject({ type: 'RECONCILED', reason: 'NODE_PARTITION_HELD', attempt: 1 });
+  for (const j of jobs) expect((await listJobEvents(autocommit(fx.ds), j.id, 0, 50)).pop()).toMatchObject({ type: 'RECONCILED', reason: 'NODE_PARTITION_HELD', attempt: 1 });
 
   // The first node comes back inside the window: it keeps its work, and its job says so.
   await beat(nodes[0], t0 + 1_000);
   expect((await at(t0 + 1_000)).evicted).toEqual([]);
-  expect(await findJob(autocommit(ds), jobs[0].id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
-  expect((await listJobEvents(autocommit(ds), jobs[0].id, 0, 50)).pop()).toMatchObject({ type: 'RECONCILED', reason: 'NODE_RETURNED' });
+  expect(await findJob(autocommit(fx.ds), jobs[0].id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
+  expect((await listJobEvents(autocommit(fx.ds), jobs[0].id, 0, 50)).pop()).toMatchObject({ type: 'RECONCILED', reason: 'NODE_RETURNED' });
 
   // Still inside the window (4 of 5 silent: still a partition): nothing is evicted.
   await beat(nodes[0], t0 + 4_999);
@@ -132,16 +93,16 @@ it('holds a silent rack for GANTRY_PARTITION_HOLD_MS, then evicts what is still 
   await beat(nodes[0], t0 + 7_000);
   expect((await at(t0 + 7_000)).evicted).toHaveLength(1);
 
-  expect(await findJob(autocommit(ds), jobs[0].id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
+  expect(await findJob(autocommit(fx.ds), jobs[0].id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
   for (const j of jobs.slice(1)) {
-    expect(await findJob(autocommit(ds), j.id)).toMatchObject({ state: 'QUEUED', attempt: 1 });
-    expect((await listJobEvents(autocommit(ds), j.id, 0, 50)).pop()).toMatchObject({ type: 'STATE_CHANGED', toState: 'QUEUED', reason: 'NODE_LOST' });
+    expect(await findJob(autocommit(fx.ds), j.id)).toMatchObject({ state: 'QUEUED', attempt: 1 });
+    expect((await listJobEvents(autocommit(fx.ds), j.id, 0, 50)).pop()).toMatchObject({ type: 'STATE_CHANGED', toState: 'QUEUED', reason: 'NODE_LOST' });
   }
   expect(await eventsOf(nodes[0])).toEqual(['HEALTH_CHANGED:HEALTHY>UNHEALTHY:PARTITION_HELD', 'HEALTH_CHANGED:UNHEALTHY>HEALTHY:HEARD']);
   expect(await eventsOf(nodes[1])).toEqual([
     'HEALTH_CHANGED:HEALTHY>UNHEALTHY:PARTITION_HELD', 'HEALTH_CHANGED:UNHEALTHY>UNHEALTHY:PARTITION_HOLD_EXPIRED', 'EVICTED:>UNHEALTHY:PARTITION_HOLD_EXPIRED',
   ]);
-  const evicted = (await listNodeEvents(autocommit(ds), nodes[1], 0, 100)).pop()!;
+  const evicted = (await listNodeEvents(autocommit(fx.ds), nodes[1], 0, 100)).pop()!;
   expect(evicted.jobIds).toEqual([jobs[1].id]);
-  await losses.lose(jobs[0].id, 1, nodes[0], 'NODE_LOST'); // leave nothing live behind
+  await fx.losses.lose(jobs[0].id, 1, nodes[0], 'NODE_LOST'); // leave nothing live behind
 });

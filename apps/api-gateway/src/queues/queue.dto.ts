@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions, OmitType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsInt, IsNumber, IsOptional, IsPositive, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { QUEUE_NAME_PATTERN } from '@gantry/contracts';
@@ -55,23 +55,8 @@ export class CreateQueueDto {
   allowedOwners?: string[] | null;
 }
 
-export class UpdateQueueDto {
-  @ApiPropertyOptional({ minimum: 0, maximum: 100 })
-  @IsOptional() @IsInt() @Min(0) @Max(100)
-  priority?: number;
-
-  @ApiPropertyOptional({ type: QuotaDto })
-  @IsOptional() @ValidateNested() @Type(() => QuotaDto)
-  quota?: QuotaDto;
-
-  @ApiPropertyOptional(WEIGHT_DOC)
-  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @IsPositive() @Max(1000)
-  weight?: number;
-
-  @ApiPropertyOptional(ALLOWED_OWNERS_DOC)
-  @AllowedOwners()
-  allowedOwners?: string[] | null;
-}
+/** Any field of a queue but its name; each optional, validated as at creation. */
+export class UpdateQueueDto extends PartialType(OmitType(CreateQueueDto, ['name'] as const)) {}
 
 export class QueueUsageView {
   @ApiProperty() gpusHeld!: number;

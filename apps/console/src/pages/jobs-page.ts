@@ -4,7 +4,7 @@ import { JobFilter, applyEvent, insertJob } from '../jobs/jobs-table-model';
 import { count, shortId, time } from '../shell/format';
 import { href, navigate } from '../shell/router';
 import { badge, errorBox } from '../shell/ui';
-import { PageElement } from './page-element';
+import { ListPage } from './list-page';
 
 const STATES: JobState[] = ['QUEUED', 'SCHEDULED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
 const PAGE = 50;
@@ -15,16 +15,8 @@ const PAGE = 50;
  * read once it is open, and each event then moves its row (or brings a new job in), so nothing
  * that happens between the two is lost (jobs-table-model).
  */
-export class JobsPage extends PageElement {
-  static override properties = {
-    query: { attribute: false }, rows: { state: true }, nextCursor: { state: true }, loading: { state: true },
-    error: { state: true }, queues: { state: true }, live: { state: true }, beyond: { state: true },
-  };
-  declare query: URLSearchParams;
-  declare rows: Job[];
-  declare nextCursor: string | null;
-  declare loading: boolean;
-  declare error: unknown;
+export class JobsPage extends ListPage<Job> {
+  static override properties = { queues: { state: true }, live: { state: true }, beyond: { state: true } };
   declare queues: Queue[];
   declare live: 'connecting' | 'on' | 'off';
   /** New jobs that belong after the rows listed so far (the next pages hold them). */
@@ -33,11 +25,6 @@ export class JobsPage extends PageElement {
 
   constructor() {
     super();
-    this.query = new URLSearchParams();
-    this.rows = [];
-    this.nextCursor = null;
-    this.loading = true;
-    this.error = null;
     this.queues = [];
     this.live = 'connecting';
     this.beyond = 0;

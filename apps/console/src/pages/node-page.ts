@@ -22,7 +22,7 @@ export class NodePage extends PageElement {
   declare error: unknown;
   declare acting: boolean;
   declare actionError: unknown;
-  private poller = new Poller(() => this.load(), REFRESH_MS);
+  private poller = new Poller(this, () => this.load(), REFRESH_MS);
 
   constructor() {
     super();
@@ -32,16 +32,6 @@ export class NodePage extends PageElement {
     this.error = null;
     this.acting = false;
     this.actionError = null;
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.poller.start();
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.poller.stop();
   }
 
   private async load(): Promise<void> {

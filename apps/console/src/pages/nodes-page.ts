@@ -3,31 +3,19 @@ import type { Node } from '@gantry/client';
 import { count, mib, time } from '../shell/format';
 import { href, navigate } from '../shell/router';
 import { badge, errorBox } from '../shell/ui';
-import { PageElement } from './page-element';
+import { ListPage } from './list-page';
 
 const HEALTHS = ['HEALTHY', 'DEGRADED', 'UNHEALTHY'] as const;
 const PAGE = 100;
 
 /** Nodes in id order, filtered by health, GPU model and zone, paged with the cursor. */
-export class NodesPage extends PageElement {
-  static override properties = {
-    query: { attribute: false }, rows: { state: true }, nextCursor: { state: true }, loading: { state: true }, error: { state: true }, models: { state: true },
-  };
-  declare query: URLSearchParams;
-  declare rows: Node[];
-  declare nextCursor: string | null;
-  declare loading: boolean;
-  declare error: unknown;
+export class NodesPage extends ListPage<Node> {
+  static override properties = { models: { state: true } };
   declare models: string[];
   private generation = 0;
 
   constructor() {
     super();
-    this.query = new URLSearchParams();
-    this.rows = [];
-    this.nextCursor = null;
-    this.loading = true;
-    this.error = null;
     this.models = [];
   }
 

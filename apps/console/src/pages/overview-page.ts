@@ -65,9 +65,9 @@ export class OverviewPage extends PageElement {
   declare error: unknown;
   // The three reads are independent: the heatmap is drawn as soon as it arrives.
   private pollers = [
-    new Poller(async () => this.guard(async () => (this.heatmap = await this.session.client.clusterHeatmap())), REFRESH_MS),
-    new Poller(async () => this.guard(async () => (this.summary = await this.session.client.clusterSummary())), REFRESH_MS),
-    new Poller(async () => this.guard(async () => (this.queues = await this.session.client.listQueues())), REFRESH_MS),
+    new Poller(this, async () => this.guard(async () => (this.heatmap = await this.session.client.clusterHeatmap())), REFRESH_MS),
+    new Poller(this, async () => this.guard(async () => (this.summary = await this.session.client.clusterSummary())), REFRESH_MS),
+    new Poller(this, async () => this.guard(async () => (this.queues = await this.session.client.listQueues())), REFRESH_MS),
   ];
 
   constructor() {
@@ -87,16 +87,6 @@ export class OverviewPage extends PageElement {
       this.error = e;
       throw e;
     }
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    for (const p of this.pollers) p.start();
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    for (const p of this.pollers) p.stop();
   }
 
   protected override render() {

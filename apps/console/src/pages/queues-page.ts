@@ -21,7 +21,7 @@ export class QueuesPage extends PageElement {
   declare editing: string | null;
   declare formError: unknown;
   declare saved: string | null;
-  private poller = new Poller(async () => {
+  private poller = new Poller(this, async () => {
     try {
       this.queues = await this.session.client.listQueues();
       this.error = null;
@@ -37,16 +37,6 @@ export class QueuesPage extends PageElement {
     this.editing = null;
     this.formError = null;
     this.saved = null;
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.poller.start();
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.poller.stop();
   }
 
   private create = async (e: SubmitEvent): Promise<void> => {

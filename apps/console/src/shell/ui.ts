@@ -1,4 +1,4 @@
-import { html } from 'lit';
+import { html, type ReactiveController, type ReactiveControllerHost } from 'lit';
 import { GantryApiError } from '@gantry/client';
 
 /** A job state or node health as a badge: the word is always there, the colour only repeats it. */
@@ -17,14 +17,25 @@ export function errorBox(e: unknown) {
 }
 
 /**
- * Runs `fn` now and then every `ms` after each run ends (never two at once), until stopped. A
- * failed run is kept for the page to show and the next run tries again.
+ * Runs `fn` now and then every `ms` after each run ends (never two at once), while its page is
+ * on screen: a Lit controller, started when the page connects and stopped when it leaves. A failed
+ * run is kept for the page to show and the next run tries again.
  */
-export class Poller {
+export class Poller implements ReactiveController {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = true;
 
-  constructor(private readonly fn: () => Promise<void>, private readonly ms: number) {}
+  constructor(host: ReactiveControllerHost, private readonly fn: () => Promise<void>, private readonly ms: number) {
+    host.addController(this);
+  }
+
+  hostConnected(): void {
+    this.start();
+  }
+
+  hostDisconnected(): void {
+    this.stop();
+  }
 
   start(): void {
     if (!this.stopped) return;

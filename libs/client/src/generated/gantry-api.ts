@@ -535,6 +535,7 @@ export interface components {
             items: components["schemas"]["QueueView"][];
         };
         UpdateQueueDto: {
+            /** @description Higher bands are served first */
             priority?: number;
             quota?: components["schemas"]["QuotaDto"];
             /**
