@@ -167,3 +167,20 @@ export async function removeNode(ds: DataSource, id: string, now: Date): Promise
 export async function sweepNodeTombstones(sql: Sql, before: Date): Promise<number> {
   return (await sql.rows(`DELETE FROM removed_nodes WHERE removed_at < $1 RETURNING node_id`, [before])).length;
 }
+
+/** Where one rank of one attempt ran, and where that node's agent serves logs (ADR 0021); null when no such rank was placed. */
+export interface AttemptRankLocation {
+  nodeId: string;
+  /** Null when the node never said, or was removed since. */
+  address: string | null;
+  logsPort: number | null;
+}
+
+export async function findAttemptRankLocation(sql: Sql, jobId: string, attempt: number, rank: number): Promise<AttemptRankLocation | null> {
+  const rows = await sql.rows<{ node_id: string; address: string | null; logs_port: number | null }>(
+    `SELECT a.node_id, n.address, n.logs_port FROM attempt_nodes a LEFT JOIN nodes n ON n.id = a.node_id
+      WHERE a.job_id = $1 AND a.attempt = $2 AND a.rank = $3`,
+    [jobId, attempt, rank],
+  );
+  return rows[0] ? { nodeId: rows[0].node_id, address: rows[0].address, logsPort: rows[0].logs_port } : null;
+}
