@@ -2,9 +2,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandSigner, LOG_GRANT_SCHEME, signLogGrant } from '@gantry/messaging';
 import { Stack, waitFor } from '@gantry/stack';
-import { TestStack, startTestStack, testSuite, uniqueTag } from '@gantry/testing';
+import { TestStack, logGrantHeader, startTestStack, testSuite, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
 
 /*
@@ -169,22 +168,22 @@ describe('job logs through the gateway (real agent)', () => {
 
   describe("the agent's log server", () => {
     const url = (jobId: string, attempt = 1) => `http://127.0.0.1:${LOGS_PORT}/v1/logs/${jobId}/${attempt}`;
-    const signer = () => new CommandSigner(stack.secrets.commandSigningKey);
-    const stranger = new CommandSigner(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
-    const get = (u: string, grant?: string) => fetch(u, grant ? { headers: { authorization: `${LOG_GRANT_SCHEME} ${grant}` } } : {});
+    const signer = () => stack.secrets.commandSigningKey;
+    const stranger = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const get = (u: string, authorization?: string) => fetch(u, authorization ? { headers: { authorization } } : {});
 
     it('serves a log under a grant the control plane signed for that attempt on its node', async () => {
-      const r = await get(url(envJob), signLogGrant({ jobId: envJob, attempt: 1, nodeId: node, exp: Date.now() + 30_000 }, signer()));
+      const r = await get(url(envJob), logGrantHeader(signer(), { jobId: envJob, attempt: 1, nodeId: node, exp: Date.now() + 30_000 }));
       expect(r.status).toBe(200);
       expect(await r.text()).toContain(`GANTRY_JOB_ID=${envJob}`);
     });
 
     it.each<[string, () => string | undefined, string?]>([
       ['no grant', () => undefined],
-      ['a forged grant (signed with another key)', () => signLogGrant({ jobId: envJob, attempt: 1, nodeId: node, exp: Date.now() + 30_000 }, stranger)],
-      ['an expired grant', () => signLogGrant({ jobId: envJob, attempt: 1, nodeId: node, exp: Date.now() - 1 }, signer())],
-      ['a grant for another node', () => signLogGrant({ jobId: envJob, attempt: 1, nodeId: `${node}-other`, exp: Date.now() + 30_000 }, signer())],
-      ['a grant for another attempt', () => signLogGrant({ jobId: envJob, attempt: 2, nodeId: node, exp: Date.now() + 30_000 }, signer())],
+      ['a forged grant (signed with another key)', () => logGrantHeader(stranger, { jobId: envJob, attempt: 1, nodeId: node, exp: Date.now() + 30_000 })],
+      ['an expired grant', () => logGrantHeader(signer(), { jobId: envJob, attempt: 1, nodeId: node, exp: Date.now() - 1 })],
+      ['a grant for another node', () => logGrantHeader(signer(), { jobId: envJob, attempt: 1, nodeId: `${node}-other`, exp: Date.now() + 30_000 })],
+      ['a grant for another attempt', () => logGrantHeader(signer(), { jobId: envJob, attempt: 2, nodeId: node, exp: Date.now() + 30_000 })],
     ])('refuses %s with 401 and no log', async (_name, grant) => {
       const r = await get(url(envJob), grant());
       expect(r.status).toBe(401);
