@@ -231,18 +231,18 @@ ${examples(['gantry submit -f train.yaml', 'gantry submit -f train.yaml --queue 
     .option('-f, --follow', 'keep streaming while the attempt runs')
     .option('--attempt <n>', 'attempt (default: the current one)')
     .option('--rank <n>', 'gang rank (default: 0)')
-    .option('--tail <lines>', 'only the last lines')
+    .option('--tail <lines>', 'only the last this many lines')
     .addHelpText('after', examples(['gantry logs <job-id>', 'gantry logs -f --rank 1 <job-id>']))
     .action(async (id: string, opts: { follow?: boolean; attempt?: string; rank?: string; tail?: string }) => {
       const api = client();
-      const qs = new URLSearchParams();
-      if (opts.attempt) qs.set('attempt', String(positiveInt(opts.attempt, '--attempt')));
-      if (opts.rank) qs.set('rank', String(nonNegativeInt(opts.rank, '--rank')));
-      if (opts.tail) qs.set('tailLines', String(nonNegativeInt(opts.tail, '--tail')));
-      if (opts.follow) qs.set('follow', 'true');
-      // GET /v1/jobs/{id}/logs (contract §4.4): text/plain, streamed.
-      const res = await api.rawStream(`/v1/jobs/${encodeURIComponent(id)}/logs${qs.size ? `?${qs}` : ''}`, 'text/plain');
-      for await (const chunk of res) io.stdout.write(chunk);
+      // GET /v1/jobs/{id}/logs (contract §4.4): text/plain, written as it arrives.
+      const logs = api.jobLogs(id, {
+        attempt: opts.attempt ? positiveInt(opts.attempt, '--attempt') : undefined,
+        rank: opts.rank ? nonNegativeInt(opts.rank, '--rank') : undefined,
+        tailLines: opts.tail ? positiveInt(opts.tail, '--tail') : undefined,
+        follow: opts.follow ? 'true' : undefined,
+      });
+      for await (const chunk of logs) io.stdout.write(chunk);
     });
 
   const queues = program.command('queues').description('Queues: priority bands and GPU quotas (`gantry queues` lists them)');

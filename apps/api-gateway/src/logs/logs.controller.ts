@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
 import { Principal } from '../auth/principal';
@@ -15,6 +15,7 @@ export class LogsController {
   constructor(private readonly logs: JobLogsService) {}
 
   @Get(':id/logs')
+  @ApiOperation({ operationId: 'jobs.logs' })
   @ApiProduces('text/plain')
   @ApiOkResponse({
     description:

@@ -116,7 +116,7 @@ export class JobPage extends PageElement {
       const signal = this.abort.signal;
       try {
         this.logsNote = 'Following the log…';
-        for await (const chunk of this.session.client.rawStream(`/v1/jobs/${encodeURIComponent(this.jobId)}/logs?follow=true`, 'text/plain', signal)) {
+        for await (const chunk of this.session.client.jobLogs(this.jobId, { follow: 'true' }, signal)) {
           const text = this.logs + chunk;
           this.logs = text.length > LOG_MAX_CHARS ? text.slice(text.length - LOG_MAX_CHARS) : text;
         }

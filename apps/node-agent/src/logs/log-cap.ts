@@ -27,9 +27,10 @@ export async function capLog(path: string, maxBytes: number, keepBytes = Math.fl
     if (size <= maxBytes) return 0;
     let src = size - keepBytes;
     const buf = Buffer.allocUnsafe(CHUNK);
-    const head = await fh.read(buf, 0, Math.min(LINE_SEARCH, CHUNK), src);
+    // From the byte before the cut: a newline there means the cut is already at a line start.
+    const head = await fh.read(buf, 0, Math.min(LINE_SEARCH, CHUNK), src - 1);
     const newline = buf.subarray(0, head.bytesRead).indexOf(0x0a);
-    if (newline >= 0 && src + newline + 1 < size) src += newline + 1;
+    if (newline >= 0 && src + newline < size) src += newline;
     const dropped = src;
     let dst = 0;
     for (;;) {
