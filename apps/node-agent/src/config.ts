@@ -45,8 +45,9 @@ export class AgentEnv extends ServiceEnv {
   /**
    * Port on the node's address where the agent serves its attempts' logs to the gateway (ADR 0021),
    * sent in heartbeats as `logsPort`. 0: one the OS picks (tests run several agents on one host).
+   * Not the kubelet's 10250, which a host-network agent pod would collide with.
    */
-  @IsInt() @Min(0) @Max(65535) GANTRY_AGENT_LOGS_PORT: number = 10250;
+  @IsInt() @Min(0) @Max(65535) GANTRY_AGENT_LOGS_PORT: number = 9250;
   /** Most bytes kept of one attempt's log; past it the oldest bytes are dropped (contract 4.4). Default 64 MiB. */
   @IsInt() @Min(4096) GANTRY_AGENT_LOG_MAX_BYTES: number = 64 * 1024 * 1024;
   /** How often running attempts' logs are checked against GANTRY_AGENT_LOG_MAX_BYTES, ms: a log may pass the cap by what its job writes in this long. */
