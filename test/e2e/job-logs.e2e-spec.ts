@@ -116,6 +116,8 @@ describe('job logs through the gateway (real agent)', () => {
   it('streams lines live with follow=true and ends the body when the attempt ends', async () => {
     const release = uniqueTag('release');
     const id = await submit(user, 'follow-me', `echo first-line; while [ ! -e "$OUT/${release}" ]; do sleep 0.1; done; echo last-line`);
+    // A job not yet placed has no log (404): follow once it runs.
+    await waitForState(id, ['RUNNING']);
     const f = await follow(user.secret, `/v1/jobs/${id}/logs?follow=true`);
     expect(f.state.status).toBe(200);
     expect(f.state.type).toMatch(/^text\/plain/);

@@ -8,6 +8,9 @@ import { EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS, eventLine, sum
 import { SubmitFlags, buildJobSpec } from './job-spec';
 import { OutputFormat, Printer, outputOption } from './output';
 
+/** States a job never leaves (contract §2). */
+const TERMINAL_STATES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
 interface Io {
@@ -235,6 +238,12 @@ ${examples(['gantry submit -f train.yaml', 'gantry submit -f train.yaml --queue 
     .addHelpText('after', examples(['gantry logs <job-id>', 'gantry logs -f --rank 1 <job-id>']))
     .action(async (id: string, opts: { follow?: boolean; attempt?: string; rank?: string; tail?: string }) => {
       const api = client();
+      // A job not yet placed has no log: -f waits for its first attempt (or its end) instead of failing.
+      if (opts.follow && !opts.attempt) {
+        for (let job = await api.getJob(id); job.attempt === 0 && !TERMINAL_STATES.has(job.state); job = await api.getJob(id)) {
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
       // GET /v1/jobs/{id}/logs (contract §4.4): text/plain, written as it arrives.
       const logs = api.jobLogs(id, {
         attempt: opts.attempt ? positiveInt(opts.attempt, '--attempt') : undefined,
