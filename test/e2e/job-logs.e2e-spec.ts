@@ -19,6 +19,8 @@ const dir = mkdtempSync(join(tmpdir(), 'gantry-logs-e2e-'));
 const node = uniqueTag('logs-node');
 const LOGS_PORT = testSuite('job-logs').basePort + 15;
 const CAP = 64 * 1024;
+/** The gateway's GANTRY_LOG_MAX_STREAMS here. */
+const MAX_FOLLOWS = 2;
 
 jest.setTimeout(180_000);
 
@@ -34,6 +36,7 @@ function fakeNvidiaSmi(): string {
 beforeAll(async () => {
   e2e = await startTestStack({
     suite: 'job-logs', simNodes: 0, fleetPrefix: node,
+    serviceEnv: { 'api-gateway': { GANTRY_LOG_MAX_STREAMS: String(MAX_FOLLOWS) } },
     agentEnv: {
       GANTRY_NODE_ID: node, GANTRY_NVIDIA_SMI: fakeNvidiaSmi(), GANTRY_NODE_ADDRESS: '127.0.0.1', GANTRY_AGENT_LOGS_PORT: String(LOGS_PORT),
       GANTRY_TELEMETRY_EVERY: '1', GANTRY_AGENT_LOG_MAX_BYTES: String(CAP), GANTRY_AGENT_LOG_CAP_CHECK_MS: '100',
@@ -69,16 +72,20 @@ async function waitForState(id: string, states: string[]) {
 }
 
 /** A follow: the body as it arrives, and whether it has ended. */
-async function follow(token: string, path: string) {
-  const res = await fetch(`${stack.gatewayUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
+async function follow(token: string, path: string, signal?: AbortSignal) {
+  const res = await fetch(`${stack.gatewayUrl}${path}`, { headers: { authorization: `Bearer ${token}` }, signal });
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   const state = { status: res.status, type: res.headers.get('content-type'), text: '', ended: false };
   const pump = (async () => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      state.text += decoder.decode(value, { stream: true });
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        state.text += decoder.decode(value, { stream: true });
+      }
+    } catch (e) {
+      if (!signal?.aborted) throw e;
     }
     state.ended = true;
   })();
@@ -131,6 +138,35 @@ describe('job logs through the gateway (real agent)', () => {
     await f.pump;
     expect(f.state.text).toBe('first-line\nlast-line\n');
     expect((await waitForState(id, ['SUCCEEDED', 'FAILED'])).state).toBe('SUCCEEDED');
+  });
+
+  it('refuses a follow past GANTRY_LOG_MAX_STREAMS with 503 and Retry-After, and takes one again once a follower leaves', async () => {
+    const release = uniqueTag('release');
+    const id = await submit(user, 'many-followers', `echo hello; while [ ! -e "$OUT/${release}" ]; do sleep 0.1; done`);
+    await waitForState(id, ['RUNNING']);
+    const leaving = new AbortController();
+    const followers = [await follow(user.secret, `/v1/jobs/${id}/logs?follow=true`, leaving.signal)];
+    for (let i = 1; i < MAX_FOLLOWS; i++) followers.push(await follow(user.secret, `/v1/jobs/${id}/logs?follow=true`));
+    expect(followers.map((f) => f.state.status)).toEqual(followers.map(() => 200));
+    const refused = await user.request('GET', `/v1/jobs/${id}/logs?follow=true`);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('content-type')).toMatch(/problem\+json/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Without follow a read is not a stream: it is served.
+    expect((await user.request('GET', `/v1/jobs/${id}/logs`)).body).toBe('hello\n');
+    leaving.abort();
+    await followers[0].pump;
+    const again = await waitFor('a follow slot freed', async () => {
+      const f = await follow(user.secret, `/v1/jobs/${id}/logs?follow=true`);
+      if (f.state.status === 200) return f;
+      await f.pump;
+      return undefined;
+    }, { timeoutMs: 10_000, intervalMs: 100 });
+    writeFileSync(join(dir, release), '');
+    for (const f of [...followers.slice(1), again]) {
+      await f.pump;
+      expect(f.state.text).toBe('hello\n');
+    }
   });
 
   it('sends only the last tailLines lines', async () => {
