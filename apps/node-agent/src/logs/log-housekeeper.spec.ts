@@ -27,7 +27,7 @@ describe('LogHousekeeper (real files)', () => {
     ['a log within retention', 'job-b-1.log', 6 * DAY, false, false],
     ['an old log of an attempt still running (a job that went quiet)', 'job-c-2.log', 8 * DAY, true, false],
     ['an old file that is not an attempt file', 'notes.txt', 8 * DAY, false, false],
-  ])('retention: %s deleted = %s', async (_name, name, age, running, deleted) => {
+  ])('retention: %s (%s)', async (_name, name, age, running, deleted) => {
     const logs = new AttemptLogs(dir);
     const m = /^(.+)-(\d+)\./.exec(name);
     if (running && m) logs.started(m[1], Number(m[2]));
