@@ -1,8 +1,10 @@
 import { readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '@gantry/platform';
 import { ATTEMPT_FILE, AttemptLogs } from './attempt-logs';
 import { capLog } from './log-cap';
+
+/** What the housekeeper writes to: the service's logger, or a test's. */
+export type HousekeepingLogger = Record<'debug' | 'info' | 'warn', (o: object, m: string) => void>;
 
 export interface LogHousekeeping {
   /** GANTRY_AGENT_LOG_MAX_BYTES */
@@ -24,7 +26,7 @@ export class LogHousekeeper {
   private sweepTimer: NodeJS.Timeout | null = null;
   private capping = false;
 
-  constructor(private readonly logs: AttemptLogs, private readonly opts: LogHousekeeping, private readonly logger: Logger) {}
+  constructor(private readonly logs: AttemptLogs, private readonly opts: LogHousekeeping, private readonly logger: HousekeepingLogger) {}
 
   start(): void {
     this.capTimer = setInterval(() => void this.capRunning(), this.opts.capCheckMs);
