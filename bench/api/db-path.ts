@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const [{ pid }] = await base.rows<{ pid: number }>('SELECT pg_backend_pid() AS pid');
 
   const nodeIds = Array.from({ length: NODES }, (_, i) => `db-path-${String(i).padStart(5, '0')}`);
-  await upsertNodeTopology(base, nodeIds.map((id) => ({ id, zone: 'z', rack: 'r', gpuModel: null, gpusTotal: 0, gpuIndices: [], cpuCores: 1_000_000, memoryMiB: 1_000_000_000, address: null })), new Date());
+  await upsertNodeTopology(base, nodeIds.map((id) => ({ id, zone: 'z', rack: 'r', gpuModel: null, gpusTotal: 0, gpuIndices: [], cpuCores: 1_000_000, memoryMiB: 1_000_000_000, address: null, logsPort: null })), new Date());
 
   let done = 0;
   let cpuAtStart = 0;

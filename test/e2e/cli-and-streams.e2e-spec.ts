@@ -187,6 +187,17 @@ describe('the gantry CLI, as a process', () => {
     expect(JSON.parse(got.stdout)).toMatchObject({ id, state: 'SUCCEEDED' });
   });
 
+  it("prints a job's log; -f follows it from a simulated node until the job ends; --tail keeps the last lines; a bad --tail is a usage error", async () => {
+    const { job } = await admin.createJob(quick(['sh', '-c', 'echo cli-first; sleep 1; seq 1 5; echo cli-last']));
+    const followed = await gantry(['logs', '-f', job.id]);
+    expect(followed).toMatchObject({ code: 0, stderr: '' });
+    expect(followed.stdout).toBe('cli-first\n1\n2\n3\n4\n5\ncli-last\n');
+    expect((await admin.getJob(job.id)).state).toBe('SUCCEEDED');
+    expect((await gantry(['logs', '--tail', '2', job.id])).stdout).toBe('5\ncli-last\n');
+    expect((await gantry(['logs', '--attempt', '1', '--rank', '0', job.id])).stdout).toBe(followed.stdout);
+    expect((await gantry(['logs', '--tail', '0', job.id])).code).toBe(2);
+  });
+
   it('describes a job that cannot be placed with its pending reason, and cancels it', async () => {
     const submitted = await gantry(['submit', '--name', 'nowhere', '--gpus', '8', '--gpu-model', 'NO-SUCH-GPU', '--cpus', '1', '--memory', '64', '-l', `suite=${tag}`, '--', 'true']);
     expect(submitted.code).toBe(0);

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GantryClient, Job } from '@gantry/client';
 import { ServiceProcess, Stack, waitFor } from '@gantry/stack';
@@ -137,6 +138,23 @@ describe('jobs', () => {
     else await t.page.locator('.logs-note').filter({ hasText: 'does not serve job logs yet' }).waitFor();
     await expectAccessible(t, 'job');
     await shot(t, 'job');
+  });
+
+  it("follows a running job's log on its page as lines are written, and says when it is complete", async () => {
+    const user = await newUser();
+    const release = join(e2e.work, uniqueTag('release'));
+    const { job } = await user.client.createJob(quick('console-chatter', ['sh', '-c', `echo first-words; while [ ! -e '${release}' ]; do sleep 0.1; done; echo last-words`]));
+    const t = await tab();
+    await signIn(t, stack.gatewayUrl, user.token);
+    await t.page.goto(`${stack.gatewayUrl}/ui/jobs/${job.id}`);
+    const logs = t.page.locator('pre.logs');
+    await logs.filter({ hasText: 'first-words' }).waitFor({ timeout: 60_000 });
+    await t.page.locator('.logs-note').filter({ hasText: 'Following the log' }).waitFor();
+    expect(await logs.textContent()).not.toContain('last-words');
+    writeFileSync(release, '');
+    await logs.filter({ hasText: 'last-words' }).waitFor({ timeout: 30_000 });
+    await t.page.locator('.logs-note').filter({ hasText: 'The log is complete' }).waitFor({ timeout: 30_000 });
+    expect((await logs.textContent())?.trim()).toBe('first-words\nlast-words');
   });
 
   it('cancels a running job from its page', async () => {

@@ -9,7 +9,8 @@ import { GatewayClient } from './gateway-client';
  * Contract 4.4 with real agents on this machine (ADR 0019). Each agent is a real one (no simulated
  * fleet: GANTRY_SIM_NODES=0, process executor) whose GPU inventory comes from a fake nvidia-smi
  * (GANTRY_NVIDIA_SMI): a script that prints the CSV file this test writes, eight "H100"s. A job
- * writes its environment to a file in a directory this test owns, and the test reads it back.
+ * prints its environment and writes it to a file in a directory this test owns; the test reads it
+ * back from the file and, through GET /v1/jobs/{id}/logs, from the agent that ran the rank (ADR 0021).
  */
 
 let stack: Stack;
@@ -73,7 +74,7 @@ async function cordon(id: string, on: boolean) {
 function envJob(name: string, gpus: number, extra: object = {}, release?: string) {
   const wait = release ? `while [ ! -e "$OUT/${release}" ]; do sleep 0.2; done` : 'true';
   return {
-    name, image: 'none', command: ['sh', '-c', `env > "$OUT/${name}-$RANK.env.tmp" && mv "$OUT/${name}-$RANK.env.tmp" "$OUT/${name}-$RANK.env"; ${wait}`],
+    name, image: 'none', command: ['sh', '-c', `env | tee "$OUT/${name}-$RANK.env.tmp" && mv "$OUT/${name}-$RANK.env.tmp" "$OUT/${name}-$RANK.env"; ${wait}`],
     env: { OUT: dir }, resources: { gpus, gpuModel: 'H100', cpuCores: 0, memoryMiB: 64 }, ...extra,
   };
 }
@@ -100,6 +101,14 @@ async function envOf(name: string, rank = 0): Promise<Record<string, string>> {
 
 const devices = (v: string) => (v === '' ? [] : v.split(',').map(Number));
 
+/** One variable of the env a rank printed, as its log (read through the gateway from the rank's node) shows it. */
+async function loggedVar(id: string, variable: string, rank = 0): Promise<string | undefined> {
+  const r = await api.request('GET', `/v1/jobs/${id}/logs?rank=${rank}`);
+  expect(r.status).toBe(200);
+  const line = String(r.body).split('\n').find((l) => l.startsWith(`${variable}=`));
+  return line?.slice(variable.length + 1);
+}
+
 describe('GPU devices on real agents (fake 8-GPU inventories)', () => {
   it('gives two 4-GPU jobs on one 8-GPU node disjoint device sets, as their env and the job resource say', async () => {
     await cordon(nodeB, true);
@@ -117,6 +126,8 @@ describe('GPU devices on real agents (fake 8-GPU inventories)', () => {
         expect(e.NVIDIA_VISIBLE_DEVICES).toBe(e.CUDA_VISIBLE_DEVICES);
         expect(jobs[i].placements).toEqual([{ rank: 0, nodeId: nodeA, gpuIndices: sets[i] }]);
       });
+      // The same devices, as each job printed them, read back through the logs route while they run.
+      expect(await Promise.all(ids.map((id) => loggedVar(id, 'CUDA_VISIBLE_DEVICES')))).toEqual(sets.map((s) => s.join(',')));
       writeFileSync(release, '');
       for (const id of ids) expect((await waitForState(id, ['SUCCEEDED', 'FAILED', 'CANCELLED'])).state).toBe('SUCCEEDED');
     } finally {
@@ -171,6 +182,12 @@ describe('a gang on two real agents', () => {
       });
     }
     expect(Number(r0.MASTER_PORT)).toBe(29500 + Math.min(...done.placements[0].gpuIndices));
+    // Each rank's log, from its own node's agent: its RANK, and the MASTER_ADDR they agree on.
+    for (const rank of [0, 1]) {
+      expect(await loggedVar(id, 'RANK', rank)).toBe(String(rank));
+      expect(await loggedVar(id, 'MASTER_ADDR', rank)).toBe(ADDRESS[done.nodeIds[0]]);
+      expect(await loggedVar(id, 'GANTRY_NODE_ID', rank)).toBe(done.nodeIds[rank]);
+    }
   });
 });
 

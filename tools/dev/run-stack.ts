@@ -29,6 +29,9 @@ async function main(): Promise<void> {
         GANTRY_SIM_NODES: process.env.GANTRY_SIM_NODES ?? '200',
         GANTRY_SIM_EXECUTOR: process.env.GANTRY_SIM_EXECUTOR ?? 'process',
         GANTRY_AGENT_ID: process.env.GANTRY_AGENT_ID ?? 'dev-fleet',
+        // The simulated nodes live on this host: they serve their logs here, on a port the OS picks (ADR 0021).
+        GANTRY_NODE_ADDRESS: process.env.GANTRY_NODE_ADDRESS ?? '127.0.0.1',
+        GANTRY_AGENT_LOGS_PORT: process.env.GANTRY_AGENT_LOGS_PORT ?? '0',
       },
     },
   });

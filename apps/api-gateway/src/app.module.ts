@@ -26,10 +26,13 @@ import { EventsController } from './events/events.controller';
 import { JobEventPublisher } from './events/job-event-publisher';
 import { JobEventTail } from './events/job-event-tail';
 import { OpenStreams } from './events/open-streams';
+import { JobLogsService } from './logs/job-logs.service';
+import { LogsController } from './logs/logs.controller';
+import { OpenLogStreams } from './logs/open-log-streams';
 import { WhoamiController } from './whoami/whoami.controller';
 
 /** Every controller of the API, in the order the OpenAPI document lists them. */
-export const GATEWAY_CONTROLLERS = [JobsController, EventsController, QueuesController, TokensController, NodesController, ClusterController, AuditController, WhoamiController];
+export const GATEWAY_CONTROLLERS = [JobsController, LogsController, EventsController, QueuesController, TokensController, NodesController, ClusterController, AuditController, WhoamiController];
 
 @Module({})
 export class GatewayModule {
@@ -55,6 +58,8 @@ export class GatewayModule {
         EventStreamsService,
         JobEventPublisher,
         JobRetentionSweeper,
+        OpenLogStreams,
+        JobLogsService,
         {
           provide: CursorCodec,
           useFactory: (c: GatewayEnv) =>

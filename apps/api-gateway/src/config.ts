@@ -41,6 +41,8 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsInt() @Min(1000) GANTRY_SSE_KEEPALIVE_MS: number = 15_000;
   /** Most event streams one gateway process holds open; past it a follow is a 503 with Retry-After. */
   @IsInt() @Min(1) GANTRY_SSE_MAX_STREAMS: number = 10_000;
+  /** Most log follows (GET /v1/jobs/{id}/logs?follow=true) one gateway process relays at once; past it a follow is a 503 with Retry-After (ADR 0021). */
+  @IsInt() @Min(1) GANTRY_LOG_MAX_STREAMS: number = 1_000;
   /** Publish every job event to gantry.job-events.v1 (one leader among the gateways does it). */
   @IsIn(['true', 'false']) GANTRY_PUBLISH_JOB_EVENTS: 'true' | 'false' = 'true';
   /** Requests per second a `user` token may make, sustained (token bucket refill rate). */

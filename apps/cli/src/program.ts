@@ -8,6 +8,9 @@ import { EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS, eventLine, sum
 import { SubmitFlags, buildJobSpec } from './job-spec';
 import { OutputFormat, Printer, outputOption } from './output';
 
+/** States a job never leaves (contract §2). */
+const TERMINAL_STATES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
 interface Io {
@@ -231,18 +234,24 @@ ${examples(['gantry submit -f train.yaml', 'gantry submit -f train.yaml --queue 
     .option('-f, --follow', 'keep streaming while the attempt runs')
     .option('--attempt <n>', 'attempt (default: the current one)')
     .option('--rank <n>', 'gang rank (default: 0)')
-    .option('--tail <lines>', 'only the last lines')
+    .option('--tail <lines>', 'only the last this many lines')
     .addHelpText('after', examples(['gantry logs <job-id>', 'gantry logs -f --rank 1 <job-id>']))
     .action(async (id: string, opts: { follow?: boolean; attempt?: string; rank?: string; tail?: string }) => {
       const api = client();
-      const qs = new URLSearchParams();
-      if (opts.attempt) qs.set('attempt', String(positiveInt(opts.attempt, '--attempt')));
-      if (opts.rank) qs.set('rank', String(nonNegativeInt(opts.rank, '--rank')));
-      if (opts.tail) qs.set('tailLines', String(nonNegativeInt(opts.tail, '--tail')));
-      if (opts.follow) qs.set('follow', 'true');
-      // GET /v1/jobs/{id}/logs (contract §4.4): text/plain, streamed.
-      const res = await api.rawStream(`/v1/jobs/${encodeURIComponent(id)}/logs${qs.size ? `?${qs}` : ''}`, 'text/plain');
-      for await (const chunk of res) io.stdout.write(chunk);
+      // A job not yet placed has no log: -f waits for its first attempt (or its end) instead of failing.
+      if (opts.follow && !opts.attempt) {
+        for (let job = await api.getJob(id); job.attempt === 0 && !TERMINAL_STATES.has(job.state); job = await api.getJob(id)) {
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
+      // GET /v1/jobs/{id}/logs (contract §4.4): text/plain, written as it arrives.
+      const logs = api.jobLogs(id, {
+        attempt: opts.attempt ? positiveInt(opts.attempt, '--attempt') : undefined,
+        rank: opts.rank ? nonNegativeInt(opts.rank, '--rank') : undefined,
+        tailLines: opts.tail ? positiveInt(opts.tail, '--tail') : undefined,
+        follow: opts.follow ? 'true' : undefined,
+      });
+      for await (const chunk of logs) io.stdout.write(chunk);
     });
 
   const queues = program.command('queues').description('Queues: priority bands and GPU quotas (`gantry queues` lists them)');

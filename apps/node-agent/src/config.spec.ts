@@ -25,6 +25,20 @@ describe('AgentEnv', () => {
     expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).toThrow(message);
   });
 
+  it('keeps the documented log defaults: port 9250, 64 MiB per attempt, checked every second, kept 7 days', () => {
+    const c = loadConfig(AgentEnv, KEY);
+    expect([c.GANTRY_AGENT_LOGS_PORT, c.GANTRY_AGENT_LOG_MAX_BYTES, c.GANTRY_AGENT_LOG_CAP_CHECK_MS, c.GANTRY_AGENT_LOG_RETENTION_MS]).toEqual([9250, 67108864, 1000, 604800000]);
+  });
+
+  it.each([
+    ['a logs port past 65535', { GANTRY_AGENT_LOGS_PORT: '70000' }, /GANTRY_AGENT_LOGS_PORT/],
+    ['a cap under 4 KiB', { GANTRY_AGENT_LOG_MAX_BYTES: '100' }, /GANTRY_AGENT_LOG_MAX_BYTES/],
+    ['a cap check of 0', { GANTRY_AGENT_LOG_CAP_CHECK_MS: '0' }, /GANTRY_AGENT_LOG_CAP_CHECK_MS/],
+    ['a retention of a second', { GANTRY_AGENT_LOG_RETENTION_MS: '1000' }, /GANTRY_AGENT_LOG_RETENTION_MS/],
+  ])('refuses %s, naming the variable', (_n, env, message) => {
+    expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).toThrow(message);
+  });
+
   it('refuses to start without the control plane\'s command key, naming it', () => {
     expect(() => loadConfig(AgentEnv, {})).toThrow(/GANTRY_COMMAND_PUBLIC_KEY/);
   });

@@ -22,7 +22,9 @@ export class AgentEnv extends ServiceEnv {
   @IsString() @MinLength(1) GANTRY_NVIDIA_SMI: string = 'nvidia-smi';
   /**
    * Where a real agent's node listens (host name or IP), sent in its heartbeats: a gang's
-   * MASTER_ADDR when the node holds rank 0. Default: the first non-internal IPv4 address, else the host name.
+   * MASTER_ADDR when the node holds rank 0, and where the agent serves logs (GANTRY_AGENT_LOGS_PORT).
+   * Default: the first non-internal IPv4 address, else the host name. A simulated fleet's nodes have
+   * no address (and serve no logs) unless it is set: then all of them report it.
    */
   @IsOptional() @IsString() @MinLength(1) @MaxLength(255) GANTRY_NODE_ADDRESS?: string;
   @IsString() GANTRY_ZONE: string = 'local';
@@ -38,8 +40,24 @@ export class AgentEnv extends ServiceEnv {
   @IsNumber() @Min(0) @Max(1) GANTRY_TELEMETRY_DELTA: number = 0.1;
   /** SIGTERM-to-SIGKILL grace when stopping a job, ms. */
   @IsInt() @Min(0) GANTRY_KILL_GRACE_MS: number = 10000;
-  /** Where job logs are written. */
+  /** Where job logs are written (`<workdir>/<agent id>/<jobId>-<attempt>.log`). */
   @IsString() GANTRY_AGENT_WORKDIR: string = join(tmpdir(), 'gantry-agent');
+  /**
+   * Port on the node's address where the agent serves its attempts' logs to the gateway (ADR 0021),
+   * sent in heartbeats as `logsPort`. 0: one the OS picks (tests run several agents on one host).
+   * Not the kubelet's 10250, which a host-network agent pod would collide with.
+   */
+  @IsInt() @Min(0) @Max(65535) GANTRY_AGENT_LOGS_PORT: number = 9250;
+  /** Most bytes kept of one attempt's log; past it the oldest bytes are dropped (contract 4.4). Default 64 MiB. */
+  @IsInt() @Min(4096) GANTRY_AGENT_LOG_MAX_BYTES: number = 64 * 1024 * 1024;
+  /** How often running attempts' logs are checked against GANTRY_AGENT_LOG_MAX_BYTES, ms: a log may pass the cap by what its job writes in this long. */
+  @IsInt() @Min(100) @Max(60_000) GANTRY_AGENT_LOG_CAP_CHECK_MS: number = 1000;
+  /**
+   * A finished attempt's log (and its node-list file) is deleted from the node this long after it was
+   * last written, ms. Default 7 days, the control plane's GANTRY_JOB_RETENTION_MS default: a log
+   * lives as long as its job.
+   */
+  @IsInt() @Min(60_000) GANTRY_AGENT_LOG_RETENTION_MS: number = 7 * 24 * 3600 * 1000;
   /**
    * The control plane's command-signing public key(s), PEM (SPKI), from GET /v1/cluster/command-key
    * or the enrollment answer. Several PEM blocks may be given (key rotation). No command that does

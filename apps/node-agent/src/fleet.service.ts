@@ -18,6 +18,10 @@ import { nodeAddress } from './identity/node-address';
 import { NodeKeys } from './identity/node-keys';
 import { NodeRuntime } from './node-runtime';
 import { ReportPublisher } from './report-publisher';
+import { AttemptLogs } from './logs/attempt-logs';
+import { LogHousekeeper } from './logs/log-housekeeper';
+import { LogServer } from './logs/log-server';
+import { LoggedExecutor } from './logs/logged-executor';
 import { HostTelemetry } from './telemetry/host-telemetry';
 import { SimulatedTelemetry } from './telemetry/simulated-telemetry';
 
@@ -30,6 +34,12 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly beats: HeartbeatSender;
   private readonly keys = new NodeKeys();
   private beating = false;
+  /** Where this agent's nodes listen (one host: a real node, or a simulated fleet given GANTRY_NODE_ADDRESS); null: no logs served. */
+  private readonly address: string | null;
+  private readonly logs: AttemptLogs;
+  private readonly logServer: LogServer | null;
+  private readonly housekeeper: LogHousekeeper;
+  private logsPort: number | null = null;
 
   constructor(
     @Inject(KAFKA_PRODUCER) producer: MessageProducer,
@@ -39,21 +49,22 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     readiness: ReadinessRegistry,
   ) {
     this.reports = new ReportPublisher(producer, this.keys, logger);
+    this.logs = new AttemptLogs(join(config.GANTRY_AGENT_WORKDIR, config.GANTRY_AGENT_ID));
     const executor: Executor =
-      config.GANTRY_SIM_EXECUTOR === 'sleep' ? new SleepExecutor() : new ProcessExecutor(join(config.GANTRY_AGENT_WORKDIR, config.GANTRY_AGENT_ID), config.GANTRY_KILL_GRACE_MS);
+      config.GANTRY_SIM_EXECUTOR === 'sleep' ? new SleepExecutor() : new LoggedExecutor(new ProcessExecutor(this.logs.workdir, config.GANTRY_KILL_GRACE_MS), this.logs);
+    this.address = config.GANTRY_SIM_NODES > 0 ? (config.GANTRY_NODE_ADDRESS ?? null) : nodeAddress(config.GANTRY_NODE_ADDRESS, networkInterfaces(), hostname());
     const split = { every: config.GANTRY_TELEMETRY_EVERY, delta: config.GANTRY_TELEMETRY_DELTA };
     if (config.GANTRY_SIM_NODES > 0) {
       for (let i = 0; i < config.GANTRY_SIM_NODES; i++) {
         const spec = simulatedNode(config.GANTRY_SIM_PREFIX, i);
         let runtime: NodeRuntime | null = null;
         const telemetry = new SimulatedTelemetry(spec, () => runtime?.busyGpus() ?? 0);
-        runtime = new NodeRuntime({ nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack }, executor, telemetry, this.reports, split);
+        runtime = new NodeRuntime({ nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack, ...(this.address ? { address: this.address } : {}) }, executor, telemetry, this.reports, split);
         this.nodes.set(spec.nodeId, runtime);
       }
     } else {
       const nodeId = config.GANTRY_NODE_ID ?? hostname();
-      const address = nodeAddress(config.GANTRY_NODE_ADDRESS, networkInterfaces(), hostname());
-      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK, address }, executor, new HostTelemetry(config.GANTRY_NVIDIA_SMI), this.reports, split));
+      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK, address: this.address! }, executor, new HostTelemetry(config.GANTRY_NVIDIA_SMI), this.reports, split));
     }
     this.commands = createCommandConsumer(consumers, {
       agentId: config.GANTRY_AGENT_ID, nodes: this.nodes, logger,
@@ -64,7 +75,16 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
       keys: this.keys,
       fenceMs: config.GANTRY_AGENT_FENCE_MS,
       logger,
+      logsPort: () => this.logsPort,
     });
+    this.logServer = this.address && config.GANTRY_SIM_EXECUTOR === 'process'
+      ? new LogServer(this.logs, { nodeIds: new Set(this.nodes.keys()), publicKeys: commandPublicKeys(config.GANTRY_COMMAND_PUBLIC_KEY), logger })
+      : null;
+    this.housekeeper = new LogHousekeeper(
+      this.logs,
+      { maxBytes: config.GANTRY_AGENT_LOG_MAX_BYTES, capCheckMs: config.GANTRY_AGENT_LOG_CAP_CHECK_MS, retentionMs: config.GANTRY_AGENT_LOG_RETENTION_MS },
+      logger,
+    );
     readiness.add({
       name: 'heartbeats',
       check: async () => {
@@ -77,6 +97,12 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     await this.loadCredentials();
     // Consumers (started by the runtime) come first. Beats make nodes placeable; commands for them must not arrive before the consumer can see them.
     await this.commands.whenJoined(60_000);
+    // The log server listens before the first beat, which says where it is (logsPort).
+    if (this.logServer) {
+      this.logsPort = await this.logServer.listen(this.address!, this.config.GANTRY_AGENT_LOGS_PORT);
+      this.logger.info({ address: this.address, port: this.logsPort }, 'serving attempt logs');
+    }
+    this.housekeeper.start();
     await this.beats.start();
     this.beating = true;
     this.logger.info({ nodes: this.nodes.size, executor: this.config.GANTRY_SIM_EXECUTOR }, 'agent started');
@@ -114,5 +140,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
       await new Promise((r) => setTimeout(r, 50));
     }
     await this.reports.drain(3000);
+    this.housekeeper.stop();
+    await this.logServer?.close();
   }
 }

@@ -39,6 +39,8 @@ export interface HeartbeatSenderOptions {
   /** Un-acknowledged time after which every attempt is stopped. */
   fenceMs: number;
   logger: { warn(o: object, m: string): void };
+  /** The port this agent serves its logs on (ADR 0021), added as `logsPort` to the beats of nodes with an address; null: none. */
+  logsPort?: () => number | null;
 }
 
 /**
@@ -109,7 +111,8 @@ export class HeartbeatSender {
       await this.producer.send(
         TOPICS.heartbeats,
         beats.map((b) => {
-          const value = JSON.stringify(b);
+          const logsPort = b.address ? this.opts.logsPort?.() : null;
+          const value = JSON.stringify(logsPort ? { ...b, logsPort } : b);
           return { key: b.nodeId, value, headers: this.opts.keys.headers(b.nodeId, value) };
         }),
       );

@@ -1,4 +1,4 @@
-import type { components } from './generated/gantry-api';
+import type { components, operations } from './generated/gantry-api';
 
 /** Names for the generated schemas (libs/client/src/generated/gantry-api.ts, from docs/openapi.json). */
 type Schemas = components['schemas'];
@@ -21,3 +21,5 @@ export type Whoami = Schemas['WhoamiView'];
 export type TokenCreated = Schemas['TokenView'];
 export type Problem = Schemas['Problem'];
 export type JobState = Job['state'];
+/** GET /v1/jobs/{id}/logs's query: attempt, rank, tailLines, follow (contract §4.4). */
+export type JobLogsQuery = NonNullable<operations['jobs.logs']['parameters']['query']>;

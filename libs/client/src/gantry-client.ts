@@ -1,7 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/gantry-api';
 import type {
-  ClusterHeatmap, ClusterSummary, CreateJob, CreateQueue, Job, JobEvent, JobPage, JobState, JobStreamEvent, JobStreamEventPage, Node, NodeEvent, NodePage, Problem,
+  ClusterHeatmap, ClusterSummary, CreateJob, CreateQueue, Job, JobEvent, JobLogsQuery, JobPage, JobState, JobStreamEvent, JobStreamEventPage, Node, NodeEvent, NodePage, Problem,
   Queue, TokenCreated, UpdateQueue, Whoami,
 } from './api-types';
 import { DEFAULT_RETRY_POLICY, RetryBudget, RetryPolicy, backoffDelay, isRetryable } from './retry-policy';
@@ -228,6 +228,15 @@ export class GantryClient {
         await this.sleep(backoffDelay(failures - 1, this.policy, this.random()));
       }
     }
+  }
+
+  /**
+   * A job's log (one rank of one attempt, text/plain, contract §4.4) as it arrives: the whole log
+   * as the node keeps it, or with `follow: 'true'` until the attempt ends.
+   */
+  jobLogs(id: string, query: JobLogsQuery = {}, signal?: AbortSignal): AsyncGenerator<string> {
+    const qs = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]): [string, string] => [k, String(v)]));
+    return this.rawStream(`/v1/jobs/${encodeURIComponent(id)}/logs${qs.size ? `?${qs}` : ''}`, 'text/plain', signal);
   }
 
   /**

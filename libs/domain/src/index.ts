@@ -9,6 +9,7 @@ export * from './placement/placement';
 export * from './placement/cycle-plan';
 export * from './placement/cycle-pacing';
 export * from './jobs/cancel-decision';
+export * from './jobs/log-target';
 export * from './reconciliation/node-reconciliation';
 export * from './reconciliation/absence-clock';
 export * from './failure/attempt-loss';

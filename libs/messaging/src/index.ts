@@ -14,4 +14,5 @@ export * from './batch-consumer';
 export * from './outbox-relay';
 export * from './signing/node-signature';
 export * from './signing/command-signature';
+export * from './signing/log-grant';
 export * from './wake-up-sender';

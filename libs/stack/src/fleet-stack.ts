@@ -54,7 +54,14 @@ export function fleetStack(opts: FleetStackOptions): Stack {
   });
 }
 
-/** The env of an extra agent process with a simulated fleet of its own (see Stack.extra). */
+/**
+ * The env of an extra agent process with a simulated fleet of its own (see Stack.extra). Its nodes
+ * are on this host (127.0.0.1, also their gangs' MASTER_ADDR) and serve their logs on a port the
+ * OS picks, sent in their beats (ADR 0021).
+ */
 export function fleetAgentEnv(fleet: SimulatedFleet): Record<string, string> {
-  return { GANTRY_SIM_NODES: String(fleet.nodes), GANTRY_SIM_PREFIX: fleet.prefix, GANTRY_AGENT_ID: fleet.prefix, GANTRY_SIM_EXECUTOR: fleet.executor, GANTRY_AGENT_WORKDIR: fleet.workDir };
+  return {
+    GANTRY_SIM_NODES: String(fleet.nodes), GANTRY_SIM_PREFIX: fleet.prefix, GANTRY_AGENT_ID: fleet.prefix, GANTRY_SIM_EXECUTOR: fleet.executor, GANTRY_AGENT_WORKDIR: fleet.workDir,
+    GANTRY_NODE_ADDRESS: '127.0.0.1', GANTRY_AGENT_LOGS_PORT: '0',
+  };
 }

@@ -7,3 +7,4 @@ export * from './hand-agent';
 export * from './test-kafka';
 export * from './builders/placement.builder';
 export * from './test-stack';
+export * from './log-grants';

@@ -32,6 +32,8 @@ const SUITES = {
   'agent-trust': { basePort: 18760, redisDb: 18 },
   // the console's browser tests (its 5,000-node fleet agent takes the next port after the stack's)
   console: { basePort: 18780, redisDb: 20 },
+  // One real agent serving logs (its log port at basePort + 15).
+  'job-logs': { basePort: 18260, redisDb: 30 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;

@@ -72,7 +72,8 @@ export class JobPage extends PageElement {
   }
 
   protected override updated(changed: Map<string, unknown>): void {
-    if (changed.has('caps') && this.job && !this.logsStarted) this.followLogs();
+    // A job not yet placed has no log: following starts once it has an attempt.
+    if ((changed.has('caps') || changed.has('job')) && this.job && !this.logsStarted) this.followLogs();
   }
 
   private async refresh(): Promise<void> {
@@ -107,16 +108,21 @@ export class JobPage extends PageElement {
   /** Follows the latest attempt's log (text/plain, contract §4.4), where the gateway serves logs. */
   private followLogs(): void {
     if (!this.caps || !this.job || this.logsStarted) return;
-    this.logsStarted = true;
     if (!this.caps.has('GET', LOGS_PATH)) {
+      this.logsStarted = true;
       this.logsNote = `This gateway does not serve job logs yet (its API has no GET ${LOGS_PATH}).`;
       return;
     }
+    if (this.job.attempt === 0) {
+      this.logsNote = 'No output yet: the job has not started.';
+      return;
+    }
+    this.logsStarted = true;
     void (async () => {
       const signal = this.abort.signal;
       try {
         this.logsNote = 'Following the log…';
-        for await (const chunk of this.session.client.rawStream(`/v1/jobs/${encodeURIComponent(this.jobId)}/logs?follow=true`, 'text/plain', signal)) {
+        for await (const chunk of this.session.client.jobLogs(this.jobId, { follow: 'true' }, signal)) {
           const text = this.logs + chunk;
           this.logs = text.length > LOG_MAX_CHARS ? text.slice(text.length - LOG_MAX_CHARS) : text;
         }

@@ -14,6 +14,8 @@ export interface NodeTopology {
   gpuIndices: number[];
   /** Where the node listens (its heartbeats' `address`); null when it did not say. Gangs' MASTER_ADDR. */
   address: string | null;
+  /** The port on `address` where the node's agent serves logs (heartbeats' `logsPort`); null when it did not say. */
+  logsPort: number | null;
   cpuCores: number;
   memoryMiB: number;
 }
@@ -25,6 +27,7 @@ export interface ReportedHardware {
   rack: string;
   gpus: ReadonlyArray<{ index: number; model: string; healthy: boolean }>;
   address?: string;
+  logsPort?: number;
   cpu: { cores: number };
   memory: { totalMiB: number };
 }
@@ -49,6 +52,7 @@ export function topologyOf(beat: ReportedHardware): NodeTopology {
     gpusTotal: indices.length,
     gpuIndices: indices,
     address: beat.address ?? null,
+    logsPort: beat.logsPort ?? null,
     cpuCores: beat.cpu.cores,
     memoryMiB: beat.memory.totalMiB,
   };
@@ -56,5 +60,5 @@ export function topologyOf(beat: ReportedHardware): NodeTopology {
 
 /** Equal for two topologies exactly when a rewrite of one into the other would change nothing. */
 export function topologySignature(t: NodeTopology): string {
-  return [t.zone, t.rack, t.gpuModel ?? '', t.gpusTotal, t.gpuIndices.join(','), t.cpuCores, t.memoryMiB, t.address ?? ''].join('|');
+  return [t.zone, t.rack, t.gpuModel ?? '', t.gpusTotal, t.gpuIndices.join(','), t.cpuCores, t.memoryMiB, t.address ?? '', t.logsPort ?? ''].join('|');
 }

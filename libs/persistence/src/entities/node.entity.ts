@@ -18,6 +18,8 @@ export class NodeEntity {
   @Column({ name: 'gpus_held', type: 'int', array: true }) gpusHeld!: number[];
   /** Where the node listens (heartbeats' address); null when it never said. */
   @Column({ type: 'text', nullable: true }) address!: string | null;
+  /** The port on address where the node's agent serves attempt logs (heartbeats' logsPort, ADR 0021); null when it never said. */
+  @Column({ name: 'logs_port', type: 'int', nullable: true }) logsPort!: number | null;
   @Column({ name: 'gpus_allocated', type: 'int' }) gpusAllocated!: number;
   @Column({ name: 'cpu_allocated', type: 'int' }) cpuAllocated!: number;
   @Column({ name: 'memory_allocated', type: 'bigint', transformer: bigintAsNumber }) memoryAllocated!: number;

@@ -8,7 +8,7 @@ export type NodeRecord = Omit<NodeEntity, never>;
 export function toNodeRecord(r: Record<string, any>): NodeRecord {
   return {
     id: r.id, zone: r.zone, rack: r.rack, gpuModel: r.gpu_model, gpusTotal: r.gpus_total, cpuCores: r.cpu_cores,
-    memoryMiB: Number(r.memory_mib), gpuIndices: r.gpu_indices ?? [], gpusHeld: r.gpus_held ?? [], address: r.address ?? null,
+    memoryMiB: Number(r.memory_mib), gpuIndices: r.gpu_indices ?? [], gpusHeld: r.gpus_held ?? [], address: r.address ?? null, logsPort: r.logs_port ?? null,
     gpusAllocated: r.gpus_allocated, cpuAllocated: r.cpu_allocated,
     memoryAllocated: Number(r.memory_allocated), cordoned: r.cordoned, version: Number(r.version),
     firstSeenAt: r.first_seen_at, updatedAt: r.updated_at,
@@ -23,19 +23,19 @@ export async function upsertNodeTopology(sql: Sql, nodes: NodeTopology[], now: D
   if (nodes.length === 0) return 0;
   const params: unknown[] = [now];
   const tuples = nodes.map((t) => {
-    params.push(t.id, t.zone, t.rack, t.gpuModel, t.gpusTotal, t.cpuCores, t.memoryMiB, intArrayLiteral(t.gpuIndices), t.address);
-    const b = params.length - 9;
-    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::int, $${b + 6}::int, $${b + 7}::bigint, $${b + 8}::int[], $${b + 9}::text, $1::timestamptz, $1::timestamptz)`;
+    params.push(t.id, t.zone, t.rack, t.gpuModel, t.gpusTotal, t.cpuCores, t.memoryMiB, intArrayLiteral(t.gpuIndices), t.address, t.logsPort);
+    const b = params.length - 10;
+    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::int, $${b + 6}::int, $${b + 7}::bigint, $${b + 8}::int[], $${b + 9}::text, $${b + 10}::int, $1::timestamptz, $1::timestamptz)`;
   });
   const rows = await sql.rows(
-    `INSERT INTO nodes (id, zone, rack, gpu_model, gpus_total, cpu_cores, memory_mib, gpu_indices, address, first_seen_at, updated_at)
+    `INSERT INTO nodes (id, zone, rack, gpu_model, gpus_total, cpu_cores, memory_mib, gpu_indices, address, logs_port, first_seen_at, updated_at)
      VALUES ${tuples.join(', ')}
      ON CONFLICT (id) DO UPDATE SET zone = EXCLUDED.zone, rack = EXCLUDED.rack, gpu_model = EXCLUDED.gpu_model,
        gpus_total = EXCLUDED.gpus_total, cpu_cores = EXCLUDED.cpu_cores, memory_mib = EXCLUDED.memory_mib,
-       gpu_indices = EXCLUDED.gpu_indices, address = EXCLUDED.address,
+       gpu_indices = EXCLUDED.gpu_indices, address = EXCLUDED.address, logs_port = EXCLUDED.logs_port,
        version = nodes.version + 1, updated_at = EXCLUDED.updated_at
-     WHERE (nodes.zone, nodes.rack, nodes.gpu_model, nodes.gpus_total, nodes.cpu_cores, nodes.memory_mib, nodes.gpu_indices, nodes.address)
-       IS DISTINCT FROM (EXCLUDED.zone, EXCLUDED.rack, EXCLUDED.gpu_model, EXCLUDED.gpus_total, EXCLUDED.cpu_cores, EXCLUDED.memory_mib, EXCLUDED.gpu_indices, EXCLUDED.address)
+     WHERE (nodes.zone, nodes.rack, nodes.gpu_model, nodes.gpus_total, nodes.cpu_cores, nodes.memory_mib, nodes.gpu_indices, nodes.address, nodes.logs_port)
+       IS DISTINCT FROM (EXCLUDED.zone, EXCLUDED.rack, EXCLUDED.gpu_model, EXCLUDED.gpus_total, EXCLUDED.cpu_cores, EXCLUDED.memory_mib, EXCLUDED.gpu_indices, EXCLUDED.address, EXCLUDED.logs_port)
      RETURNING id`,
     params,
   );
@@ -166,4 +166,21 @@ export async function removeNode(ds: DataSource, id: string, now: Date): Promise
 /** Forgets tombstones of nodes removed before `before` (readers re-read every node more often than that); returns how many. */
 export async function sweepNodeTombstones(sql: Sql, before: Date): Promise<number> {
   return (await sql.rows(`DELETE FROM removed_nodes WHERE removed_at < $1 RETURNING node_id`, [before])).length;
+}
+
+/** Where one rank of one attempt ran, and where that node's agent serves logs (ADR 0021); null when no such rank was placed. */
+export interface AttemptRankLocation {
+  nodeId: string;
+  /** Null when the node never said, or was removed since. */
+  address: string | null;
+  logsPort: number | null;
+}
+
+export async function findAttemptRankLocation(sql: Sql, jobId: string, attempt: number, rank: number): Promise<AttemptRankLocation | null> {
+  const rows = await sql.rows<{ node_id: string; address: string | null; logs_port: number | null }>(
+    `SELECT a.node_id, n.address, n.logs_port FROM attempt_nodes a LEFT JOIN nodes n ON n.id = a.node_id
+      WHERE a.job_id = $1 AND a.attempt = $2 AND a.rank = $3`,
+    [jobId, attempt, rank],
+  );
+  return rows[0] ? { nodeId: rows[0].node_id, address: rows[0].address, logsPort: rows[0].logs_port } : null;
 }

@@ -6,7 +6,7 @@ import { uniqueTag } from '../test-env';
 /** makeNode().gpus(8, 'H100').insert(ds): a registered node with nothing allocated. */
 export class NodeBuilder {
   private node: NodeTopology = {
-    id: uniqueTag('node'), zone: 'z1', rack: 'r1', gpuModel: 'H100', gpusTotal: 8, gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], cpuCores: 64, memoryMiB: 524288, address: null,
+    id: uniqueTag('node'), zone: 'z1', rack: 'r1', gpuModel: 'H100', gpusTotal: 8, gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], cpuCores: 64, memoryMiB: 524288, address: null, logsPort: null,
   };
 
   id(id: string): this { this.node.id = id; return this; }
