@@ -136,10 +136,12 @@ describe('ProcessExecutor', () => {
       expect(text).toMatch(/^50000\n134217728\n/m);
     });
 
-    it('a job that asks for no limits gets no cgroup and runs as before', async () => {
+    it('a job that asks for no limits still gets a cgroup of its own (out of the agent\'s), without limits', async () => {
       const e = ended();
-      new ProcessExecutor(options({ cgroups: cgroups() })).start(spec('free', ['true'], { memoryMiB: 0, cpuCores: 0 }), e.onExit);
+      const out = join(dir, 'free.txt');
+      new ProcessExecutor(options({ cgroups: cgroups() })).start(spec('free', ['sh', '-c', `cat /proc/self/cgroup > ${out}`], { memoryMiB: 0, cpuCores: 0 }), e.onExit);
       expect(await e.result()).toEqual({ exitCode: 0, signal: null, stoppedFor: null });
+      expect(readFileSync(out, 'utf8')).toContain(`memory:/gantry/${agentId}/free-1`);
     });
   });
 });

@@ -41,10 +41,13 @@ export class AttemptCgroups {
     return new AttemptCgroups(mount, agentId);
   }
 
-  /** Creates the attempt's cgroup with its limits; null when it asks for none (no limit to enforce). */
-  create(jobId: string, attempt: number, limits: CgroupLimits): AttemptCgroup | null {
+  /**
+   * Creates the attempt's cgroup with its limits. One is made even for a job that asks for none:
+   * it takes the attempt out of the agent's own cgroup, which a DaemonSet's pod update would
+   * otherwise kill with the agent (ADR 0020).
+   */
+  create(jobId: string, attempt: number, limits: CgroupLimits): AttemptCgroup {
     const writes = limitWrites(this.mount, limits);
-    if (writes.length === 0) return null;
     const dirs = attemptCgroupDirs(this.mount, this.agentId, jobId, attempt);
     for (const d of dirs) mkdirSync(d, { recursive: true });
     const dirOf = (c: 'cpu' | 'memory') => (this.mount.version === 2 ? dirs[0] : dirs[c === 'cpu' ? 0 : 1]);
