@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CgroupLimits, CgroupMount, attemptCgroupDirs, cgroupParents, detectCgroupMount, limitWrites, oomEventsFile, oomKilled } from './cgroup-layout';
@@ -35,6 +36,7 @@ export class AttemptCgroups {
         if (mount.version === 2) enableControllers(join(dir, '..'));
       }
       if (mount.version === 2) enableControllers(cgroupParents(mount, agentId).at(-1)!);
+      probeMove(attemptCgroupDirs(mount, agentId, 'probe', process.pid));
     } catch (err) {
       return { unavailable: `cgroup v${mount.version} not writable: ${(err as Error).message}` };
     }
@@ -79,6 +81,29 @@ export class AttemptCgroups {
       },
       remove: () => removeCgroups(dirs),
     };
+  }
+}
+
+/**
+ * Moves a short-lived sh into a cgroup made for the purpose, as a shim would, and removes it: a
+ * writable tree is not enough where the agent's cgroup namespace does not reach it (a container
+ * with a private cgroup namespace, even privileged, cannot move a process outside its root).
+ */
+function probeMove(dirs: string[]): void {
+  for (const d of dirs) mkdirSync(d, { recursive: true });
+  try {
+    const files = dirs.map((d) => join(d, 'cgroup.procs'));
+    execFileSync('/bin/sh', ['-c', 'for f in "$@"; do echo $$ > "$f" || exit 1; done', 'gantry-cgroup-probe', ...files], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
+  } catch (err) {
+    throw new Error(`cannot move a process into ${dirs[0]}: ${((err as { stderr?: Buffer }).stderr?.toString() || (err as Error).message).trim()}`);
+  } finally {
+    for (const d of dirs) {
+      try {
+        rmdirSync(d);
+      } catch {
+        // its process may still be exiting; an empty cgroup costs a directory
+      }
+    }
   }
 }
 
