@@ -10,6 +10,8 @@ import { shimArgv } from '../src/executors/attempt-shim';
 import { ExecutionResult, ExecutionSpec } from '../src/executors/executor';
 import { ProcessExecutor, ProcessExecutorOptions } from '../src/executors/process-executor';
 import { attemptPaths } from '../src/state/attempt-paths';
+import { AttemptRecord } from '../src/state/attempt-record';
+import { FileAttemptStore } from '../src/state/file-attempt-store';
 
 /*
  * The process executor with real processes on this machine (ADR 0020): the shim, its status file,
@@ -106,6 +108,23 @@ describe('ProcessExecutor', () => {
     const e = ended();
     new ProcessExecutor(options({ imagePolicy: 'refuse' })).start(spec('img', ['true'], { image: 'registry/pytorch:24.05' }), e.onExit);
     expect(await e.result()).toMatchObject({ reason: 'IMAGE_UNSUPPORTED' });
+  });
+
+  it('keeps attempt records as files that survive the store, and skips one that is not a record', () => {
+    const stateDir = join(dir, 'records');
+    const warnings: object[] = [];
+    const store = new FileAttemptStore(stateDir, { warn: (o) => warnings.push(o) });
+    const rec = (jobId: string, startedAt: number): AttemptRecord => ({ v: 1, nodeId: 'node/1', jobId, attempt: 1, gpus: 0, trace: {}, startedAt });
+    store.save(rec('b', 2));
+    store.save(rec('a', 1));
+    store.save({ ...rec('b', 2), stoppedFor: 'CANCELLED_BY_USER' });
+    writeFileSync(join(stateDir, 'attempts', encodeURIComponent('node/1'), 'torn.json'), '{"v":1,');
+    const again = new FileAttemptStore(stateDir, { warn: () => undefined });
+    expect(again.load('node/1').map((r) => [r.jobId, r.stoppedFor])).toEqual([['a', undefined], ['b', 'CANCELLED_BY_USER']]);
+    again.remove(rec('a', 1));
+    expect(new FileAttemptStore(stateDir, { warn: (o) => warnings.push(o) }).load('node/1').map((r) => r.jobId)).toEqual(['b']);
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(again.load('another-node')).toEqual([]);
   });
 
   describe('with per-attempt cgroups (this machine: v1, writable)', () => {
