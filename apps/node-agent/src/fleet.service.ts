@@ -60,6 +60,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
       const address = nodeAddress(config.GANTRY_NODE_ADDRESS, networkInterfaces(), hostname());
       this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK, address }, executor, new HostTelemetry(config.GANTRY_NVIDIA_SMI), this.reports, split, store));
     }
+    this.recover();
     this.commands = createCommandConsumer(consumers, {
       agentId: config.GANTRY_AGENT_ID, nodes: this.nodes, logger,
       publicKeys: commandPublicKeys(config.GANTRY_COMMAND_PUBLIC_KEY), maxAgeMs: config.GANTRY_COMMAND_MAX_AGE_MS,
@@ -76,6 +77,23 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
         if (!this.beating) throw new Error('first heartbeats not yet acknowledged');
       },
     });
+  }
+
+  /**
+   * Takes over what an earlier process of this agent left (ADR 0020), before the command consumer
+   * exists: a repeated RUN must find its attempt already known, and the first beat list it.
+   * Their reports wait for the nodes' credentials (onApplicationBootstrap).
+   */
+  private recover(): void {
+    this.reports.hold();
+    const recovered = { adopted: 0, ended: 0, resent: 0 };
+    for (const n of this.nodes.values()) {
+      const r = n.recover();
+      recovered.adopted += r.adopted;
+      recovered.ended += r.ended;
+      recovered.resent += r.resent;
+    }
+    if (recovered.adopted + recovered.ended > 0) this.logger.info(recovered, 'attempts of an earlier agent process taken over');
   }
 
   /**
@@ -109,15 +127,8 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onApplicationBootstrap(): Promise<void> {
     await this.loadCredentials();
-    // Before the first beat: its running set must already list the attempts an earlier process left running.
-    const recovered = { adopted: 0, ended: 0, resent: 0 };
-    for (const n of this.nodes.values()) {
-      const r = n.recover();
-      recovered.adopted += r.adopted;
-      recovered.ended += r.ended;
-      recovered.resent += r.resent;
-    }
-    if (recovered.adopted + recovered.ended > 0) this.logger.info(recovered, 'attempts of an earlier agent process taken over');
+    // Reports of recovered attempts were queued in the constructor; they can be signed now.
+    this.reports.release();
     // Consumers (started by the runtime) come first. Beats make nodes placeable; commands for them must not arrive before the consumer can see them.
     await this.commands.whenJoined(60_000);
     await this.beats.start();

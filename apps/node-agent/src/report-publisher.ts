@@ -30,17 +30,28 @@ export class ReportPublisher implements ReportSink {
   private flushing: Promise<void> | null = null;
   private scheduled = false;
   private backoffMs = 0;
+  private held = false;
 
   constructor(private readonly producer: MessageProducer, private readonly keys: NodeKeys, private readonly logger: { warn(o: object, m: string): void }) {}
 
   publish(report: JobReportMessage, trace: TraceHeaders, acked?: () => void): void {
     this.queue.push({ report, headers: trace, acked });
-    if (this.scheduled || this.flushing) return;
+    if (this.scheduled || this.flushing || this.held) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
       this.kick();
     });
+  }
+
+  /** Queues without sending until `release` (the agent has recovered its attempts before it has its nodes' credentials). */
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+    if (this.queue.length > 0) this.kick();
   }
 
   traceHeaders(): TraceHeaders {
