@@ -110,6 +110,30 @@ describe('ProcessExecutor', () => {
     expect(await e.result()).toMatchObject({ reason: 'IMAGE_UNSUPPORTED' });
   });
 
+  it('runs a job with an image through the container runtime: its argv, and env values passed by name only', async () => {
+    // A stand-in `podman` first on PATH: records its arguments and the values of the --env names it was given, exits 7.
+    const bin = join(dir, 'fake-runtime');
+    mkdirSync(bin, { recursive: true });
+    const seen = join(dir, 'podman-argv.txt');
+    writeFileSync(join(bin, 'podman'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${seen}'\necho "RANK=$RANK GANTRY_JOB_ID=$GANTRY_JOB_ID SECRET=$SECRET" >> '${seen}'\nexit 7\n`, { mode: 0o755 });
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`;
+    try {
+      const e = ended();
+      new ProcessExecutor(options({ containerRuntime: 'podman' })).start(
+        spec('boxed', ['python', 'train.py'], { image: 'registry.example/pytorch:24.05', env: { SECRET: 'v4lue' }, gpuIndices: [1], cpuCores: 2, memoryMiB: 512 }), e.onExit);
+      expect(await e.result()).toEqual({ exitCode: 7, signal: null, stoppedFor: null });
+    } finally {
+      process.env.PATH = path;
+    }
+    const lines = readFileSync(seen, 'utf8').trim().split('\n');
+    expect(lines.slice(0, 9)).toEqual(['run', '--rm', '--init', '--name', expect.stringMatching(/^gantry-.*-boxed-1$/), '--network', 'host', '--ipc', 'host']);
+    expect(lines).toEqual(expect.arrayContaining(['--cpus', '2', '--memory', '512m', '--device', 'nvidia.com/gpu=1', 'SECRET', 'registry.example/pytorch:24.05', 'python', 'train.py']));
+    expect(lines).not.toContain('PATH'); // the image's own PATH
+    expect(lines.slice(0, -1).join(' ')).not.toContain('v4lue');
+    expect(lines.at(-1)).toBe('RANK=0 GANTRY_JOB_ID=boxed SECRET=v4lue');
+  });
+
   it('keeps attempt records as files that survive the store, and skips one that is not a record', () => {
     const stateDir = join(dir, 'records');
     const warnings: object[] = [];

@@ -26,6 +26,14 @@ export interface ProcessExecutorOptions {
   logger: { warn(o: object, m: string): void };
 }
 
+/** Variables of the agent's own environment a container runtime client needs. */
+const RUNTIME_ENV = ['PATH', 'HOME', 'XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'CONTAINER_HOST', 'CONTAINERS_CONF', 'DOCKER_HOST', 'DOCKER_CONFIG', 'TMPDIR'];
+const RUNTIME_OWN = new Set(['PATH', 'HOME']);
+
+function pick(env: NodeJS.ProcessEnv, names: string[]): Record<string, string> {
+  return Object.fromEntries(names.filter((n) => env[n] !== undefined).map((n) => [n, env[n]!]));
+}
+
 /** How often an adopted attempt (not this process's child) is looked at, ms. */
 const ADOPTED_POLL_MS = 500;
 
@@ -62,8 +70,11 @@ export class ProcessExecutor implements Executor {
     if (plan.kind === 'container') {
       // The runtime gives the container a cgroup with the limits itself.
       container = { runtime: plan.runtime, name: containerName(this.o.agentId, spec.jobId, spec.attempt) };
-      command = containerArgv({ ...container, image: spec.image, command: spec.command, env, gpuIndices: spec.gpuIndices, ...limits, mounts: nodeIdsFile !== null ? [nodeIdsPath] : [] });
-      childEnv = { ...process.env, ...env } as Record<string, string>;
+      // The image's own PATH and HOME, unless the job sets them: the agent's mean nothing inside it.
+      const inside = Object.fromEntries(Object.entries(env).filter(([k]) => !RUNTIME_OWN.has(k) || k in spec.env));
+      command = containerArgv({ ...container, image: spec.image, command: spec.command, env: inside, gpuIndices: spec.gpuIndices, ...limits, mounts: nodeIdsFile !== null ? [nodeIdsPath] : [] });
+      // The runtime client runs with what it needs to find its storage or daemon, plus the values `--env NAME` passes on.
+      childEnv = { ...pick(process.env, RUNTIME_ENV), ...env };
     } else if (this.o.cgroups) {
       try {
         cgroup = this.o.cgroups.create(spec.jobId, spec.attempt, limits);
