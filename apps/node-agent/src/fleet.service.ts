@@ -36,6 +36,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   private beating = false;
   /** What this host lets the agent do, for the start-up log line. */
   private hostCapabilities: object = {};
+  private cgroups: AttemptCgroups | null = null;
 
   constructor(
     @Inject(KAFKA_PRODUCER) producer: MessageProducer,
@@ -117,6 +118,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const found = findContainerRuntime(c.GANTRY_AGENT_CONTAINER_RUNTIME!);
     if (!found.runtime && c.GANTRY_AGENT_CONTAINER_RUNTIME !== 'none') this.logger.warn({ why: found.why, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY }, 'no container runtime: jobs with an image run per GANTRY_AGENT_IMAGE_POLICY');
+    this.cgroups = cgroups;
     this.hostCapabilities = { cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', containerRuntime: found.runtime ?? 'none', stateDir };
     const executor = new ProcessExecutor({
       workdir: join(c.GANTRY_AGENT_WORKDIR, c.GANTRY_AGENT_ID), stateDir, agentId: c.GANTRY_AGENT_ID, killGraceMs: c.GANTRY_KILL_GRACE_MS,
@@ -172,5 +174,6 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
       await new Promise((r) => setTimeout(r, 50));
     }
     await this.reports.drain(3000);
+    this.cgroups?.removeIfEmpty();
   }
 }

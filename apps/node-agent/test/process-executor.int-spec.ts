@@ -153,6 +153,7 @@ describe('ProcessExecutor', () => {
 
   describe('with per-attempt cgroups (this machine: v1, writable)', () => {
     const probed = AttemptCgroups.probe(agentId, '/sys/fs/cgroup');
+    afterAll(() => (probed instanceof AttemptCgroups ? probed.removeIfEmpty() : undefined));
     const cgroups = () => {
       if (!(probed instanceof AttemptCgroups)) throw new Error(`this test needs writable cgroups: ${probed.unavailable}`);
       return probed;

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CgroupLimits, CgroupMount, attemptCgroupDirs, cgroupParents, detectCgroupMount, limitWrites, oomEventsFile, oomKilled } from './cgroup-layout';
+import { CgroupLimits, CgroupMount, agentCgroupDirs, attemptCgroupDirs, cgroupParents, detectCgroupMount, limitWrites, oomEventsFile, oomKilled } from './cgroup-layout';
 
 /** One attempt's cgroup (one directory under v2, a cpu and a memory one under v1). */
 export interface AttemptCgroup {
@@ -60,6 +60,17 @@ export class AttemptCgroups {
       writeFileSync(file, w.value);
     }
     return this.handle(dirs);
+  }
+
+  /** Removes the agent's own parent cgroups if no attempt is left in them (a stop that leaves attempts running keeps them). */
+  removeIfEmpty(): void {
+    for (const dir of agentCgroupDirs(this.mount, this.agentId)) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // attempts still in it, or gone
+      }
+    }
   }
 
   /** The cgroup an attempt started by an earlier agent process runs in, if it has one. */

@@ -1,4 +1,4 @@
-import { CgroupLimits, CgroupMount, attemptCgroupDirs, cgroupName, cgroupParents, detectCgroupMount, limitWrites, oomEventsFile, oomKilled } from './cgroup-layout';
+import { CgroupLimits, CgroupMount, agentCgroupDirs, attemptCgroupDirs, cgroupName, cgroupParents, detectCgroupMount, limitWrites, oomEventsFile, oomKilled } from './cgroup-layout';
 
 const V2: CgroupMount = { version: 2, root: '/sys/fs/cgroup' };
 const V1: CgroupMount = { version: 1, cpu: '/sys/fs/cgroup/cpu,cpuacct', memory: '/sys/fs/cgroup/memory' };
@@ -14,6 +14,7 @@ describe('cgroup layout', () => {
   it('creates the agent\'s parents outermost first, per hierarchy', () => {
     expect(cgroupParents(V2, 'a')).toEqual(['/sys/fs/cgroup/gantry', '/sys/fs/cgroup/gantry/a']);
     expect(cgroupParents(V1, 'a')).toHaveLength(4);
+    expect(agentCgroupDirs(V1, 'a')).toEqual(['/sys/fs/cgroup/cpu,cpuacct/gantry/a', '/sys/fs/cgroup/memory/gantry/a']);
   });
 
   it.each([

@@ -35,8 +35,16 @@ export function attemptCgroupDirs(mount: CgroupMount, agentId: string, jobId: st
 
 /** The parents to create (outermost first) and, under v2, to enable the cpu and memory controllers in. */
 export function cgroupParents(mount: CgroupMount, agentId: string): string[] {
-  const roots = mount.version === 2 ? [mount.root] : [mount.cpu, mount.memory];
-  return roots.flatMap((r) => [join(r, 'gantry'), join(r, 'gantry', cgroupName(agentId))]);
+  return hierarchies(mount).flatMap((r) => [join(r, 'gantry'), join(r, 'gantry', cgroupName(agentId))]);
+}
+
+/** The agent's own cgroup in each hierarchy, which holds its attempts'. */
+export function agentCgroupDirs(mount: CgroupMount, agentId: string): string[] {
+  return hierarchies(mount).map((r) => join(r, 'gantry', cgroupName(agentId)));
+}
+
+function hierarchies(mount: CgroupMount): string[] {
+  return mount.version === 2 ? [mount.root] : [mount.cpu, mount.memory];
 }
 
 /**
