@@ -22,10 +22,12 @@ const prefix = uniqueTag('restart');
 const nodeId = `${prefix}-node`;
 
 jest.setTimeout(240_000);
+/** Short, so that an adopted attempt missing from the restarted agent's beats would be lost within the test. */
+const PHANTOM_GRACE_MS = 3000;
 
 beforeAll(async () => {
   e2e = await startTestStack({
-    suite: 'agent-restart', simNodes: 0, fleetPrefix: prefix,
+    suite: 'agent-restart', simNodes: 0, fleetPrefix: prefix, env: { GANTRY_PHANTOM_GRACE_MS: String(PHANTOM_GRACE_MS) },
     agentEnv: { GANTRY_NODE_ID: nodeId, GANTRY_NVIDIA_SMI: join(dir, 'no-nvidia-smi'), GANTRY_AGENT_CONTAINER_RUNTIME: 'none', GANTRY_AGENT_IMAGE_POLICY: 'refuse' },
   });
   agent = e2e.stack.get('node-agent');
@@ -67,9 +69,16 @@ async function killAgent() {
   await waitFor('the agent gone', () => !agent.running, { timeoutMs: 10_000, intervalMs: 20 });
 }
 
-async function restartAgent() {
+/** Restarts the agent and waits until its beats have listed `jobId` for longer than the phantom grace. */
+async function restartAgent(jobId?: string) {
   agent.start();
+  const startedAt = Date.now();
   await agent.ready(120_000);
+  if (!jobId) return;
+  await waitFor(`the restarted agent listing ${jobId} for a phantom grace`, async () => {
+    const t = (await e2e.admin.getNode(nodeId)).telemetry;
+    return t != null && Date.parse(t.sentAt) > startedAt + PHANTOM_GRACE_MS * 1.5 && (t.running ?? []).some((r) => r.jobId === jobId);
+  }, { timeoutMs: 60_000, intervalMs: 200 });
 }
 
 async function ended(id: string) {
@@ -88,7 +97,7 @@ describe('an agent killed with kill -9', () => {
     const job = await markerJob(uniqueTag('through'));
     await killAgent();
     expect(alive(job.pid)).toBe(true); // its process does not die with the agent
-    await restartAgent();
+    await restartAgent(job.id);
     // The restarted agent lists it in its beats: still RUNNING at attempt 1 after a phantom grace would have judged it.
     expect(await e2e.admin.getJob(job.id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
     writeFileSync(job.release, '');
@@ -112,6 +121,29 @@ describe('an agent killed with kill -9', () => {
     await ended(after.id);
     expect(readFileSync(job.marker, 'utf8')).toBe('1\n');
     expect(await transitions(job.id)).toEqual(['QUEUED>SCHEDULED:1', 'SCHEDULED>RUNNING:1', 'RUNNING>SUCCEEDED:1']);
+  });
+
+  it('keeps the deadline of an attempt it re-adopts, counted from the attempt\'s start', async () => {
+    const name = uniqueTag('deadline');
+    const marker = join(dir, `${name}.runs`);
+    const { job } = await e2e.admin.createJob({
+      name, image: 'none', maxRetries: 2, maxRuntimeSeconds: 12, resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 },
+      command: ['sh', '-c', `echo "$GANTRY_ATTEMPT" >> "${marker}"; exec sleep 600`],
+    });
+    const running = await waitFor(`${name} running`, async () => {
+      const j = await e2e.admin.getJob(job.id);
+      return j.state === 'RUNNING' && existsSync(marker) ? j : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 100 });
+    await killAgent();
+    await new Promise((r) => setTimeout(r, 3_000)); // the agent stays down a while: a deadline counted from its restart would end 3 s later
+    const restartedAt = Date.now();
+    await restartAgent();
+    const done = await ended(job.id);
+    expect(done).toMatchObject({ state: 'FAILED', reason: 'DEADLINE_EXCEEDED', attempt: 1 });
+    const finishedAt = Date.parse(done.finishedAt!);
+    expect(finishedAt).toBeGreaterThanOrEqual(Date.parse(running.startedAt!) + 11_000);
+    expect(finishedAt).toBeLessThan(restartedAt + 12_000);
+    expect(readFileSync(marker, 'utf8')).toBe('1\n');
   });
 });
 
