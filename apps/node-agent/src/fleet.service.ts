@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Gauge } from 'prom-client';
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,12 @@ import { AttemptStore, NoAttemptStore } from './state/attempt-record';
 import { FileAttemptStore } from './state/file-attempt-store';
 import { HostTelemetry } from './telemetry/host-telemetry';
 import { SimulatedTelemetry } from './telemetry/simulated-telemetry';
+
+const hostLimits = new Gauge({
+  name: 'gantry_agent_attempt_isolation',
+  help: 'What this real agent found at start: cgroups (v2, v1 or none: attempts run without CPU and memory limits) and a container runtime for jobs with an image (podman, docker or none); always 1',
+  labelNames: ['cgroups', 'container_runtime'],
+});
 
 /** The nodes this process speaks for: one real host, or GANTRY_SIM_NODES simulated ones. */
 @Injectable()
@@ -120,6 +127,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     if (!found.runtime && c.GANTRY_AGENT_CONTAINER_RUNTIME !== 'none') this.logger.warn({ why: found.why, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY }, 'no container runtime: jobs with an image run per GANTRY_AGENT_IMAGE_POLICY');
     this.cgroups = cgroups;
     this.hostCapabilities = { cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', containerRuntime: found.runtime ?? 'none', stateDir };
+    hostLimits.set({ cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', container_runtime: found.runtime ?? 'none' }, 1);
     const executor = new ProcessExecutor({
       workdir: join(c.GANTRY_AGENT_WORKDIR, c.GANTRY_AGENT_ID), stateDir, agentId: c.GANTRY_AGENT_ID, killGraceMs: c.GANTRY_KILL_GRACE_MS,
       cgroups, containerRuntime: found.runtime, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY, logger: this.logger,

@@ -86,7 +86,13 @@ export class ProcessExecutor implements Executor {
     const log = openSync(join(this.o.workdir, `${spec.jobId}-${spec.attempt}.log`), 'a');
     let watch: Watch;
     try {
-      const child = spawn(file, args, { detached: true, stdio: ['ignore', log, log], env: childEnv });
+      let child;
+      try {
+        child = spawn(file, args, { detached: true, stdio: ['ignore', log, log], env: childEnv });
+      } catch (err) {
+        cgroup?.remove();
+        throw err;
+      }
       watch = new Watch(this.o, paths, cgroup, container, onExit, () => child.pid ?? null);
       child.on('error', (err) => watch.end({ exitCode: null, signal: null, error: err.message }));
       child.on('exit', (code, signal) => watch.end(watch.shimResult(code, signal)));
