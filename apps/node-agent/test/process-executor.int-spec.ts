@@ -97,11 +97,20 @@ describe('ProcessExecutor', () => {
   it('never adopts nor signals a pid that is not the shim any more (reused), and says the exit is unknown', async () => {
     const p = attemptPaths(join(dir, 'state'), 'n1', 'reused', 1);
     mkdirSync(p.dir, { recursive: true });
-    writeFileSync(p.pid, String(process.pid)); // a live process, but not this attempt's shim
-    const e = ended();
-    const x = new ProcessExecutor(options()).resume({ nodeId: 'n1', jobId: 'reused', attempt: 1 }, e.onExit);
-    x.stop('CANCELLED_BY_USER'); // would signal this test's own process group if the guard failed
-    expect(await e.result()).toEqual({ exitCode: null, signal: null, stoppedFor: 'CANCELLED_BY_USER', reason: 'EXIT_UNKNOWN' });
+    // A live process group leader that is not this attempt's shim: what its pid now names.
+    const stranger = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
+    const gone = new Promise((r) => stranger.once('exit', r));
+    try {
+      writeFileSync(p.pid, String(stranger.pid));
+      const e = ended();
+      const x = new ProcessExecutor(options()).resume({ nodeId: 'n1', jobId: 'reused', attempt: 1 }, e.onExit);
+      x.stop('CANCELLED_BY_USER');
+      expect(await e.result()).toEqual({ exitCode: null, signal: null, stoppedFor: 'CANCELLED_BY_USER', reason: 'EXIT_UNKNOWN' });
+      expect(stranger.exitCode === null && stranger.signalCode === null).toBe(true); // never signalled
+    } finally {
+      stranger.kill('SIGKILL');
+      await gone;
+    }
   });
 
   it('refuses a job with an image on a node without a container runtime when the policy says so', async () => {
