@@ -6,7 +6,7 @@ import { waitFor } from '@gantry/stack';
 import { uniqueTag } from '@gantry/testing';
 import { AttemptCgroups } from '../src/cgroups/attempt-cgroups';
 import { attemptCgroupDirs } from '../src/cgroups/cgroup-layout';
-import { shimArgv } from '../src/executors/attempt-shim';
+import { SHIM_NAME, SHIM_SCRIPT, shimArgv } from '../src/executors/attempt-shim';
 import { ExecutionResult, ExecutionSpec } from '../src/executors/executor';
 import { ProcessExecutor, ProcessExecutorOptions } from '../src/executors/process-executor';
 import { attemptPaths } from '../src/state/attempt-paths';
@@ -53,10 +53,23 @@ describe('ProcessExecutor', () => {
 
   it('a stop signals the command; the shim outlives it and records the signal', async () => {
     const e = ended();
-    const x = new ProcessExecutor(options()).start(spec('stop', ['sleep', '30']), e.onExit);
-    await waitFor('the shim started', () => existsSync(attemptPaths(join(dir, 'state'), 'n1', 'stop', 1).pid), { timeoutMs: 10_000, intervalMs: 20 });
+    const started = join(dir, 'stop.started');
+    const x = new ProcessExecutor(options()).start(spec('stop', ['sh', '-c', `touch ${started}; exec sleep 30`]), e.onExit);
+    await waitFor('the command started', () => existsSync(started), { timeoutMs: 10_000, intervalMs: 20 });
     x.stop('CANCELLED_BY_USER');
     expect(await e.result()).toEqual({ exitCode: null, signal: 'SIGTERM', stoppedFor: 'CANCELLED_BY_USER' });
+  });
+
+  it('a stop that comes after the shim started but before the command did: the command never runs', async () => {
+    const p = attemptPaths(join(dir, 'state'), 'n1', 'early', 1);
+    mkdirSync(p.dir, { recursive: true });
+    const ran = join(dir, 'early.ran');
+    // The shim as the agent starts it, but signalled by itself right after it wrote its pid (where a stop can first reach it).
+    const script = SHIM_SCRIPT.replace('echo $$ > "$s.pid"; ', () => 'echo $$ > "$s.pid"; kill -TERM $$; ');
+    expect(script).toContain('kill -TERM $$;');
+    spawn('/bin/sh', ['-c', script, SHIM_NAME, p.status, '', 'touch', ran], { stdio: 'ignore' });
+    await waitFor('its status', () => existsSync(p.status) && readFileSync(p.status, 'utf8').trim() === '143', { timeoutMs: 10_000, intervalMs: 20 });
+    expect(existsSync(ran)).toBe(false);
   });
 
   it('an agent started later takes over an attempt whose shim still runs and sees it end', async () => {

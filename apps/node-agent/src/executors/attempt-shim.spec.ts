@@ -10,7 +10,8 @@ describe('attempt shim', () => {
 
   it('uses only sh builtins around the command (one fork per attempt: the command itself)', () => {
     const words = SHIM_SCRIPT.split(';').map((s) => s.trim().split(/\s+/)[0]);
-    expect(words.filter((w) => !['s=$1', 'g=$2', 'shift', 'echo', 'for', 'do', 'done', 'trap', '"$@"'].includes(w))).toEqual([]);
+    expect(words.filter((w) => !['s=$1', 'g=$2', 'x=', 'shift', 'echo', 'for', 'do', 'done', 'trap', 'if', 'then', 'x=$?', 'fi'].includes(w))).toEqual([]);
+    expect(SHIM_SCRIPT).toContain('if [ -z "$x" ]; then "$@"'); // `[` is a builtin of dash and bash
   });
 
   it.each<[string, ReturnType<typeof parseShimStatus>]>([
