@@ -39,6 +39,23 @@ describe('AgentEnv', () => {
     expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).toThrow(message);
   });
 
+  it.each<[string, Record<string, string>, unknown[]]>([
+    ['a real agent: state under its workdir, jobs left running on stop, cgroups and a runtime if found', { GANTRY_AGENT_WORKDIR: '/w', GANTRY_AGENT_ID: 'a1' }, ['/w/a1/state', 'leave', 'auto', 'auto']],
+    ['a simulated fleet: no cgroups, no runtime, its attempts stopped with it', { GANTRY_SIM_NODES: '50', GANTRY_AGENT_WORKDIR: '/w', GANTRY_AGENT_ID: 'a1' }, ['/w/a1/state', 'stop', 'off', 'none']],
+    ['what is set is kept', { GANTRY_AGENT_STATE_DIR: '/var/lib/g', GANTRY_AGENT_ON_STOP: 'stop', GANTRY_AGENT_CGROUPS: 'off', GANTRY_AGENT_CONTAINER_RUNTIME: 'podman' }, ['/var/lib/g', 'stop', 'off', 'podman']],
+  ])('derives the restart, cgroup and container settings: %s', (_n, env, expected) => {
+    const c = loadConfig(AgentEnv, { ...KEY, ...env });
+    expect([c.GANTRY_AGENT_STATE_DIR, c.GANTRY_AGENT_ON_STOP, c.GANTRY_AGENT_CGROUPS, c.GANTRY_AGENT_CONTAINER_RUNTIME]).toEqual(expected);
+  });
+
+  it.each([
+    ['GANTRY_AGENT_IMAGE_POLICY', 'maybe'],
+    ['GANTRY_AGENT_ON_STOP', 'kill'],
+    ['GANTRY_AGENT_CGROUP_ROOT', 'sys/fs/cgroup'],
+  ])('refuses %s=%s, naming it', (name, value) => {
+    expect(() => loadConfig(AgentEnv, { ...KEY, [name]: value })).toThrow(new RegExp(name));
+  });
+
   it('refuses to start without the control plane\'s command key, naming it', () => {
     expect(() => loadConfig(AgentEnv, {})).toThrow(/GANTRY_COMMAND_PUBLIC_KEY/);
   });

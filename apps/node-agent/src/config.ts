@@ -59,6 +59,32 @@ export class AgentEnv extends ServiceEnv {
    */
   @IsInt() @Min(60_000) GANTRY_AGENT_LOG_RETENTION_MS: number = 7 * 24 * 3600 * 1000;
   /**
+   * Where the agent keeps what a restart must not lose (its attempts, their unsent ends, the shims'
+   * exit statuses; ADR 0020). Must survive the agent process (a host path under a DaemonSet).
+   * Default: `<GANTRY_AGENT_WORKDIR>/<GANTRY_AGENT_ID>/state`.
+   */
+  @IsOptional() @IsString() @MinLength(1) GANTRY_AGENT_STATE_DIR?: string;
+  /**
+   * What a graceful stop (SIGTERM: an upgrade, a rolling update) does with running attempts:
+   * `leave` them running for the next agent process to re-adopt, or `stop` them (and report
+   * nothing: their node will be judged lost). Default `leave` for a real agent, `stop` for a simulated fleet.
+   */
+  @IsOptional() @IsIn(['leave', 'stop']) GANTRY_AGENT_ON_STOP?: 'leave' | 'stop';
+  /**
+   * Per-attempt cgroups with the job's cpuCores and memoryMiB (`auto`: where the node allows it;
+   * `off`: never). Default `auto` for a real agent, `off` for a simulated fleet (its nodes share one host).
+   */
+  @IsOptional() @IsIn(['auto', 'off']) GANTRY_AGENT_CGROUPS?: 'auto' | 'off';
+  /** Where the cgroup hierarchies are mounted (v2 unified, or v1 cpu and memory beneath it). */
+  @IsString() @Matches(/^\//, { message: 'GANTRY_AGENT_CGROUP_ROOT must be an absolute path' }) GANTRY_AGENT_CGROUP_ROOT: string = '/sys/fs/cgroup';
+  /**
+   * The container runtime for jobs with an `image` (other than `none`): `auto` finds podman or docker
+   * (`<runtime> info` must succeed at start), `none` never uses one. Default `auto` for a real agent, `none` for a simulated fleet.
+   */
+  @IsOptional() @IsIn(['auto', 'podman', 'docker', 'none']) GANTRY_AGENT_CONTAINER_RUNTIME?: 'auto' | 'podman' | 'docker' | 'none';
+  /** A job with an `image` on a node without a container runtime: run its command `direct`ly, or `refuse` it (FAILED, reason IMAGE_UNSUPPORTED). */
+  @IsIn(['direct', 'refuse']) GANTRY_AGENT_IMAGE_POLICY: 'direct' | 'refuse' = 'direct';
+  /**
    * The control plane's command-signing public key(s), PEM (SPKI), from GET /v1/cluster/command-key
    * or the enrollment answer. Several PEM blocks may be given (key rotation). No command that does
    * not verify against one of them is carried out (contract 4.1).
@@ -81,6 +107,11 @@ export class AgentEnv extends ServiceEnv {
   override applyDerivedDefaults(given: ReadonlySet<string>): void {
     super.applyDerivedDefaults(given);
     if (!given.has('GANTRY_AGENT_FENCE_MS')) this.GANTRY_AGENT_FENCE_MS = defaultFenceMs(this.GANTRY_NODE_DEAD_MS);
+    const simulated = this.GANTRY_SIM_NODES > 0;
+    this.GANTRY_AGENT_STATE_DIR ??= join(this.GANTRY_AGENT_WORKDIR, this.GANTRY_AGENT_ID, 'state');
+    this.GANTRY_AGENT_ON_STOP ??= simulated ? 'stop' : 'leave';
+    this.GANTRY_AGENT_CGROUPS ??= simulated ? 'off' : 'auto';
+    this.GANTRY_AGENT_CONTAINER_RUNTIME ??= simulated ? 'none' : 'auto';
   }
 
   override problems(given: ReadonlySet<string>): string[] {

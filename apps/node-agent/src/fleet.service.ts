@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { readFileSync } from 'node:fs';
+import { Gauge } from 'prom-client';
+import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { BatchConsumer, MessageProducer, commandPublicKeys } from '@gantry/messaging';
@@ -7,7 +8,9 @@ import { AgentCommandMessage } from '@gantry/contracts';
 import type { Logger } from '@gantry/platform';
 import { CONFIG, Consumers, KAFKA_PRODUCER, ReadinessRegistry, SERVICE_LOGGER } from '@gantry/runtime';
 import { AgentEnv } from './config';
+import { AttemptCgroups } from './cgroups/attempt-cgroups';
 import { createCommandConsumer } from './command-consumer';
+import { findContainerRuntime } from './containers/container-runtime';
 import { Executor } from './executors/executor';
 import { ProcessExecutor } from './executors/process-executor';
 import { SleepExecutor } from './executors/sleep-executor';
@@ -22,8 +25,16 @@ import { AttemptLogs } from './logs/attempt-logs';
 import { LogHousekeeper } from './logs/log-housekeeper';
 import { LogServer } from './logs/log-server';
 import { LoggedExecutor } from './logs/logged-executor';
+import { AttemptStore, NoAttemptStore } from './state/attempt-record';
+import { FileAttemptStore } from './state/file-attempt-store';
 import { HostTelemetry } from './telemetry/host-telemetry';
 import { SimulatedTelemetry } from './telemetry/simulated-telemetry';
+
+const hostLimits = new Gauge({
+  name: 'gantry_agent_attempt_isolation',
+  help: 'What this real agent found at start: cgroups (v2, v1 or none: attempts run without CPU and memory limits) and a container runtime for jobs with an image (podman, docker or none); always 1',
+  labelNames: ['cgroups', 'container_runtime'],
+});
 
 /** The nodes this process speaks for: one real host, or GANTRY_SIM_NODES simulated ones. */
 @Injectable()
@@ -40,6 +51,9 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logServer: LogServer | null;
   private readonly housekeeper: LogHousekeeper;
   private logsPort: number | null = null;
+  /** What this host lets the agent do, for the start-up log line. */
+  private hostCapabilities: object = {};
+  private cgroups: AttemptCgroups | null = null;
 
   constructor(
     @Inject(KAFKA_PRODUCER) producer: MessageProducer,
@@ -50,8 +64,8 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   ) {
     this.reports = new ReportPublisher(producer, this.keys, logger);
     this.logs = new AttemptLogs(join(config.GANTRY_AGENT_WORKDIR, config.GANTRY_AGENT_ID));
-    const executor: Executor =
-      config.GANTRY_SIM_EXECUTOR === 'sleep' ? new SleepExecutor() : new LoggedExecutor(new ProcessExecutor(this.logs.workdir, config.GANTRY_KILL_GRACE_MS), this.logs);
+    const { executor, store } =
+      config.GANTRY_SIM_EXECUTOR === 'sleep' ? { executor: new SleepExecutor(), store: new NoAttemptStore() } : this.processExecutor();
     this.address = config.GANTRY_SIM_NODES > 0 ? (config.GANTRY_NODE_ADDRESS ?? null) : nodeAddress(config.GANTRY_NODE_ADDRESS, networkInterfaces(), hostname());
     const split = { every: config.GANTRY_TELEMETRY_EVERY, delta: config.GANTRY_TELEMETRY_DELTA };
     if (config.GANTRY_SIM_NODES > 0) {
@@ -59,13 +73,14 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
         const spec = simulatedNode(config.GANTRY_SIM_PREFIX, i);
         let runtime: NodeRuntime | null = null;
         const telemetry = new SimulatedTelemetry(spec, () => runtime?.busyGpus() ?? 0);
-        runtime = new NodeRuntime({ nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack, ...(this.address ? { address: this.address } : {}) }, executor, telemetry, this.reports, split);
+        runtime = new NodeRuntime({ nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack, ...(this.address ? { address: this.address } : {}) }, executor, telemetry, this.reports, split, store);
         this.nodes.set(spec.nodeId, runtime);
       }
     } else {
       const nodeId = config.GANTRY_NODE_ID ?? hostname();
-      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK, address: this.address! }, executor, new HostTelemetry(config.GANTRY_NVIDIA_SMI), this.reports, split));
+      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK, address: this.address! }, executor, new HostTelemetry(config.GANTRY_NVIDIA_SMI), this.reports, split, store));
     }
+    this.recover();
     this.commands = createCommandConsumer(consumers, {
       agentId: config.GANTRY_AGENT_ID, nodes: this.nodes, logger,
       publicKeys: commandPublicKeys(config.GANTRY_COMMAND_PUBLIC_KEY), maxAgeMs: config.GANTRY_COMMAND_MAX_AGE_MS,
@@ -93,8 +108,58 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
+  /**
+   * Takes over what an earlier process of this agent left (ADR 0020), before the command consumer
+   * exists: a repeated RUN must find its attempt already known, and the first beat list it.
+   * Their reports wait for the nodes' credentials (onApplicationBootstrap).
+   */
+  private recover(): void {
+    this.reports.hold();
+    const recovered = { adopted: 0, ended: 0, resent: 0 };
+    for (const n of this.nodes.values()) {
+      const r = n.recover();
+      recovered.adopted += r.adopted;
+      recovered.ended += r.ended;
+      recovered.resent += r.resent;
+    }
+    if (recovered.adopted + recovered.ended > 0) this.logger.info(recovered, 'attempts of an earlier agent process taken over');
+  }
+
+  /**
+   * The executor of real processes and the store of their records (ADR 0020), with what this host
+   * allows: per-attempt cgroups, a container runtime. What it does not allow is said once here.
+   */
+  private processExecutor(): { executor: Executor; store: AttemptStore } {
+    const c = this.config;
+    const stateDir = c.GANTRY_AGENT_STATE_DIR!;
+    try {
+      mkdirSync(stateDir, { recursive: true });
+      accessSync(stateDir, constants.W_OK);
+    } catch (err) {
+      throw new Error(`GANTRY_AGENT_STATE_DIR=${stateDir} is not a writable directory: ${(err as Error).message}`);
+    }
+    let cgroups: AttemptCgroups | null = null;
+    if (c.GANTRY_AGENT_CGROUPS === 'auto') {
+      const probed = AttemptCgroups.probe(c.GANTRY_AGENT_ID, c.GANTRY_AGENT_CGROUP_ROOT);
+      if (probed instanceof AttemptCgroups) cgroups = probed;
+      else this.logger.warn({ why: probed.unavailable }, 'attempts run without CPU and memory limits (no writable cgroups)');
+    }
+    const found = findContainerRuntime(c.GANTRY_AGENT_CONTAINER_RUNTIME!);
+    if (!found.runtime && c.GANTRY_AGENT_CONTAINER_RUNTIME !== 'none') this.logger.warn({ why: found.why, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY }, 'no container runtime: jobs with an image run per GANTRY_AGENT_IMAGE_POLICY');
+    this.cgroups = cgroups;
+    this.hostCapabilities = { cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', containerRuntime: found.runtime ?? 'none', stateDir };
+    hostLimits.set({ cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', container_runtime: found.runtime ?? 'none' }, 1);
+    const executor = new ProcessExecutor({
+      workdir: join(c.GANTRY_AGENT_WORKDIR, c.GANTRY_AGENT_ID), stateDir, agentId: c.GANTRY_AGENT_ID, killGraceMs: c.GANTRY_KILL_GRACE_MS,
+      cgroups, containerRuntime: found.runtime, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY, logger: this.logger,
+    });
+    return { executor: new LoggedExecutor(executor, this.logs), store: new FileAttemptStore(stateDir, this.logger) };
+  }
+
   async onApplicationBootstrap(): Promise<void> {
     await this.loadCredentials();
+    // Reports of recovered attempts were queued in the constructor; they can be signed now.
+    this.reports.release();
     // Consumers (started by the runtime) come first. Beats make nodes placeable; commands for them must not arrive before the consumer can see them.
     await this.commands.whenJoined(60_000);
     // The log server listens before the first beat, which says where it is (logsPort).
@@ -105,7 +170,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     this.housekeeper.start();
     await this.beats.start();
     this.beating = true;
-    this.logger.info({ nodes: this.nodes.size, executor: this.config.GANTRY_SIM_EXECUTOR }, 'agent started');
+    this.logger.info({ nodes: this.nodes.size, executor: this.config.GANTRY_SIM_EXECUTOR, ...this.hostCapabilities }, 'agent started');
   }
 
   /**
@@ -131,16 +196,21 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Stops heartbeats and commands, stops every attempt (nothing is left behind), flushes reports. */
+  /**
+   * Stops heartbeats and commands and flushes reports. Running attempts are left to the next agent
+   * process (GANTRY_AGENT_ON_STOP=leave: an upgrade does not kill jobs) or stopped (`stop`).
+   */
   async onModuleDestroy(): Promise<void> {
     this.beats.stop();
-    for (const n of this.nodes.values()) n.stopAll('AGENT_STOPPED');
+    const leave = this.config.GANTRY_AGENT_ON_STOP === 'leave' && this.config.GANTRY_SIM_EXECUTOR === 'process';
+    if (!leave) for (const n of this.nodes.values()) n.stopAll('AGENT_STOPPED');
     const deadline = Date.now() + this.config.GANTRY_KILL_GRACE_MS + 1000;
-    while ([...this.nodes.values()].some((n) => n.runningCount > 0) && Date.now() < deadline) {
+    while (!leave && [...this.nodes.values()].some((n) => n.runningCount > 0) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
     await this.reports.drain(3000);
     this.housekeeper.stop();
     await this.logServer?.close();
+    this.cgroups?.removeIfEmpty();
   }
 }

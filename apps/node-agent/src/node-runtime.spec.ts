@@ -3,24 +3,66 @@ import { Execution, ExecutionResult, Executor } from './executors/executor';
 import { NodeRuntime } from './node-runtime';
 import { ReportSink, TraceHeaders } from './report-publisher';
 import { TelemetrySource } from './telemetry/telemetry-source';
+import { AttemptRecord, AttemptStore } from './state/attempt-record';
+
+/** Records as JSON text, as on disk: what one runtime saved is what the next one loads. */
+class DiskLikeStore implements AttemptStore {
+  readonly files = new Map<string, string>();
+  readonly writes: string[] = [];
+  save(r: AttemptRecord): void {
+    this.files.set(`${r.jobId}-${r.attempt}`, JSON.stringify(r));
+    this.writes.push(`${r.jobId}-${r.attempt}:${r.final ? `${r.final.state}${r.finalSent ? '+sent' : ''}` : r.stoppedFor ?? 'started'}`);
+  }
+  remove(r: Pick<AttemptRecord, 'jobId' | 'attempt'>): void {
+    this.files.delete(`${r.jobId}-${r.attempt}`);
+  }
+  load(nodeId: string): AttemptRecord[] {
+    return [...this.files.values()].map((t) => JSON.parse(t) as AttemptRecord).filter((r) => r.nodeId === nodeId);
+  }
+}
 
 /** An executor whose attempts end when the test says so. */
 class ManualExecutor implements Executor {
   readonly exits = new Map<string, (r: ExecutionResult) => void>();
+  readonly started: string[] = [];
+  readonly resumed: string[] = [];
+  readonly stops: string[] = [];
+  /** Whether a stop ends the attempt at once (false: the agent dies before it does). */
+  stopEnds = true;
   start(spec: { jobId: string; attempt: number }, onExit: (r: ExecutionResult) => void): Execution {
+    this.started.push(`${spec.jobId}#${spec.attempt}`);
+    return this.watch(spec, onExit);
+  }
+  resume(ref: { jobId: string; attempt: number }, onExit: (r: ExecutionResult) => void): Execution {
+    this.resumed.push(`${ref.jobId}#${ref.attempt}`);
+    return this.watch(ref, onExit);
+  }
+  private watch(spec: { jobId: string; attempt: number }, onExit: (r: ExecutionResult) => void): Execution {
     this.exits.set(`${spec.jobId}#${spec.attempt}`, onExit);
-    return { stop: (reason) => onExit({ exitCode: null, signal: 'SIGTERM', stoppedFor: reason }) };
+    return {
+      stop: (reason) => {
+        this.stops.push(`${spec.jobId}#${spec.attempt}:${reason}`);
+        if (this.stopEnds) onExit({ exitCode: null, signal: 'SIGTERM', stoppedFor: reason });
+      },
+    };
   }
 }
 
-function node(address?: string) {
+function node(address?: string, store?: AttemptStore) {
   const executor = new ManualExecutor();
   const published: Array<{ report: JobReportMessage; trace: TraceHeaders }> = [];
   let current: TraceHeaders = {};
-  const sink: ReportSink = { publish: (report, trace) => published.push({ report, trace }), traceHeaders: () => current };
   const telemetry = { read: async () => ({ gpus: [], cpu: { cores: 1, utilization: 0 }, memory: { totalMiB: 1, usedMiB: 0 } }) } as TelemetrySource;
-  const runtime = new NodeRuntime({ nodeId: 'n1', zone: 'z', rack: 'r', address }, executor, telemetry, sink);
-  return { runtime, executor, published, setTrace: (t: TraceHeaders) => (current = t) };
+  const acks: Array<() => void> = [];
+  const sink: ReportSink = {
+    publish: (report, trace, acked) => {
+      published.push({ report, trace });
+      if (acked) acks.push(acked);
+    },
+    traceHeaders: () => current,
+  };
+  const runtime = new NodeRuntime({ nodeId: 'n1', zone: 'z', rack: 'r', address }, executor, telemetry, sink, undefined, store);
+  return { runtime, executor, published, setTrace: (t: TraceHeaders) => (current = t), ackAll: () => acks.splice(0).forEach((a) => a()) };
 }
 
 const run = (jobId: string, attempt = 1): AgentCommandMessage => ({
@@ -116,5 +158,100 @@ describe('NodeRuntime', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  describe('across an agent restart (its records, ADR 0020)', () => {
+    const states = (published: Array<{ report: JobReportMessage }>) => published.map((p) => `${p.report.jobId}:${p.report.state}${p.report.reason ? `:${p.report.reason}` : ''}`);
+
+    it('saves the record before the process starts, its end before it is published, and the ack after', () => {
+      const store = new DiskLikeStore();
+      const { runtime, executor, ackAll } = node(undefined, store);
+      const saveBeforeStart = jest.spyOn(store, 'save').mockImplementationOnce((r) => {
+        expect(executor.started).toEqual([]);
+        DiskLikeStore.prototype.save.call(store, r);
+      });
+      runtime.handle(run('a'));
+      expect(saveBeforeStart).toHaveBeenCalled();
+      executor.exits.get('a#1')!({ exitCode: 0, signal: null, stoppedFor: null });
+      ackAll();
+      expect(store.writes).toEqual(['a-1:started', 'a-1:SUCCEEDED', 'a-1:SUCCEEDED+sent']);
+    });
+
+    it('re-adopts what still runs: listed in the first beat, RUNNING re-sent, its end reported once, never started again', async () => {
+      const store = new DiskLikeStore();
+      const first = node(undefined, store);
+      first.runtime.handle(run('a'));
+      // kill -9: the first runtime is simply gone.
+      const second = node(undefined, store);
+      expect(second.runtime.recover()).toEqual({ adopted: 1, ended: 0, resent: 0 });
+      expect((await second.runtime.heartbeat(1)).running).toEqual([{ jobId: 'a', attempt: 1 }]);
+      second.runtime.handle(run('a')); // the control plane repeats the RUN
+      expect([second.executor.started, second.executor.resumed]).toEqual([[], ['a#1']]);
+      second.executor.exits.get('a#1')!({ exitCode: 0, signal: null, stoppedFor: null });
+      second.runtime.handle(run('a'));
+      expect(states(second.published)).toEqual(['a:RUNNING', 'a:SUCCEEDED', 'a:SUCCEEDED']);
+      expect(second.executor.started).toEqual([]);
+    });
+
+    it('sends an end Kafka never acknowledged, once per restart, and not again once it was', () => {
+      const store = new DiskLikeStore();
+      const first = node(undefined, store);
+      first.runtime.handle(run('a'));
+      first.executor.exits.get('a#1')!({ exitCode: 3, signal: null, stoppedFor: null }); // published, never acknowledged
+      const second = node(undefined, store);
+      expect(second.runtime.recover()).toEqual({ adopted: 0, ended: 1, resent: 1 });
+      expect(second.published.map((p) => [p.report.state, p.report.exitCode])).toEqual([['FAILED', 3]]);
+      second.ackAll();
+      const third = node(undefined, store);
+      expect(third.runtime.recover()).toEqual({ adopted: 0, ended: 1, resent: 0 });
+      third.runtime.handle(run('a')); // a late repeat: the end again, no run
+      expect([states(third.published), third.executor.started, third.executor.resumed]).toEqual([['a:FAILED'], [], []]);
+    });
+
+    it('keeps a deadline from the attempt\'s start, not from the restart', () => {
+      jest.useFakeTimers({ now: 1_000_000 });
+      try {
+        const store = new DiskLikeStore();
+        const first = node(undefined, store);
+        first.runtime.handle({ ...run('a'), maxRuntimeSeconds: 10 } as AgentCommandMessage);
+        jest.advanceTimersByTime(7_000);
+        const second = node(undefined, store);
+        second.runtime.recover();
+        jest.advanceTimersByTime(2_999);
+        expect(second.runtime.runningCount).toBe(1);
+        jest.advanceTimersByTime(1);
+        expect(states(second.published)).toEqual(['a:RUNNING', 'a:FAILED:DEADLINE_EXCEEDED']);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it('remembers a stop asked for before the restart: its end is reported as that stop', () => {
+      const store = new DiskLikeStore();
+      const first = node(undefined, store);
+      first.runtime.handle(run('a'));
+      first.runtime.handle(run('b'));
+      first.executor.stopEnds = false; // dies before the stops take effect
+      first.runtime.handle(kill('a'));
+      first.runtime.stopAll('FENCED');
+      const second = node(undefined, store);
+      second.runtime.recover();
+      second.executor.exits.get('a#1')!({ exitCode: null, signal: 'SIGTERM', stoppedFor: null });
+      second.executor.exits.get('b#1')!({ exitCode: null, signal: 'SIGTERM', stoppedFor: null });
+      expect(states(second.published)).toEqual(['a:RUNNING', 'b:RUNNING', 'a:CANCELLED:CANCELLED_BY_USER']);
+      expect([...store.files.keys()]).toEqual(['a-1']); // a fenced attempt is forgotten, not reported
+    });
+
+    it.each<[string, string, Partial<ExecutionResult>]>([
+      ['killed by the kernel for memory', 'FAILED:OOM_KILLED', { exitCode: null, signal: 'SIGKILL', reason: 'OOM_KILLED' }],
+      ['refused: an image and no runtime', 'FAILED:IMAGE_UNSUPPORTED', { exitCode: null, signal: null, reason: 'IMAGE_UNSUPPORTED' }],
+      ['ended while no agent watched, no status left', 'FAILED:EXIT_UNKNOWN', { exitCode: null, signal: null, reason: 'EXIT_UNKNOWN' }],
+      ['a signal', 'FAILED:SIGNAL_SIGSEGV', { exitCode: null, signal: 'SIGSEGV' }],
+    ])('reports an attempt %s as %s', (_n, expected, result) => {
+      const { runtime, executor, published } = node();
+      runtime.handle(run('a'));
+      executor.exits.get('a#1')!({ exitCode: null, signal: null, stoppedFor: null, ...result });
+      expect(states(published).at(-1)).toBe(`a:${expected}`);
+    });
   });
 });

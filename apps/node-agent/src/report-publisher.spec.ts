@@ -58,4 +58,16 @@ describe('ReportPublisher', () => {
     expect(sends.map((s) => s.length)).toEqual([1, 2]);
     expect(sends[1].map((m) => JSON.parse(m.value).jobId)).toEqual(['b', 'c']);
   });
+
+  it('holds reports until released (recovered before the credentials), then sends them; and says when each was acknowledged', async () => {
+    const { p, sends } = publisher();
+    const acked: string[] = [];
+    p.hold();
+    p.publish(report('a'), {}, () => acked.push('a'));
+    await turn();
+    expect(sends).toHaveLength(0);
+    p.release();
+    await until(() => acked.length === 1);
+    expect([sends.length, acked]).toEqual([1, ['a']]);
+  });
 });

@@ -6,7 +6,8 @@ import { NodeKeys } from './identity/node-keys';
 export type TraceHeaders = Record<string, string>;
 
 export interface ReportSink {
-  publish(report: JobReportMessage, trace: TraceHeaders): void;
+  /** Queues the report; `acked` runs once Kafka has acknowledged it (the agent then forgets it was unsent). */
+  publish(report: JobReportMessage, trace: TraceHeaders, acked?: () => void): void;
   /** The trace context active now (the command being handled), for the reports of the attempt it starts. */
   traceHeaders(): TraceHeaders;
 }
@@ -25,21 +26,32 @@ const MAX_REPORTS_PER_SEND = 500;
  * a timer; reports queued while a send is in flight go in the next.
  */
 export class ReportPublisher implements ReportSink {
-  private queue: Array<{ report: JobReportMessage; headers: TraceHeaders }> = [];
+  private queue: Array<{ report: JobReportMessage; headers: TraceHeaders; acked?: () => void }> = [];
   private flushing: Promise<void> | null = null;
   private scheduled = false;
   private backoffMs = 0;
+  private held = false;
 
   constructor(private readonly producer: MessageProducer, private readonly keys: NodeKeys, private readonly logger: { warn(o: object, m: string): void }) {}
 
-  publish(report: JobReportMessage, trace: TraceHeaders): void {
-    this.queue.push({ report, headers: trace });
-    if (this.scheduled || this.flushing) return;
+  publish(report: JobReportMessage, trace: TraceHeaders, acked?: () => void): void {
+    this.queue.push({ report, headers: trace, acked });
+    if (this.scheduled || this.flushing || this.held) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
       this.kick();
     });
+  }
+
+  /** Queues without sending until `release` (the agent has recovered its attempts before it has its nodes' credentials). */
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+    if (this.queue.length > 0) this.kick();
   }
 
   traceHeaders(): TraceHeaders {
@@ -71,6 +83,13 @@ export class ReportPublisher implements ReportSink {
       );
       this.queue.splice(0, batch.length);
       this.backoffMs = 0;
+      for (const b of batch) {
+        try {
+          b.acked?.();
+        } catch (err) {
+          this.logger.warn({ err, jobId: b.report.jobId }, 'acknowledged report not recorded as sent; it is sent again after a restart');
+        }
+      }
     } catch (err) {
       this.backoffMs = Math.min(5_000, Math.max(100, this.backoffMs * 2));
       this.logger.warn({ err, pending: this.queue.length }, 'job reports not acknowledged; retrying');

@@ -4,6 +4,7 @@ export * from './kafka/field-schemas';
 export * from './kafka/message-parser';
 export * from './kafka/heartbeat.message';
 export * from './kafka/job-report.message';
+export * from './kafka/attempt-end-reasons';
 export * from './kafka/agent-command.message';
 export * from './kafka/job-lifecycle.message';
 export * from './kafka/kafka-message-schemas';

@@ -21,6 +21,8 @@ const SUITES = {
   'scheduling-policy': { basePort: 18620, redisDb: 16 },
   // Two real agents (the stack's and one extra) with fake 8-GPU inventories.
   'gpu-devices': { basePort: 18640, redisDb: 21 },
+  // A real agent killed with kill -9 and restarted.
+  'agent-restart': { basePort: 18240, redisDb: 45 },
   'partition-hold': { basePort: 18700, redisDb: 11 },
   'control-plane-faults': { basePort: 18720, redisDb: 12 },
   // restarts the test broker itself (suites run one at a time)

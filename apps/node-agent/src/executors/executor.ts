@@ -10,6 +10,9 @@ export interface ExecutionSpec {
   gang: { size: number; rank: number; nodeIds: string[]; masterAddr?: string; masterPort?: number };
   /** The GPU devices this rank holds; absent: the RUN did not say (placed before devices were assigned), the variables are left alone. */
   gpuIndices?: number[];
+  /** Its limits where the node enforces them (a cgroup, a container); 0 or absent: none. */
+  cpuCores?: number;
+  memoryMiB?: number;
 }
 
 export interface ExecutionResult {
@@ -17,7 +20,10 @@ export interface ExecutionResult {
   signal: string | null;
   /** Set when the agent stopped it (KILL, fence): why. */
   stoppedFor: string | null;
+  /** It could not be started: why (SPAWN_FAILED). */
   error?: string;
+  /** A FAILED reason the executor knows better than the exit code (OOM_KILLED, IMAGE_UNSUPPORTED, EXIT_UNKNOWN; contracts' ATTEMPT_END_REASONS). */
+  reason?: string;
 }
 
 export interface Execution {
@@ -25,10 +31,23 @@ export interface Execution {
   stop(reason: string): void;
 }
 
+/** The attempt an earlier process of this agent started (its record in the state directory). */
+export interface AttemptRef {
+  nodeId: string;
+  jobId: string;
+  attempt: number;
+}
+
 /**
- * How a node runs work. `process` (a child process) now; a container runtime implements the same
- * interface later, with `image` meaning something.
+ * How a node runs work: ProcessExecutor (the command, under a shim that outlives the agent, in a
+ * cgroup or a container), SleepExecutor (nothing, for load tests).
  */
 export interface Executor {
   start(spec: ExecutionSpec, onExit: (result: ExecutionResult) => void): Execution;
+  /**
+   * Takes over an attempt an earlier process of this agent started: watches it while it runs, or
+   * reports how it ended while no agent was watching. Never calls onExit before it returns.
+   * Absent: this executor's attempts do not outlive the agent.
+   */
+  resume?(ref: AttemptRef, onExit: (result: ExecutionResult) => void): Execution;
 }

@@ -1,52 +1,188 @@
-import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Execution, ExecutionResult, ExecutionSpec, Executor } from './executor';
+import { ATTEMPT_END_REASONS, NO_IMAGE } from '@gantry/contracts';
+import { AttemptCgroup, AttemptCgroups } from '../cgroups/attempt-cgroups';
+import { ContainerRuntimeName, containerArgv, containerName, imagePlan } from '../containers/container-argv';
+import { attemptPaths } from '../state/attempt-paths';
+import { AttemptRef, Execution, ExecutionResult, ExecutionSpec, Executor } from './executor';
 import { jobEnvironment } from './job-environment';
+import { parseShimStatus, shimArgv } from './attempt-shim';
+import { isShimAlive, shimPid } from './shim-process';
+
+export interface ProcessExecutorOptions {
+  /** Job logs (`<jobId>-<attempt>.log`) and large gangs' node-id files. */
+  workdir: string;
+  /** The agent's state directory: the shims' pid and status files (attempt-paths.ts). */
+  stateDir: string;
+  agentId: string;
+  killGraceMs: number;
+  /** Where attempts get a cgroup with their limits; null: they run without. */
+  cgroups: AttemptCgroups | null;
+  /** The node's container runtime, if it has one. */
+  containerRuntime: ContainerRuntimeName | null;
+  /** With `image` set and no runtime: run the command directly, or refuse (IMAGE_UNSUPPORTED). */
+  imagePolicy: 'direct' | 'refuse';
+  logger: { warn(o: object, m: string): void };
+}
+
+/** Variables of the agent's own environment a container runtime client needs. */
+const RUNTIME_ENV = ['PATH', 'HOME', 'XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'CONTAINER_HOST', 'CONTAINERS_CONF', 'DOCKER_HOST', 'DOCKER_CONFIG', 'TMPDIR'];
+const RUNTIME_OWN = new Set(['PATH', 'HOME']);
+
+function pick(env: NodeJS.ProcessEnv, names: string[]): Record<string, string> {
+  return Object.fromEntries(names.filter((n) => env[n] !== undefined).map((n) => [n, env[n]!]));
+}
+
+/** How often an adopted attempt (not this process's child) is looked at, ms. */
+const ADOPTED_POLL_MS = 500;
 
 /**
- * Runs the job's command as a child process in its own process group (so stopping it stops
- * everything it started), stdout and stderr to `<workdir>/<jobId>-<attempt>.log`, with the
- * environment jobEnvironment gives it (its GPU devices, its gang's rendezvous).
- * `image` is recorded, not used: this executor has no container runtime.
+ * Runs the job's command under the attempt shim (attempt-shim.ts): detached in its own session and
+ * process group (stopping it signals everything it started), stdout and stderr straight to
+ * `<workdir>/<jobId>-<attempt>.log`, the environment jobEnvironment gives it, in its own cgroup
+ * with its limits where the node allows, or in its image when it names one and the node has a
+ * container runtime. Nothing of the attempt depends on the agent process: an agent that restarts
+ * takes it over with `resume`.
  */
 export class ProcessExecutor implements Executor {
-  constructor(private readonly workdir: string, private readonly killGraceMs: number) {
-    mkdirSync(workdir, { recursive: true });
+  constructor(private readonly o: ProcessExecutorOptions) {
+    mkdirSync(o.workdir, { recursive: true });
   }
 
   start(spec: ExecutionSpec, onExit: (r: ExecutionResult) => void): Execution {
-    const log = createWriteStream(join(this.workdir, `${spec.jobId}-${spec.attempt}.log`), { flags: 'a' });
-    let stoppedFor: string | null = null;
-    let done = false;
-    const finish = (r: Omit<ExecutionResult, 'stoppedFor'>) => {
-      if (done) return;
-      done = true;
-      log.end();
-      onExit({ ...r, stoppedFor });
-    };
-    const nodeIdsPath = join(this.workdir, `${spec.jobId}-${spec.attempt}.nodes`);
+    const plan = imagePlan(spec.image, this.o.containerRuntime, this.o.imagePolicy, NO_IMAGE);
+    if (plan.kind === 'refuse') {
+      onExit({ exitCode: null, signal: null, stoppedFor: null, reason: ATTEMPT_END_REASONS.imageUnsupported });
+      return { stop: () => undefined };
+    }
+    const paths = attemptPaths(this.o.stateDir, spec.nodeId, spec.jobId, spec.attempt);
+    mkdirSync(paths.dir, { recursive: true });
+    rmSync(paths.status, { force: true });
+    const nodeIdsPath = join(this.o.workdir, `${spec.jobId}-${spec.attempt}.nodes`);
     const { env, nodeIdsFile } = jobEnvironment(spec, { path: process.env.PATH, home: process.env.HOME, nodeIdsPath });
     if (nodeIdsFile !== null) writeFileSync(nodeIdsPath, nodeIdsFile);
-    const child = spawn(spec.command[0], spec.command.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
-    child.stdout?.pipe(log, { end: false });
-    child.stderr?.pipe(log, { end: false });
-    child.on('error', (err) => finish({ exitCode: null, signal: null, error: err.message }));
-    child.on('exit', (code, signal) => finish({ exitCode: code, signal }));
-    const signalGroup = (sig: NodeJS.Signals) => {
+    const limits = { cpuCores: spec.cpuCores ?? 0, memoryMiB: spec.memoryMiB ?? 0 };
+    let cgroup: AttemptCgroup | null = null;
+    let command = spec.command;
+    let container: { runtime: ContainerRuntimeName; name: string } | null = null;
+    let childEnv = env;
+    if (plan.kind === 'container') {
+      // The runtime gives the container a cgroup with the limits itself.
+      container = { runtime: plan.runtime, name: containerName(this.o.agentId, spec.jobId, spec.attempt) };
+      // The image's own PATH and HOME, unless the job sets them: the agent's mean nothing inside it.
+      const inside = Object.fromEntries(Object.entries(env).filter(([k]) => !RUNTIME_OWN.has(k) || k in spec.env));
+      command = containerArgv({ ...container, image: spec.image, command: spec.command, env: inside, gpuIndices: spec.gpuIndices, ...limits, mounts: nodeIdsFile !== null ? [nodeIdsPath] : [] });
+      // The runtime client runs with what it needs to find its storage or daemon, plus the values `--env NAME` passes on.
+      childEnv = { ...pick(process.env, RUNTIME_ENV), ...env };
+    } else if (this.o.cgroups) {
       try {
-        if (child.pid) process.kill(-child.pid, sig);
-      } catch {
-        // already gone
+        cgroup = this.o.cgroups.create(spec.jobId, spec.attempt, limits);
+      } catch (err) {
+        this.o.logger.warn({ err, jobId: spec.jobId, attempt: spec.attempt }, 'attempt cgroup not created; it runs without limits');
       }
+    }
+    const { file, args } = shimArgv(paths.status, cgroup?.procsFiles ?? [], command);
+    const log = openSync(join(this.o.workdir, `${spec.jobId}-${spec.attempt}.log`), 'a');
+    let watch: Watch;
+    try {
+      let child;
+      try {
+        child = spawn(file, args, { detached: true, stdio: ['ignore', log, log], env: childEnv });
+      } catch (err) {
+        cgroup?.remove();
+        throw err;
+      }
+      watch = new Watch(this.o, paths, cgroup, container, onExit, () => child.pid ?? null);
+      child.on('error', (err) => watch.end({ exitCode: null, signal: null, error: err.message }));
+      child.on('exit', (code, signal) => watch.end(watch.shimResult(code, signal)));
+    } finally {
+      closeSync(log);
+    }
+    return watch;
+  }
+
+  resume(ref: AttemptRef, onExit: (r: ExecutionResult) => void): Execution {
+    const paths = attemptPaths(this.o.stateDir, ref.nodeId, ref.jobId, ref.attempt);
+    const cgroup = this.o.cgroups?.find(ref.jobId, ref.attempt) ?? null;
+    const container = this.o.containerRuntime ? { runtime: this.o.containerRuntime, name: containerName(this.o.agentId, ref.jobId, ref.attempt) } : null;
+    const watch = new Watch(this.o, paths, cgroup, container, onExit, () => shimPid(paths.pid));
+    const look = () => {
+      const status = readStatus(paths.status);
+      if (status) return watch.end(status);
+      const pid = shimPid(paths.pid);
+      if (pid !== null && isShimAlive(pid, paths.status)) return;
+      // Gone: it may have written its status between the two looks.
+      watch.end(readStatus(paths.status) ?? { exitCode: null, signal: null, reason: ATTEMPT_END_REASONS.exitUnknown });
     };
-    return {
-      stop: (reason) => {
-        if (done) return;
-        stoppedFor ??= reason;
-        signalGroup('SIGTERM');
-        setTimeout(() => !done && signalGroup('SIGKILL'), this.killGraceMs).unref();
-      },
-    };
+    setImmediate(look);
+    const timer = setInterval(look, ADOPTED_POLL_MS);
+    timer.unref();
+    watch.onEnd = () => clearInterval(timer);
+    return watch;
+  }
+}
+
+function readStatus(path: string): Omit<ExecutionResult, 'stoppedFor'> | null {
+  try {
+    return parseShimStatus(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** One attempt being watched: its stop, and its end (read once, reported once, cleaned up). */
+class Watch implements Execution {
+  private stoppedFor: string | null = null;
+  private done = false;
+  onEnd: () => void = () => undefined;
+
+  constructor(
+    private readonly o: ProcessExecutorOptions,
+    private readonly paths: { status: string; pid: string },
+    private readonly cgroup: AttemptCgroup | null,
+    private readonly container: { runtime: ContainerRuntimeName; name: string } | null,
+    private readonly onExit: (r: ExecutionResult) => void,
+    private readonly pid: () => number | null,
+  ) {}
+
+  /** The end of a shim this process started: what its status file says, else how the shim itself ended. */
+  shimResult(code: number | null, signal: string | null): Omit<ExecutionResult, 'stoppedFor'> {
+    return readStatus(this.paths.status) ?? { exitCode: code, signal };
+  }
+
+  end(r: Omit<ExecutionResult, 'stoppedFor'>): void {
+    if (this.done) return;
+    this.done = true;
+    this.onEnd();
+    const oom = this.cgroup?.oomKilled() ?? false;
+    this.cgroup?.remove();
+    this.onExit({ ...r, ...(oom ? { reason: ATTEMPT_END_REASONS.oomKilled } : {}), stoppedFor: this.stoppedFor });
+    // Only now: the end is in the attempt's record (onExit saved it), the shim's files are no longer needed.
+    rmSync(this.paths.status, { force: true });
+    rmSync(this.paths.pid, { force: true });
+  }
+
+  stop(reason: string): void {
+    if (this.done) return;
+    this.stoppedFor ??= reason;
+    this.signal('SIGTERM');
+    setTimeout(() => {
+      if (this.done) return;
+      this.signal('SIGKILL');
+      // A container's processes are not in the shim's group (the runtime's monitor holds them).
+      if (this.container) execFile(this.container.runtime, ['rm', '-f', this.container.name], () => undefined);
+    }, this.o.killGraceMs).unref();
+  }
+
+  private signal(sig: NodeJS.Signals): void {
+    const pid = this.pid();
+    // Never a group that is not the shim's any more (a pid reused while the agent was down).
+    if (pid === null || !isShimAlive(pid, this.paths.status)) return;
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      // already gone
+    }
   }
 }

@@ -1,0 +1,51 @@
+import { constants } from 'node:os';
+
+/**
+ * The few lines of sh that run one attempt so that it outlives its agent (ADR 0020). The agent
+ * starts it detached (its own session and process group) with stdout and stderr on the attempt's
+ * log file, so nothing of the attempt passes through the agent. It
+ * 1. catches SIGTERM/SIGINT/SIGHUP, noting 128 + the signal: a stop signals the whole group, the
+ *    command gets the signal with its default action (a caught signal is reset by exec, an ignored
+ *    one would not be) and the shim lives on to record how it ended;
+ * 2. writes its pid to `<status>.pid` (an agent that restarts finds it there; once it is there, a
+ *    stop is caught);
+ * 3. moves itself into the attempt's cgroup(s) (each `cgroup.procs` file in $2, space-separated),
+ *    so the command it starts is born there;
+ * 4. runs the command in the foreground, unless a stop came before it started (the signal would
+ *    have missed it), and writes its status to `<status>`: the exit code, or 128 + the signal
+ *    number when a signal ended it (sh's $?), or the stop's 128 + signal when it never ran.
+ * Cost per attempt: one sh and the fork of the command; every step above is a builtin.
+ * SIGKILL of the group (the stop's escalation) kills the shim too: no status is written, and the
+ * agent that sent it knows why.
+ */
+export const SHIM_SCRIPT =
+  's=$1; g=$2; shift 2; x=; trap x=143 TERM; trap x=130 INT; trap x=129 HUP; echo $$ > "$s.pid"; ' +
+  'for f in $g; do echo $$ > "$f" || exit 125; done; if [ -z "$x" ]; then "$@"; x=$?; fi; echo $x > "$s"';
+
+/** argv[0] of every shim: what `ps` shows, and part of what a restarted agent checks before it adopts a pid. */
+export const SHIM_NAME = 'gantry-attempt';
+
+/** The program and arguments that run `command` under the shim. */
+export function shimArgv(statusPath: string, cgroupProcsFiles: string[], command: string[]): { file: string; args: string[] } {
+  return { file: '/bin/sh', args: ['-c', SHIM_SCRIPT, SHIM_NAME, statusPath, cgroupProcsFiles.join(' '), ...command] };
+}
+
+export interface ShimStatus {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
+
+/**
+ * A status file's content as the exit it records; null when it is empty or not a number (the shim
+ * is writing it, or died while it did). Above 128 with a known signal number: that signal (sh
+ * cannot tell a command that exited 137 from one SIGKILLed; the signal is the likelier reading).
+ */
+export function parseShimStatus(text: string): ShimStatus | null {
+  const t = text.trim();
+  if (!/^\d{1,3}$/.test(t)) return null;
+  const code = Number(t);
+  const signal = code > 128 ? SIGNAL_NAMES.get(code - 128) : undefined;
+  return signal ? { exitCode: null, signal } : { exitCode: code, signal: null };
+}
