@@ -44,12 +44,12 @@ async function healthy() {
   await waitFor(`${nodeId} registered and healthy`, async () => (await e2e.admin.getNode(nodeId).catch(() => null))?.health === 'HEALTHY', { timeoutMs: 60_000, intervalMs: 200 });
 }
 
-/** A job that appends to its marker file, writes its pid, then waits for its release file (or release-all) and exits 0. */
+/** A job that appends to its marker file, writes its pid, prints `started`, then waits for its release file (or release-all), prints `released-<attempt>` and exits 0. */
 async function markerJob(name: string) {
   const marker = join(dir, `${name}.runs`);
   const release = join(dir, `${name}.release`);
   const pidFile = join(dir, `${name}.pid`);
-  const script = `echo "$GANTRY_ATTEMPT" >> "${marker}"; echo $$ > "${pidFile}"; while [ ! -e "${release}" ] && [ ! -e "${dir}/release-all" ]; do sleep 0.1; done`;
+  const script = `echo "$GANTRY_ATTEMPT" >> "${marker}"; echo started; echo $$ > "${pidFile}"; while [ ! -e "${release}" ] && [ ! -e "${dir}/release-all" ]; do sleep 0.1; done; echo "released-$GANTRY_ATTEMPT"`;
   const { job } = await e2e.admin.createJob({ name, image: 'none', command: ['sh', '-c', script], maxRetries: 2, resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 } });
   await waitFor(`${name} running`, async () => (await e2e.admin.getJob(job.id)).state === 'RUNNING' && existsSync(pidFile), { timeoutMs: 60_000, intervalMs: 100 });
   return { id: job.id, marker, release, pid: Number(readFileSync(pidFile, 'utf8')) };
@@ -100,8 +100,18 @@ describe('an agent killed with kill -9', () => {
     await restartAgent(job.id);
     // The restarted agent lists it in its beats: still RUNNING at attempt 1 after a phantom grace would have judged it.
     expect(await e2e.admin.getJob(job.id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
+    // Its log is followed as a live attempt's (ADR 0021): a follow opened now sees what the job
+    // writes after it, and ends when it ends (an attempt the agent did not know was live would end
+    // the follow at once, at what the file held).
+    let followed = '';
+    const follow = (async () => {
+      for await (const chunk of e2e.admin.jobLogs(job.id, { follow: 'true' })) followed += chunk;
+    })();
+    await waitFor('the log followed', () => followed.includes('started\n'), { timeoutMs: 30_000, intervalMs: 50 });
     writeFileSync(job.release, '');
     expect(await ended(job.id)).toMatchObject({ state: 'SUCCEEDED', attempt: 1 });
+    await follow;
+    expect(followed).toBe('started\nreleased-1\n');
     expect(readFileSync(job.marker, 'utf8')).toBe('1\n');
     expect(await transitions(job.id)).toEqual(['QUEUED>SCHEDULED:1', 'SCHEDULED>RUNNING:1', 'RUNNING>SUCCEEDED:1']);
   });
