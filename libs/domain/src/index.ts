@@ -21,4 +21,5 @@ export * from './nodes/health-bands';
 export * from './nodes/utilisation-contribution';
 export * from './fairness/queue-order';
 export * from './jobs/job-report-fold';
+export * from './jobs/retry-policy';
 export * from './nodes/beat-order';
