@@ -32,6 +32,10 @@ const SUITES = {
   'agent-trust': { basePort: 18760, redisDb: 18 },
   // the console's browser tests (its 5,000-node fleet agent takes the next port after the stack's)
   console: { basePort: 18780, redisDb: 20 },
+  // issue 17: retry policy, dependencies, explain
+  'retry-policy': { basePort: 18200, redisDb: 22 },
+  'job-dependencies': { basePort: 18220, redisDb: 23 },
+  explain: { basePort: 18240, redisDb: 24 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Histogram } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { CreateJobDto, DEFAULT_RESOURCES, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
-import { assertTransition, decideCancel } from '@gantry/domain';
+import { assertTransition, decideCancel, resolveRetryPolicy } from '@gantry/domain';
 import { WakeUpSender, currentTraceHeaders } from '@gantry/messaging';
 import {
   JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
@@ -76,13 +76,16 @@ export class JobsService {
     const resources = { ...DEFAULT_RESOURCES, ...dto.resources };
     const queue = dto.queue ?? 'default';
     const id = randomUUID();
+    const retry = resolveRetryPolicy(dto.maxRetries, dto.retryPolicy);
+    if (!retry.ok) throw new ApiError(ErrorCode.VALIDATION_FAILED, retry.message, [{ field: retry.field, message: retry.message }]);
     const outcome = await this.creations.submit({
       job: {
         id, owner: who.owner, queue, name: dto.name, image: dto.image,
         command: dto.command, env: dto.env ?? {}, labels: dto.labels ?? {},
         gpus: resources.gpus, gpuModel: resources.gpuModel ?? null, cpuCores: resources.cpuCores, memoryMiB: resources.memoryMiB,
-        nodes: dto.nodes ?? 1, maxRetries: dto.maxRetries ?? 0, traceParent: trace.traceparent ?? null, createdAt: now,
+        nodes: dto.nodes ?? 1, maxRetries: retry.policy.maxRetries, traceParent: trace.traceparent ?? null, createdAt: now,
         maxRuntimeSeconds: dto.maxRuntimeSeconds ?? null,
+        backoffSeconds: retry.policy.backoffSeconds, maxBackoffSeconds: retry.policy.maxBackoffSeconds, retryOnExitCodes: [...retry.policy.retryOnExitCodes],
       },
       idempotency: idem,
       anyQueue: who.role === 'operator',

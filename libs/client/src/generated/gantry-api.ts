@@ -394,6 +394,28 @@ export interface components {
             /** @description Memory per node, MiB */
             memoryMiB: number;
         };
+        RetryPolicyDto: {
+            /**
+             * @description Attempts after the first, lost or failed with a listed code; the top-level maxRetries is a shorthand (both given: they must agree)
+             * @default 0
+             */
+            maxRetries?: number;
+            /**
+             * @description Backoff ceiling of the first retry, seconds; it doubles per retry and the wait is drawn between half of it and all of it
+             * @default 10
+             */
+            backoffSeconds?: number;
+            /**
+             * @description No backoff ceiling grows past this, seconds
+             * @default 600
+             */
+            maxBackoffSeconds?: number;
+            /**
+             * @description Exit codes (1..255) retried; any other failure ends the job. An attempt lost with its node is always retried while retries remain
+             * @default []
+             */
+            retryOnExitCodes?: number[];
+        };
         CreateJobDto: {
             /** @default default */
             queue?: string;
@@ -417,12 +439,20 @@ export interface components {
              */
             nodes?: number;
             /**
-             * @description Re-placements after a lost attempt
+             * @description Shorthand for retryPolicy.maxRetries
              * @default 0
              */
             maxRetries?: number;
             /** @description Longest an attempt may run, seconds: the agent then kills it and the job ends FAILED with reason DEADLINE_EXCEEDED (not retried). Absent: no limit */
             maxRuntimeSeconds?: number;
+            /** @description Absent: maxRetries (or 0) retries of lost attempts only, backoff 10 s up to 600 s */
+            retryPolicy?: components["schemas"]["RetryPolicyDto"];
+        };
+        RetryPolicyView: {
+            maxRetries: number;
+            backoffSeconds: number;
+            maxBackoffSeconds: number;
+            retryOnExitCodes: number[];
         };
         PlacementView: {
             rank: number;
@@ -446,6 +476,12 @@ export interface components {
             resources: components["schemas"]["ResourcesDto"];
             nodes: number;
             maxRetries: number;
+            retryPolicy: components["schemas"]["RetryPolicyView"];
+            /**
+             * Format: date-time
+             * @description A job waiting out a retry backoff (pendingReason BACKOFF) is not placed before this
+             */
+            notBefore?: string | null;
             /** @description Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit */
             maxRuntimeSeconds?: number | null;
             /** @enum {string} */

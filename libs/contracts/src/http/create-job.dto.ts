@@ -22,6 +22,12 @@ export const JOB_LIMITS = {
   maxRetriesMax: 10,
   /** One year: a deadline, not a way to run forever. */
   maxRuntimeSecondsMax: 31_536_000,
+  /** Retry policy (ADR 0022): backoff bounds, seconds, and the exit codes a policy may list. */
+  backoffSecondsMax: 3600,
+  maxBackoffSecondsMax: 86_400,
+  retryExitCodeMin: 1,
+  retryExitCodeMax: 255,
+  retryOnExitCodesMaxItems: 32,
   gpusMax: 64,
   gpuModelMax: 64,
   cpuCoresMax: 1024,
@@ -47,6 +53,29 @@ export class ResourcesDto {
   @ApiProperty({ minimum: 0, maximum: JOB_LIMITS.memoryMiBMax, description: 'Memory per node, MiB' })
   @IsInt() @Min(0) @Max(JOB_LIMITS.memoryMiBMax)
   memoryMiB!: number;
+}
+
+/** When a failed attempt is tried again (contract §4.7, ADR 0022). */
+export class RetryPolicyDto {
+  @ApiPropertyOptional({ minimum: 0, maximum: JOB_LIMITS.maxRetriesMax, default: 0, description: 'Attempts after the first, lost or failed with a listed code; the top-level maxRetries is a shorthand (both given: they must agree)' })
+  @IsOptional() @IsInt() @Min(0) @Max(JOB_LIMITS.maxRetriesMax)
+  maxRetries?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: JOB_LIMITS.backoffSecondsMax, default: 10, description: 'Backoff ceiling of the first retry, seconds; it doubles per retry and the wait is drawn between half of it and all of it' })
+  @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.backoffSecondsMax)
+  backoffSeconds?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: JOB_LIMITS.maxBackoffSecondsMax, default: 600, description: 'No backoff ceiling grows past this, seconds' })
+  @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.maxBackoffSecondsMax)
+  maxBackoffSeconds?: number;
+
+  @ApiPropertyOptional({
+    type: [Number], maxItems: JOB_LIMITS.retryOnExitCodesMaxItems, default: [],
+    description: `Exit codes (${JOB_LIMITS.retryExitCodeMin}..${JOB_LIMITS.retryExitCodeMax}) retried; any other failure ends the job. An attempt lost with its node is always retried while retries remain`,
+  })
+  @IsOptional() @IsArray() @ArrayMaxSize(JOB_LIMITS.retryOnExitCodesMaxItems)
+  @IsInt({ each: true }) @Min(JOB_LIMITS.retryExitCodeMin, { each: true }) @Max(JOB_LIMITS.retryExitCodeMax, { each: true })
+  retryOnExitCodes?: number[];
 }
 
 /** POST /v1/jobs body (contract §2). Unknown fields are rejected by the global pipe. */
@@ -85,7 +114,7 @@ export class CreateJobDto {
   @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.nodesMax)
   nodes?: number;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: JOB_LIMITS.maxRetriesMax, default: 0, description: 'Re-placements after a lost attempt' })
+  @ApiPropertyOptional({ minimum: 0, maximum: JOB_LIMITS.maxRetriesMax, default: 0, description: 'Shorthand for retryPolicy.maxRetries' })
   @IsOptional() @IsInt() @Min(0) @Max(JOB_LIMITS.maxRetriesMax)
   maxRetries?: number;
 
@@ -95,6 +124,11 @@ export class CreateJobDto {
   })
   @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.maxRuntimeSecondsMax)
   maxRuntimeSeconds?: number;
+
+  @ApiPropertyOptional({ type: RetryPolicyDto, description: 'Absent: maxRetries (or 0) retries of lost attempts only, backoff 10 s up to 600 s' })
+  // IsObject: as for resources, an array would pass ValidateNested element by element.
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => RetryPolicyDto)
+  retryPolicy?: RetryPolicyDto;
 }
 
 export const DEFAULT_RESOURCES: Readonly<Required<ResourcesDto>> = { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1024 };

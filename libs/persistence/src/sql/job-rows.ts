@@ -11,7 +11,9 @@ export function toJobRecord(r: Record<string, any>): JobRecord {
     gpus: r.gpus, gpuModel: r.gpu_model, cpuCores: r.cpu_cores, memoryMiB: Number(r.memory_mib),
     nodes: r.nodes, maxRetries: r.max_retries, state: r.state, cancelRequested: r.cancel_requested,
     attempt: r.attempt, nodeIds: r.node_ids ?? [], gpuIndices: r.gpu_indices ?? [], masterAddr: r.master_addr ?? null,
-    maxRuntimeSeconds: r.max_runtime_seconds ?? null, pendingReason: r.pending_reason, exitCode: r.exit_code,
+    maxRuntimeSeconds: r.max_runtime_seconds ?? null,
+    backoffSeconds: r.backoff_seconds, maxBackoffSeconds: r.max_backoff_seconds, retryOnExitCodes: r.retry_on_exit_codes ?? [],
+    notBefore: r.not_before ?? null, pendingReason: r.pending_reason, exitCode: r.exit_code,
     reason: r.reason, version: Number(r.version), lastEventSeq: r.last_event_seq, traceParent: r.trace_parent,
     createdAt: r.created_at, updatedAt: r.updated_at, startedAt: r.started_at, finishedAt: r.finished_at,
   };
@@ -24,6 +26,10 @@ export interface NewJob {
   nodes: number; maxRetries: number; traceParent: string | null; createdAt: Date;
   /** Longest an attempt may run, seconds; absent or null: no limit. */
   maxRuntimeSeconds?: number | null;
+  /** The rest of the retry policy (ADR 0022); absent: the defaults, no exit code retried. */
+  backoffSeconds?: number;
+  maxBackoffSeconds?: number;
+  retryOnExitCodes?: number[];
 }
 
 export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
@@ -206,8 +212,11 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
 }
 
 // One index range per queue (jobs_queued_by_queue): the cost follows the lookahead, not the backlog.
+// Jobs backing off (not_before in the future) are skipped in that range: a filter on rows the index
+// walk reads anyway, so it costs a row per job backing off, and there are few (ADR 0022).
 const QUEUED_JOBS_PER_QUEUE = prepared(`SELECT j.* FROM queues q CROSS JOIN LATERAL (
-       SELECT * FROM jobs WHERE state = 'QUEUED' AND queue = q.name ORDER BY created_at, id LIMIT $1) j
+       SELECT * FROM jobs WHERE state = 'QUEUED' AND queue = q.name AND (not_before IS NULL OR not_before <= now())
+       ORDER BY created_at, id LIMIT $1) j
      ORDER BY j.created_at, j.id`);
 
 /** The oldest `perQueue` queued jobs of every queue: what the fairness policy may choose from. */
