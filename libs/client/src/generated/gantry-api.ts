@@ -416,6 +416,18 @@ export interface components {
              */
             retryOnExitCodes?: number[];
         };
+        DependencyDto: {
+            /**
+             * Format: uuid
+             * @description A job the caller can see, created before this one
+             */
+            jobId: string;
+            /**
+             * @description succeeded: that job must end SUCCEEDED; finished: any end will do
+             * @enum {string}
+             */
+            condition: "succeeded" | "finished";
+        };
         CreateJobDto: {
             /** @default default */
             queue?: string;
@@ -447,6 +459,8 @@ export interface components {
             maxRuntimeSeconds?: number;
             /** @description Absent: maxRetries (or 0) retries of lost attempts only, backoff 10 s up to 600 s */
             retryPolicy?: components["schemas"]["RetryPolicyDto"];
+            /** @description Jobs to wait for (pendingReason DEPENDENCY); one that can no longer be met ends this job FAILED, reason DEPENDENCY_FAILED. Each job at most once */
+            dependsOn?: components["schemas"]["DependencyDto"][];
         };
         RetryPolicyView: {
             maxRetries: number;

@@ -1,10 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
+import { DEPENDENCY_CONDITIONS, DEPENDS_ON_MAX, DependencyCondition } from '@gantry/domain';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
+  ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
 } from 'class-validator';
 import { IsStringRecord, StringRecordLimits } from './is-string-record';
 import { MaxTotalBytes } from './max-total-bytes';
+import { JOB_ID_PATTERN } from '../kafka/field-schemas';
 
 export const QUEUE_NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -78,6 +80,17 @@ export class RetryPolicyDto {
   retryOnExitCodes?: number[];
 }
 
+/** One job this job waits for (contract §4.7, ADR 0023). */
+export class DependencyDto {
+  @ApiProperty({ format: 'uuid', description: 'A job the caller can see, created before this one' })
+  @Matches(JOB_ID_PATTERN, { message: 'jobId must be a job id (UUID)' })
+  jobId!: string;
+
+  @ApiProperty({ enum: DEPENDENCY_CONDITIONS, description: 'succeeded: that job must end SUCCEEDED; finished: any end will do' })
+  @IsIn(DEPENDENCY_CONDITIONS)
+  condition!: DependencyCondition;
+}
+
 /** POST /v1/jobs body (contract §2). Unknown fields are rejected by the global pipe. */
 export class CreateJobDto {
   @ApiPropertyOptional({ default: 'default', maxLength: 63 })
@@ -129,6 +142,14 @@ export class CreateJobDto {
   // IsObject: as for resources, an array would pass ValidateNested element by element.
   @IsOptional() @IsObject() @ValidateNested() @Type(() => RetryPolicyDto)
   retryPolicy?: RetryPolicyDto;
+
+  @ApiPropertyOptional({
+    type: [DependencyDto], maxItems: DEPENDS_ON_MAX,
+    description: 'Jobs to wait for (pendingReason DEPENDENCY); one that can no longer be met ends this job FAILED, reason DEPENDENCY_FAILED. Each job at most once',
+  })
+  @IsOptional() @IsArray() @ArrayMaxSize(DEPENDS_ON_MAX) @ArrayUnique((d: DependencyDto) => (typeof d?.jobId === 'string' ? d.jobId.toLowerCase() : d?.jobId), { message: 'dependsOn names a job twice' })
+  @ValidateNested({ each: true }) @Type(() => DependencyDto)
+  dependsOn?: DependencyDto[];
 }
 
 export const DEFAULT_RESOURCES: Readonly<Required<ResourcesDto>> = { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1024 };

@@ -30,6 +30,8 @@ export interface NewJob {
   backoffSeconds?: number;
   maxBackoffSeconds?: number;
   retryOnExitCodes?: number[];
+  /** Dependencies not met yet at creation (ADR 0023): the job waits (DEPENDENCY) until none are. */
+  depsPending?: number;
 }
 
 export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
@@ -211,11 +213,12 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
   return rows.map(toJobRecord);
 }
 
-// One index range per queue (jobs_queued_by_queue): the cost follows the lookahead, not the backlog.
+// One index range per queue (jobs_queued_by_queue, whose predicate leaves out jobs waiting for
+// dependencies, ADR 0023): the cost follows the lookahead, not the backlog.
 // Jobs backing off (not_before in the future) are skipped in that range: a filter on rows the index
 // walk reads anyway, so it costs a row per job backing off, and there are few (ADR 0022).
 const QUEUED_JOBS_PER_QUEUE = prepared(`SELECT j.* FROM queues q CROSS JOIN LATERAL (
-       SELECT * FROM jobs WHERE state = 'QUEUED' AND queue = q.name AND (not_before IS NULL OR not_before <= now())
+       SELECT * FROM jobs WHERE state = 'QUEUED' AND deps_pending = 0 AND queue = q.name AND (not_before IS NULL OR not_before <= now())
        ORDER BY created_at, id LIMIT $1) j
      ORDER BY j.created_at, j.id`);
 
