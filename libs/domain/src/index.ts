@@ -24,3 +24,4 @@ export * from './jobs/job-report-fold';
 export * from './jobs/retry-policy';
 export * from './jobs/job-dependencies';
 export * from './nodes/beat-order';
+export * from './explain/job-explain';
