@@ -36,6 +36,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/explain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["jobs.explain"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/cancel": {
         parameters: {
             query?: never;
@@ -522,6 +538,43 @@ export interface components {
         JobPage: {
             items: components["schemas"]["JobView"][];
             nextCursor?: string | null;
+        };
+        QueuePositionView: {
+            /** @description 1 is next in its queue */
+            queue: number;
+            /** @description 1 is next across every queue (higher bands first, then age) */
+            overall: number;
+        };
+        AmountsView: {
+            gpus: number;
+            cpuCores: number;
+            memoryMiB: number;
+        };
+        BlockerView: {
+            /** @enum {string} */
+            reason: "DEPENDENCY" | "BACKOFF" | "QUOTA_EXCEEDED" | "NO_MATCHING_NODES" | "NODES_CORDONED" | "NODES_UNHEALTHY" | "INSUFFICIENT_CAPACITY";
+            detail: string;
+            /** @description What is missing (per node for capacity, in all for a quota); zeros where the blocker is not about amounts */
+            deficit: components["schemas"]["AmountsView"];
+        };
+        CounterfactualView: {
+            /** @enum {string} */
+            change: "FEWER_GPUS" | "ANOTHER_MODEL" | "ANOTHER_QUEUE" | "UNCORDON_NODE";
+            detail: string;
+        };
+        JobExplanationView: {
+            /** @description The scheduler's last word on it */
+            pendingReason?: string | null;
+            position: components["schemas"]["QueuePositionView"];
+            /** @description Every reason it is not running now, not just the first */
+            blockers: components["schemas"]["BlockerView"][];
+            /** @description Single changes that would let it start now */
+            wouldStartWith: components["schemas"]["CounterfactualView"][];
+            /**
+             * Format: date-time
+             * @description From running attempts' maxRuntimeSeconds (a backfill-style simulation); null where what blocks it has no deadline, or no end lifts its blockers
+             */
+            estimatedStartAt?: string | null;
         };
         JobStreamEventView: {
             seq: number;
@@ -1184,6 +1237,98 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobView"];
+                };
+            };
+            /** @description Invalid request: a field, a query parameter, a cursor or the JSON itself (`errors` lists the fields) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked bearer token */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one the caller may not see */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the token's request budget; wait Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; `errorId` names the log line */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or a dependency is away: nothing was done; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "jobs.explain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Why a QUEUED job waits: every blocker, single changes that would let it start, an estimated start. 409 for a job in any other state */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobExplanationView"];
                 };
             };
             /** @description Invalid request: a field, a query parameter, a cursor or the JSON itself (`errors` lists the fields) */

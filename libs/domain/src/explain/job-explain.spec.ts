@@ -22,6 +22,12 @@ const fillerRun = run(['n0'], 8, NOW - 10_000, 70);
 describe('explainJob', () => {
   it.each<[string, ExplainSnapshot, object]>([
     ['a job it would place now: no blockers, starts now', snap(), { blockers: [], estimatedStartAtMs: NOW }],
+    ['a cordoned or dead node with room blocks nothing while an open one has room',
+      snap({ nodes: [node('n0'), node('n1', { cordoned: true }), node('n2', { health: 'UNHEALTHY' })] }), { blockers: [], wouldStartWith: [], estimatedStartAtMs: NOW }],
+    ['while it is blocked, a dead node with room is one more reason, and does not stop an uncordon from being enough',
+      snap({ nodes: [...fleet, node('n3', { health: 'UNHEALTHY' })], running: [fillerRun] }),
+      { blockers: [{ reason: 'NODES_CORDONED' }, { reason: 'NODES_UNHEALTHY' }, { reason: 'INSUFFICIENT_CAPACITY' }],
+        wouldStartWith: [{ change: 'ANOTHER_MODEL' }, { change: 'UNCORDON_NODE', detail: 'uncordon node n1' }] }],
     ['blocked by quota, capacity and a cordoned node at once: all three, each with its deficit; no single change is enough',
       snap({ nodes: fleet, queues: [queue({ quotaGpus: 8, heldGpus: 8 }), queue({ name: 'default' })], running: [fillerRun] }),
       {

@@ -142,15 +142,17 @@ export function blockersOf(job: ExplainJob, queue: ExplainQueue | undefined, nod
   const unhealthyWithRoom = matching.filter((n) => !n.cordoned && n.health !== 'HEALTHY' && fitsNow(n, job.request));
   const cordoned = matching.filter((n) => n.cordoned);
   const unhealthy = matching.filter((n) => !n.cordoned && n.health !== 'HEALTHY');
-  // A node that is off limits is a reason whenever, open, it would have made a difference: it has
-  // room now, or without it too few nodes could ever hold the job.
-  if (cordoned.length > 0 && (cordonedWithRoom.length > 0 || open.length < job.nodes)) {
+  // While too few open nodes have room, a node that is off limits is a reason whenever, open, it
+  // would have made a difference: it has room now, or without it too few nodes could ever hold the
+  // job. Once enough open nodes have room, nodes off limits block nothing.
+  const placeable = roomNow.length >= job.nodes;
+  if (!placeable && cordoned.length > 0 && (cordonedWithRoom.length > 0 || open.length < job.nodes)) {
     blockers.push({ reason: 'NODES_CORDONED', detail: `${cordoned.length} of the ${matching.length} node(s) of ${model(job.request)} that could hold it are cordoned (${cordonedWithRoom.length} with room now)`, deficit: ZERO });
   }
-  if (unhealthy.length > 0 && (unhealthyWithRoom.length > 0 || open.length < job.nodes)) {
+  if (!placeable && unhealthy.length > 0 && (unhealthyWithRoom.length > 0 || open.length < job.nodes)) {
     blockers.push({ reason: 'NODES_UNHEALTHY', detail: `${unhealthy.length} of the ${matching.length} node(s) of ${model(job.request)} that could hold it are not HEALTHY`, deficit: ZERO });
   }
-  if (roomNow.length < job.nodes && open.length >= job.nodes) {
+  if (!placeable && open.length >= job.nodes) {
     const short = open.filter((n) => !fitsNow(n, job.request)).map((n) => shortfall(free(n), need));
     blockers.push({
       reason: 'INSUFFICIENT_CAPACITY', detail: `${roomNow.length} of the ${open.length} open node(s) of ${model(job.request)} have room now; it needs ${job.nodes}`,
@@ -256,11 +258,13 @@ function estimateStart(s: ExplainSnapshot): number | null {
 /** The explanation of one queued job from one snapshot. */
 export function explainJob(s: ExplainSnapshot): Explanation {
   const queue = s.queues.find((q) => q.name === s.job.queue);
+  const blockers = blockersOf(s.job, queue, s.nodes, s.nowMs);
   return {
     pendingReason: s.job.pendingReason,
     position: { queue: s.aheadInQueue + 1, overall: s.aheadOverall + 1 },
-    blockers: blockersOf(s.job, queue, s.nodes, s.nowMs),
-    wouldStartWith: counterfactuals(s, queue),
+    blockers,
+    // Nothing blocks it (the next cycle places it): no change is needed.
+    wouldStartWith: blockers.length === 0 ? [] : counterfactuals(s, queue),
     estimatedStartAtMs: estimateStart(s),
   };
 }

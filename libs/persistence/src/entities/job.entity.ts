@@ -35,6 +35,8 @@ export class JobEntity {
   @Column({ name: 'retry_on_exit_codes', type: 'int', array: true }) retryOnExitCodes!: number[];
   /** Not placed before this (a retry's backoff); null: no wait. */
   @Column({ name: 'not_before', type: 'timestamptz', nullable: true }) notBefore!: Date | null;
+  /** Dependencies not met yet (ADR 0023); the scheduler reads only jobs with none. */
+  @Column({ name: 'deps_pending', type: 'int' }) depsPending!: number;
   @Column({ name: 'pending_reason', type: 'text', nullable: true }) pendingReason!: string | null;
   @Column({ name: 'exit_code', type: 'int', nullable: true }) exitCode!: number | null;
   @Column({ type: 'text', nullable: true }) reason!: string | null;
