@@ -124,6 +124,7 @@ export class JobReportApplier {
         const folded = foldReports(
           {
             state: job.state, attempt: job.attempt, started: job.startedAt !== null, nodeIds: job.nodeIds, ranks,
+            retriesForgiven: job.retriesForgiven,
             retryPolicy: { maxRetries: job.maxRetries, backoffSeconds: job.backoffSeconds, maxBackoffSeconds: job.maxBackoffSeconds, retryOnExitCodes: job.retryOnExitCodes },
           },
           indexes.map((i) => reports[i]),

@@ -36,6 +36,7 @@ const SUITES = {
   'retry-policy': { basePort: 18200, redisDb: 22 },
   'job-dependencies': { basePort: 18220, redisDb: 23 },
   explain: { basePort: 18240, redisDb: 24 },
+  drain: { basePort: 18260, redisDb: 25 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;

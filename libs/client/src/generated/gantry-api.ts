@@ -240,6 +240,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/nodes/{id}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["nodes.drain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/nodes/{id}/uncordon": {
         parameters: {
             query?: never;
@@ -807,21 +823,25 @@ export interface components {
             /** @description Increasing within the node (not contiguous) */
             id: number;
             /** @enum {string} */
-            type: "HEALTH_CHANGED" | "EVICTED" | "CORDONED" | "UNCORDONED";
+            type: "HEALTH_CHANGED" | "EVICTED" | "CORDONED" | "UNCORDONED" | "DRAINED";
             /** Format: date-time */
             at: string;
             /** @enum {string} */
             fromHealth?: "HEALTHY" | "DEGRADED" | "UNHEALTHY";
             /** @enum {string} */
             toHealth?: "HEALTHY" | "DEGRADED" | "UNHEALTHY";
-            /** @description HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED */
+            /** @description HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED. CORDONED: DRAIN when a drain cordoned it. DRAINED: NODE_DRAINED */
             reason?: string;
-            /** @description EVICTED: the jobs whose attempts on this node were ended. Operators only */
+            /** @description EVICTED, DRAINED: the jobs whose attempts on this node were ended. Operators only */
             jobIds?: string[];
         };
         NodeEventPage: {
             items: components["schemas"]["NodeEventView"][];
             nextCursor?: string | null;
+        };
+        DrainNodeDto: {
+            /** @description Seconds the attempts on the node may go on before they are ended and requeued (reason NODE_DRAINED, no retry used) */
+            gracePeriodSeconds: number;
         };
         NodeIdsDto: {
             /** @description Node ids to enroll (or enroll again, rotating their credentials) */
@@ -2856,6 +2876,124 @@ export interface operations {
             };
             /** @description No such resource, or one the caller may not see */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the token's request budget; wait Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; `errorId` names the log line */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or a dependency is away: nothing was done; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "nodes.drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DrainNodeDto"];
+            };
+        };
+        responses: {
+            /** @description The node, cordoned at once; after gracePeriodSeconds every attempt still on it is ended and requeued (reason NODE_DRAINED, no retry used) and the node gets a DRAINED event. An uncordon cancels a drain not yet done */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeView"];
+                };
+            };
+            /** @description Invalid request: a field, a query parameter, a cursor or the JSON itself (`errors` lists the fields) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked bearer token */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token is known but its role may not do this */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one the caller may not see */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body exceeds 1 MiB */
+            413: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

@@ -14,6 +14,8 @@ export interface ReportedJob {
   ranks: readonly RankSnapshot[];
   /** Absent: a failed attempt always ends the job. */
   retryPolicy?: RetryPolicy;
+  /** Earlier attempts that used no retry (ended by a drain). */
+  retriesForgiven?: number;
 }
 
 export interface JobReport extends AgentReport {
@@ -134,7 +136,7 @@ export function foldReports(job: ReportedJob, reports: readonly JobReport[], ran
       let path = decision.path;
       let reason: string | null = null;
       const retried = path[path.length - 1] === 'FAILED' && job.retryPolicy
-        ? decideExitRetry(job.retryPolicy, { attempt: job.attempt, exitCode: report.exitCode, reason: report.reason }, random)
+        ? decideExitRetry(job.retryPolicy, { attempt: job.attempt, retriesForgiven: job.retriesForgiven, exitCode: report.exitCode, reason: report.reason }, random)
         : { kind: 'end' as const };
       if (retried.kind === 'retry') {
         // SCHEDULED|RUNNING -> QUEUED, as for a lost attempt. The gang's other ranks are stopped

@@ -35,7 +35,7 @@ describe('backoffDelayMs', () => {
 });
 
 describe('decideExitRetry', () => {
-  it.each<[string, RetryPolicy, { attempt: number; exitCode: number | null | undefined; reason?: string | null }, object]>([
+  it.each<[string, RetryPolicy, { attempt: number; exitCode: number | null | undefined; reason?: string | null; retriesForgiven?: number }, object]>([
     ['a listed code with retries left is retried after the backoff', policy(), { attempt: 1, exitCode: 3 }, { kind: 'retry', delayMs: 5_000 }],
     ['the second retry waits on a doubled ceiling', policy(), { attempt: 2, exitCode: 75 }, { kind: 'retry', delayMs: 10_000 }],
     ['retries used up: the job ends', policy(), { attempt: 3, exitCode: 3 }, { kind: 'end' }],
@@ -47,6 +47,7 @@ describe('decideExitRetry', () => {
     ['a deadline kill is never retried, even with a listed code', policy({ retryOnExitCodes: [137] }), { attempt: 1, exitCode: 137, reason: 'DEADLINE_EXCEEDED' }, { kind: 'end' }],
     ['a spawn failure is never retried', policy(), { attempt: 1, exitCode: 3, reason: 'SPAWN_FAILED: ENOENT' }, { kind: 'end' }],
     ['retries used by lost attempts count too', policy({ maxRetries: 2 }), { attempt: 3, exitCode: 3 }, { kind: 'end' }],
+    ['an attempt ended by a drain used no retry (and does not grow the backoff)', policy({ maxRetries: 2 }), { attempt: 3, exitCode: 3, retriesForgiven: 1 }, { kind: 'retry', delayMs: 10_000 }],
   ])('%s', (_n, p, failed, expected) => {
     expect(decideExitRetry(p, { reason: null, ...failed }, fixed(0))).toEqual(expected);
   });

@@ -41,6 +41,8 @@ export type ExitRetryDecision =
 export interface FailedAttempt {
   /** The attempt that failed (1, 2, ...). */
   attempt: number;
+  /** Earlier attempts that used no retry (ended by a drain). */
+  retriesForgiven?: number;
   exitCode: number | null | undefined;
   /**
    * Why the agent ended it, when it was not a plain exit (DEADLINE_EXCEEDED, SPAWN_FAILED, a
@@ -54,8 +56,9 @@ export function decideExitRetry(policy: RetryPolicy, failed: FailedAttempt, rand
   const code = failed.exitCode;
   if (failed.reason || code === null || code === undefined || code === 0) return { kind: 'end' };
   if (!policy.retryOnExitCodes.includes(code)) return { kind: 'end' };
-  if (failed.attempt - 1 >= policy.maxRetries) return { kind: 'end' };
-  return { kind: 'retry', delayMs: backoffDelayMs(policy, failed.attempt, random) };
+  const used = failed.attempt - 1 - (failed.retriesForgiven ?? 0);
+  if (used >= policy.maxRetries) return { kind: 'end' };
+  return { kind: 'retry', delayMs: backoffDelayMs(policy, used + 1, random) };
 }
 
 export type RetryPolicyInput = Partial<RetryPolicy>;

@@ -37,6 +37,8 @@ export class JobEntity {
   @Column({ name: 'not_before', type: 'timestamptz', nullable: true }) notBefore!: Date | null;
   /** Dependencies not met yet (ADR 0023); the scheduler reads only jobs with none. */
   @Column({ name: 'deps_pending', type: 'int' }) depsPending!: number;
+  /** Attempts ended by a drain: they used no retry. */
+  @Column({ name: 'retries_forgiven', type: 'int' }) retriesForgiven!: number;
   @Column({ name: 'pending_reason', type: 'text', nullable: true }) pendingReason!: string | null;
   @Column({ name: 'exit_code', type: 'int', nullable: true }) exitCode!: number | null;
   @Column({ type: 'text', nullable: true }) reason!: string | null;
