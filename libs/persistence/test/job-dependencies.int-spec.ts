@@ -3,6 +3,7 @@ import { DependencyCondition, JOB_STATES, JobState, dependencyStatus } from '@ga
 import {
   JobRecord, autocommit, casUpdateJob, createJobs, findJob, inTransaction, insertJobDependencies, listJobEvents, loadQueuedJobsPerQueue, lockUpstreamJobs,
 } from '@gantry/persistence';
+import { waitFor } from '@gantry/stack';
 import { makeJob, openDataSource, uniqueTag } from '@gantry/testing';
 
 /*
@@ -107,5 +108,50 @@ describe('dependencies', () => {
     expect(await heads()).toEqual([a.id]);
     await moveTo(a, 'SUCCEEDED');
     expect(await heads()).toEqual([d.id]);
+  });
+
+  /** Waits until some other session is blocked on a row lock running a statement that starts with `prefix`. */
+  const blockedOn = (prefix: string) => waitFor(`a statement waiting on a row lock: ${prefix}`, async () => {
+    const [row] = await ds.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND ltrim(query) LIKE $1`,
+      [`${prefix}%`],
+    );
+    return row.n > 0;
+  }, { timeoutMs: 4_000, intervalMs: 20 });
+
+  it('a create that names a job ending under it waits for the end and sees it (no dependency on a stale state)', async () => {
+    const a = await makeJob().insert(ds);
+    const qr = ds.createQueryRunner();
+    await qr.connect();
+    await qr.startTransaction();
+    await qr.query(`UPDATE jobs SET state = 'FAILED', version = version + 1 WHERE id = $1`, [a.id]);
+    const locking = inTransaction(ds, (sql) => lockUpstreamJobs(sql, [a.id]));
+    await blockedOn('SELECT id, owner, state FROM jobs WHERE id = ANY');
+    await qr.commitTransaction();
+    await qr.release();
+    expect((await locking)[0].state).toBe('FAILED');
+  });
+
+  it('a job ending while a dependent is being created waits for the create, then fails the new dependent', async () => {
+    const a = await makeJob().insert(ds);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let dependentId: string | null = null;
+    const creating = inTransaction(ds, async (sql) => {
+      const upstream = await lockUpstreamJobs(sql, [a.id]);
+      expect(upstream[0].state).toBe('QUEUED');
+      const [created] = await createJobs(sql, [{ job: { ...makeJob().build(), depsPending: 1 }, idempotency: null }], new Date(), 0);
+      if (created.kind !== 'created') throw new Error(created.kind);
+      await insertJobDependencies(sql, [{ jobId: created.job.id, dependsOn: a.id, condition: 'succeeded' }]);
+      dependentId = created.job.id;
+      await held;
+    });
+    await waitFor('the dependent written, uncommitted', () => dependentId !== null, { timeoutMs: 4_000, intervalMs: 10 });
+    const ending = moveTo(a, 'FAILED');
+    await blockedOn('UPDATE jobs SET state');
+    release();
+    await creating;
+    await ending;
+    expect(await findJob(autocommit(ds), dependentId!)).toMatchObject({ state: 'FAILED', reason: 'DEPENDENCY_FAILED' });
   });
 });
