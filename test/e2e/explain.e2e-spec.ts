@@ -12,6 +12,8 @@ import { GatewayClient } from './gateway-client';
 let stack: Stack;
 let api: GatewayClient;
 let tag: string;
+/** Jobs this suite made, cancelled at the end so that none is left queued or running in the shared database. */
+const made: string[] = [];
 
 jest.setTimeout(120_000);
 
@@ -22,8 +24,16 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const id of made) await api?.request('POST', `/v1/jobs/${id}/cancel`);
   await stack?.stop();
 });
+
+async function create(body: object) {
+  const r = await api.request('POST', '/v1/jobs', body);
+  expect(r.status).toBe(201);
+  made.push(r.body.id);
+  return r.body;
+}
 
 const h100 = (queue: string, extra: object = {}) => ({
   name: 'explain', image: 'none', queue, command: ['sh', '-c', 'sleep 300'], labels: { suite: tag },
@@ -39,11 +49,12 @@ describe('explain', () => {
         return r.status === 200 && r.body.health === 'HEALTHY' && r.body.gpus.model === model;
       }, { timeoutMs: 60_000, intervalMs: 200 });
     }
+    // The top band: no queued job of another suite (the database is shared) is ahead of this one's.
     const queue = `explain-${Date.now().toString(36)}`;
-    expect((await api.request('POST', '/v1/queues', { name: queue, priority: 0, quota: { gpus: 8 } })).status).toBe(201);
+    expect((await api.request('POST', '/v1/queues', { name: queue, priority: 100, quota: { gpus: 8 } })).status).toBe(201);
     expect((await api.request('POST', `/v1/nodes/${n2}/cordon`)).status).toBe(200);
 
-    const filler = (await api.request('POST', '/v1/jobs', h100(queue, { maxRuntimeSeconds: 600 }))).body;
+    const filler = await create(h100(queue, { maxRuntimeSeconds: 600 }));
     const running = await waitFor('the filler running', async () => {
       const r = await api.request('GET', `/v1/jobs/${filler.id}`);
       return r.body.state === 'RUNNING' ? r.body : undefined;
@@ -51,7 +62,7 @@ describe('explain', () => {
     expect(running.nodeIds).toEqual([n0]);
     expect((await api.request('GET', `/v1/jobs/${filler.id}/explain`)).status).toBe(409);
 
-    const blocked = (await api.request('POST', '/v1/jobs', h100(queue))).body;
+    const blocked = await create(h100(queue));
     // Wait for the scheduler to have looked at it once.
     await waitFor('a pending reason', async () => (await api.request('GET', `/v1/jobs/${blocked.id}`)).body.pendingReason !== null, { timeoutMs: 30_000, intervalMs: 100 });
     const r = await api.request('GET', `/v1/jobs/${blocked.id}/explain`);
@@ -67,18 +78,17 @@ describe('explain', () => {
     expect(Math.abs(Date.parse(r.body.estimatedStartAt) - (Date.parse(running.startedAt) + 600_000))).toBeLessThan(2_000);
 
     // The same job in a queue without a quota: uncordoning the free H100, or the free A100, would do.
-    const other = (await api.request('POST', '/v1/jobs', h100('default'))).body;
+    const other = await create(h100('default'));
     const o = (await api.request('GET', `/v1/jobs/${other.id}/explain`)).body;
     expect(o.blockers.map((b: any) => b.reason)).not.toContain('QUOTA_EXCEEDED');
     expect(o.wouldStartWith).toEqual(expect.arrayContaining([
       { change: 'ANOTHER_MODEL', detail: 'gpuModel A100' }, { change: 'UNCORDON_NODE', detail: `uncordon node ${n2}` },
     ]));
-    // The blocked job is ahead of it (same band, older): when the filler ends, that one takes the
+    // The blocked job is ahead of it (a higher band): when the filler ends, that one takes the
     // H100 and, without a maxRuntimeSeconds, never gives it back as far as anyone can know.
     expect(o.position.overall).toBeGreaterThan(r.body.position.overall);
     expect(o.estimatedStartAt).toBeNull();
 
     expect((await api.request('GET', '/v1/jobs/00000000-0000-4000-8000-000000000000/explain')).status).toBe(404);
-    for (const id of [filler.id, blocked.id, other.id]) await api.request('POST', `/v1/jobs/${id}/cancel`);
   });
 });
