@@ -66,11 +66,11 @@ describe('retry policy', () => {
     expect(delays[1]).toBeLessThanOrEqual(4000);
     expect(delays[1]).toBeGreaterThanOrEqual(delays[0]);
     // Each gap between the failure and the next placement is at least its backoff, and not much more
-    // (a cycle within the scheduler's 1 s interval, plus slack for a loaded machine).
+    // (a cycle within the scheduler's 1 s interval, plus generous slack for a loaded shared machine).
     const gaps = requeued.map((e, i) => Date.parse(placed[i + 1].at) - Date.parse(e.at));
     gaps.forEach((gap, i) => {
       expect(gap).toBeGreaterThanOrEqual(delays[i] - 50);
-      expect(gap).toBeLessThan(delays[i] + 5_000);
+      expect(gap).toBeLessThan(delays[i] + 15_000);
     });
   });
 
