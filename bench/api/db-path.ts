@@ -103,7 +103,7 @@ async function main(): Promise<void> {
       const writes: JobReportWrite[] = created.map((j, i) => {
         const { job, ranks } = found.get(j.id)!;
         const f = foldReports({ state: job.state, attempt: job.attempt, started: job.startedAt !== null, nodeIds: job.nodeIds, ranks }, [{ nodeId: chosen[i], attempt: 1, state, exitCode: 0 }]);
-        return { jobId: job.id, expectedVersion: job.version, lastEventSeq: job.lastEventSeq, attempt: 1, state: f.state, start: f.start, end: f.end, events: f.events, ranks: f.ranks };
+        return { jobId: job.id, expectedVersion: job.version, lastEventSeq: job.lastEventSeq, attempt: 1, state: f.state, start: f.start, end: f.end, events: f.events, ranks: f.ranks, retryAt: null };
       });
       const { written } = await writeJobReports(sql, writes, [], new Date());
       if (written.size !== writes.length) throw new Error(`wrote ${written.size} of ${writes.length}`);

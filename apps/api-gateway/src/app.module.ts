@@ -17,6 +17,7 @@ import { IdempotencyKeySweeper } from './jobs/idempotency-key-sweeper';
 import { JobRetentionSweeper } from './jobs/job-retention-sweeper';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
+import { JobExplainService } from './jobs/job-explain.service';
 import { NodesController } from './nodes/nodes.controller';
 import { NodesService } from './nodes/nodes.service';
 import { QueuesController } from './queues/queues.controller';
@@ -43,6 +44,7 @@ export class GatewayModule {
       controllers: GATEWAY_CONTROLLERS,
       providers: [
         JobsService,
+        JobExplainService,
         EnrollmentService,
         NodesService,
         ClusterSummaryService,

@@ -4,13 +4,13 @@ import { Counter } from 'prom-client';
 import { KillCommand, TOPICS } from '@gantry/contracts';
 import { decideAttemptLoss } from '@gantry/domain';
 import {
-  ConcurrentUpdateError, Leadership, OutboxMessage, Sql, appendJobEvents, appendNodeEvents, casUpdateJob, enqueueOutbox, findJob,
+  ConcurrentUpdateError, Leadership, OutboxMessage, Sql, appendJobEvents, appendNodeEvents, casUpdateJob, enqueueOutbox, findJob, finishNodeDrain,
   holdsLeadership, inTransaction, loadRanks, releaseRank,
 } from '@gantry/persistence';
 import type { WakeUpSender } from '@gantry/messaging';
 import { SCHEDULER_WAKE } from '@gantry/runtime';
 
-export type LossReason = 'NODE_LOST' | 'PHANTOM';
+export type LossReason = 'NODE_LOST' | 'PHANTOM' | 'NODE_DRAINED';
 /** Why a job's attempt was looked at without changing it (a RECONCILED event). */
 export type NoteReason = 'NODE_PARTITION_HELD' | 'NODE_RETURNED';
 export type LossOutcome = 'requeued' | 'failed' | 'ignored' | 'deposed';
@@ -61,6 +61,31 @@ export class AttemptLossApplier {
   }
 
   /**
+   * Ends every attempt still on a node whose drain is due: each job goes back to QUEUED (reason
+   * NODE_DRAINED, no retry used), every rank gets a KILL (the drained node's too: it is alive) and
+   * gives its capacity back, the node gets a DRAINED event naming the jobs, and the drain is over;
+   * all in one transaction fenced by the leadership, jobs locked in id order.
+   */
+  async drain(
+    nodeId: string, ranks: ReadonlyArray<{ jobId: string; attempt: number }>, leadership: Leadership, at: Date,
+  ): Promise<{ deposed: true } | { deposed: false; jobIds: string[] }> {
+    const ordered = [...ranks].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : a.attempt - b.attempt));
+    const result = await this.retried(() => inTransaction(this.ds, async (sql) => {
+      if (!(await holdsLeadership(sql, leadership))) return { deposed: true as const };
+      const ended: Array<{ jobId: string; outcome: LossOutcome }> = [];
+      for (const r of ordered) ended.push({ jobId: r.jobId, outcome: await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_DRAINED') });
+      const jobIds = ended.filter((e) => e.outcome !== 'ignored').map((e) => e.jobId);
+      await appendNodeEvents(sql, [{ nodeId, type: 'DRAINED', at, reason: 'NODE_DRAINED', jobIds }], leadership.epoch);
+      await finishNodeDrain(sql, nodeId);
+      return { deposed: false as const, jobIds, ended };
+    }));
+    if (result.deposed) return result;
+    for (const e of result.ended) losses.inc({ reason: 'NODE_DRAINED', outcome: e.outcome });
+    if (result.jobIds.length > 0) this.schedulerWake.signal('CAPACITY_RELEASED');
+    return { deposed: false, jobIds: result.jobIds };
+  }
+
+  /**
    * Records on the job that the detector looked at its attempt and left it alone (its node is held
    * for a suspected partition, or came back from one): a RECONCILED event with the reason. Only for
    * the current attempt of a live job; with a leadership, only while it is still held.
@@ -97,14 +122,17 @@ const DEADLOCK_DETECTED = '40P01';
 async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: string, reason: LossReason): Promise<LossOutcome> {
   const job = await findJob(sql, jobId);
   if (!job) return 'ignored';
-  const decision = decideAttemptLoss(job, attempt);
+  const drained = reason === 'NODE_DRAINED';
+  const decision = decideAttemptLoss(job, attempt, drained ? 'drained' : 'lost');
   if (decision.kind === 'ignore') return 'ignored';
   const now = new Date();
   // The job first, then its ranks: every writer locks in that order (the report path too), so none waits on another in a cycle.
   const to = decision.kind === 'requeue' ? 'QUEUED' : 'FAILED';
   const { firstSeq } = await casUpdateJob(
     sql, jobId, job.version,
-    to === 'QUEUED' ? { state: 'QUEUED', nodeIds: [], pendingReason: null } : { state: 'FAILED', finishedAt: now, reason },
+    to === 'QUEUED'
+      ? { state: 'QUEUED', nodeIds: [], pendingReason: null, ...(drained ? { retriesForgiven: job.retriesForgiven + 1 } : {}) }
+      : { state: 'FAILED', finishedAt: now, reason },
     1, now,
   );
   await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);
@@ -113,7 +141,8 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
   for (const r of ranks) {
     if (r.released) continue;
     await releaseRank(sql, jobId, attempt, r.nodeId, now);
-    if (r.nodeId !== lostNodeId) {
+    // A lost node is gone; a drained one is alive and must stop the attempt too.
+    if (r.nodeId !== lostNodeId || drained) {
       const kill: KillCommand = { type: 'KILL', nodeId: r.nodeId, jobId, attempt, issuedAt: now.getTime(), reason };
       outbox.push({ topic: TOPICS.agentCommands, key: r.nodeId, value: kill });
     }

@@ -106,6 +106,7 @@ export class JobReportApplier {
     for (let round = 0; pending.size > 0; round++) {
       if (round >= MAX_ROUNDS) throw new ConcurrentUpdateError(`jobs ${[...pending.keys()].join(', ')}`);
       const found = await findJobsWithRanks(sql, [...pending.keys()].filter((id) => JOB_ID_PATTERN.test(id)));
+      const now = new Date();
       const writes: JobReportWrite[] = [];
       const messages: ReportMessage[] = [];
       const decided = new Map<string, ReportOutcome[]>();
@@ -121,8 +122,13 @@ export class JobReportApplier {
         }
         const { job, ranks } = f;
         const folded = foldReports(
-          { state: job.state, attempt: job.attempt, started: job.startedAt !== null, nodeIds: job.nodeIds, ranks },
+          {
+            state: job.state, attempt: job.attempt, started: job.startedAt !== null, nodeIds: job.nodeIds, ranks,
+            retriesForgiven: job.retriesForgiven,
+            retryPolicy: { maxRetries: job.maxRetries, backoffSeconds: job.backoffSeconds, maxBackoffSeconds: job.maxBackoffSeconds, retryOnExitCodes: job.retryOnExitCodes },
+          },
           indexes.map((i) => reports[i]),
+          Math.random,
         );
         decided.set(jobId, folded.outcomes);
         // KILLs of stale attempts go out whatever the job does next; a gang's, only with the job's write.
@@ -132,9 +138,10 @@ export class JobReportApplier {
         writes.push({
           jobId: job.id, expectedVersion: job.version, lastEventSeq: job.lastEventSeq, attempt: job.attempt,
           state: folded.state, start: folded.start, end: folded.end, events: folded.events, ranks: folded.ranks,
+          retryAt: folded.retry ? new Date(now.getTime() + folded.retry.delayMs) : null,
         });
       }
-      const { written, freed } = await writeJobReports(sql, writes, messages, new Date());
+      const { written, freed } = await writeJobReports(sql, writes, messages, now);
       // Only freed capacity can let the scheduler place more.
       if (freed) this.schedulerWake.signal('CAPACITY_RELEASED');
       reportsPerWrite.observe([...pending.values()].reduce((n, idx) => n + idx.length, 0));

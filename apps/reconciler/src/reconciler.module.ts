@@ -7,6 +7,7 @@ import { HeartbeatReconcileConsumer } from './heartbeat-reconcile-consumer';
 import { NodeReconciler } from './node-reconciler';
 import { AttemptLossApplier } from './attempt-loss-applier';
 import { FailureDetector } from './failure-detector';
+import { DrainEnforcer } from './drain-enforcer';
 import { LeaderElection } from './leader-election';
 import { ReconcilerView } from './reconciler-view';
 
@@ -16,7 +17,7 @@ export class ReconcilerModule {
     return {
       module: ReconcilerModule,
       imports: [RuntimeModule.forRoot({ service: 'reconciler', config, needs: { postgres: true, redis: true }, outboxRelay: true, sendsCommands: true, verifiesNodes: true })],
-      providers: [ReconcilerView, JobReportApplier, JobReportConsumer, AttemptLossApplier, NodeReconciler, HeartbeatReconcileConsumer, LeaderElection, FailureDetector],
+      providers: [ReconcilerView, JobReportApplier, JobReportConsumer, AttemptLossApplier, NodeReconciler, HeartbeatReconcileConsumer, LeaderElection, FailureDetector, DrainEnforcer],
     };
   }
 }

@@ -12,6 +12,7 @@ export * from './kafka/openapi-schema';
 export * from './http/is-string-record';
 export * from './http/create-job.dto';
 export * from './http/job.view';
+export * from './http/job-explanation.view';
 export * from './kafka/run-commands';
 export * from './http/node.view';
 export * from './http/cluster-summary.view';

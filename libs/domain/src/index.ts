@@ -22,4 +22,7 @@ export * from './nodes/health-bands';
 export * from './nodes/utilisation-contribution';
 export * from './fairness/queue-order';
 export * from './jobs/job-report-fold';
+export * from './jobs/retry-policy';
+export * from './jobs/job-dependencies';
 export * from './nodes/beat-order';
+export * from './explain/job-explain';

@@ -18,6 +18,8 @@ export * from './sql/api-tokens';
 export * from './sql/queues';
 export * from './sql/idempotency-keys';
 export * from './sql/job-creation';
+export * from './sql/job-dependencies';
+export * from './sql/job-explain-snapshot';
 export * from './sql/placement-commit';
 export * from './sql/leader-leases';
 export * from './redis/cluster-utilisation';

@@ -36,6 +36,11 @@ const SUITES = {
   console: { basePort: 18780, redisDb: 20 },
   // One real agent serving logs (its log port at basePort + 15).
   'job-logs': { basePort: 18260, redisDb: 30 },
+  // issue 17: retry policy, dependencies, explain
+  'retry-policy': { basePort: 18200, redisDb: 22 },
+  'job-dependencies': { basePort: 18220, redisDb: 23 },
+  explain: { basePort: 18400, redisDb: 24 },
+  drain: { basePort: 18420, redisDb: 25 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;

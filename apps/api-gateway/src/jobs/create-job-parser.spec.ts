@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { CreateJobDto, ENV_LIMITS, JOB_LIMITS, LABEL_LIMITS, ResourcesDto } from '@gantry/contracts';
+import { CreateJobDto, ENV_LIMITS, JOB_LIMITS, LABEL_LIMITS, ResourcesDto, RetryPolicyDto } from '@gantry/contracts';
 import { createValidationPipe } from '@gantry/platform';
 import { parseCreateJob } from './create-job-parser';
 
@@ -25,6 +25,7 @@ async function expectAgreement(input: unknown): Promise<CreateJobDto | null> {
     expect(fast).toStrictEqual((slow as { value: unknown }).value);
     expect(fast).toBeInstanceOf(CreateJobDto);
     if (fast.resources) expect(fast.resources).toBeInstanceOf(ResourcesDto);
+    if (fast.retryPolicy) expect(fast.retryPolicy).toBeInstanceOf(RetryPolicyDto);
   }
   return fast;
 }
@@ -34,6 +35,7 @@ const full = {
   queue: 'research-1', name: 'train-7b', image: 'registry/pytorch:24.05', command: ['python', 'train.py'],
   env: { EPOCHS: '3', _X: '' }, labels: { team: 'nlp', 'a.b/c': 'd' },
   resources: { gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 }, nodes: 2, maxRetries: 2, maxRuntimeSeconds: 3600,
+  retryPolicy: { maxRetries: 2, backoffSeconds: 5, maxBackoffSeconds: 60, retryOnExitCodes: [3, 75] },
 };
 const minimal = { name: 'n', image: 'i', command: ['true'] };
 
@@ -42,7 +44,9 @@ describe('parseCreateJob', () => {
     ['every field', full],
     ['only the required fields', minimal],
     ['the bench body', { name: 'bench', image: 'none', command: ['true'], env: { SIM_DURATION_MS: '1000' } }],
-    ['optional fields null', { ...minimal, queue: null, env: null, labels: null, resources: null, nodes: null, maxRetries: null, maxRuntimeSeconds: null }],
+    ['optional fields null', { ...minimal, queue: null, env: null, labels: null, resources: null, nodes: null, maxRetries: null, maxRuntimeSeconds: null, retryPolicy: null }],
+    ['a retry policy with every field null', { ...minimal, retryPolicy: { maxRetries: null, backoffSeconds: null, maxBackoffSeconds: null, retryOnExitCodes: null } }],
+    ['an empty retry policy', { ...minimal, retryPolicy: {} }],
     ['resources without a GPU model', { ...minimal, resources: { gpus: 0, cpuCores: 1, memoryMiB: 1 } }],
     ['resources with a null GPU model', { ...minimal, resources: { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1 } }],
     ['every bound at its largest', {
@@ -52,9 +56,15 @@ describe('parseCreateJob', () => {
       labels: Object.fromEntries(Array.from({ length: LABEL_LIMITS.maxEntries }, (_, i) => [`l${i}`, str(LABEL_LIMITS.maxValueLength)])),
       resources: { gpus: JOB_LIMITS.gpusMax, gpuModel: str(JOB_LIMITS.gpuModelMax), cpuCores: JOB_LIMITS.cpuCoresMax, memoryMiB: JOB_LIMITS.memoryMiBMax },
       nodes: JOB_LIMITS.nodesMax, maxRetries: JOB_LIMITS.maxRetriesMax, maxRuntimeSeconds: JOB_LIMITS.maxRuntimeSecondsMax,
+      retryPolicy: {
+        maxRetries: JOB_LIMITS.maxRetriesMax, backoffSeconds: JOB_LIMITS.backoffSecondsMax, maxBackoffSeconds: JOB_LIMITS.maxBackoffSecondsMax,
+        retryOnExitCodes: Array.from({ length: JOB_LIMITS.retryOnExitCodesMaxItems }, () => JOB_LIMITS.retryExitCodeMax),
+      },
     }],
     ['an env of exactly 64 KiB in keys and values', { ...minimal, env: { A: str(32767), B: str(32767) } }],
-    ['every bound at its smallest', { ...minimal, resources: { gpus: 0, cpuCores: 0, memoryMiB: 0 }, nodes: 1, maxRetries: 0, maxRuntimeSeconds: 1, env: {}, labels: {} }],
+    ['every bound at its smallest', { ...minimal, resources: { gpus: 0, cpuCores: 0, memoryMiB: 0 }, nodes: 1, maxRetries: 0, maxRuntimeSeconds: 1, env: {}, labels: {},
+      retryPolicy: { maxRetries: 0, backoffSeconds: 1, maxBackoffSeconds: 1, retryOnExitCodes: [] } }],
+    ['the smallest exit code', { ...minimal, retryPolicy: { retryOnExitCodes: [JOB_LIMITS.retryExitCodeMin] } }],
   ])('accepts %s, as the class does', async (_n, input) => {
     expect(await expectAgreement(input)).not.toBeNull();
   });
@@ -100,6 +110,20 @@ describe('parseCreateJob', () => {
     ['a fractional deadline', { ...minimal, maxRuntimeSeconds: 1.5 }],
     ['a deadline as a string', { ...minimal, maxRuntimeSeconds: '60' }],
     ['a deadline past a year', { ...minimal, maxRuntimeSeconds: JOB_LIMITS.maxRuntimeSecondsMax + 1 }],
+    ['an unknown retry policy field', { ...minimal, retryPolicy: { maxRetries: 1, jitter: 0 } }],
+    ['a retry policy as an array', { ...minimal, retryPolicy: [{ maxRetries: 1 }] }],
+    ['a retry policy as a number', { ...minimal, retryPolicy: 3 }],
+    ['too many nested retries', { ...minimal, retryPolicy: { maxRetries: JOB_LIMITS.maxRetriesMax + 1 } }],
+    ['a backoff of 0 seconds', { ...minimal, retryPolicy: { backoffSeconds: 0 } }],
+    ['a backoff over its bound', { ...minimal, retryPolicy: { backoffSeconds: JOB_LIMITS.backoffSecondsMax + 1 } }],
+    ['a fractional backoff', { ...minimal, retryPolicy: { backoffSeconds: 1.5 } }],
+    ['a maximum backoff over its bound', { ...minimal, retryPolicy: { maxBackoffSeconds: JOB_LIMITS.maxBackoffSecondsMax + 1 } }],
+    ['exit code 0 listed', { ...minimal, retryPolicy: { retryOnExitCodes: [0] } }],
+    ['an exit code past 255', { ...minimal, retryPolicy: { retryOnExitCodes: [256] } }],
+    ['an exit code as a string', { ...minimal, retryPolicy: { retryOnExitCodes: ['3'] } }],
+    ['exit codes as a number', { ...minimal, retryPolicy: { retryOnExitCodes: 3 } }],
+    ['too many exit codes', { ...minimal, retryPolicy: { retryOnExitCodes: Array.from({ length: JOB_LIMITS.retryOnExitCodesMaxItems + 1 }, () => 3) } }],
+    ['dependencies (the fast path leaves every body with dependsOn to the class)', { ...minimal, dependsOn: [{ jobId: '00000000-0000-4000-8000-000000000000', condition: 'succeeded' }] }],
     ['an array body', [minimal]],
     ['an empty body', {}],
     ['a string body', 'job'],
@@ -129,11 +153,13 @@ describe('parseCreateJob', () => {
       else parent[key] = structuredClone(v);
     };
     const paths: Mutation[] = [
-      ...['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries', 'maxRuntimeSeconds', 'extra'].map((k) => set([k])),
+      ...['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries', 'maxRuntimeSeconds', 'retryPolicy', 'extra'].map((k) => set([k])),
       ...['gpus', 'gpuModel', 'cpuCores', 'memoryMiB', 'extra'].map((k) => set(['resources', k])),
+      ...['maxRetries', 'backoffSeconds', 'maxBackoffSeconds', 'retryOnExitCodes', 'extra'].map((k) => set(['retryPolicy', k])),
+      set(['retryPolicy', 'retryOnExitCodes', '0']), set(['retryPolicy', 'retryOnExitCodes', '2']),
       set(['command', '0']), set(['command', '1']), set(['env', 'EPOCHS']), set(['env', 'bad key']), set(['labels', 'team']), set(['labels', str(64)]),
     ];
-    const bounds = [0, 1, 10, 11, 63, 64, 65, 252, 253, 254, 511, 512, 513, 1023, 1024, 1025, 4096, 4097, JOB_LIMITS.memoryMiBMax, JOB_LIMITS.memoryMiBMax + 1];
+    const bounds = [0, 1, 10, 11, 32, 33, 63, 64, 65, 252, 253, 254, 255, 256, 511, 512, 513, 1023, 1024, 1025, 3600, 3601, 4096, 4097, 86_400, 86_401, JOB_LIMITS.memoryMiBMax, JOB_LIMITS.memoryMiBMax + 1];
     const value = fc.oneof(
       fc.constantFrom(...bounds, ...bounds.map((b) => -b), 0.5, 1e21, Number.MAX_SAFE_INTEGER + 2),
       fc.double({ noNaN: true, noDefaultInfinity: true }),
@@ -186,6 +212,18 @@ describe('parseCreateJob', () => {
         nodes: fc.oneof(around(1, JOB_LIMITS.nodesMax), fc.constant(null)),
         maxRetries: fc.oneof(around(0, JOB_LIMITS.maxRetriesMax), fc.constant(null)),
         maxRuntimeSeconds: fc.oneof(around(1, JOB_LIMITS.maxRuntimeSecondsMax), fc.constant(null)),
+        retryPolicy: fc.oneof(
+          fc.record({
+            maxRetries: fc.oneof(around(0, JOB_LIMITS.maxRetriesMax), fc.constant(null)),
+            backoffSeconds: fc.oneof(around(1, JOB_LIMITS.backoffSecondsMax), fc.constant(null)),
+            maxBackoffSeconds: fc.oneof(around(1, JOB_LIMITS.maxBackoffSecondsMax), fc.constant(null)),
+            retryOnExitCodes: fc.oneof(
+              around(0, JOB_LIMITS.retryOnExitCodesMaxItems).chain((n) => fc.array(around(JOB_LIMITS.retryExitCodeMin, JOB_LIMITS.retryExitCodeMax), { minLength: Math.max(0, n), maxLength: Math.max(0, n) })),
+              fc.constant(null),
+            ),
+          }, { requiredKeys: [] }),
+          fc.constant(null),
+        ),
       },
       { requiredKeys: ['name', 'image', 'command'] },
     );

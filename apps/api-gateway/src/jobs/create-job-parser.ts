@@ -1,6 +1,6 @@
 import { isInt, length, matches, max, maxLength, min } from 'class-validator';
 import {
-  CreateJobDto, ENV_LIMITS, JOB_LIMITS, LABEL_LIMITS, QUEUE_NAME_PATTERN, ResourcesDto, StringRecordLimits, isStringRecord, totalBytes,
+  CreateJobDto, ENV_LIMITS, JOB_LIMITS, LABEL_LIMITS, QUEUE_NAME_PATTERN, ResourcesDto, RetryPolicyDto, StringRecordLimits, isStringRecord, totalBytes,
 } from '@gantry/contracts';
 
 /*
@@ -9,12 +9,15 @@ import {
  * class-validator's own checks for each rule, and builds the instances the pipe would return. It
  * may be stricter than the class, never looser: anything it does not accept goes through the pipe,
  * which gives the verdict and the field errors. create-job-parser.spec.ts checks the two agree.
+ * Bodies with `dependsOn` are left to the pipe: such creates take a transaction of their own
+ * (ADR 0023), which costs far more than the pipe.
  */
 
 type Obj = Record<string, unknown>;
 
-const JOB_KEYS = new Set(['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries', 'maxRuntimeSeconds']);
+const JOB_KEYS = new Set(['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries', 'maxRuntimeSeconds', 'retryPolicy']);
 const RESOURCE_KEYS = new Set(['gpus', 'gpuModel', 'cpuCores', 'memoryMiB']);
+const RETRY_POLICY_KEYS = new Set(['maxRetries', 'backoffSeconds', 'maxBackoffSeconds', 'retryOnExitCodes']);
 
 const isPlainObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 const onlyKeys = (o: Obj, allowed: ReadonlySet<string>): boolean => Object.keys(o).every((k) => allowed.has(k));
@@ -37,6 +40,20 @@ function resources(v: unknown): ResourcesDto | null | undefined | false {
   return Object.assign(new ResourcesDto(), v);
 }
 
+function retryPolicy(v: unknown): RetryPolicyDto | null | undefined | false {
+  if (absent(v)) return v;
+  if (!isPlainObject(v) || !onlyKeys(v, RETRY_POLICY_KEYS)) return false;
+  const { maxRetries, backoffSeconds, maxBackoffSeconds, retryOnExitCodes } = v;
+  if (!absent(maxRetries) && !intIn(maxRetries, 0, JOB_LIMITS.maxRetriesMax)) return false;
+  if (!absent(backoffSeconds) && !intIn(backoffSeconds, 1, JOB_LIMITS.backoffSecondsMax)) return false;
+  if (!absent(maxBackoffSeconds) && !intIn(maxBackoffSeconds, 1, JOB_LIMITS.maxBackoffSecondsMax)) return false;
+  if (!absent(retryOnExitCodes)) {
+    if (!Array.isArray(retryOnExitCodes) || retryOnExitCodes.length > JOB_LIMITS.retryOnExitCodesMaxItems) return false;
+    if (!retryOnExitCodes.every((c) => intIn(c, JOB_LIMITS.retryExitCodeMin, JOB_LIMITS.retryExitCodeMax))) return false;
+  }
+  return Object.assign(new RetryPolicyDto(), v);
+}
+
 /** The CreateJobDto the global pipe would return for `body`, or null when the pipe must decide. */
 export function parseCreateJob(body: unknown): CreateJobDto | null {
   if (!isPlainObject(body) || !onlyKeys(body, JOB_KEYS)) return null;
@@ -54,7 +71,10 @@ export function parseCreateJob(body: unknown): CreateJobDto | null {
   if (!absent(maxRuntimeSeconds) && !intIn(maxRuntimeSeconds, 1, JOB_LIMITS.maxRuntimeSecondsMax)) return null;
   const r = resources(body.resources);
   if (r === false) return null;
+  const retry = retryPolicy(body.retryPolicy);
+  if (retry === false) return null;
   const dto = Object.assign(new CreateJobDto(), body);
   if (r) dto.resources = r;
+  if (retry) dto.retryPolicy = retry;
   return dto;
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiProduces, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CreateJobDto, JobEventPage, JobPage, JobView } from '@gantry/contracts';
+import { CreateJobDto, JobEventPage, JobExplanationView, JobPage, JobView } from '@gantry/contracts';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
 import { Principal } from '../auth/principal';
@@ -10,6 +10,7 @@ import { CursorCodec } from '../http/cursor-codec';
 import { ListJobsQuery } from './list-jobs.query';
 import { toEventView, toJobView } from './job-view.mapper';
 import { JobsService } from './jobs.service';
+import { JobExplainService } from './job-explain.service';
 import { EventStreamsService } from '../events/event-streams.service';
 import { SSE_DESCRIPTION } from '../events/sse-description';
 import { decodeSeq } from '../events/stream-position-codec';
@@ -39,6 +40,7 @@ function parseLimit(raw: string | undefined, dflt: number, max: number): number 
 export class JobsController {
   constructor(
     private readonly jobs: JobsService,
+    private readonly explainer: JobExplainService,
     @Inject(CursorCodec) private readonly cursors: CursorCodec,
     private readonly streams: EventStreamsService,
   ) {}
@@ -96,6 +98,12 @@ export class JobsController {
   @ApiOkResponse({ type: JobView })
   async get(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<JobView> {
     return toJobView(await this.jobs.get(id, who));
+  }
+
+  @Get(':id/explain')
+  @ApiOkResponse({ type: JobExplanationView, description: 'Why a QUEUED job waits: every blocker, single changes that would let it start, an estimated start. 409 for a job in any other state' })
+  async explain(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<JobExplanationView> {
+    return this.explainer.explain(id, who);
   }
 
   @Post(':id/cancel')

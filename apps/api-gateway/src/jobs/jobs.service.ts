@@ -2,12 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Histogram } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { CreateJobDto, DEFAULT_RESOURCES, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
-import { assertTransition, decideCancel } from '@gantry/domain';
+import { CreateJobDto, DEFAULT_RESOURCES, DependencyDto, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
+import { admitDependencies, assertTransition, decideCancel, resolveRetryPolicy } from '@gantry/domain';
 import { WakeUpSender, currentTraceHeaders } from '@gantry/messaging';
 import {
   JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
-  casUpdateJob, createJobs, enqueueOutbox, findJob, inTransaction, keyOf, listJobEvents, listJobsPage, loadRanks,
+  casUpdateJob, createJobs, enqueueOutbox, findJob, inTransaction, insertJobDependencies, keyOf, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import type { Logger } from '@gantry/platform';
@@ -36,7 +36,7 @@ const createBatchSize = new Histogram({
 });
 
 /** A create's outcome, or the error its transaction failed with when it was retried alone. */
-type CreateOutcome = JobCreationOutcome | { kind: 'failed'; error: unknown };
+type CreateOutcome = JobCreationOutcome | { kind: 'failed'; error: unknown } | { kind: 'dependency-refused'; index: number; message: string };
 
 @Injectable()
 export class JobsService {
@@ -76,17 +76,22 @@ export class JobsService {
     const resources = { ...DEFAULT_RESOURCES, ...dto.resources };
     const queue = dto.queue ?? 'default';
     const id = randomUUID();
-    const outcome = await this.creations.submit({
+    const retry = resolveRetryPolicy(dto.maxRetries, dto.retryPolicy);
+    if (!retry.ok) throw new ApiError(ErrorCode.VALIDATION_FAILED, retry.message, [{ field: retry.field, message: retry.message }]);
+    const creation: JobCreation = {
       job: {
         id, owner: who.owner, queue, name: dto.name, image: dto.image,
         command: dto.command, env: dto.env ?? {}, labels: dto.labels ?? {},
         gpus: resources.gpus, gpuModel: resources.gpuModel ?? null, cpuCores: resources.cpuCores, memoryMiB: resources.memoryMiB,
-        nodes: dto.nodes ?? 1, maxRetries: dto.maxRetries ?? 0, traceParent: trace.traceparent ?? null, createdAt: now,
+        nodes: dto.nodes ?? 1, maxRetries: retry.policy.maxRetries, traceParent: trace.traceparent ?? null, createdAt: now,
         maxRuntimeSeconds: dto.maxRuntimeSeconds ?? null,
+        backoffSeconds: retry.policy.backoffSeconds, maxBackoffSeconds: retry.policy.maxBackoffSeconds, retryOnExitCodes: [...retry.policy.retryOnExitCodes],
       },
       idempotency: idem,
       anyQueue: who.role === 'operator',
-    });
+    };
+    // Jobs with dependencies lock what they name, so they are created alone, not in the shared batch.
+    const outcome = dto.dependsOn?.length ? await this.createWithDependencies(creation, dto.dependsOn, who) : await this.creations.submit(creation);
     switch (outcome.kind) {
       case 'created':
         return { job: outcome.job, replayed: false };
@@ -100,9 +105,32 @@ export class JobsService {
         throw new ApiError(ErrorCode.UNPROCESSABLE, `queue ${queue} does not exist`, [{ field: 'queue', message: 'unknown queue' }]);
       case 'queue-forbidden':
         throw new ApiError(ErrorCode.FORBIDDEN, `queue ${queue} does not take jobs of owner ${who.owner}`, [{ field: 'queue', message: 'not among the allowed owners' }]);
+      case 'dependency-refused':
+        throw new ApiError(ErrorCode.UNPROCESSABLE, outcome.message, [{ field: `dependsOn[${outcome.index}].jobId`, message: outcome.message }]);
       case 'failed':
         throw outcome.error;
     }
+  }
+
+  /**
+   * A job that waits for others (ADR 0023), in one transaction: the jobs it names are locked (none
+   * can end meanwhile), admitDependencies decides whether it may be created and how many
+   * dependencies it waits for, and the job and its dependency rows are written together. From then
+   * on the end-of-job trigger moves it on.
+   */
+  private async createWithDependencies(creation: JobCreation, deps: DependencyDto[], who: Principal): Promise<CreateOutcome> {
+    const outcome = await inTransaction(this.ds, async (sql): Promise<CreateOutcome> => {
+      const upstream = await lockUpstreamJobs(sql, [...new Set(deps.map((d) => d.jobId.toLowerCase()))]);
+      const admission = admitDependencies(deps, new Map(upstream.map((j) => [j.id, j])), { owner: who.owner, operator: who.role === 'operator' });
+      if (!admission.ok) return { kind: 'dependency-refused', index: admission.index, message: admission.message };
+      const [created] = await createJobs(sql, [{ ...creation, job: { ...creation.job, depsPending: admission.pending } }], new Date(), this.config.GANTRY_IDEMPOTENCY_TTL_MS);
+      if (created.kind === 'created') {
+        await insertJobDependencies(sql, deps.map((d) => ({ jobId: created.job.id, dependsOn: d.jobId.toLowerCase(), condition: d.condition })));
+      }
+      return created;
+    });
+    if (outcome.kind === 'created') this.schedulerWake.signal('JOB_CREATED');
+    return outcome;
   }
 
   /**

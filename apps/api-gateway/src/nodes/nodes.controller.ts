@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { NodeEnrollmentView, NodeEnrollmentsView, NodeEventPage, NodeIdsDto, NodePage, NodeView } from '@gantry/contracts';
+import { DrainNodeDto, NodeEnrollmentView, NodeEnrollmentsView, NodeEventPage, NodeIdsDto, NodePage, NodeView } from '@gantry/contracts';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
 import { Principal } from '../auth/principal';
@@ -69,6 +69,14 @@ export class NodesController {
   @ApiOkResponse({ type: NodeView, description: 'The node, cordoned: it gets no new work. Repeating it is harmless.' })
   async cordon(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<NodeView> {
     return this.nodes.setCordoned(id, true, who);
+  }
+
+  @Post(':id/drain')
+  @HttpCode(200)
+  @Roles('operator')
+  @ApiOkResponse({ type: NodeView, description: 'The node, cordoned at once; after gracePeriodSeconds every attempt still on it is ended and requeued (reason NODE_DRAINED, no retry used) and the node gets a DRAINED event. An uncordon cancels a drain not yet done' })
+  async drain(@Param('id') id: string, @Body() body: DrainNodeDto, @CurrentPrincipal() who: Principal): Promise<NodeView> {
+    return this.nodes.drain(id, body.gracePeriodSeconds, who);
   }
 
   @Post(':id/uncordon')

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { NODE_ID_PATTERN, NodeEventView, NodeView } from '@gantry/contracts';
 import { NodeHealth, nodeHealth } from '@gantry/domain';
 import {
-  NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, nodeLiveStoreFor, removeNode, setNodeCordoned,
+  NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, nodeLiveStoreFor, removeNode, requestNodeDrain, setNodeCordoned,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { WakeUpSender } from '@gantry/messaging';
@@ -91,6 +91,15 @@ export class NodesService {
     // An uncordoned node is capacity the scheduler should use now, not at its next tick.
     if (!cordoned) this.schedulerWake.signal('CAPACITY_RELEASED');
     await this.audit.record(who, cordoned ? 'nodes.cordon' : 'nodes.uncordon', id);
+    return (await this.views([node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
+  }
+
+  /** Cordons the node now and has the reconciler end what still runs there after the grace (contract §4.7). */
+  async drain(id: string, gracePeriodSeconds: number, who: Principal): Promise<NodeView> {
+    const now = new Date();
+    const node = NODE_ID_PATTERN.test(id) ? await requestNodeDrain(autocommit(this.ds), id, new Date(now.getTime() + gracePeriodSeconds * 1000), now) : null;
+    if (!node) throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found`);
+    await this.audit.record(who, 'nodes.drain', id, { gracePeriodSeconds });
     return (await this.views([node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
   }
 

@@ -36,6 +36,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/explain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["jobs.explain"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/cancel": {
         parameters: {
             query?: never;
@@ -240,6 +256,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/nodes/{id}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["nodes.drain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/nodes/{id}/uncordon": {
         parameters: {
             query?: never;
@@ -410,6 +442,40 @@ export interface components {
             /** @description Memory per node, MiB */
             memoryMiB: number;
         };
+        RetryPolicyDto: {
+            /**
+             * @description Attempts after the first, lost or failed with a listed code; the top-level maxRetries is a shorthand (both given: they must agree)
+             * @default 0
+             */
+            maxRetries?: number;
+            /**
+             * @description Backoff ceiling of the first retry, seconds; it doubles per retry and the wait is drawn between half of it and all of it
+             * @default 10
+             */
+            backoffSeconds?: number;
+            /**
+             * @description No backoff ceiling grows past this, seconds
+             * @default 600
+             */
+            maxBackoffSeconds?: number;
+            /**
+             * @description Exit codes (1..255) retried; any other failure ends the job. An attempt lost with its node is always retried while retries remain
+             * @default []
+             */
+            retryOnExitCodes?: number[];
+        };
+        DependencyDto: {
+            /**
+             * Format: uuid
+             * @description A job the caller can see, created before this one
+             */
+            jobId: string;
+            /**
+             * @description succeeded: that job must end SUCCEEDED; finished: any end will do
+             * @enum {string}
+             */
+            condition: "succeeded" | "finished";
+        };
         CreateJobDto: {
             /** @default default */
             queue?: string;
@@ -433,12 +499,22 @@ export interface components {
              */
             nodes?: number;
             /**
-             * @description Re-placements after a lost attempt
+             * @description Shorthand for retryPolicy.maxRetries
              * @default 0
              */
             maxRetries?: number;
             /** @description Longest an attempt may run, seconds: the agent then kills it and the job ends FAILED with reason DEADLINE_EXCEEDED (not retried). Absent: no limit */
             maxRuntimeSeconds?: number;
+            /** @description Absent: maxRetries (or 0) retries of lost attempts only, backoff 10 s up to 600 s */
+            retryPolicy?: components["schemas"]["RetryPolicyDto"];
+            /** @description Jobs to wait for (pendingReason DEPENDENCY); one that can no longer be met ends this job FAILED, reason DEPENDENCY_FAILED. Each job at most once */
+            dependsOn?: components["schemas"]["DependencyDto"][];
+        };
+        RetryPolicyView: {
+            maxRetries: number;
+            backoffSeconds: number;
+            maxBackoffSeconds: number;
+            retryOnExitCodes: number[];
         };
         PlacementView: {
             rank: number;
@@ -462,6 +538,12 @@ export interface components {
             resources: components["schemas"]["ResourcesDto"];
             nodes: number;
             maxRetries: number;
+            retryPolicy: components["schemas"]["RetryPolicyView"];
+            /**
+             * Format: date-time
+             * @description A job waiting out a retry backoff (pendingReason BACKOFF) is not placed before this
+             */
+            notBefore?: string | null;
             /** @description Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit */
             maxRuntimeSeconds?: number | null;
             /** @enum {string} */
@@ -488,6 +570,43 @@ export interface components {
         JobPage: {
             items: components["schemas"]["JobView"][];
             nextCursor?: string | null;
+        };
+        QueuePositionView: {
+            /** @description 1 is next in its queue */
+            queue: number;
+            /** @description 1 is next across every queue (higher bands first, then age) */
+            overall: number;
+        };
+        AmountsView: {
+            gpus: number;
+            cpuCores: number;
+            memoryMiB: number;
+        };
+        BlockerView: {
+            /** @enum {string} */
+            reason: "DEPENDENCY" | "BACKOFF" | "QUOTA_EXCEEDED" | "NO_MATCHING_NODES" | "NODES_CORDONED" | "NODES_UNHEALTHY" | "INSUFFICIENT_CAPACITY";
+            detail: string;
+            /** @description What is missing (per node for capacity, in all for a quota); zeros where the blocker is not about amounts */
+            deficit: components["schemas"]["AmountsView"];
+        };
+        CounterfactualView: {
+            /** @enum {string} */
+            change: "FEWER_GPUS" | "ANOTHER_MODEL" | "ANOTHER_QUEUE" | "UNCORDON_NODE";
+            detail: string;
+        };
+        JobExplanationView: {
+            /** @description The scheduler's last word on it */
+            pendingReason?: string | null;
+            position: components["schemas"]["QueuePositionView"];
+            /** @description Every reason it is not running now, not just the first */
+            blockers: components["schemas"]["BlockerView"][];
+            /** @description Single changes that would let it start now */
+            wouldStartWith: components["schemas"]["CounterfactualView"][];
+            /**
+             * Format: date-time
+             * @description From running attempts' maxRuntimeSeconds (a backfill-style simulation); null where what blocks it has no deadline, or no end lifts its blockers
+             */
+            estimatedStartAt?: string | null;
         };
         JobStreamEventView: {
             seq: number;
@@ -721,21 +840,25 @@ export interface components {
             /** @description Increasing within the node (not contiguous) */
             id: number;
             /** @enum {string} */
-            type: "HEALTH_CHANGED" | "EVICTED" | "CORDONED" | "UNCORDONED";
+            type: "HEALTH_CHANGED" | "EVICTED" | "CORDONED" | "UNCORDONED" | "DRAINED";
             /** Format: date-time */
             at: string;
             /** @enum {string} */
             fromHealth?: "HEALTHY" | "DEGRADED" | "UNHEALTHY";
             /** @enum {string} */
             toHealth?: "HEALTHY" | "DEGRADED" | "UNHEALTHY";
-            /** @description HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED */
+            /** @description HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED. CORDONED: DRAIN when a drain cordoned it. DRAINED: NODE_DRAINED */
             reason?: string;
-            /** @description EVICTED: the jobs whose attempts on this node were ended. Operators only */
+            /** @description EVICTED, DRAINED: the jobs whose attempts on this node were ended. Operators only */
             jobIds?: string[];
         };
         NodeEventPage: {
             items: components["schemas"]["NodeEventView"][];
             nextCursor?: string | null;
+        };
+        DrainNodeDto: {
+            /** @description Seconds the attempts on the node may go on before they are ended and requeued (reason NODE_DRAINED, no retry used) */
+            gracePeriodSeconds: number;
         };
         NodeIdsDto: {
             /** @description Node ids to enroll (or enroll again, rotating their credentials) */
@@ -1151,6 +1274,98 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobView"];
+                };
+            };
+            /** @description Invalid request: a field, a query parameter, a cursor or the JSON itself (`errors` lists the fields) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked bearer token */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one the caller may not see */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the token's request budget; wait Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; `errorId` names the log line */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or a dependency is away: nothing was done; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "jobs.explain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Why a QUEUED job waits: every blocker, single changes that would let it start, an estimated start. 409 for a job in any other state */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobExplanationView"];
                 };
             };
             /** @description Invalid request: a field, a query parameter, a cursor or the JSON itself (`errors` lists the fields) */
@@ -2779,6 +2994,124 @@ export interface operations {
             };
             /** @description No such resource, or one the caller may not see */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the token's request budget; wait Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; `errorId` names the log line */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or a dependency is away: nothing was done; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "nodes.drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DrainNodeDto"];
+            };
+        };
+        responses: {
+            /** @description The node, cordoned at once; after gracePeriodSeconds every attempt still on it is ended and requeued (reason NODE_DRAINED, no retry used) and the node gets a DRAINED event. An uncordon cancels a drain not yet done */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeView"];
+                };
+            };
+            /** @description Invalid request: a field, a query parameter, a cursor or the JSON itself (`errors` lists the fields) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked bearer token */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token is known but its role may not do this */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one the caller may not see */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body exceeds 1 MiB */
+            413: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

@@ -1,10 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
+import { DEPENDENCY_CONDITIONS, DEPENDS_ON_MAX, DependencyCondition } from '@gantry/domain';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
+  ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
 } from 'class-validator';
 import { IsStringRecord, StringRecordLimits } from './is-string-record';
 import { MaxTotalBytes } from './max-total-bytes';
+import { JOB_ID_PATTERN } from '../kafka/field-schemas';
 
 export const QUEUE_NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -22,6 +24,12 @@ export const JOB_LIMITS = {
   maxRetriesMax: 10,
   /** One year: a deadline, not a way to run forever. */
   maxRuntimeSecondsMax: 31_536_000,
+  /** Retry policy (ADR 0022): backoff bounds, seconds, and the exit codes a policy may list. */
+  backoffSecondsMax: 3600,
+  maxBackoffSecondsMax: 86_400,
+  retryExitCodeMin: 1,
+  retryExitCodeMax: 255,
+  retryOnExitCodesMaxItems: 32,
   gpusMax: 64,
   gpuModelMax: 64,
   cpuCoresMax: 1024,
@@ -47,6 +55,40 @@ export class ResourcesDto {
   @ApiProperty({ minimum: 0, maximum: JOB_LIMITS.memoryMiBMax, description: 'Memory per node, MiB' })
   @IsInt() @Min(0) @Max(JOB_LIMITS.memoryMiBMax)
   memoryMiB!: number;
+}
+
+/** When a failed attempt is tried again (contract §4.7, ADR 0022). */
+export class RetryPolicyDto {
+  @ApiPropertyOptional({ minimum: 0, maximum: JOB_LIMITS.maxRetriesMax, default: 0, description: 'Attempts after the first, lost or failed with a listed code; the top-level maxRetries is a shorthand (both given: they must agree)' })
+  @IsOptional() @IsInt() @Min(0) @Max(JOB_LIMITS.maxRetriesMax)
+  maxRetries?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: JOB_LIMITS.backoffSecondsMax, default: 10, description: 'Backoff ceiling of the first retry, seconds; it doubles per retry and the wait is drawn between half of it and all of it' })
+  @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.backoffSecondsMax)
+  backoffSeconds?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: JOB_LIMITS.maxBackoffSecondsMax, default: 600, description: 'No backoff ceiling grows past this, seconds' })
+  @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.maxBackoffSecondsMax)
+  maxBackoffSeconds?: number;
+
+  @ApiPropertyOptional({
+    type: [Number], maxItems: JOB_LIMITS.retryOnExitCodesMaxItems, default: [],
+    description: `Exit codes (${JOB_LIMITS.retryExitCodeMin}..${JOB_LIMITS.retryExitCodeMax}) retried; any other failure ends the job. An attempt lost with its node is always retried while retries remain`,
+  })
+  @IsOptional() @IsArray() @ArrayMaxSize(JOB_LIMITS.retryOnExitCodesMaxItems)
+  @IsInt({ each: true }) @Min(JOB_LIMITS.retryExitCodeMin, { each: true }) @Max(JOB_LIMITS.retryExitCodeMax, { each: true })
+  retryOnExitCodes?: number[];
+}
+
+/** One job this job waits for (contract §4.7, ADR 0023). */
+export class DependencyDto {
+  @ApiProperty({ format: 'uuid', description: 'A job the caller can see, created before this one' })
+  @Matches(JOB_ID_PATTERN, { message: 'jobId must be a job id (UUID)' })
+  jobId!: string;
+
+  @ApiProperty({ enum: DEPENDENCY_CONDITIONS, description: 'succeeded: that job must end SUCCEEDED; finished: any end will do' })
+  @IsIn(DEPENDENCY_CONDITIONS)
+  condition!: DependencyCondition;
 }
 
 /** POST /v1/jobs body (contract §2). Unknown fields are rejected by the global pipe. */
@@ -85,7 +127,7 @@ export class CreateJobDto {
   @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.nodesMax)
   nodes?: number;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: JOB_LIMITS.maxRetriesMax, default: 0, description: 'Re-placements after a lost attempt' })
+  @ApiPropertyOptional({ minimum: 0, maximum: JOB_LIMITS.maxRetriesMax, default: 0, description: 'Shorthand for retryPolicy.maxRetries' })
   @IsOptional() @IsInt() @Min(0) @Max(JOB_LIMITS.maxRetriesMax)
   maxRetries?: number;
 
@@ -95,6 +137,19 @@ export class CreateJobDto {
   })
   @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.maxRuntimeSecondsMax)
   maxRuntimeSeconds?: number;
+
+  @ApiPropertyOptional({ type: RetryPolicyDto, description: 'Absent: maxRetries (or 0) retries of lost attempts only, backoff 10 s up to 600 s' })
+  // IsObject: as for resources, an array would pass ValidateNested element by element.
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => RetryPolicyDto)
+  retryPolicy?: RetryPolicyDto;
+
+  @ApiPropertyOptional({
+    type: [DependencyDto], maxItems: DEPENDS_ON_MAX,
+    description: 'Jobs to wait for (pendingReason DEPENDENCY); one that can no longer be met ends this job FAILED, reason DEPENDENCY_FAILED. Each job at most once',
+  })
+  @IsOptional() @IsArray() @ArrayMaxSize(DEPENDS_ON_MAX) @ArrayUnique((d: DependencyDto) => (typeof d?.jobId === 'string' ? d.jobId.toLowerCase() : d?.jobId), { message: 'dependsOn names a job twice' })
+  @ValidateNested({ each: true }) @Type(() => DependencyDto)
+  dependsOn?: DependencyDto[];
 }
 
 export const DEFAULT_RESOURCES: Readonly<Required<ResourcesDto>> = { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1024 };

@@ -13,6 +13,14 @@ export class PlacementView {
   gpuIndices!: number[];
 }
 
+/** The job's retry policy, every field resolved (ADR 0022). */
+export class RetryPolicyView {
+  @ApiProperty() maxRetries!: number;
+  @ApiProperty() backoffSeconds!: number;
+  @ApiProperty() maxBackoffSeconds!: number;
+  @ApiProperty({ type: [Number] }) retryOnExitCodes!: number[];
+}
+
 /** The job resource returned by every job endpoint. */
 export class JobView {
   @ApiProperty() id!: string;
@@ -26,6 +34,9 @@ export class JobView {
   @ApiProperty({ type: ResourcesDto }) resources!: { gpus: number; gpuModel: string | null; cpuCores: number; memoryMiB: number };
   @ApiProperty() nodes!: number;
   @ApiProperty() maxRetries!: number;
+  @ApiProperty({ type: RetryPolicyView }) retryPolicy!: RetryPolicyView;
+  @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time', description: 'A job waiting out a retry backoff (pendingReason BACKOFF) is not placed before this' })
+  notBefore!: string | null;
   @ApiPropertyOptional({ nullable: true, type: Number, description: 'Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit' })
   maxRuntimeSeconds!: number | null;
   @ApiProperty({ enum: JOB_STATES }) state!: JobState;

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsInt, Max, Min } from 'class-validator';
 import { NODE_HEALTH, NodeHealth } from '@gantry/domain';
 import {
   CpuTelemetry, CpuTelemetrySchema, GpuTelemetry, GpuTelemetrySchema, MemoryTelemetry, MemoryTelemetrySchema, RunningAttempt, RunningAttemptSchema,
@@ -48,8 +49,15 @@ export class NodePage {
   nextCursor!: string | null;
 }
 
-export const NODE_EVENT_TYPES = ['HEALTH_CHANGED', 'EVICTED', 'CORDONED', 'UNCORDONED'] as const;
+export const NODE_EVENT_TYPES = ['HEALTH_CHANGED', 'EVICTED', 'CORDONED', 'UNCORDONED', 'DRAINED'] as const;
 export type NodeEventType = (typeof NODE_EVENT_TYPES)[number];
+
+/** POST /v1/nodes/{id}/drain body. */
+export class DrainNodeDto {
+  @ApiProperty({ minimum: 0, maximum: 86_400, description: 'Seconds the attempts on the node may go on before they are ended and requeued (reason NODE_DRAINED, no retry used)' })
+  @IsInt() @Min(0) @Max(86_400)
+  gracePeriodSeconds!: number;
+}
 
 /**
  * One entry of a node's history. Health changes are decided by the failure detector's leader from
@@ -63,10 +71,10 @@ export class NodeEventView {
   @ApiPropertyOptional({ enum: NODE_HEALTH }) toHealth?: NodeHealth;
   @ApiPropertyOptional({
     description:
-      'HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED',
+      'HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED. CORDONED: DRAIN when a drain cordoned it. DRAINED: NODE_DRAINED',
   })
   reason?: string;
-  @ApiPropertyOptional({ type: [String], description: 'EVICTED: the jobs whose attempts on this node were ended. Operators only' }) jobIds?: string[];
+  @ApiPropertyOptional({ type: [String], description: 'EVICTED, DRAINED: the jobs whose attempts on this node were ended. Operators only' }) jobIds?: string[];
 }
 
 export class NodeEventPage {

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { RankState } from './attempt-outcome';
 import { JobState } from './job-state';
 import { JobReport, ReportedJob, foldReports } from './job-report-fold';
+import { RetryPolicy } from './retry-policy';
 
 const job = (state: JobState, ranks: Array<[string, RankState, boolean?]>, started = state !== 'SCHEDULED'): ReportedJob => ({
   state, attempt: 1, started, nodeIds: ranks.map(([n]) => n), ranks: ranks.map(([nodeId, s, released]) => ({ nodeId, state: s, released: released ?? false })),
@@ -53,6 +54,34 @@ describe('foldReports', () => {
     expect(foldReports(j, reports)).toMatchObject(expected);
   });
 
+  const retrying: RetryPolicy = { maxRetries: 1, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [3] };
+  const withPolicy = (j: ReportedJob, attempt = 1): ReportedJob => ({ ...j, attempt, retryPolicy: retrying });
+  it.each<[string, ReportedJob, JobReport[], object]>([
+    ['a listed exit code with a retry left goes back to QUEUED after a backoff, not FAILED', withPolicy(job('RUNNING', [['n1', 'RUNNING']])),
+      [rep('n1', 'FAILED', { exitCode: 3 })],
+      { outcomes: ['applied'], state: 'QUEUED', end: null, retry: { delayMs: 7_500 }, kills: [],
+        ranks: [{ nodeId: 'n1', state: 'FAILED', exitCode: 3, release: true }],
+        events: [{ type: 'STATE_CHANGED', fromState: 'RUNNING', toState: 'QUEUED', attempt: 1, reason: 'EXIT_CODE_3; retry in 7500 ms' }] }],
+    ['a failure before RUNNING was seen is retried from SCHEDULED', withPolicy(job('SCHEDULED', [['n1', 'SCHEDULED']])),
+      [rep('n1', 'FAILED', { exitCode: 3 })],
+      { state: 'QUEUED', start: false, retry: { delayMs: 7_500 }, events: [{ fromState: 'SCHEDULED', toState: 'QUEUED' }] }],
+    ['an unlisted code ends the job as before', withPolicy(job('RUNNING', [['n1', 'RUNNING']])),
+      [rep('n1', 'FAILED', { exitCode: 4 })],
+      { state: 'FAILED', retry: null, end: { exitCode: 4, reason: 'EXIT_CODE_4' } }],
+    ['no retry left: FAILED', withPolicy(job('RUNNING', [['n1', 'RUNNING']]), 2),
+      [rep('n1', 'FAILED', { exitCode: 3, attempt: 2 })],
+      { state: 'FAILED', retry: null }],
+    ['a retried gang stops and gives back its other ranks at once', withPolicy(job('RUNNING', [['n1', 'RUNNING'], ['n2', 'RUNNING']])),
+      [rep('n2', 'FAILED', { exitCode: 3 })],
+      { state: 'QUEUED', kills: [{ nodeId: 'n1', attempt: 1, reason: 'GANG_ENDED' }],
+        ranks: [{ nodeId: 'n2', state: 'FAILED', exitCode: 3, release: true }, { nodeId: 'n1', state: 'RUNNING', exitCode: null, release: true }] }],
+    ["the retried gang's other rank, reporting later, is stale (KILLed if it runs) and freed nothing twice", withPolicy(job('RUNNING', [['n1', 'RUNNING'], ['n2', 'RUNNING']])),
+      [rep('n2', 'FAILED', { exitCode: 3 }), rep('n1', 'RUNNING'), rep('n1', 'CANCELLED')],
+      { outcomes: ['applied', 'stale', 'stale'], state: 'QUEUED' }],
+  ])('%s', (_name, j, reports, expected) => {
+    expect(foldReports(j, reports, () => 0.5)).toMatchObject(expected);
+  });
+
   it('events follow the path, each state change once, terminal ones with the reason', () => {
     const f = foldReports(job('SCHEDULED', [['n1', 'SCHEDULED']]), [rep('n1', 'RUNNING'), rep('n1', 'FAILED', { exitCode: 9 }), rep('n1', 'RUNNING')]);
     expect(f.events.map((e) => (e.type === 'STATE_CHANGED' ? `${e.fromState}>${e.toState}${e.reason ? ` (${e.reason})` : ''}` : e.type))).toEqual([
@@ -72,16 +101,19 @@ describe('foldReports', () => {
       fc.property(
         fc.integer({ min: 1, max: 3 }),
         fc.array(fc.record({ node: fc.integer({ min: 0, max: 3 }), state: fc.constantFrom(...states), attempt: fc.constantFrom(1, 1, 1, 2) }), { maxLength: 8 }),
-        (size, rs) => {
-          const start = job('SCHEDULED', Array.from({ length: size }, (_, i) => [`n${i}`, 'SCHEDULED'] as [string, RankState]), false);
+        fc.boolean(),
+        (size, rs, retried) => {
+          const plainStart = job('SCHEDULED', Array.from({ length: size }, (_, i) => [`n${i}`, 'SCHEDULED'] as [string, RankState]), false);
+          // With a policy that retries exit 1, a failure sends the job back to QUEUED instead.
+          const start = retried ? { ...plainStart, retryPolicy: { ...retrying, retryOnExitCodes: [1] } } : plainStart;
           const reports = rs.map((r) => rep(`n${r.node}`, r.state, { attempt: r.attempt, exitCode: r.state === 'FAILED' ? 1 : 0 }));
-          const together = foldReports(start, reports);
+          const together = foldReports(start, reports, () => 0.5);
           let current = start;
           const outcomes: string[] = [];
           const events: unknown[] = [];
           const releases: string[] = [];
           for (const r of reports) {
-            const one = foldReports(current, [r]);
+            const one = foldReports(current, [r], () => 0.5);
             outcomes.push(...one.outcomes);
             events.push(...one.events);
             releases.push(...one.ranks.filter((w) => w.release).map((w) => w.nodeId));

@@ -1,6 +1,7 @@
 import { RankState } from './attempt-outcome';
 import { JobState, isTerminal } from './job-state';
 import { AgentReport, RankSnapshot, decideReport } from './job-report-decision';
+import { RetryPolicy, decideExitRetry } from './retry-policy';
 
 /** A job as read before its reports are applied, with the ranks of its current attempt. */
 export interface ReportedJob {
@@ -11,6 +12,10 @@ export interface ReportedJob {
   /** The current attempt's nodes, by rank (carried on STATE_CHANGED events). */
   nodeIds: readonly string[];
   ranks: readonly RankSnapshot[];
+  /** Absent: a failed attempt always ends the job. */
+  retryPolicy?: RetryPolicy;
+  /** Earlier attempts that used no retry (ended by a drain). */
+  retriesForgiven?: number;
 }
 
 export interface JobReport extends AgentReport {
@@ -52,6 +57,11 @@ export interface FoldedReports {
   start: boolean;
   /** The job ended: set finishedAt now, with this exit code and reason. */
   end: { exitCode: number | null; reason: string | null } | null;
+  /**
+   * The attempt failed with an exit code its retry policy lists: the job is back in QUEUED, to be
+   * placed again (as attempt + 1) no sooner than `delayMs` from now (pendingReason BACKOFF).
+   */
+  retry: { delayMs: number } | null;
   /** In order; seqs follow the job's last one. */
   events: FoldedEvent[];
   /** Ranks whose row changes, at most one entry per node. */
@@ -60,16 +70,20 @@ export interface FoldedReports {
   kills: Array<{ nodeId: string; attempt: number; reason: 'STALE_ATTEMPT' | 'GANG_ENDED' }>;
 }
 
+/** Where a fold's randomness comes from (backoff jitter): injected, so a test can fix it. */
+export type RandomSource = () => number;
+
 /**
  * Applies a node's (or several nodes') reports for one job in order, in memory, as if each had been
  * committed before the next was decided (decideReport for each against the state the previous left).
  * The reconciler writes the result in one statement; a report the next one depends on is never lost
  * between them because they commit together or not at all.
  */
-export function foldReports(job: ReportedJob, reports: readonly JobReport[]): FoldedReports {
+export function foldReports(job: ReportedJob, reports: readonly JobReport[], random: RandomSource = Math.random): FoldedReports {
   let state = job.state;
   let start = false;
   let end: FoldedReports['end'] = null;
+  let retry: FoldedReports['retry'] = null;
   let touched = false;
   const ranks = job.ranks.map((r) => ({ ...r }));
   const written = new Map<string, RankWrite>();
@@ -119,17 +133,35 @@ export function foldReports(job: ReportedJob, reports: readonly JobReport[]): Fo
 
     if (decision.path.length > 0) {
       touched = true;
-      const final = decision.path[decision.path.length - 1];
-      if (decision.path.includes('RUNNING') && !job.started) start = true;
+      let path = decision.path;
       let reason: string | null = null;
+      const retried = path[path.length - 1] === 'FAILED' && job.retryPolicy
+        ? decideExitRetry(job.retryPolicy, { attempt: job.attempt, retriesForgiven: job.retriesForgiven, exitCode: report.exitCode, reason: report.reason }, random)
+        : { kind: 'end' as const };
+      if (retried.kind === 'retry') {
+        // SCHEDULED|RUNNING -> QUEUED, as for a lost attempt. The gang's other ranks are stopped
+        // (their KILLs are in killNodeIds) and given back now, like a lost attempt's: once the job is
+        // placed again their reports are stale, and nothing else would release them.
+        path = [...path.slice(0, -1), 'QUEUED'];
+        retry = { delayMs: retried.delayMs };
+        reason = `EXIT_CODE_${report.exitCode}; retry in ${retried.delayMs} ms`;
+        for (const other of ranks) {
+          if (other.released) continue;
+          const before = written.get(other.nodeId);
+          written.set(other.nodeId, { nodeId: other.nodeId, state: other.state, exitCode: before?.exitCode ?? null, release: true });
+          other.released = true;
+        }
+      }
+      const final = path[path.length - 1];
+      if (path.includes('RUNNING') && !job.started) start = true;
       if (isTerminal(final)) {
         reason = report.reason ?? (final === 'FAILED' ? `EXIT_CODE_${report.exitCode ?? 'UNKNOWN'}` : final === 'CANCELLED' ? 'CANCELLED' : null);
         end = { exitCode: report.exitCode ?? null, reason };
       }
       let from = state;
-      for (const to of decision.path) {
+      for (const to of path) {
         const e: FoldedEvent = { type: 'STATE_CHANGED', fromState: from, toState: to, attempt: job.attempt, nodeIds: job.nodeIds };
-        if (isTerminal(to) && reason) e.reason = reason;
+        if ((isTerminal(to) || to === 'QUEUED') && reason) e.reason = reason;
         events.push(e);
         from = to;
       }
@@ -137,6 +169,6 @@ export function foldReports(job: ReportedJob, reports: readonly JobReport[]): Fo
     }
     outcomes.push(decision.path.length > 0 || released ? 'applied' : 'noop');
   }
-  return { outcomes, touched, state, start, end, events, ranks: [...written.values()], kills };
+  return { outcomes, touched, state, start, end, retry, events, ranks: [...written.values()], kills };
 }
 

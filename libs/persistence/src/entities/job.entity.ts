@@ -29,6 +29,16 @@ export class JobEntity {
   @Column({ name: 'master_addr', type: 'text', nullable: true }) masterAddr!: string | null;
   /** Longest an attempt may run, seconds; null: no limit. */
   @Column({ name: 'max_runtime_seconds', type: 'int', nullable: true }) maxRuntimeSeconds!: number | null;
+  /** Retry policy (ADR 0022): the first backoff ceiling and the largest, seconds; exit codes retried. */
+  @Column({ name: 'backoff_seconds', type: 'int' }) backoffSeconds!: number;
+  @Column({ name: 'max_backoff_seconds', type: 'int' }) maxBackoffSeconds!: number;
+  @Column({ name: 'retry_on_exit_codes', type: 'int', array: true }) retryOnExitCodes!: number[];
+  /** Not placed before this (a retry's backoff); null: no wait. */
+  @Column({ name: 'not_before', type: 'timestamptz', nullable: true }) notBefore!: Date | null;
+  /** Dependencies not met yet (ADR 0023); the scheduler reads only jobs with none. */
+  @Column({ name: 'deps_pending', type: 'int' }) depsPending!: number;
+  /** Attempts ended by a drain: they used no retry. */
+  @Column({ name: 'retries_forgiven', type: 'int' }) retriesForgiven!: number;
   @Column({ name: 'pending_reason', type: 'text', nullable: true }) pendingReason!: string | null;
   @Column({ name: 'exit_code', type: 'int', nullable: true }) exitCode!: number | null;
   @Column({ type: 'text', nullable: true }) reason!: string | null;

@@ -1,6 +1,7 @@
+import { RETRY_POLICY_DEFAULTS } from '@gantry/domain';
 import { JobRecord, NewJob, findJobs, toJobRecord } from './job-rows';
 import { findIdempotencyKeys, keyOf } from './idempotency-keys';
-import { ConcurrentUpdateError, Sql, prepared } from './sql';
+import { ConcurrentUpdateError, Sql, intArrayLiteral, prepared } from './sql';
 
 export interface JobCreation {
   job: NewJob;
@@ -68,9 +69,9 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
      ), input AS (
        SELECT t.* FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::int[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::text[], $16::timestamptz[],
-         $17::text[], $18::text[], $21::boolean[], $22::int[])
+         $17::text[], $18::text[], $21::boolean[], $22::int[], $23::int[], $24::int[], $25::text[], $26::int[])
        AS t (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib, nodes, max_retries,
-         trace_parent, created_at, idem_key, body_sha256, any_queue, max_runtime_seconds)
+         trace_parent, created_at, idem_key, body_sha256, any_queue, max_runtime_seconds, backoff_seconds, max_backoff_seconds, retry_on_exit_codes, deps_pending)
        JOIN queue q ON q.name = t.queue
        WHERE t.any_queue OR q.allowed_owners IS NULL OR t.owner = ANY(q.allowed_owners)
      ), claimed AS (
@@ -83,9 +84,11 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
        RETURNING job_id
      ), job AS (
        INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
-         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq, idempotency_key, max_runtime_seconds)
+         nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq, idempotency_key, max_runtime_seconds,
+         backoff_seconds, max_backoff_seconds, retry_on_exit_codes, deps_pending, pending_reason)
        SELECT id, owner, queue, name, image, command::jsonb, env::jsonb, labels::jsonb, gpus, gpu_model, cpu_cores, memory_mib,
-         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1, idem_key, max_runtime_seconds
+         nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1, idem_key, max_runtime_seconds,
+         backoff_seconds, max_backoff_seconds, retry_on_exit_codes::int[], deps_pending, CASE WHEN deps_pending > 0 THEN 'DEPENDENCY' END
        FROM input WHERE idem_key IS NULL OR id IN (SELECT job_id FROM claimed)
        RETURNING *
      ), created AS (
@@ -114,6 +117,10 @@ async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, k
       now, new Date(now.getTime() + keyTtlMs),
       col((x) => x.anyQueue ?? false),
       col((x) => x.job.maxRuntimeSeconds ?? null),
+      col((x) => x.job.backoffSeconds ?? RETRY_POLICY_DEFAULTS.backoffSeconds), col((x) => x.job.maxBackoffSeconds ?? RETRY_POLICY_DEFAULTS.maxBackoffSeconds),
+      // One text[] of int[] literals: unnest flattens a 2-D array, so each job's codes travel as one element.
+      col((x) => intArrayLiteral(x.job.retryOnExitCodes ?? [])),
+      col((x) => x.job.depsPending ?? 0),
     ],
   );
   return rows.map(toJobRecord);

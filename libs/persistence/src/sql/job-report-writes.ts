@@ -15,6 +15,8 @@ export interface JobReportWrite {
   start: boolean;
   /** Set finishedAt now, with this exit code and reason. */
   end: { exitCode: number | null; reason: string | null } | null;
+  /** The attempt failed and is retried: back in QUEUED, its nodes cleared, waiting (BACKOFF) until this time. */
+  retryAt: Date | null;
   events: readonly FoldedEvent[];
   ranks: readonly RankWrite[];
 }
@@ -32,14 +34,17 @@ export type ReportMessage = OutboxMessage & { jobId: string | null };
 // Not prepared: run from a generic plan it cost twice the Postgres CPU of planning it each time
 // (bench/api/db-path, 10,000 jobs in batches of 10), unlike the create and placement statements.
 const WRITE_JOB_REPORTS = `WITH job_in AS (
-       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::bool[], $6::bool[], $7::int[], $8::text[])
-         AS t (id, expected, n_events, state, start, ended, exit_code, reason)
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::bool[], $6::bool[], $7::int[], $8::text[], $29::timestamptz[])
+         AS t (id, expected, n_events, state, start, ended, exit_code, reason, retry_at)
      ), job_written AS (
        UPDATE jobs j SET state = i.state,
          started_at = CASE WHEN i.start THEN $9 ELSE j.started_at END,
          finished_at = CASE WHEN i.ended THEN $9 ELSE j.finished_at END,
          exit_code = CASE WHEN i.ended THEN i.exit_code ELSE j.exit_code END,
          reason = CASE WHEN i.ended THEN i.reason ELSE j.reason END,
+         node_ids = CASE WHEN i.retry_at IS NOT NULL THEN '{}' ELSE j.node_ids END,
+         pending_reason = CASE WHEN i.retry_at IS NOT NULL THEN 'BACKOFF' ELSE j.pending_reason END,
+         not_before = COALESCE(i.retry_at, j.not_before),
          version = j.version + 1, last_event_seq = j.last_event_seq + i.n_events, updated_at = $9
        FROM job_in i WHERE j.id = i.id AND j.version = i.expected
        RETURNING j.id
@@ -105,6 +110,7 @@ export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[
       col(events, (e) => e.toState ?? null), col(events, (e) => e.attempt), col(events, (e) => textArrayLiteral(e.nodeIds)), col(events, (e) => e.reason ?? null),
       col(messages, (m) => m.jobId), col(messages, (m) => m.topic), col(messages, (m) => m.key), col(messages, (m) => JSON.stringify(m.value)),
       col(messages, (m) => JSON.stringify(m.headers ?? {})),
+      col(writes, (w) => w.retryAt),
     ],
   );
   if (Number(row.messages) > 0) wakeRelayOnCommit(sql);

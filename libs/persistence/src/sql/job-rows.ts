@@ -11,7 +11,9 @@ export function toJobRecord(r: Record<string, any>): JobRecord {
     gpus: r.gpus, gpuModel: r.gpu_model, cpuCores: r.cpu_cores, memoryMiB: Number(r.memory_mib),
     nodes: r.nodes, maxRetries: r.max_retries, state: r.state, cancelRequested: r.cancel_requested,
     attempt: r.attempt, nodeIds: r.node_ids ?? [], gpuIndices: r.gpu_indices ?? [], masterAddr: r.master_addr ?? null,
-    maxRuntimeSeconds: r.max_runtime_seconds ?? null, pendingReason: r.pending_reason, exitCode: r.exit_code,
+    maxRuntimeSeconds: r.max_runtime_seconds ?? null,
+    backoffSeconds: r.backoff_seconds, maxBackoffSeconds: r.max_backoff_seconds, retryOnExitCodes: r.retry_on_exit_codes ?? [],
+    notBefore: r.not_before ?? null, depsPending: r.deps_pending ?? 0, retriesForgiven: r.retries_forgiven ?? 0, pendingReason: r.pending_reason, exitCode: r.exit_code,
     reason: r.reason, version: Number(r.version), lastEventSeq: r.last_event_seq, traceParent: r.trace_parent,
     createdAt: r.created_at, updatedAt: r.updated_at, startedAt: r.started_at, finishedAt: r.finished_at,
   };
@@ -24,6 +26,12 @@ export interface NewJob {
   nodes: number; maxRetries: number; traceParent: string | null; createdAt: Date;
   /** Longest an attempt may run, seconds; absent or null: no limit. */
   maxRuntimeSeconds?: number | null;
+  /** The rest of the retry policy (ADR 0022); absent: the defaults, no exit code retried. */
+  backoffSeconds?: number;
+  maxBackoffSeconds?: number;
+  retryOnExitCodes?: number[];
+  /** Dependencies not met yet at creation (ADR 0023): the job waits (DEPENDENCY) until none are. */
+  depsPending?: number;
 }
 
 export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
@@ -45,13 +53,14 @@ export interface JobChanges {
   exitCode?: number | null;
   reason?: string | null;
   cancelRequested?: boolean;
+  retriesForgiven?: number;
   startedAt?: Date | null;
   finishedAt?: Date | null;
 }
 
 const COLUMNS: Record<keyof JobChanges, string> = {
   state: 'state', attempt: 'attempt', nodeIds: 'node_ids', pendingReason: 'pending_reason', exitCode: 'exit_code',
-  reason: 'reason', cancelRequested: 'cancel_requested', startedAt: 'started_at', finishedAt: 'finished_at',
+  reason: 'reason', cancelRequested: 'cancel_requested', retriesForgiven: 'retries_forgiven', startedAt: 'started_at', finishedAt: 'finished_at',
 };
 
 /**
@@ -205,9 +214,13 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
   return rows.map(toJobRecord);
 }
 
-// One index range per queue (jobs_queued_by_queue): the cost follows the lookahead, not the backlog.
+// One index range per queue (jobs_queued_by_queue, whose predicate leaves out jobs waiting for
+// dependencies, ADR 0023): the cost follows the lookahead, not the backlog.
+// Jobs backing off (not_before in the future) are skipped in that range: a filter on rows the index
+// walk reads anyway, so it costs a row per job backing off, and there are few (ADR 0022).
 const QUEUED_JOBS_PER_QUEUE = prepared(`SELECT j.* FROM queues q CROSS JOIN LATERAL (
-       SELECT * FROM jobs WHERE state = 'QUEUED' AND queue = q.name ORDER BY created_at, id LIMIT $1) j
+       SELECT * FROM jobs WHERE state = 'QUEUED' AND deps_pending = 0 AND queue = q.name AND (not_before IS NULL OR not_before <= now())
+       ORDER BY created_at, id LIMIT $1) j
      ORDER BY j.created_at, j.id`);
 
 /** The oldest `perQueue` queued jobs of every queue: what the fairness policy may choose from. */

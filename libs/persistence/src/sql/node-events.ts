@@ -1,7 +1,7 @@
 import type { NodeHealth, RecordedHealth } from '@gantry/domain';
 import { Sql } from './sql';
 
-export type NodeEventType = 'HEALTH_CHANGED' | 'EVICTED' | 'CORDONED' | 'UNCORDONED';
+export type NodeEventType = 'HEALTH_CHANGED' | 'EVICTED' | 'CORDONED' | 'UNCORDONED' | 'DRAINED';
 
 export interface NewNodeEvent {
   nodeId: string;

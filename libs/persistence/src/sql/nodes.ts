@@ -103,7 +103,9 @@ export async function listNodesPage(sql: Sql, filter: NodeListFilter, afterId: s
 export async function setNodeCordoned(sql: Sql, id: string, cordoned: boolean, now: Date): Promise<NodeRecord | null> {
   const changed = await sql.rows(
     `WITH changed AS (
-       UPDATE nodes SET cordoned = $2, version = version + 1, updated_at = $3 WHERE id = $1 AND cordoned <> $2 RETURNING *
+       UPDATE nodes SET cordoned = $2, version = version + 1, updated_at = $3,
+         drain_deadline = CASE WHEN $2 THEN drain_deadline END
+       WHERE id = $1 AND cordoned <> $2 RETURNING *
      ), event AS (
        INSERT INTO node_events (node_id, type, at) SELECT id, CASE WHEN $2 THEN 'CORDONED' ELSE 'UNCORDONED' END, $3 FROM changed
      )
@@ -183,4 +185,35 @@ export async function findAttemptRankLocation(sql: Sql, jobId: string, attempt: 
     [jobId, attempt, rank],
   );
   return rows[0] ? { nodeId: rows[0].node_id, address: rows[0].address, logsPort: rows[0].logs_port } : null;
+}
+
+/**
+ * Starts draining a node: cordons it (recorded as CORDONED if it was not) and sets the time its
+ * remaining attempts are ended (the earlier deadline wins if it was already draining). Null when
+ * the node is unknown. An uncordon cancels the drain (setNodeCordoned).
+ */
+export async function requestNodeDrain(sql: Sql, id: string, deadline: Date, now: Date): Promise<NodeRecord | null> {
+  const rows = await sql.rows(
+    `WITH before AS (SELECT id, cordoned FROM nodes WHERE id = $1 FOR UPDATE), changed AS (
+       UPDATE nodes n SET cordoned = true, drain_deadline = LEAST(COALESCE(n.drain_deadline, $2), $2),
+         version = n.version + CASE WHEN b.cordoned THEN 0 ELSE 1 END, updated_at = $3
+       FROM before b WHERE n.id = b.id RETURNING n.*, b.cordoned AS was_cordoned
+     ), event AS (
+       INSERT INTO node_events (node_id, type, at, reason) SELECT id, 'CORDONED', $3, 'DRAIN' FROM changed WHERE NOT was_cordoned
+     )
+     SELECT * FROM changed`,
+    [id, deadline, now],
+  );
+  return rows[0] ? toNodeRecord(rows[0]) : null;
+}
+
+/** Nodes whose drain deadline has passed: the reconciler ends what still runs there. */
+export async function nodesDueForDrain(sql: Sql, now: Date): Promise<string[]> {
+  const rows = await sql.rows<{ id: string }>(`SELECT id FROM nodes WHERE drain_deadline <= $1 ORDER BY id`, [now]);
+  return rows.map((r) => r.id);
+}
+
+/** The drain is over (its attempts were ended); the node stays cordoned. */
+export async function finishNodeDrain(sql: Sql, id: string): Promise<void> {
+  await sql.rows(`UPDATE nodes SET drain_deadline = NULL WHERE id = $1`, [id]);
 }

@@ -1,0 +1,59 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { autocommit, liveRanksOnNode, nodesDueForDrain } from '@gantry/persistence';
+import type { Logger } from '@gantry/platform';
+import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
+import { AttemptLossApplier } from './attempt-loss-applier';
+import { ReconcilerEnv } from './config';
+import { LeaderElection } from './leader-election';
+
+/**
+ * Ends drains whose grace is over (POST /v1/nodes/{id}/drain): on the leader only, every
+ * GANTRY_DETECTOR_INTERVAL_MS, each due node's remaining attempts are ended and requeued
+ * (AttemptLossApplier.drain). A drain is thus done at most one interval after its deadline.
+ */
+@Injectable()
+export class DrainEnforcer implements OnApplicationBootstrap, OnModuleDestroy {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(CONFIG) private readonly config: ReconcilerEnv,
+    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    private readonly election: LeaderElection,
+    private readonly losses: AttemptLossApplier,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    let busy = false;
+    this.timer = setInterval(() => {
+      // One round at a time: two would end the same node's attempts twice (harmless, but wasted).
+      if (busy) return;
+      busy = true;
+      this.running = this.round()
+        .catch((err) => this.logger.warn({ err }, 'drain round failed'))
+        .finally(() => (busy = false));
+    }, this.config.GANTRY_DETECTOR_INTERVAL_MS);
+  }
+
+  /** The nodes whose drain this round finished. */
+  async round(now = new Date()): Promise<string[]> {
+    const leadership = this.election.current();
+    if (!leadership) return [];
+    const done: string[] = [];
+    for (const nodeId of await nodesDueForDrain(autocommit(this.ds), now)) {
+      const ranks = await liveRanksOnNode(autocommit(this.ds), nodeId);
+      const result = await this.losses.drain(nodeId, ranks, leadership, now);
+      if (result.deposed) break;
+      this.logger.info({ nodeId, jobIds: result.jobIds }, 'node drained');
+      done.push(nodeId);
+    }
+    return done;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+}

@@ -1,0 +1,270 @@
+import { NodeHealth } from '../nodes/node-health';
+import { NodeCapacity, ResourceRequest, allocate, couldEverFit, fitsNow } from '../resources/resources';
+
+/*
+ * Why a queued job is not running, what would let it start, and when it may (contract §4.7,
+ * ADR 0024). A pure function over a snapshot the gateway reads; nothing here is the scheduler's
+ * decision, and nothing the scheduler decides depends on it.
+ */
+
+export interface Amounts {
+  gpus: number;
+  cpuCores: number;
+  memoryMiB: number;
+}
+
+export interface ExplainJob {
+  queue: string;
+  /** Gang size: this many distinct nodes, each holding `request`. */
+  nodes: number;
+  request: ResourceRequest;
+  pendingReason: string | null;
+  /** Dependencies not met yet (ADR 0023). */
+  depsPending: number;
+  /** Not placed before this (a retry's backoff, ADR 0022); null: no wait. */
+  notBeforeMs: number | null;
+  maxRuntimeSeconds: number | null;
+}
+
+export interface ExplainQueue {
+  name: string;
+  priority: number;
+  /** null: unlimited. */
+  quotaGpus: number | null;
+  /** GPUs its live attempts hold now. */
+  heldGpus: number;
+}
+
+export interface ExplainNode extends NodeCapacity {
+  id: string;
+  health: NodeHealth;
+  cordoned: boolean;
+}
+
+/** A live attempt: what it holds where, and when it must end (start + maxRuntimeSeconds), if ever. */
+export interface RunningAttempt {
+  queue: string;
+  nodeIds: readonly string[];
+  perNode: Amounts;
+  startedAtMs: number;
+  maxRuntimeSeconds: number | null;
+}
+
+/** A queued job ahead of this one in policy order (higher bands, then older in its band). */
+export interface JobAhead {
+  queue: string;
+  nodes: number;
+  request: ResourceRequest;
+  maxRuntimeSeconds: number | null;
+}
+
+export interface ExplainSnapshot {
+  nowMs: number;
+  job: ExplainJob;
+  queues: readonly ExplainQueue[];
+  nodes: readonly ExplainNode[];
+  running: readonly RunningAttempt[];
+  /** Queued jobs ahead of it in its own queue, and overall (every queue, policy order). */
+  aheadInQueue: number;
+  aheadOverall: number;
+  /** The jobs ahead, in policy order (bounded by the reader): the simulation starts them first where they fit. */
+  ahead: readonly JobAhead[];
+}
+
+export type BlockerReason =
+  | 'DEPENDENCY' | 'BACKOFF' | 'QUOTA_EXCEEDED' | 'NO_MATCHING_NODES' | 'NODES_CORDONED' | 'NODES_UNHEALTHY' | 'INSUFFICIENT_CAPACITY';
+
+export interface Blocker {
+  reason: BlockerReason;
+  detail: string;
+  /** What is missing for it to go (zeros where the blocker is not about amounts). */
+  deficit: Amounts;
+}
+
+export interface Counterfactual {
+  change: 'FEWER_GPUS' | 'ANOTHER_MODEL' | 'ANOTHER_QUEUE' | 'UNCORDON_NODE';
+  detail: string;
+}
+
+export interface Explanation {
+  pendingReason: string | null;
+  /** 1-based: 1 is next. */
+  position: { queue: number; overall: number };
+  blockers: Blocker[];
+  wouldStartWith: Counterfactual[];
+  /** null: nothing known ends in time (attempts without maxRuntimeSeconds), or it can never start as things are. */
+  estimatedStartAtMs: number | null;
+}
+
+/** Most nodes offered as UNCORDON_NODE: enough to act on, short enough to read. */
+const MAX_UNCORDON_SUGGESTIONS = 5;
+
+const ZERO: Amounts = { gpus: 0, cpuCores: 0, memoryMiB: 0 };
+const free = (n: NodeCapacity): Amounts => ({ gpus: n.gpusTotal - n.gpusAllocated, cpuCores: n.cpuCores - n.cpuAllocated, memoryMiB: n.memoryMiB - n.memoryAllocated });
+const shortfall = (have: Amounts, need: Amounts): Amounts => ({
+  gpus: Math.max(0, need.gpus - have.gpus), cpuCores: Math.max(0, need.cpuCores - have.cpuCores), memoryMiB: Math.max(0, need.memoryMiB - have.memoryMiB),
+});
+/** The shortfall that is smallest, weighing each resource by what the job asks (so units compare). */
+function nearest(shortfalls: Amounts[], need: Amounts): Amounts {
+  const weight = (a: Amounts) => (need.gpus ? a.gpus / need.gpus : 0) + (need.cpuCores ? a.cpuCores / need.cpuCores : 0) + (need.memoryMiB ? a.memoryMiB / need.memoryMiB : 0);
+  return shortfalls.reduce((best, s) => (weight(s) < weight(best) ? s : best), shortfalls[0] ?? need);
+}
+const usable = (n: ExplainNode) => n.health === 'HEALTHY' && !n.cordoned;
+const model = (r: ResourceRequest) => (r.gpuModel === null || r.gpus === 0 ? 'any model' : r.gpuModel);
+
+/** Everything that keeps a job of this shape, in this queue, off these nodes now; empty: it would start. */
+export function blockersOf(job: ExplainJob, queue: ExplainQueue | undefined, nodes: readonly ExplainNode[], nowMs: number): Blocker[] {
+  const blockers: Blocker[] = [];
+  const need: Amounts = { gpus: job.request.gpus, cpuCores: job.request.cpuCores, memoryMiB: job.request.memoryMiB };
+  if (job.depsPending > 0) blockers.push({ reason: 'DEPENDENCY', detail: `waits for ${job.depsPending} job(s) it depends on`, deficit: ZERO });
+  if (job.notBeforeMs !== null && job.notBeforeMs > nowMs) {
+    blockers.push({ reason: 'BACKOFF', detail: `retry backoff until ${new Date(job.notBeforeMs).toISOString()}`, deficit: ZERO });
+  }
+  const gpusNeeded = job.request.gpus * job.nodes;
+  if (queue && queue.quotaGpus !== null && queue.heldGpus + gpusNeeded > queue.quotaGpus) {
+    blockers.push({
+      reason: 'QUOTA_EXCEEDED', detail: `queue ${queue.name} holds ${queue.heldGpus} of its ${queue.quotaGpus} GPUs; this job needs ${gpusNeeded}`,
+      deficit: { ...ZERO, gpus: queue.heldGpus + gpusNeeded - queue.quotaGpus },
+    });
+  }
+  const matching = nodes.filter((n) => couldEverFit(n, job.request));
+  if (matching.length < job.nodes) {
+    const sameModel = nodes.filter((n) => couldEverFit(n, { ...job.request, cpuCores: 0, memoryMiB: 0, gpus: 0 }) && (job.request.gpus === 0 || job.request.gpuModel === null || n.gpuModel === job.request.gpuModel));
+    blockers.push({
+      reason: 'NO_MATCHING_NODES', detail: `${matching.length} node(s) of ${model(job.request)} could ever hold ${job.request.gpus} GPUs, ${job.request.cpuCores} cores, ${job.request.memoryMiB} MiB; it needs ${job.nodes}`,
+      deficit: nearest(sameModel.map((n) => shortfall({ gpus: n.gpusTotal, cpuCores: n.cpuCores, memoryMiB: n.memoryMiB }, need)), need),
+    });
+    return blockers;
+  }
+  const open = matching.filter(usable);
+  const roomNow = open.filter((n) => fitsNow(n, job.request));
+  const cordonedWithRoom = matching.filter((n) => n.cordoned && fitsNow(n, job.request));
+  const unhealthyWithRoom = matching.filter((n) => !n.cordoned && n.health !== 'HEALTHY' && fitsNow(n, job.request));
+  const cordoned = matching.filter((n) => n.cordoned);
+  const unhealthy = matching.filter((n) => !n.cordoned && n.health !== 'HEALTHY');
+  // While too few open nodes have room, a node that is off limits is a reason whenever, open, it
+  // would have made a difference: it has room now, or without it too few nodes could ever hold the
+  // job. Once enough open nodes have room, nodes off limits block nothing.
+  const placeable = roomNow.length >= job.nodes;
+  if (!placeable && cordoned.length > 0 && (cordonedWithRoom.length > 0 || open.length < job.nodes)) {
+    blockers.push({ reason: 'NODES_CORDONED', detail: `${cordoned.length} of the ${matching.length} node(s) of ${model(job.request)} that could hold it are cordoned (${cordonedWithRoom.length} with room now)`, deficit: ZERO });
+  }
+  if (!placeable && unhealthy.length > 0 && (unhealthyWithRoom.length > 0 || open.length < job.nodes)) {
+    blockers.push({ reason: 'NODES_UNHEALTHY', detail: `${unhealthy.length} of the ${matching.length} node(s) of ${model(job.request)} that could hold it are not HEALTHY`, deficit: ZERO });
+  }
+  if (!placeable && open.length >= job.nodes) {
+    const short = open.filter((n) => !fitsNow(n, job.request)).map((n) => shortfall(free(n), need));
+    blockers.push({
+      reason: 'INSUFFICIENT_CAPACITY', detail: `${roomNow.length} of the ${open.length} open node(s) of ${model(job.request)} have room now; it needs ${job.nodes}`,
+      deficit: nearest(short, need),
+    });
+  }
+  return blockers;
+}
+
+/** Single changes that would let it start now, each checked by asking blockersOf again. */
+function counterfactuals(s: ExplainSnapshot, queue: ExplainQueue | undefined): Counterfactual[] {
+  const out: Counterfactual[] = [];
+  const startsWith = (job: ExplainJob, q: ExplainQueue | undefined, nodes: readonly ExplainNode[]) => blockersOf(job, q, nodes, s.nowMs).length === 0;
+  // Blockers no change of shape or place can lift: nothing to suggest.
+  if (s.job.depsPending > 0 || (s.job.notBeforeMs !== null && s.job.notBeforeMs > s.nowMs)) return out;
+  for (let g = s.job.request.gpus - 1; g >= 1; g--) {
+    if (startsWith({ ...s.job, request: { ...s.job.request, gpus: g } }, queue, s.nodes)) {
+      out.push({ change: 'FEWER_GPUS', detail: `${g} GPUs per node instead of ${s.job.request.gpus}` });
+      break;
+    }
+  }
+  if (s.job.request.gpus > 0) {
+    const models = [...new Set(s.nodes.map((n) => n.gpuModel).filter((m): m is string => m !== null && m !== s.job.request.gpuModel))].sort();
+    for (const m of models) {
+      if (startsWith({ ...s.job, request: { ...s.job.request, gpuModel: m } }, queue, s.nodes)) out.push({ change: 'ANOTHER_MODEL', detail: `gpuModel ${m}` });
+    }
+  }
+  for (const q of s.queues) {
+    if (q.name !== s.job.queue && startsWith({ ...s.job, queue: q.name }, q, s.nodes)) out.push({ change: 'ANOTHER_QUEUE', detail: `queue ${q.name}` });
+  }
+  let offered = 0;
+  for (const n of s.nodes) {
+    if (offered >= MAX_UNCORDON_SUGGESTIONS) break;
+    if (!n.cordoned || !couldEverFit(n, s.job.request)) continue;
+    const uncordoned = s.nodes.map((x) => (x.id === n.id ? { ...x, cordoned: false } : x));
+    if (startsWith(s.job, queue, uncordoned)) {
+      out.push({ change: 'UNCORDON_NODE', detail: `uncordon node ${n.id}` });
+      offered++;
+    }
+  }
+  return out;
+}
+
+/**
+ * When it may start: a backfill-style simulation. Running attempts end at start +
+ * maxRuntimeSeconds (attempts without one never end, as far as anyone can know); at now and at
+ * each end, the jobs ahead that fit start (and end in turn after their own maxRuntimeSeconds),
+ * then this job if nothing blocks it. Blockers no end lifts (dependencies, cordons, no matching
+ * node) leave it null; a backoff moves it to its end at the earliest.
+ */
+function estimateStart(s: ExplainSnapshot): number | null {
+  if (s.job.depsPending > 0) return null;
+  const nodes = s.nodes.map((n) => ({ ...n }));
+  const index = new Map(nodes.map((n, i) => [n.id, i]));
+  const held = new Map(s.queues.map((q) => [q.name, q.heldGpus]));
+  type End = { at: number; queue: string; nodeIds: readonly string[]; perNode: Amounts };
+  const ends: End[] = s.running
+    .filter((r) => r.maxRuntimeSeconds !== null)
+    .map((r) => ({ at: Math.max(s.nowMs, r.startedAtMs + r.maxRuntimeSeconds! * 1000), queue: r.queue, nodeIds: r.nodeIds, perNode: r.perNode }));
+  const waiting = [...s.ahead];
+  const release = (end: End) => {
+    for (const id of end.nodeIds) {
+      const i = index.get(id);
+      if (i === undefined) continue;
+      const n = nodes[i];
+      nodes[i] = { ...n, gpusAllocated: n.gpusAllocated - end.perNode.gpus, cpuAllocated: n.cpuAllocated - end.perNode.cpuCores, memoryAllocated: n.memoryAllocated - end.perNode.memoryMiB };
+    }
+    held.set(end.queue, Math.max(0, (held.get(end.queue) ?? 0) - end.perNode.gpus * end.nodeIds.length));
+  };
+  const quotaOf = (name: string) => s.queues.find((q) => q.name === name)?.quotaGpus ?? null;
+  /** Starts `job` if it fits now (quota and `nodes` open nodes with room); returns whether it did. */
+  const tryStart = (job: { queue: string; nodes: number; request: ResourceRequest; maxRuntimeSeconds: number | null }, at: number): boolean => {
+    const quota = quotaOf(job.queue);
+    const gpus = job.request.gpus * job.nodes;
+    if (quota !== null && (held.get(job.queue) ?? 0) + gpus > quota) return false;
+    const chosen = nodes.filter((n) => usable(n) && fitsNow(n, job.request)).slice(0, job.nodes);
+    if (chosen.length < job.nodes) return false;
+    for (const c of chosen) nodes[index.get(c.id)!] = allocate(nodes[index.get(c.id)!], job.request);
+    held.set(job.queue, (held.get(job.queue) ?? 0) + gpus);
+    if (job.maxRuntimeSeconds !== null) {
+      ends.push({ at: at + job.maxRuntimeSeconds * 1000, queue: job.queue, nodeIds: chosen.map((c) => c.id), perNode: { gpus: job.request.gpus, cpuCores: job.request.cpuCores, memoryMiB: job.request.memoryMiB } });
+    }
+    return true;
+  };
+  const earliest = Math.max(s.nowMs, s.job.notBeforeMs ?? s.nowMs);
+  let at = s.nowMs;
+  for (;;) {
+    for (let i = 0; i < waiting.length; ) {
+      if (tryStart(waiting[i], at)) waiting.splice(i, 1);
+      else i++;
+    }
+    if (at >= earliest && tryStart(s.job, at)) return at;
+    ends.sort((a, b) => a.at - b.at);
+    const nextEnd = ends[0]?.at ?? Infinity;
+    // The next moment anything changes: an end, or the backoff's end while it is still ahead.
+    const next = at < earliest ? Math.min(earliest, nextEnd) : nextEnd;
+    if (next === Infinity) return null;
+    at = next;
+    while (ends.length > 0 && ends[0].at <= at) release(ends.shift()!);
+  }
+}
+
+/** The explanation of one queued job from one snapshot. */
+export function explainJob(s: ExplainSnapshot): Explanation {
+  const queue = s.queues.find((q) => q.name === s.job.queue);
+  const blockers = blockersOf(s.job, queue, s.nodes, s.nowMs);
+  return {
+    pendingReason: s.job.pendingReason,
+    position: { queue: s.aheadInQueue + 1, overall: s.aheadOverall + 1 },
+    blockers,
+    // Nothing blocks it (the next cycle places it): no change is needed.
+    wouldStartWith: blockers.length === 0 ? [] : counterfactuals(s, queue),
+    estimatedStartAtMs: estimateStart(s),
+  };
+}
