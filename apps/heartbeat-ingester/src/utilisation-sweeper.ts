@@ -2,6 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import Redis from 'ioredis';
 import { Counter } from 'prom-client';
 import { ClusterUtilisationStore } from '@gantry/persistence';
+import { PeriodicTask } from '@gantry/platform';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 
@@ -16,7 +17,7 @@ const SWEEP_EVERY_MS = 1000;
 @Injectable()
 export class UtilisationSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly store: ClusterUtilisationStore;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly task = new PeriodicTask(SWEEP_EVERY_MS, () => this.sweep(), () => undefined); // sweep() logs its own failures
 
   constructor(
     @Inject(REDIS) redis: Redis,
@@ -27,8 +28,7 @@ export class UtilisationSweeper implements OnApplicationBootstrap, OnModuleDestr
   }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
-    this.timer.unref();
+    this.task.start();
   }
 
   async sweep(nowMs = Date.now()): Promise<number> {
@@ -42,7 +42,7 @@ export class UtilisationSweeper implements OnApplicationBootstrap, OnModuleDestr
     }
   }
 
-  onModuleDestroy(): void {
-    if (this.timer) clearInterval(this.timer);
+  async onModuleDestroy(): Promise<void> {
+    await this.task.stop();
   }
 }

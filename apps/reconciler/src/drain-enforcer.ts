@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { autocommit, liveRanksOnNode, nodesDueForDrain } from '@gantry/persistence';
-import type { Logger } from '@gantry/platform';
+import { PeriodicTask, type Logger } from '@gantry/platform';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import { AttemptLossApplier } from './attempt-loss-applier';
 import { ReconcilerEnv } from './config';
@@ -14,8 +14,7 @@ import { LeaderElection } from './leader-election';
  */
 @Injectable()
 export class DrainEnforcer implements OnApplicationBootstrap, OnModuleDestroy {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
+  private task: PeriodicTask | null = null;
 
   constructor(
     @Inject(DataSource) private readonly ds: DataSource,
@@ -26,15 +25,9 @@ export class DrainEnforcer implements OnApplicationBootstrap, OnModuleDestroy {
   ) {}
 
   onApplicationBootstrap(): void {
-    let busy = false;
-    this.timer = setInterval(() => {
-      // One round at a time: two would end the same node's attempts twice (harmless, but wasted).
-      if (busy) return;
-      busy = true;
-      this.running = this.round()
-        .catch((err) => this.logger.warn({ err }, 'drain round failed'))
-        .finally(() => (busy = false));
-    }, this.config.GANTRY_DETECTOR_INTERVAL_MS);
+    // One round at a time (PeriodicTask): two would end the same node's attempts twice (harmless, but wasted).
+    this.task = new PeriodicTask(this.config.GANTRY_DETECTOR_INTERVAL_MS, () => this.round(), (err) => this.logger.warn({ err }, 'drain round failed'));
+    this.task.start();
   }
 
   /** The nodes whose drain this round finished. */
@@ -53,7 +46,6 @@ export class DrainEnforcer implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.task?.stop();
   }
 }

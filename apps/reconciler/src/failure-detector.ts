@@ -9,7 +9,7 @@ import {
   Leadership, NewNodeEvent, NodeLiveStore, appendNodeEvents, nodeLiveStoreFor, autocommit, holdsLeadership, inTransaction, liveRanksOnNode, loadNodeRacks,
   loadNodesWithLiveWork, loadRecordedHealth, saveRecordedHealth,
 } from '@gantry/persistence';
-import type { Logger } from '@gantry/platform';
+import { PeriodicTask, type Logger } from '@gantry/platform';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import { AttemptLossApplier } from './attempt-loss-applier';
 import { ReconcilerEnv } from './config';
@@ -44,10 +44,9 @@ const NOT_JUDGED: DetectorRound = { judged: false, evicted: [], heldForPartition
 @Injectable()
 export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly live: NodeLiveStore;
-  private timer: NodeJS.Timeout | null = null;
+  private task: PeriodicTask | null = null;
   private bucket: BucketState;
   private leadingSince: { epoch: number; at: number } | null = null;
-  private running: Promise<unknown> = Promise.resolve();
   private readonly policy: EvictionPolicy;
   private readonly thresholds: HealthThresholds;
   /** Health as last recorded (node_health), loaded when this replica takes the lead. */
@@ -76,16 +75,10 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   onApplicationBootstrap(): void {
-    let busy = false;
-    this.timer = setInterval(() => {
-      // One round at a time: a slow round (a rack's worth of events) must not overlap the next, or
-      // both would diff against the same recorded health and write its changes twice.
-      if (busy) return;
-      busy = true;
-      this.running = this.round()
-        .catch((err) => this.logger.warn({ err }, 'failure detector round failed'))
-        .finally(() => (busy = false));
-    }, this.config.GANTRY_DETECTOR_INTERVAL_MS);
+    // One round at a time (PeriodicTask): a slow round (a rack's worth of events) must not overlap
+    // the next, or both would diff against the same recorded health and write its changes twice.
+    this.task = new PeriodicTask(this.config.GANTRY_DETECTOR_INTERVAL_MS, () => this.round(), (err) => this.logger.warn({ err }, 'failure detector round failed'));
+    this.task.start();
   }
 
   /**
@@ -215,7 +208,6 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   async onModuleDestroy(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.task?.stop();
   }
 }

@@ -14,3 +14,4 @@ export * from './bootstrap/bootstrap-service';
 export * from './http/json-body';
 export * from './http/http-drain';
 export * from './http/body-shape';
+export * from './lifecycle/periodic-task';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { autocommit, sweepIdempotencyKeys } from '@gantry/persistence';
-import type { Logger } from '@gantry/platform';
+import { PeriodicTask, type Logger } from '@gantry/platform';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
 
@@ -12,7 +12,7 @@ import { GatewayEnv } from '../config';
  */
 @Injectable()
 export class IdempotencyKeySweeper implements OnApplicationBootstrap, OnModuleDestroy {
-  private timer: NodeJS.Timeout | null = null;
+  private task: PeriodicTask | null = null;
 
   constructor(
     @Inject(DataSource) private readonly ds: DataSource,
@@ -21,8 +21,9 @@ export class IdempotencyKeySweeper implements OnApplicationBootstrap, OnModuleDe
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.sweep(), this.config.GANTRY_IDEMPOTENCY_SWEEP_MS);
-    this.timer.unref();
+    // sweep() logs its own failures.
+    this.task = new PeriodicTask(this.config.GANTRY_IDEMPOTENCY_SWEEP_MS, () => this.sweep(), () => undefined);
+    this.task.start();
   }
 
   async sweep(now = new Date()): Promise<number> {
@@ -40,7 +41,7 @@ export class IdempotencyKeySweeper implements OnApplicationBootstrap, OnModuleDe
     }
   }
 
-  onModuleDestroy(): void {
-    if (this.timer) clearInterval(this.timer);
+  async onModuleDestroy(): Promise<void> {
+    await this.task?.stop();
   }
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { autocommit, deleteJobsFinishedBefore, sweepIdempotencyKeys, sweepNodeTombstones } from '@gantry/persistence';
-import type { Logger } from '@gantry/platform';
+import { PeriodicTask, type Logger } from '@gantry/platform';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
 
@@ -22,8 +22,7 @@ const NODE_TOMBSTONE_MS = 60 * 60 * 1000;
  */
 @Injectable()
 export class JobRetentionSweeper implements OnApplicationBootstrap, OnModuleDestroy {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<number> | null = null;
+  private task: PeriodicTask | null = null;
 
   constructor(
     @Inject(DataSource) private readonly ds: DataSource,
@@ -32,10 +31,9 @@ export class JobRetentionSweeper implements OnApplicationBootstrap, OnModuleDest
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.sweep().finally(() => (this.running = null));
-    }, this.config.GANTRY_RETENTION_SWEEP_MS);
-    this.timer.unref();
+    // sweep() logs its own failures.
+    this.task = new PeriodicTask(this.config.GANTRY_RETENTION_SWEEP_MS, () => this.sweep(), () => undefined);
+    this.task.start();
   }
 
   /** One sweep; returns how many jobs went. */
@@ -61,7 +59,6 @@ export class JobRetentionSweeper implements OnApplicationBootstrap, OnModuleDest
   }
 
   async onModuleDestroy(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.task?.stop();
   }
 }
