@@ -82,7 +82,7 @@ export class RetryPolicyDto {
 
 /** One job this job waits for (contract §4.7, ADR 0023). */
 export class DependencyDto {
-  @ApiProperty({ format: 'uuid', description: 'A job the caller can see, created before this one' })
+  @ApiProperty({ format: 'uuid', maxLength: 36, description: 'A job the caller can see, created before this one' })
   @Matches(JOB_ID_PATTERN, { message: 'jobId must be a job id (UUID)' })
   jobId!: string;
 
