@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { JobRecord, autocommit, cancelArrayChildren, casUpdateJob, countActiveArrayChildren, countArrayChildren, createJobs, findJob, inTransaction, insertArrayChildren, listJobEvents, listJobsPage, loadQueuedJobsPerQueue } from '@gantry/persistence';
+import { JobRecord, autocommit, cancelArrayChildren, casUpdateJob, countActiveArrayChildren, countArrayChildren, createJobs, findJob, inTransaction, insertArrayChildren, listJobEvents, sortedChildIds, listJobsPage, loadQueuedJobsPerQueue } from '@gantry/persistence';
 import { makeJob, openDataSource, uniqueTag } from '@gantry/testing';
 
 /*
@@ -22,7 +22,7 @@ async function array(size: number, parallelism: number | null = null): Promise<J
   return inTransaction(ds, async (sql) => {
     const [created] = await createJobs(sql, [{ job: { ...makeJob().queue(queue).build(), arraySize: size, arrayParallelism: parallelism }, idempotency: null }], new Date(), 0);
     if (created.kind !== 'created') throw new Error(created.kind);
-    expect(await insertArrayChildren(sql, created.job.id)).toBe(size);
+    expect(await insertArrayChildren(sql, created.job.id, sortedChildIds(size))).toBe(size);
     return created.job;
   });
 }
@@ -41,9 +41,33 @@ describe('job arrays in SQL', () => {
     expect(kids.map((k) => k.arrayIndex)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     for (const k of kids) {
       expect(k).toMatchObject({ arrayOf: parent.id, arrayParallelism: 7, arraySize: null, state: 'QUEUED', queue, command: parent.command, env: parent.env, owner: parent.owner, lastEventSeq: 1 });
-      expect(k.createdAt.getTime()).toBeGreaterThanOrEqual(parent.createdAt.getTime());
+      expect(k.createdAt.getTime()).toBe(parent.createdAt.getTime());
     }
     expect((await listJobEvents(autocommit(ds), kids[49].id, 0, 10)).map((e) => [e.seq, e.type, e.toState])).toEqual([[1, 'CREATED', 'QUEUED']]);
+  });
+
+  it('pages through the children by index with a cursor in milliseconds (every child shares the parent\'s createdAt)', async () => {
+    const parent = await array(25);
+    const seen: number[] = [];
+    let after: { createdAt: Date; id: string } | null = null;
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await listJobsPage(autocommit(ds), { arrayOf: parent.id }, after, 7);
+      if (page.length === 0) break;
+      seen.push(...page.map((k) => k.arrayIndex!));
+      const last = page[page.length - 1];
+      after = { createdAt: new Date(last.createdAt.getTime()), id: last.id };
+    }
+    expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => i));
+  });
+
+  it('writes no child when the ids do not match the size', async () => {
+    const parent = await inTransaction(ds, async (sql) => {
+      const [created] = await createJobs(sql, [{ job: { ...makeJob().queue(queue).build(), arraySize: 3 }, idempotency: null }], new Date(), 0);
+      const job = (created as { job: JobRecord }).job;
+      expect(await insertArrayChildren(sql, job.id, sortedChildIds(2))).toBe(0);
+      return job;
+    });
+    expect(await childrenOf(parent)).toHaveLength(0);
   });
 
   it('leaves neither parent nor children when the transaction does not commit', async () => {
@@ -51,7 +75,7 @@ describe('job arrays in SQL', () => {
     await expect(inTransaction(ds, async (sql) => {
       const [created] = await createJobs(sql, [{ job: { ...makeJob().queue(queue).build(), arraySize: 10 }, idempotency: null }], new Date(), 0);
       parentId = (created as { job: JobRecord }).job.id;
-      await insertArrayChildren(sql, parentId);
+      await insertArrayChildren(sql, parentId, sortedChildIds(10));
       throw new Error('crash before the commit');
     })).rejects.toThrow('crash before the commit');
     expect(await findJob(autocommit(ds), parentId)).toBeNull();

@@ -7,7 +7,7 @@ import { ARRAY_COPIED_BYTES_MAX, ArrayChildCounts, admitDependencies, assertTran
 import { WakeUpSender, currentTraceHeaders } from '@gantry/messaging';
 import {
   JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
-  cancelArrayChildren, casUpdateJob, countArrayChildren, createJobs, enqueueOutbox, insertArrayChildren, findJob, inTransaction, insertJobDependencies, keyOf, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
+  cancelArrayChildren, casUpdateJob, countArrayChildren, createJobs, enqueueOutbox, insertArrayChildren, sortedChildIds, findJob, inTransaction, insertJobDependencies, keyOf, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import type { Logger } from '@gantry/platform';
@@ -142,13 +142,13 @@ export class JobsService {
   /**
    * An array (ADR 0025) in one transaction: the parent through createJobs (its Idempotency-Key
    * claimed as for any job, so a replay returns the parent and creates nothing), then its children
-   * from the parent row in one statement (insertArrayChildren). A crash before the commit leaves
+   * from the parent row in one statement (insertArrayChildren, their ids sorted so index order is list order). A crash before the commit leaves
    * neither; the scheduler never sees a parent without its children.
    */
   private async createArray(creation: JobCreation): Promise<CreateOutcome> {
     const outcome = await inTransaction(this.ds, async (sql): Promise<CreateOutcome> => {
       const [created] = await createJobs(sql, [creation], new Date(), this.config.GANTRY_IDEMPOTENCY_TTL_MS);
-      if (created.kind === 'created') await insertArrayChildren(sql, created.job.id);
+      if (created.kind === 'created') await insertArrayChildren(sql, created.job.id, sortedChildIds(created.job.arraySize!));
       return created;
     });
     if (outcome.kind === 'created') this.schedulerWake.signal('JOB_CREATED');

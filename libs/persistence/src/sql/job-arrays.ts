@@ -1,32 +1,41 @@
+import { randomUUID } from 'node:crypto';
 import { ArrayChildCounts, JobState, NO_CHILDREN } from '@gantry/domain';
 import { JobRecord, toJobRecord } from './job-rows';
 import { Sql } from './sql';
 
 /**
  * An array's children (ADR 0025), written from the parent row in one statement, with their CREATED
- * events: generate_series makes the `size` rows in the database, so 10,000 children cost one round
- * trip and no parameters. Child i copies the parent's spec, has `array_index` i and is created
- * (i + 1) microseconds after the parent, so that list order (created_at, id) and queue order are
- * index order. Call in the transaction that created the parent: a crash leaves neither.
+ * events: the ids travel as one uuid[] (unnest WITH ORDINALITY), everything else is copied from the
+ * parent in the database, so 10,000 children cost one round trip and two parameters. Child i gets
+ * `childIds[i]` and `array_index` i and the parent's `created_at`; the caller passes the ids in
+ * ascending order (sortedChildIds), so that list and queue order, (created_at, id), are index
+ * order while cursors stay in the milliseconds they are encoded in. Call in the transaction that
+ * created the parent: a crash leaves neither.
  */
 const INSERT_ARRAY_CHILDREN = `WITH parent AS (
-       SELECT * FROM jobs WHERE id = $1 AND array_size IS NOT NULL
+       SELECT * FROM jobs WHERE id = $1 AND array_size = cardinality($2::uuid[])
      ), child AS (
        INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
          nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq, max_runtime_seconds,
          backoff_seconds, max_backoff_seconds, retry_on_exit_codes, array_of, array_index, array_parallelism)
-       SELECT gen_random_uuid(), p.owner, p.queue, p.name, p.image, p.command, p.env, p.labels, p.gpus, p.gpu_model, p.cpu_cores, p.memory_mib,
-         p.nodes, p.max_retries, 'QUEUED', p.trace_parent, p.created_at + (i + 1) * interval '1 microsecond', p.created_at, 1, p.max_runtime_seconds,
-         p.backoff_seconds, p.max_backoff_seconds, p.retry_on_exit_codes, p.id, i, p.array_parallelism
-       FROM parent p CROSS JOIN generate_series(0, p.array_size - 1) AS i
+       SELECT c.id, p.owner, p.queue, p.name, p.image, p.command, p.env, p.labels, p.gpus, p.gpu_model, p.cpu_cores, p.memory_mib,
+         p.nodes, p.max_retries, 'QUEUED', p.trace_parent, p.created_at, p.created_at, 1, p.max_runtime_seconds,
+         p.backoff_seconds, p.max_backoff_seconds, p.retry_on_exit_codes, p.id, c.n - 1, p.array_parallelism
+       FROM parent p CROSS JOIN unnest($2::uuid[]) WITH ORDINALITY AS c (id, n)
        RETURNING id, created_at
      ), events AS (
        INSERT INTO job_events (job_id, seq, type, at, to_state) SELECT id, 1, 'CREATED', created_at, 'QUEUED' FROM child
      )
      SELECT count(*)::int AS n FROM child`;
 
-export async function insertArrayChildren(sql: Sql, parentId: string): Promise<number> {
-  const [row] = await sql.rows<{ n: number }>(INSERT_ARRAY_CHILDREN, [parentId]);
+/** `size` fresh job ids in ascending order: child i's id sorts before child i + 1's. */
+export function sortedChildIds(size: number): string[] {
+  return Array.from({ length: size }, () => randomUUID()).sort();
+}
+
+/** Writes the children; returns how many (0 when `childIds` does not match the parent's size). */
+export async function insertArrayChildren(sql: Sql, parentId: string, childIds: readonly string[]): Promise<number> {
+  const [row] = await sql.rows<{ n: number }>(INSERT_ARRAY_CHILDREN, [parentId, [...childIds]]);
   return row.n;
 }
 
