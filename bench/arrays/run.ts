@@ -1,6 +1,7 @@
 /**
  * `npm run bench:arrays`: what one 10,000-child array create (ADR 0025) costs the other clients.
- * Brings up its own stack (Kafka on BENCH_KAFKA_PORT, database gantry_bench_arrays, Redis db 27, the
+ * Brings up its own stack (Kafka on BENCH_KAFKA_PORT, database gantry_bench_arrays, Redis db 11 (a
+ * default redis-server has 16), the
  * services on BENCH_BASE_PORT, BENCH_SIM_NODES sleep-executor nodes), then:
  *   1. a background client creates single jobs open-loop at BENCH_RATE/s (latency measured from each
  *      request's scheduled send, so queueing behind the array is counted) for the whole run;
@@ -28,7 +29,7 @@ const config = {
   basePort: env('BENCH_BASE_PORT', 18340),
   kafkaPort: env('BENCH_KAFKA_PORT', 39392),
   databaseUrl: process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gantry_bench_arrays',
-  redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/27',
+  redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379/11',
 };
 
 const root = join(__dirname, '..', '..', '..');
@@ -45,7 +46,9 @@ interface Sample {
 function summary(samples: Sample[]) {
   const ms = samples.map((s) => s.latencyMs).sort((a, b) => a - b);
   const q = (p: number) => (ms.length ? Math.round(ms[Math.min(ms.length - 1, Math.floor(p * ms.length))] * 10) / 10 : null);
-  return { count: ms.length, non201: samples.filter((s) => s.status !== 201).length, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: ms.length ? Math.round(ms[ms.length - 1]) : null };
+  const statuses: Record<string, number> = {};
+  for (const s of samples) statuses[s.status] = (statuses[s.status] ?? 0) + 1;
+  return { count: ms.length, statuses, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: ms.length ? Math.round(ms[ms.length - 1]) : null };
 }
 
 async function main(): Promise<void> {
