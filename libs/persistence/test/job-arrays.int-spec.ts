@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { JobRecord, autocommit, cancelArrayChildren, casUpdateJob, countActiveArrayChildren, countArrayChildren, createJobs, findJob, inTransaction, insertArrayChildren, listJobEvents, sortedChildIds, listJobsPage, loadQueuedJobsPerQueue } from '@gantry/persistence';
+import { JobRecord, autocommit, deleteJobsFinishedBefore, cancelArrayChildren, casUpdateJob, countActiveArrayChildren, countArrayChildren, createJobs, findJob, inTransaction, insertArrayChildren, listJobEvents, sortedChildIds, listJobsPage, loadQueuedJobsPerQueue } from '@gantry/persistence';
 import { makeJob, openDataSource, uniqueTag } from '@gantry/testing';
 
 /*
@@ -112,5 +112,16 @@ describe('job arrays in SQL', () => {
     expect((await listJobEvents(autocommit(ds), kids[1].id, 0, 10)).map((e) => e.type)).toEqual(['CREATED', 'CANCEL_REQUESTED']);
     // A second cancel changes nothing.
     expect((await inTransaction(ds, (sql) => cancelArrayChildren(sql, parent.id, new Date()))).ended).toBe(0);
+  });
+
+  it('retention takes the children before their parent (whose FK would take them without their events)', async () => {
+    const parent = await array(3);
+    // Long ago, so that this cutoff takes no other suite's jobs.
+    await ds.query(`UPDATE jobs SET state = 'SUCCEEDED', finished_at = '2000-01-01' WHERE id = $1 OR array_of = $1`, [parent.id]);
+    const cutoff = new Date('2000-01-02');
+    expect(await deleteJobsFinishedBefore(autocommit(ds), cutoff, 100, new Date())).toBe(3);
+    expect(await findJob(autocommit(ds), parent.id)).not.toBeNull();
+    expect(await deleteJobsFinishedBefore(autocommit(ds), cutoff, 100, new Date())).toBe(1);
+    expect(await findJob(autocommit(ds), parent.id)).toBeNull();
   });
 });
