@@ -100,12 +100,19 @@ describe('arrays', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.id).toBe(first.body.id);
     expect(await children(first.body.id)).toHaveLength(5);
+    // The parent is never placed: explain sends the caller to its children.
+    expect((await api.request('GET', `/v1/jobs/${first.body.id}/explain`)).status).toBe(409);
   });
 
   it('cancelling the parent cancels every child, running or queued, and the parent ends CANCELLED', async () => {
     const created = await api.request('POST', '/v1/jobs', job('cancelled', 'sleep 60', { array: { size: 20, parallelism: 3 } }));
     const parent = created.body;
     await waitFor('3 children running', async () => (await api.request('GET', `/v1/jobs/${parent.id}`)).body.array.children.RUNNING === 3, { timeoutMs: 60_000, intervalMs: 100 });
+    // The other 17 wait, saying why.
+    await waitFor('the queued children held at the cap', async () => {
+      const queued = (await children(parent.id)).filter((k) => k.state === 'QUEUED');
+      return queued.length === 17 && queued.every((k) => k.pendingReason === 'ARRAY_PARALLELISM');
+    }, { timeoutMs: 30_000, intervalMs: 200 });
     const cancel = await api.request('POST', `/v1/jobs/${parent.id}/cancel`);
     expect(cancel.status).toBe(202);
     expect(cancel.body).toMatchObject({ cancelRequested: true });
