@@ -15,6 +15,7 @@ import { EnrollmentService } from './enrollment/enrollment.service';
 import { CursorCodec } from './http/cursor-codec';
 import { IdempotencyKeySweeper } from './jobs/idempotency-key-sweeper';
 import { JobRetentionSweeper } from './jobs/job-retention-sweeper';
+import { ArraySummariser } from './jobs/array-summariser';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
 import { JobExplainService } from './jobs/job-explain.service';
@@ -60,6 +61,7 @@ export class GatewayModule {
         EventStreamsService,
         JobEventPublisher,
         JobRetentionSweeper,
+        ArraySummariser,
         OpenLogStreams,
         JobLogsService,
         {

@@ -132,6 +132,7 @@ export class NodeRuntime {
           nodeId: this.identity.nodeId, jobId: cmd.jobId, attempt: cmd.attempt, image: cmd.image!, command: cmd.command!,
           env: cmd.env ?? {}, gang: cmd.gang!, gpuIndices: cmd.gpuIndices,
           cpuCores: cmd.resources?.cpuCores, memoryMiB: cmd.resources?.memoryMiB,
+          ...(cmd.arrayIndex !== undefined ? { arrayIndex: cmd.arrayIndex } : {}),
         },
         (result) => this.onExit(rec, result),
       );

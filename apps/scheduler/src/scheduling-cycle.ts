@@ -12,6 +12,7 @@ import { LivenessSnapshot } from './liveness-snapshot';
 import { NodeSnapshot } from './node-snapshot';
 import { CycleClock } from './cycle-clock';
 import { PlacementCommitter } from './placement-committer';
+import { holdArraysAtParallelism } from './array-parallelism';
 
 const placementOutcomes = new Counter({ name: 'gantry_scheduler_placements_total', help: 'Attempts placed', labelNames: ['outcome'] });
 const placementsPerCommit = new Histogram({ name: 'gantry_scheduler_placements_per_commit', help: 'Placements one commit statement was asked to write', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] });
@@ -78,7 +79,7 @@ export class SchedulingCycle {
   }
 
   /**
-   * 1. Read the head of every queue; with nothing queued, nothing else is read.
+   * 1. Read the head of every queue, less array children over their array's parallelism; with nothing queued, nothing else is read.
    * 2. Snapshot the queues, what they hold, and the nodes and their liveness (only what changed since the last cycle).
    * 3. Decide (planCycle): policy orders the jobs (priority bands, DRF, quotas), placement fits them to nodes.
    * 4. Commit the placements whose nodes' leases this replica got, together (see PlacementCommitter).
@@ -87,20 +88,24 @@ export class SchedulingCycle {
   async run(nowMs = Date.now()): Promise<CycleResult> {
     const clock = new CycleClock();
     const sql = autocommit(this.ds);
-    const jobs = await this.readQueueHeads(sql, clock);
-    if (jobs.length === 0) return this.finish(clock, 0, { placed: 0, lostRaces: 0, failed: 0 }, false);
+    const { jobs, held } = await this.readQueueHeads(sql, clock);
+    if (jobs.length === 0) {
+      if (held.length > 0) await this.explainWaits(sql, held, clock);
+      return this.finish(clock, 0, { placed: 0, lostRaces: 0, failed: 0 }, false);
+    }
     const snapshot = await this.snapshot(sql, nowMs, clock);
     const decision = this.decide(jobs, snapshot, clock);
     const tally = await this.commit(decision.plan.placements, new Map(jobs.map((j) => [j.id, j])), clock);
-    await this.explainWaits(sql, decision.pendingReasons, clock);
+    await this.explainWaits(sql, [...decision.pendingReasons, ...held], clock);
     return this.finish(clock, jobs.length, tally, decision.moreQueued);
   }
 
-  /** 1. The oldest queued jobs of every queue, up to the lookahead each. */
-  private async readQueueHeads(sql: Sql, clock: CycleClock): Promise<JobRecord[]> {
-    const jobs = await loadQueuedJobsPerQueue(sql, this.config.GANTRY_SCHEDULER_LOOKAHEAD);
+  /** 1. The oldest queued jobs of every queue, up to the lookahead each; arrays at their parallelism held back (ADR 0025). */
+  private async readQueueHeads(sql: Sql, clock: CycleClock): Promise<{ jobs: JobRecord[]; held: Array<{ jobId: string; reason: string }> }> {
+    const heads = await loadQueuedJobsPerQueue(sql, this.config.GANTRY_SCHEDULER_LOOKAHEAD);
+    const hold = await holdArraysAtParallelism(sql, heads);
     clock.lap('jobs');
-    return jobs;
+    return hold;
   }
 
   /** 2. Queues with what they hold, and the placement nodes with their health from silence. */

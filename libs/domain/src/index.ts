@@ -26,3 +26,4 @@ export * from './jobs/retry-policy';
 export * from './jobs/job-dependencies';
 export * from './nodes/beat-order';
 export * from './explain/job-explain';
+export * from './jobs/job-arrays';

@@ -124,6 +124,7 @@ describe('parseCreateJob', () => {
     ['exit codes as a number', { ...minimal, retryPolicy: { retryOnExitCodes: 3 } }],
     ['too many exit codes', { ...minimal, retryPolicy: { retryOnExitCodes: Array.from({ length: JOB_LIMITS.retryOnExitCodesMaxItems + 1 }, () => 3) } }],
     ['dependencies (the fast path leaves every body with dependsOn to the class)', { ...minimal, dependsOn: [{ jobId: '00000000-0000-4000-8000-000000000000', condition: 'succeeded' }] }],
+    ['an array of jobs (left to the class, as dependsOn)', { ...minimal, array: { size: 3 } }],
     ['an array body', [minimal]],
     ['an empty body', {}],
     ['a string body', 'job'],

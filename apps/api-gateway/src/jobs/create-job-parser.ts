@@ -9,8 +9,8 @@ import {
  * class-validator's own checks for each rule, and builds the instances the pipe would return. It
  * may be stricter than the class, never looser: anything it does not accept goes through the pipe,
  * which gives the verdict and the field errors. create-job-parser.spec.ts checks the two agree.
- * Bodies with `dependsOn` are left to the pipe: such creates take a transaction of their own
- * (ADR 0023), which costs far more than the pipe.
+ * Bodies with `dependsOn` or `array` are left to the pipe: such creates take a transaction of their own
+ * (ADR 0023, 0025), which costs far more than the pipe.
  */
 
 type Obj = Record<string, unknown>;

@@ -34,6 +34,8 @@ export class JobExplainService {
 
   async explain(id: string, who: Principal): Promise<JobExplanationView> {
     const job = await this.jobs.get(id, who);
+    // A parent is never placed (ADR 0025): what waits is its children.
+    if (job.arraySize !== null) throw new ApiError(ErrorCode.CONFLICT, `job ${id} is an array's parent, which is never placed: explain its children (GET /v1/jobs?arrayOf=${id})`);
     if (job.state !== 'QUEUED') throw new ApiError(ErrorCode.CONFLICT, `job ${id} is ${job.state}: only a queued job waits`);
     const rows = await loadExplainRows(autocommit(this.ds), job);
     const lastSeen = await this.live.lastSeenMany(rows.nodes.map((n) => n.id));

@@ -1,10 +1,11 @@
 import { JobEventView, JobView, PlacementView } from '@gantry/contracts';
-import { rankGpuIndices } from '@gantry/domain';
+import { ArrayChildCounts, NO_CHILDREN, rankGpuIndices } from '@gantry/domain';
 import { JobEventRecord, JobRecord } from '@gantry/persistence';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function toJobView(j: JobRecord): JobView {
+/** `children`: an array parent's children by state (absent: none counted). */
+export function toJobView(j: JobRecord, children?: ArrayChildCounts): JobView {
   return {
     id: j.id, owner: j.owner, queue: j.queue, name: j.name, image: j.image, command: j.command, env: j.env,
     labels: j.labels,
@@ -17,6 +18,8 @@ export function toJobView(j: JobRecord): JobView {
     placements: placementsOf(j),
     createdAt: j.createdAt.toISOString(), updatedAt: j.updatedAt.toISOString(),
     startedAt: iso(j.startedAt), finishedAt: iso(j.finishedAt),
+    array: j.arraySize === null ? null : { size: j.arraySize, parallelism: j.arrayParallelism, children: { ...(children ?? NO_CHILDREN) } },
+    arrayOf: j.arrayOf, arrayIndex: j.arrayIndex,
   };
 }
 

@@ -10,6 +10,7 @@ import { CursorCodec } from '../http/cursor-codec';
 import { ListJobsQuery } from './list-jobs.query';
 import { toEventView, toJobView } from './job-view.mapper';
 import { JobsService } from './jobs.service';
+import { JobRecord } from '@gantry/persistence';
 import { JobExplainService } from './job-explain.service';
 import { EventStreamsService } from '../events/event-streams.service';
 import { SSE_DESCRIPTION } from '../events/sse-description';
@@ -66,7 +67,7 @@ export class JobsController {
     const { job, replayed } = await this.jobs.create(dto, who, idem);
     void res.header('location', `/v1/jobs/${job.id}`);
     if (replayed) void res.status(200).header('idempotent-replayed', 'true');
-    return toJobView(job);
+    return (await this.views([job]))[0];
   }
 
   @Get()
@@ -75,7 +76,7 @@ export class JobsController {
     if (who.role !== 'operator' && q.owner !== undefined && q.owner !== who.owner) {
       throw new ApiError(ErrorCode.FORBIDDEN, 'owner= is for operators; users see their own jobs');
     }
-    const filter = { owner: who.role === 'operator' ? q.owner : who.owner, queue: q.queue, state: q.state };
+    const filter = { owner: who.role === 'operator' ? q.owner : who.owner, queue: q.queue, state: q.state, ...(q.arrayOf ? { arrayOf: q.arrayOf.toLowerCase() } : {}) };
     const signature = canonicalSha256(filter).slice(0, 16);
     const limit = q.limit ?? 50;
     let after: { createdAt: Date; id: string } | null = null;
@@ -89,7 +90,7 @@ export class JobsController {
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      items: page.map(toJobView),
+      items: await this.views(page),
       nextCursor: rows.length > limit ? this.cursors.encode({ t: last.createdAt.getTime(), i: last.id, f: signature }) : null,
     };
   }
@@ -97,7 +98,13 @@ export class JobsController {
   @Get(':id')
   @ApiOkResponse({ type: JobView })
   async get(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<JobView> {
-    return toJobView(await this.jobs.get(id, who));
+    return (await this.views([await this.jobs.get(id, who)]))[0];
+  }
+
+  /** Job views; an array parent's with its children by state (one grouped read for the parents among them, none when there are none). */
+  private async views(jobs: JobRecord[]): Promise<JobView[]> {
+    const children = await this.jobs.arrayChildCounts(jobs.filter((j) => j.arraySize !== null).map((j) => j.id));
+    return jobs.map((j) => toJobView(j, children.get(j.id)));
   }
 
   @Get(':id/explain')
@@ -111,7 +118,7 @@ export class JobsController {
   async cancel(@Param('id') id: string, @CurrentPrincipal() who: Principal, @Res({ passthrough: true }) res: FastifyReply): Promise<JobView> {
     const { job, accepted } = await this.jobs.cancel(id, who);
     void res.status(accepted ? 202 : 200);
-    return toJobView(job);
+    return (await this.views([job]))[0];
   }
 
   @Get(':id/events')

@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { Histogram } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { CreateJobDto, DEFAULT_RESOURCES, DependencyDto, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
-import { admitDependencies, assertTransition, decideCancel, resolveRetryPolicy } from '@gantry/domain';
+import { ARRAY_COPIED_BYTES_MAX, ArrayChildCounts, admitDependencies, assertTransition, decideCancel, isTerminal, resolveRetryPolicy } from '@gantry/domain';
 import { WakeUpSender, currentTraceHeaders } from '@gantry/messaging';
 import {
   JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
-  casUpdateJob, createJobs, enqueueOutbox, findJob, inTransaction, insertJobDependencies, keyOf, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
+  cancelArrayChildren, casUpdateJob, countArrayChildren, createJobs, enqueueOutbox, insertArrayChildren, sortedChildIds, findJob, inTransaction, insertJobDependencies, keyOf, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import type { Logger } from '@gantry/platform';
@@ -15,6 +15,7 @@ import { CONFIG, SCHEDULER_WAKE, SERVICE_LOGGER } from '@gantry/runtime';
 import { AuditLog } from '../audit/audit-log';
 import { Principal } from '../auth/principal';
 import { GatewayEnv } from '../config';
+import { ArraySummariser } from './array-summariser';
 
 export interface CreateResult {
   job: JobRecord;
@@ -48,6 +49,7 @@ export class JobsService {
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(SCHEDULER_WAKE) private readonly schedulerWake: WakeUpSender,
     private readonly audit: AuditLog,
+    private readonly arrays: ArraySummariser,
   ) {
     // Admission control: creates that cannot start within GANTRY_ADMISSION_WAIT_MS are refused
     // (OverloadedError, a 503 with Retry-After: see translateUnavailable), never queued without bound.
@@ -78,6 +80,7 @@ export class JobsService {
     const id = randomUUID();
     const retry = resolveRetryPolicy(dto.maxRetries, dto.retryPolicy);
     if (!retry.ok) throw new ApiError(ErrorCode.VALIDATION_FAILED, retry.message, [{ field: retry.field, message: retry.message }]);
+    if (dto.array) checkArray(dto);
     const creation: JobCreation = {
       job: {
         id, owner: who.owner, queue, name: dto.name, image: dto.image,
@@ -86,12 +89,15 @@ export class JobsService {
         nodes: dto.nodes ?? 1, maxRetries: retry.policy.maxRetries, traceParent: trace.traceparent ?? null, createdAt: now,
         maxRuntimeSeconds: dto.maxRuntimeSeconds ?? null,
         backoffSeconds: retry.policy.backoffSeconds, maxBackoffSeconds: retry.policy.maxBackoffSeconds, retryOnExitCodes: [...retry.policy.retryOnExitCodes],
+        arraySize: dto.array?.size ?? null, arrayParallelism: dto.array?.parallelism ?? null,
       },
       idempotency: idem,
       anyQueue: who.role === 'operator',
     };
     // Jobs with dependencies lock what they name, so they are created alone, not in the shared batch.
-    const outcome = dto.dependsOn?.length ? await this.createWithDependencies(creation, dto.dependsOn, who) : await this.creations.submit(creation);
+    // So are arrays: the parent and its children are written in one transaction of their own.
+    const outcome = dto.array ? await this.createArray(creation)
+      : dto.dependsOn?.length ? await this.createWithDependencies(creation, dto.dependsOn, who) : await this.creations.submit(creation);
     switch (outcome.kind) {
       case 'created':
         return { job: outcome.job, replayed: false };
@@ -127,6 +133,22 @@ export class JobsService {
       if (created.kind === 'created') {
         await insertJobDependencies(sql, deps.map((d) => ({ jobId: created.job.id, dependsOn: d.jobId.toLowerCase(), condition: d.condition })));
       }
+      return created;
+    });
+    if (outcome.kind === 'created') this.schedulerWake.signal('JOB_CREATED');
+    return outcome;
+  }
+
+  /**
+   * An array (ADR 0025) in one transaction: the parent through createJobs (its Idempotency-Key
+   * claimed as for any job, so a replay returns the parent and creates nothing), then its children
+   * from the parent row in one statement (insertArrayChildren, their ids sorted so index order is list order). A crash before the commit leaves
+   * neither; the scheduler never sees a parent without its children.
+   */
+  private async createArray(creation: JobCreation): Promise<CreateOutcome> {
+    const outcome = await inTransaction(this.ds, async (sql): Promise<CreateOutcome> => {
+      const [created] = await createJobs(sql, [creation], new Date(), this.config.GANTRY_IDEMPOTENCY_TTL_MS);
+      if (created.kind === 'created') await insertArrayChildren(sql, created.job.id, sortedChildIds(created.job.arraySize!));
       return created;
     });
     if (outcome.kind === 'created') this.schedulerWake.signal('JOB_CREATED');
@@ -193,6 +215,11 @@ export class JobsService {
     return listJobsPage(autocommit(this.ds), filter, after, limit);
   }
 
+  /** Each array parent's children by state (ADR 0025). */
+  async arrayChildCounts(parentIds: string[]): Promise<Map<string, ArrayChildCounts>> {
+    return parentIds.length === 0 ? new Map() : countArrayChildren(autocommit(this.ds), parentIds);
+  }
+
   /** A job the caller may see, else 404 (others' jobs are invisible, not forbidden). */
   async get(id: string, who: Principal): Promise<JobRecord> {
     const job = JOB_ID_PATTERN.test(id) ? await findJob(autocommit(this.ds), id) : null;
@@ -229,6 +256,7 @@ export class JobsService {
   private async cancelOnce(sql: Parameters<Parameters<typeof inTransaction>[1]>[0], id: string): Promise<CancelResult> {
     const job = (await findJob(sql, id))!;
     const now = new Date();
+    if (job.arraySize !== null) return this.cancelArray(sql, job, now);
     const decision = decideCancel(job.state, job.cancelRequested);
     switch (decision.kind) {
       case 'already-terminal':
@@ -253,5 +281,42 @@ export class JobsService {
         return { job: (await findJob(sql, id))!, accepted: true };
       }
     }
+  }
+
+  /**
+   * An array's parent (ADR 0025): the intent is recorded on the parent, every child not ended is
+   * cancelled as its own cancel would (queued ones end now, placed ones get KILLs), and the parent
+   * is summarised at once, so an array none of whose children was placed answers CANCELLED.
+   */
+  private async cancelArray(sql: Parameters<Parameters<typeof inTransaction>[1]>[0], parent: JobRecord, now: Date): Promise<CancelResult> {
+    if (isTerminal(parent.state)) return { job: parent, accepted: false };
+    if (!parent.cancelRequested) {
+      const { firstSeq } = await casUpdateJob(sql, parent.id, parent.version, { cancelRequested: true }, 1, now);
+      await appendJobEvents(sql, parent.id, firstSeq, [{ type: 'CANCEL_REQUESTED', at: now }]);
+    }
+    const { kills } = await cancelArrayChildren(sql, parent.id, now);
+    const commands: KillCommand[] = kills.map((k) => ({ type: 'KILL', nodeId: k.nodeId, jobId: k.jobId, attempt: k.attempt, issuedAt: now.getTime(), reason: 'CANCELLED_BY_USER' }));
+    // Bounded statements: enqueueOutbox binds a few parameters per row, and Postgres allows 65,535.
+    for (let i = 0; i < commands.length; i += KILLS_PER_STATEMENT) {
+      await enqueueOutbox(sql, commands.slice(i, i + KILLS_PER_STATEMENT).map((k) => ({ topic: TOPICS.agentCommands, key: k.nodeId, value: k, headers: currentTraceHeaders() })));
+    }
+    await this.arrays.summarise(sql, [(await findJob(sql, parent.id))!], now);
+    return { job: (await findJob(sql, parent.id))!, accepted: true };
+  }
+}
+
+const KILLS_PER_STATEMENT = 1000;
+
+/** An array's own limits (400): not with dependsOn, parallelism within size, and bounded copies. */
+function checkArray(dto: CreateJobDto): void {
+  const array = dto.array!;
+  const refuse = (field: string, message: string) => {
+    throw new ApiError(ErrorCode.VALIDATION_FAILED, message, [{ field, message }]);
+  };
+  if (dto.dependsOn?.length) refuse('array', 'an array cannot have dependsOn');
+  if (array.parallelism !== undefined && array.parallelism > array.size) refuse('array.parallelism', 'parallelism must not exceed size');
+  const perChild = Buffer.byteLength(JSON.stringify([dto.command, dto.env ?? {}, dto.labels ?? {}]));
+  if (array.size * perChild > ARRAY_COPIED_BYTES_MAX) {
+    refuse('array.size', `size x (command + env + labels) is ${array.size * perChild} bytes; at most ${ARRAY_COPIED_BYTES_MAX}`);
   }
 }

@@ -13,6 +13,8 @@ export interface ExecutionSpec {
   /** Its limits where the node enforces them (a cgroup, a container); 0 or absent: none. */
   cpuCores?: number;
   memoryMiB?: number;
+  /** An array's child: its index (GANTRY_ARRAY_INDEX); absent for any other job. */
+  arrayIndex?: number;
 }
 
 export interface ExecutionResult {

@@ -28,6 +28,9 @@ describe('jobEnvironment', () => {
     ['a RUN that names no devices leaves the variables alone', { gpuIndices: undefined }, { CUDA_VISIBLE_DEVICES: undefined, NVIDIA_VISIBLE_DEVICES: undefined }],
     ['Gantry\'s variables win over the job\'s', { env: { CUDA_VISIBLE_DEVICES: '0,1,2,3,4,5,6,7', RANK: '9', MASTER_ADDR: 'x' } }, { CUDA_VISIBLE_DEVICES: '4,5,6,7', RANK: '1', MASTER_ADDR: '10.0.0.1' }],
     ['no master address in the RUN: rank 0\'s node id', { gang: { size: 2, rank: 1, nodeIds: ['gpu-a', 'gpu-b'] } }, { MASTER_ADDR: 'gpu-a', MASTER_PORT: '29500' }],
+    ["an array's child gets its index", { arrayIndex: 0 }, { GANTRY_ARRAY_INDEX: '0' }],
+    ['a job that sets GANTRY_ARRAY_INDEX itself outside an array does not keep it', { env: { GANTRY_ARRAY_INDEX: '5' } }, { GANTRY_ARRAY_INDEX: undefined }],
+    ['the index wins over the job\'s own', { env: { GANTRY_ARRAY_INDEX: '5' }, arrayIndex: 2 }, { GANTRY_ARRAY_INDEX: '2' }],
     ['a single job is a gang of one', { gang: { size: 1, rank: 0, nodeIds: ['gpu-b'], masterAddr: '10.0.0.2', masterPort: 29500 } }, { RANK: '0', WORLD_SIZE: '1', MASTER_ADDR: '10.0.0.2', GANTRY_NODE_IDS: 'gpu-b' }],
   ])('%s', (_n, over, expected) => {
     const { env } = jobEnvironment(spec(over), agent);

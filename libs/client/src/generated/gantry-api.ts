@@ -476,6 +476,12 @@ export interface components {
              */
             condition: "succeeded" | "finished";
         };
+        ArrayDto: {
+            /** @description How many children */
+            size: number;
+            /** @description Most children SCHEDULED or RUNNING at once (pendingReason ARRAY_PARALLELISM); omitted: no cap */
+            parallelism?: number;
+        };
         CreateJobDto: {
             /** @default default */
             queue?: string;
@@ -509,6 +515,8 @@ export interface components {
             retryPolicy?: components["schemas"]["RetryPolicyDto"];
             /** @description Jobs to wait for (pendingReason DEPENDENCY); one that can no longer be met ends this job FAILED, reason DEPENDENCY_FAILED. Each job at most once */
             dependsOn?: components["schemas"]["DependencyDto"][];
+            /** @description Create an array: this job becomes the parent (never placed; its state summarises its children) of `size` children with this spec. Not with dependsOn */
+            array?: components["schemas"]["ArrayDto"];
         };
         RetryPolicyView: {
             maxRetries: number;
@@ -521,6 +529,21 @@ export interface components {
             nodeId: string;
             /** @description GPU device indices of the node held by this rank (CUDA_VISIBLE_DEVICES); empty for a job without GPUs, or an attempt placed before devices were assigned */
             gpuIndices: number[];
+        };
+        ArrayChildrenView: {
+            QUEUED: number;
+            SCHEDULED: number;
+            RUNNING: number;
+            SUCCEEDED: number;
+            FAILED: number;
+            CANCELLED: number;
+        };
+        ArrayView: {
+            size: number;
+            /** @description Most children SCHEDULED or RUNNING at once; null: no cap */
+            parallelism?: number | null;
+            /** @description Children by state (GET /v1/jobs?arrayOf= lists them) */
+            children: components["schemas"]["ArrayChildrenView"];
         };
         JobView: {
             id: string;
@@ -566,6 +589,15 @@ export interface components {
             startedAt?: string | null;
             /** Format: date-time */
             finishedAt?: string | null;
+            /** @description An array's parent: its size, parallelism and children by state; null for any other job */
+            array?: components["schemas"]["ArrayView"] | null;
+            /**
+             * Format: uuid
+             * @description An array's child: its parent's id
+             */
+            arrayOf?: string | null;
+            /** @description An array's child: its index, 0 .. size - 1 (GANTRY_ARRAY_INDEX) */
+            arrayIndex?: number | null;
         };
         JobPage: {
             items: components["schemas"]["JobView"][];
@@ -1056,6 +1088,8 @@ export interface operations {
                 state?: "QUEUED" | "SCHEDULED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
                 /** @description Operators only; users always see their own jobs */
                 owner?: string;
+                /** @description Only the children of this array's parent (ADR 0025), by index */
+                arrayOf?: string;
                 limit?: number;
                 /** @description Opaque; from the previous page */
                 cursor?: string;

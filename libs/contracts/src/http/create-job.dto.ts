@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { DEPENDENCY_CONDITIONS, DEPENDS_ON_MAX, DependencyCondition } from '@gantry/domain';
+import { ARRAY_SIZE_MAX, DEPENDENCY_CONDITIONS, DEPENDS_ON_MAX, DependencyCondition } from '@gantry/domain';
 import {
   ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
 } from 'class-validator';
@@ -91,6 +91,17 @@ export class DependencyDto {
   condition!: DependencyCondition;
 }
 
+/** An array of jobs (contract §4.7, ADR 0025): one parent and `size` children, child i with GANTRY_ARRAY_INDEX=i. */
+export class ArrayDto {
+  @ApiProperty({ minimum: 1, maximum: ARRAY_SIZE_MAX, description: 'How many children' })
+  @IsInt() @Min(1) @Max(ARRAY_SIZE_MAX)
+  size!: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: ARRAY_SIZE_MAX, description: 'Most children SCHEDULED or RUNNING at once (pendingReason ARRAY_PARALLELISM); omitted: no cap' })
+  @IsOptional() @IsInt() @Min(1) @Max(ARRAY_SIZE_MAX)
+  parallelism?: number;
+}
+
 /** POST /v1/jobs body (contract §2). Unknown fields are rejected by the global pipe. */
 export class CreateJobDto {
   @ApiPropertyOptional({ default: 'default', maxLength: 63 })
@@ -150,6 +161,14 @@ export class CreateJobDto {
   @IsOptional() @IsArray() @ArrayMaxSize(DEPENDS_ON_MAX) @ArrayUnique((d: DependencyDto) => (typeof d?.jobId === 'string' ? d.jobId.toLowerCase() : d?.jobId), { message: 'dependsOn names a job twice' })
   @ValidateNested({ each: true }) @Type(() => DependencyDto)
   dependsOn?: DependencyDto[];
+
+  @ApiPropertyOptional({
+    type: ArrayDto,
+    description: 'Create an array: this job becomes the parent (never placed; its state summarises its children) of `size` children with this spec. Not with dependsOn',
+  })
+  // IsObject: as for resources, an array would pass ValidateNested element by element.
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => ArrayDto)
+  array?: ArrayDto;
 }
 
 export const DEFAULT_RESOURCES: Readonly<Required<ResourcesDto>> = { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1024 };

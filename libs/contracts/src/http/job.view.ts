@@ -21,6 +21,23 @@ export class RetryPolicyView {
   @ApiProperty({ type: [Number] }) retryOnExitCodes!: number[];
 }
 
+/** How many of an array's children are in each state. */
+export class ArrayChildrenView {
+  @ApiProperty() QUEUED!: number;
+  @ApiProperty() SCHEDULED!: number;
+  @ApiProperty() RUNNING!: number;
+  @ApiProperty() SUCCEEDED!: number;
+  @ApiProperty() FAILED!: number;
+  @ApiProperty() CANCELLED!: number;
+}
+
+/** An array's parent (ADR 0025): its state summarises its children's; it is never placed itself. */
+export class ArrayView {
+  @ApiProperty({ minimum: 1, maximum: 10000 }) size!: number;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: 'Most children SCHEDULED or RUNNING at once; null: no cap' }) parallelism!: number | null;
+  @ApiProperty({ type: ArrayChildrenView, description: 'Children by state (GET /v1/jobs?arrayOf= lists them)' }) children!: ArrayChildrenView;
+}
+
 /** The job resource returned by every job endpoint. */
 export class JobView {
   @ApiProperty() id!: string;
@@ -52,6 +69,10 @@ export class JobView {
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
   @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String }) startedAt!: string | null;
   @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String }) finishedAt!: string | null;
+  @ApiPropertyOptional({ nullable: true, type: ArrayView, description: "An array's parent: its size, parallelism and children by state; null for any other job" })
+  array!: ArrayView | null;
+  @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid', description: "An array's child: its parent's id" }) arrayOf!: string | null;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: "An array's child: its index, 0 .. size - 1 (GANTRY_ARRAY_INDEX)" }) arrayIndex!: number | null;
 }
 
 export const JOB_EVENT_TYPES = ['CREATED', 'STATE_CHANGED', 'CANCEL_REQUESTED', 'REPORT_REJECTED', 'RECONCILED'] as const;

@@ -38,6 +38,7 @@ export const RunCommandSchema = OpenObject({
   gang: GangInfoSchema,
   gpuIndices: Type.Optional(Type.Array(Int(0, 63), { maxItems: 64, description: "the GPU devices this rank holds on its node: CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES" })),
   maxRuntimeSeconds: Type.Optional(Int(1, 31_536_000, 'the agent kills the attempt after this long and reports FAILED, reason DEADLINE_EXCEEDED')),
+  arrayIndex: Type.Optional(Int(0, 9_999, "an array's child: its index, which the agent gives the job as GANTRY_ARRAY_INDEX")),
 });
 
 /** Stop one attempt on one node. */

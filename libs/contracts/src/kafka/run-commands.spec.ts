@@ -21,9 +21,12 @@ describe('buildRunCommand', () => {
     ['a node that never said its address: rank 0\'s node id', { masterAddr: null }, { masterAddr: 'gpu-a' }],
     ['a deadline travels with the RUN', { maxRuntimeSeconds: 2 }, { maxRuntimeSeconds: 2 }],
     ['no deadline, no field', { maxRuntimeSeconds: null }, { maxRuntimeSeconds: undefined }],
+    ["an array's child says its index", { arrayIndex: 7 }, { arrayIndex: 7 }],
+    ['index 0 is an index', { arrayIndex: 0 }, { arrayIndex: 0 }],
+    ['any other job, no field', { arrayIndex: null }, { arrayIndex: undefined }],
   ])('%s', (_n, over, expected) => {
     const run = buildRunCommand(job(over), 1, nodes, 1, 1);
-    const seen = { gpuIndices: run.gpuIndices, masterAddr: run.gang.masterAddr, maxRuntimeSeconds: run.maxRuntimeSeconds };
+    const seen = { gpuIndices: run.gpuIndices, masterAddr: run.gang.masterAddr, maxRuntimeSeconds: run.maxRuntimeSeconds, arrayIndex: run.arrayIndex };
     expect(seen).toMatchObject(expected);
     for (const [k, v] of Object.entries(expected)) if (v === undefined) expect(k in run ? (run as unknown as Record<string, unknown>)[k] : undefined).toBeUndefined();
   });

@@ -15,6 +15,8 @@ export interface RunnableJob {
   /** Rank 0's node address when the attempt was placed; null: the node did not say (its id stands in). */
   masterAddr?: string | null;
   maxRuntimeSeconds?: number | null;
+  /** An array's child: its index (GANTRY_ARRAY_INDEX); null or absent for any other job. */
+  arrayIndex?: number | null;
 }
 
 /** The RUN of one gang rank: rank i runs on nodeIds[i]. Repeated verbatim (but for issuedAt) when a RUN must be re-sent. */
@@ -41,6 +43,7 @@ export function buildRunCommand(job: RunnableJob, attempt: number, nodeIds: stri
   // devices were assigned says nothing, and the agent leaves the variables alone.
   if (job.gpus === 0 || covered) run.gpuIndices = rankGpuIndices(flat, job.gpus, nodeIds.length, rank);
   if (job.maxRuntimeSeconds) run.maxRuntimeSeconds = job.maxRuntimeSeconds;
+  if (job.arrayIndex !== null && job.arrayIndex !== undefined) run.arrayIndex = job.arrayIndex;
   return run;
 }
 

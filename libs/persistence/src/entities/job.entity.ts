@@ -39,6 +39,12 @@ export class JobEntity {
   @Column({ name: 'deps_pending', type: 'int' }) depsPending!: number;
   /** Attempts ended by a drain: they used no retry. */
   @Column({ name: 'retries_forgiven', type: 'int' }) retriesForgiven!: number;
+  /** An array's parent (ADR 0025): how many children, and how many may be placed at once (null: no cap). */
+  @Column({ name: 'array_size', type: 'int', nullable: true }) arraySize!: number | null;
+  @Column({ name: 'array_parallelism', type: 'int', nullable: true }) arrayParallelism!: number | null;
+  /** An array's child: its parent and its index (GANTRY_ARRAY_INDEX); it carries the parent's parallelism too. */
+  @Column({ name: 'array_of', type: 'uuid', nullable: true }) arrayOf!: string | null;
+  @Column({ name: 'array_index', type: 'int', nullable: true }) arrayIndex!: number | null;
   @Column({ name: 'pending_reason', type: 'text', nullable: true }) pendingReason!: string | null;
   @Column({ name: 'exit_code', type: 'int', nullable: true }) exitCode!: number | null;
   @Column({ type: 'text', nullable: true }) reason!: string | null;

@@ -69,9 +69,9 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
      ), input AS (
        SELECT t.* FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::int[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::text[], $16::timestamptz[],
-         $17::text[], $18::text[], $21::boolean[], $22::int[], $23::int[], $24::int[], $25::text[], $26::int[])
+         $17::text[], $18::text[], $21::boolean[], $22::int[], $23::int[], $24::int[], $25::text[], $26::int[], $27::int[], $28::int[])
        AS t (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib, nodes, max_retries,
-         trace_parent, created_at, idem_key, body_sha256, any_queue, max_runtime_seconds, backoff_seconds, max_backoff_seconds, retry_on_exit_codes, deps_pending)
+         trace_parent, created_at, idem_key, body_sha256, any_queue, max_runtime_seconds, backoff_seconds, max_backoff_seconds, retry_on_exit_codes, deps_pending, array_size, array_parallelism)
        JOIN queue q ON q.name = t.queue
        WHERE t.any_queue OR q.allowed_owners IS NULL OR t.owner = ANY(q.allowed_owners)
      ), claimed AS (
@@ -85,10 +85,10 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
      ), job AS (
        INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, gpu_model, cpu_cores, memory_mib,
          nodes, max_retries, state, trace_parent, created_at, updated_at, last_event_seq, idempotency_key, max_runtime_seconds,
-         backoff_seconds, max_backoff_seconds, retry_on_exit_codes, deps_pending, pending_reason)
+         backoff_seconds, max_backoff_seconds, retry_on_exit_codes, deps_pending, pending_reason, array_size, array_parallelism)
        SELECT id, owner, queue, name, image, command::jsonb, env::jsonb, labels::jsonb, gpus, gpu_model, cpu_cores, memory_mib,
          nodes, max_retries, 'QUEUED', trace_parent, created_at, created_at, 1, idem_key, max_runtime_seconds,
-         backoff_seconds, max_backoff_seconds, retry_on_exit_codes::int[], deps_pending, CASE WHEN deps_pending > 0 THEN 'DEPENDENCY' END
+         backoff_seconds, max_backoff_seconds, retry_on_exit_codes::int[], deps_pending, CASE WHEN deps_pending > 0 THEN 'DEPENDENCY' END, array_size, array_parallelism
        FROM input WHERE idem_key IS NULL OR id IN (SELECT job_id FROM claimed)
        RETURNING *
      ), created AS (
@@ -121,6 +121,7 @@ async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, k
       // One text[] of int[] literals: unnest flattens a 2-D array, so each job's codes travel as one element.
       col((x) => intArrayLiteral(x.job.retryOnExitCodes ?? [])),
       col((x) => x.job.depsPending ?? 0),
+      col((x) => x.job.arraySize ?? null), col((x) => x.job.arrayParallelism ?? null),
     ],
   );
   return rows.map(toJobRecord);

@@ -61,14 +61,14 @@ export async function loadExplainRows(sql: Sql, job: JobRecord): Promise<Explain
       `WITH me AS (SELECT priority FROM queues WHERE name = $1)
        SELECT count(*) FILTER (WHERE j.queue = $1) AS in_queue, count(*) AS overall
        FROM jobs j JOIN queues q ON q.name = j.queue, me
-       WHERE j.state = 'QUEUED' AND j.deps_pending = 0 AND j.id <> $4
+       WHERE j.state = 'QUEUED' AND j.deps_pending = 0 AND j.array_size IS NULL AND j.id <> $4
          AND (q.priority > me.priority OR (q.priority = me.priority AND (j.created_at, j.id) < ($2, $3)))`,
       [job.queue, job.createdAt, job.id, job.id],
     ),
     sql.rows(
       `WITH me AS (SELECT priority FROM queues WHERE name = $1)
        SELECT j.* FROM jobs j JOIN queues q ON q.name = j.queue, me
-       WHERE j.state = 'QUEUED' AND j.deps_pending = 0 AND j.id <> $4
+       WHERE j.state = 'QUEUED' AND j.deps_pending = 0 AND j.array_size IS NULL AND j.id <> $4
          AND (q.priority > me.priority OR (q.priority = me.priority AND (j.created_at, j.id) < ($2, $3)))
        ORDER BY q.priority DESC, j.created_at, j.id LIMIT $5`,
       [job.queue, job.createdAt, job.id, job.id, EXPLAIN_AHEAD_MAX],

@@ -11,6 +11,8 @@ export async function deleteJobsFinishedBefore(sql: Sql, cutoff: Date, batch: nu
   const rows = await sql.rows(
     `WITH doomed AS MATERIALIZED (
        SELECT id, owner, idempotency_key FROM jobs WHERE finished_at < $1 AND state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
+         -- An array's parent goes after its last child (ADR 0025): its FK would take the children without their events.
+         AND (array_size IS NULL OR NOT EXISTS (SELECT 1 FROM jobs c WHERE c.array_of = jobs.id))
        ORDER BY finished_at LIMIT $2 FOR UPDATE SKIP LOCKED
      ), events AS (
        DELETE FROM job_events WHERE job_id IN (SELECT id FROM doomed)

@@ -13,7 +13,9 @@ export function toJobRecord(r: Record<string, any>): JobRecord {
     attempt: r.attempt, nodeIds: r.node_ids ?? [], gpuIndices: r.gpu_indices ?? [], masterAddr: r.master_addr ?? null,
     maxRuntimeSeconds: r.max_runtime_seconds ?? null,
     backoffSeconds: r.backoff_seconds, maxBackoffSeconds: r.max_backoff_seconds, retryOnExitCodes: r.retry_on_exit_codes ?? [],
-    notBefore: r.not_before ?? null, depsPending: r.deps_pending ?? 0, retriesForgiven: r.retries_forgiven ?? 0, pendingReason: r.pending_reason, exitCode: r.exit_code,
+    notBefore: r.not_before ?? null, depsPending: r.deps_pending ?? 0, retriesForgiven: r.retries_forgiven ?? 0,
+    arraySize: r.array_size ?? null, arrayParallelism: r.array_parallelism ?? null, arrayOf: r.array_of ?? null, arrayIndex: r.array_index ?? null,
+    pendingReason: r.pending_reason, exitCode: r.exit_code,
     reason: r.reason, version: Number(r.version), lastEventSeq: r.last_event_seq, traceParent: r.trace_parent,
     createdAt: r.created_at, updatedAt: r.updated_at, startedAt: r.started_at, finishedAt: r.finished_at,
   };
@@ -32,6 +34,9 @@ export interface NewJob {
   retryOnExitCodes?: number[];
   /** Dependencies not met yet at creation (ADR 0023): the job waits (DEPENDENCY) until none are. */
   depsPending?: number;
+  /** An array's parent (ADR 0025): its children are written by insertArrayChildren in the same transaction. */
+  arraySize?: number | null;
+  arrayParallelism?: number | null;
 }
 
 export async function findJob(sql: Sql, id: string): Promise<JobRecord | null> {
@@ -186,6 +191,8 @@ export interface JobListFilter {
   owner?: string;
   queue?: string;
   state?: JobState;
+  /** Only the children of this array's parent (ADR 0025). */
+  arrayOf?: string;
 }
 
 /**
@@ -202,6 +209,7 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
   if (filter.owner !== undefined) add('owner = ?', filter.owner);
   if (filter.queue !== undefined) add('queue = ?', filter.queue);
   if (filter.state !== undefined) add('state = ?', filter.state);
+  if (filter.arrayOf !== undefined) add('array_of = ?', filter.arrayOf);
   if (after) {
     params.push(after.createdAt, after.id);
     where.push(`(created_at, id) > ($${params.length - 1}, $${params.length})`);
@@ -215,11 +223,11 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
 }
 
 // One index range per queue (jobs_queued_by_queue, whose predicate leaves out jobs waiting for
-// dependencies, ADR 0023): the cost follows the lookahead, not the backlog.
+// dependencies, ADR 0023, and array parents, ADR 0025): the cost follows the lookahead, not the backlog.
 // Jobs backing off (not_before in the future) are skipped in that range: a filter on rows the index
 // walk reads anyway, so it costs a row per job backing off, and there are few (ADR 0022).
 const QUEUED_JOBS_PER_QUEUE = prepared(`SELECT j.* FROM queues q CROSS JOIN LATERAL (
-       SELECT * FROM jobs WHERE state = 'QUEUED' AND deps_pending = 0 AND queue = q.name AND (not_before IS NULL OR not_before <= now())
+       SELECT * FROM jobs WHERE state = 'QUEUED' AND deps_pending = 0 AND array_size IS NULL AND queue = q.name AND (not_before IS NULL OR not_before <= now())
        ORDER BY created_at, id LIMIT $1) j
      ORDER BY j.created_at, j.id`);
 
