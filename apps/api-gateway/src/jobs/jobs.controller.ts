@@ -2,6 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, R
 import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiProduces, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CreateJobDto, JobEventPage, JobExplanationView, JobPage, JobView } from '@gantry/contracts';
+import type { JobRecord } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
 import { Principal } from '../auth/principal';
@@ -66,7 +67,7 @@ export class JobsController {
     const { job, replayed } = await this.jobs.create(dto, who, idem);
     void res.header('location', `/v1/jobs/${job.id}`);
     if (replayed) void res.status(200).header('idempotent-replayed', 'true');
-    return toJobView(job);
+    return this.view(job);
   }
 
   @Get()
@@ -88,8 +89,9 @@ export class JobsController {
     const rows = await this.jobs.list(filter, after, limit + 1);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
+    const deps = await this.jobs.dependenciesOf(page);
     return {
-      items: page.map(toJobView),
+      items: page.map((j) => toJobView(j, deps.get(j.id) ?? [])),
       nextCursor: rows.length > limit ? this.cursors.encode({ t: last.createdAt.getTime(), i: last.id, f: signature }) : null,
     };
   }
@@ -97,7 +99,7 @@ export class JobsController {
   @Get(':id')
   @ApiOkResponse({ type: JobView })
   async get(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<JobView> {
-    return toJobView(await this.jobs.get(id, who));
+    return this.view(await this.jobs.get(id, who));
   }
 
   @Get(':id/explain')
@@ -111,7 +113,7 @@ export class JobsController {
   async cancel(@Param('id') id: string, @CurrentPrincipal() who: Principal, @Res({ passthrough: true }) res: FastifyReply): Promise<JobView> {
     const { job, accepted } = await this.jobs.cancel(id, who);
     void res.status(accepted ? 202 : 200);
-    return toJobView(job);
+    return this.view(job);
   }
 
   @Get(':id/events')
@@ -152,5 +154,11 @@ export class JobsController {
     const nextCursor = events.length > limit ? this.cursors.encode({ jobId: id, seq: page[page.length - 1].seq }) : null;
     const body: JobEventPage = { items: page.map(toEventView), nextCursor };
     void reply.send(body);
+  }
+
+  /** One job as the resource shows it, with what it depends on. */
+  private async view(job: JobRecord): Promise<JobView> {
+    const deps = await this.jobs.dependenciesOf([job]);
+    return toJobView(job, deps.get(job.id) ?? []);
   }
 }

@@ -7,7 +7,7 @@ import { admitDependencies, assertTransition, decideCancel, resolveRetryPolicy }
 import { WakeUpSender, currentTraceHeaders } from '@gantry/messaging';
 import {
   JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
-  casUpdateJob, createJobs, enqueueOutbox, findJob, inTransaction, insertJobDependencies, keyOf, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
+  casUpdateJob, createJobs, enqueueOutbox, findJob, inTransaction, insertJobDependencies, keyOf, listJobDependencies, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import type { Logger } from '@gantry/platform';
@@ -191,6 +191,11 @@ export class JobsService {
   /** One page of the caller's (or, for operators, anyone's) jobs; see ListJobsQuery. */
   async list(filter: JobListFilter, after: { createdAt: Date; id: string } | null, limit: number): Promise<JobRecord[]> {
     return listJobsPage(autocommit(this.ds), filter, after, limit);
+  }
+
+  /** What each job depends on (the job resource's `dependsOn`), in one read for a page. */
+  async dependenciesOf(jobs: readonly JobRecord[]): Promise<Map<string, Array<{ jobId: string; condition: 'succeeded' | 'finished' }>>> {
+    return listJobDependencies(autocommit(this.ds), jobs.map((j) => j.id));
   }
 
   /** A job the caller may see, else 404 (others' jobs are invisible, not forbidden). */

@@ -516,6 +516,12 @@ export interface components {
             maxBackoffSeconds: number;
             retryOnExitCodes: number[];
         };
+        DependencyView: {
+            /** Format: uuid */
+            jobId: string;
+            /** @enum {string} */
+            condition: "succeeded" | "finished";
+        };
         PlacementView: {
             rank: number;
             nodeId: string;
@@ -546,6 +552,8 @@ export interface components {
             notBefore?: string | null;
             /** @description Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit */
             maxRuntimeSeconds?: number | null;
+            /** @description The jobs it waits for (pendingReason DEPENDENCY while any is unmet), upstream job id ascending; empty: none */
+            dependsOn: components["schemas"]["DependencyView"][];
             /** @enum {string} */
             state: "QUEUED" | "SCHEDULED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
             cancelRequested: boolean;
