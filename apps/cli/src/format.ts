@@ -49,7 +49,7 @@ export const QUEUE_COLUMNS: Column<Queue>[] = [
 
 export const NODE_COLUMNS: Column<Node>[] = [
   { header: 'ID', value: (n) => n.id },
-  { header: 'HEALTH', value: (n) => n.health + (n.cordoned ? ',CORDONED' : '') },
+  { header: 'HEALTH', value: (n) => n.health + (n.cordoned ? ',CORDONED' : '') + (n.drainDeadline ? ',DRAINING' : '') },
   { header: 'ZONE', value: (n) => n.zone, shrink: true },
   { header: 'RACK', value: (n) => n.rack, shrink: true },
   { header: 'GPUS', value: (n) => (n.gpus.total ? `${n.gpus.allocated}/${n.gpus.total} ${n.gpus.model ?? ''}`.trim() : '-') },

@@ -26,10 +26,10 @@ const events = async (id: string) => (await listNodeEvents(autocommit(ds), id, 0
 describe('node drain rows', () => {
   it('cordons at once and is due at its deadline; draining again keeps the earlier deadline', async () => {
     const id = await node();
-    expect(await requestNodeDrain(autocommit(ds), id, at(60), T0)).toMatchObject({ id, cordoned: true });
+    expect(await requestNodeDrain(autocommit(ds), id, at(60), T0)).toMatchObject({ id, cordoned: true, drainDeadline: at(60) });
     expect(await due(id, at(59))).toBe(false);
     expect(await due(id, at(60))).toBe(true);
-    await requestNodeDrain(autocommit(ds), id, at(600), at(1));
+    expect((await requestNodeDrain(autocommit(ds), id, at(600), at(1)))!.drainDeadline).toEqual(at(60));
     expect(await due(id, at(60))).toBe(true);
     // Only the first drain cordoned it: one CORDONED event.
     expect(await events(id)).toEqual([['CORDONED', 'DRAIN']]);
@@ -38,7 +38,7 @@ describe('node drain rows', () => {
   it('an uncordon cancels the drain, and a cordon afterwards does not bring it back', async () => {
     const id = await node();
     await requestNodeDrain(autocommit(ds), id, at(60), T0);
-    await setNodeCordoned(autocommit(ds), id, false, at(1));
+    expect((await setNodeCordoned(autocommit(ds), id, false, at(1)))!.drainDeadline).toBeNull();
     expect(await due(id, at(3600))).toBe(false);
     await setNodeCordoned(autocommit(ds), id, true, at(2));
     expect(await due(id, at(3600))).toBe(false);

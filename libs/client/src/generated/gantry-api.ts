@@ -827,6 +827,11 @@ export interface components {
             health: "HEALTHY" | "DEGRADED" | "UNHEALTHY";
             /** @description A cordoned node gets no new work */
             cordoned: boolean;
+            /**
+             * Format: date-time
+             * @description A drain is pending (POST /v1/nodes/{id}/drain): at this time what still runs here is ended and requeued; null: none
+             */
+            drainDeadline?: string | null;
             gpus: components["schemas"]["NodeGpusView"];
             cpuCores: number;
             memoryMiB: number;
