@@ -89,8 +89,8 @@ describe('dependencies', () => {
   it('the job resource shows what it depends on: on create, get, list and cancel', async () => {
     const x = await create(job('x', 'sleep 30'), user);
     const y = await create(job('y', 'sleep 30'), user);
-    const d = await create(job('d', 'true', { dependsOn: [{ jobId: y.id, condition: 'finished' }, { jobId: x.id, condition: 'succeeded' }] }), user);
-    // Upstream job id ascending, whatever the order they were named in.
+    const d = await create(job('d', 'true', { dependsOn: [{ jobId: y.id.toUpperCase(), condition: 'finished' }, { jobId: x.id, condition: 'succeeded' }] }), user);
+    // Upstream job id ascending, in lower case, whatever the order and case they were named in.
     const expected = [{ jobId: x.id, condition: 'succeeded' }, { jobId: y.id, condition: 'finished' }].sort((p, q) => p.jobId.localeCompare(q.jobId));
     expect(d.dependsOn).toEqual(expected);
     expect((await user.request('GET', `/v1/jobs/${d.id}`)).body.dependsOn).toEqual(expected);

@@ -67,7 +67,9 @@ export class JobsController {
     const { job, replayed } = await this.jobs.create(dto, who, idem);
     void res.header('location', `/v1/jobs/${job.id}`);
     if (replayed) void res.status(200).header('idempotent-replayed', 'true');
-    return this.view(job);
+    // What it depends on is what the body named (a replay's body is the same): no read on the create path.
+    const dependsOn = (dto.dependsOn ?? []).map((d) => ({ jobId: d.jobId.toLowerCase(), condition: d.condition })).sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
+    return toJobView(job, dependsOn);
   }
 
   @Get()
