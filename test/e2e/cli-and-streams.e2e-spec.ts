@@ -226,6 +226,57 @@ describe('the gantry CLI, as a process', () => {
     expect(JSON.parse((await gantry(['top', '-o', 'json'])).stdout)).toHaveProperty('jobsByState');
   });
 
+  it('submits with a retry policy, a dependency and a max runtime; explain and describe say why it waits', async () => {
+    const up = (await gantry(['submit', '--name', 'upstream', '-l', `suite=${tag}`, '--cpus', '1', '--memory', '64', '--', 'sleep', '60'])).stdout.trim();
+    const submitted = await gantry([
+      'submit', '--name', 'downstream', '-l', `suite=${tag}`, '--cpus', '1', '--memory', '64', '--retries', '2', '--retry-on-exit-codes', '1,137',
+      '--backoff', '5', '--max-backoff', '60', '--depends-on', `${up}:finished`, '--max-runtime', '600', '-o', 'json', '--', 'true',
+    ]);
+    expect(submitted).toMatchObject({ code: 0, stderr: '' });
+    const down = JSON.parse(submitted.stdout);
+    expect(down).toMatchObject({
+      state: 'QUEUED', pendingReason: 'DEPENDENCY', maxRuntimeSeconds: 600, dependsOn: [{ jobId: up, condition: 'finished' }],
+      retryPolicy: { maxRetries: 2, retryOnExitCodes: [1, 137], backoffSeconds: 5, maxBackoffSeconds: 60 },
+    });
+
+    const explained = await gantry(['explain', down.id]);
+    expect(explained).toMatchObject({ code: 0, stderr: '' });
+    expect(explained.stdout).toMatch(/^Pending reason: +DEPENDENCY$/m);
+    expect(explained.stdout).toMatch(/^Estimated start: +unknown/m);
+    expect(explained.stdout).toMatch(/^ {2}DEPENDENCY: waits for 1 job\(s\) it depends on$/m);
+    const json = JSON.parse((await gantry(['explain', down.id, '-o', 'json'])).stdout);
+    expect(json).toMatchObject({ pendingReason: 'DEPENDENCY', blockers: [{ reason: 'DEPENDENCY' }], wouldStartWith: [], estimatedStartAt: null });
+
+    const described = await gantry(['describe', down.id]);
+    expect(described.code).toBe(0);
+    expect(described.stdout).toMatch(new RegExp(`^Depends on: +${up} \\(finished\\)$`, 'm'));
+    expect(described.stdout).toMatch(/^Retry policy: +2 retries \(exit codes 1,137\), backoff 5 s up to 60 s$/m);
+    expect(described.stdout).toMatch(/^Why it waits \(gantry explain\):\n {2}Pending reason: +DEPENDENCY/m);
+    expect(JSON.parse((await gantry(['describe', down.id, '-o', 'json'])).stdout)).toMatchObject({ id: down.id, explanation: { blockers: [{ reason: 'DEPENDENCY' }] } });
+
+    // A running job does not wait: explain is the server's 409, exit 1; describe shows no explanation.
+    await waitFor('upstream running', async () => (await admin.getJob(up)).state === 'RUNNING', { timeoutMs: 30_000, intervalMs: 100 });
+    const running = await gantry(['explain', up]);
+    expect(running.code).toBe(1);
+    expect(running.stderr).toMatch(/^error: Conflict: job .* is RUNNING: only a queued job waits\n$/);
+    expect((await gantry(['describe', up])).stdout).not.toContain('Why it waits');
+    expect((await gantry(['cancel', down.id, up])).code).toBe(0);
+  });
+
+  it('drains a node: cordoned at once, DRAINED after the grace; an uncordon makes it placeable again', async () => {
+    const node = `${tag}-00002`;
+    const drained = await gantry(['nodes', 'drain', node, '--grace', '0']);
+    expect(drained).toMatchObject({ code: 0, stdout: `${node}: cordoned, draining (what runs there is requeued after 0 s)\n` });
+    expect((await admin.getNode(node)).cordoned).toBe(true);
+    const events = await waitFor('the DRAINED event', async () => {
+      const d = JSON.parse((await gantry(['nodes', 'describe', node, '-o', 'json'])).stdout);
+      return d.events.some((e: { type: string }) => e.type === 'DRAINED') ? d.events : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+    expect(events).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'CORDONED', reason: 'DRAIN' }), expect.objectContaining({ type: 'DRAINED', reason: 'NODE_DRAINED' })]));
+    expect((await gantry(['nodes', 'uncordon', node])).code).toBe(0);
+    expect((await admin.getNode(node)).cordoned).toBe(false);
+  });
+
   it.each<[string, string[], Record<string, string>, number, RegExp]>([
     ['an unknown job: the problem, exit 1', ['get', '00000000-0000-4000-8000-000000000000'], {}, 1, /^error: Not found: job 00000000-0000-4000-8000-000000000000 not found\n$/],
     ['a bad token: the problem and a hint, exit 1', ['ls'], { GANTRY_TOKEN: 'gnt_nope' }, 1, /^error: Unauthenticated: unknown token\n.*gantry login/],
@@ -234,6 +285,10 @@ describe('the gantry CLI, as a process', () => {
     ['a submit without a command: exit 2', ['submit'], {}, 2, /no command/],
     ['a bad number: exit 2', ['ls', '--limit', 'many'], {}, 2, /--limit must be a whole number/],
     ['a bad output format: exit 2', ['ls', '-o', 'xml'], {}, 2, /Allowed choices are table, json/],
+    ['a dependency with an unknown condition: exit 2', ['submit', '--depends-on', 'x:afterok', '--', 'true'], {}, 2, /--depends-on takes <job-id>\[:succeeded\|finished\]/],
+    ['a drain grace past a day: exit 2', ['nodes', 'drain', 'n', '--grace', '90000'], {}, 2, /--grace must be at most 86400 seconds/],
+    ['explain of an unknown job: exit 1', ['explain', '00000000-0000-4000-8000-000000000000'], {}, 1, /^error: Not found: job 00000000-0000-4000-8000-000000000000 not found\n$/],
+    ['a dependency on an unknown job: the field error, exit 1', ['submit', '--depends-on', '00000000-0000-4000-8000-000000000000', '--', 'true'], {}, 1, /\n {2}dependsOn\[0\]\.jobId: /],
   ])('%s', async (_what, args, env, code, stderr) => {
     const r = await gantry(args, env);
     expect(r.code).toBe(code);
@@ -246,7 +301,7 @@ describe('the gantry CLI, as a process', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Examples:');
     expect(help.stdout).toContain('gantry submit -f train.yaml');
-    expect((await gantry(['__complete', 'nodes'])).stdout.split('\n')).toEqual(expect.arrayContaining(['cordon', 'uncordon', 'describe', 'enroll']));
+    expect((await gantry(['__complete', 'nodes'])).stdout.split('\n')).toEqual(expect.arrayContaining(['cordon', 'uncordon', 'drain', 'describe', 'enroll']));
     expect((await gantry(['completion', 'zsh'])).stdout).toContain('compdef _gantry gantry');
   });
 });

@@ -196,6 +196,32 @@ describe('jobs', () => {
   });
 });
 
+describe('why a job waits', () => {
+  it("shows a queued job's explain: each blocker with what it lacks, what would let it start, its position and estimate", async () => {
+    const queue = `explain-${uniqueTag().toLowerCase().replace(/[^a-z0-9]/g, '').slice(-10)}`;
+    await admin.createQueue(queue, 0, 1);
+    const { job } = await admin.createJob({
+      name: 'console-explain', queue, image: 'none', command: ['true'], labels: { suite: tag }, resources: { gpus: 2, cpuCores: 1, memoryMiB: 64 }, maxRuntimeSeconds: 600,
+    });
+    // The page shows why it waits once the scheduler has given it a pending reason (no job event marks that).
+    await waitFor('a pending reason', async () => (await admin.getJob(job.id)).pendingReason !== null, { timeoutMs: 30_000, intervalMs: 100 });
+    const t = await tab();
+    await signIn(t, stack.gatewayUrl, adminToken);
+    await t.page.goto(`${stack.gatewayUrl}/ui/jobs/${job.id}`);
+    await t.page.getByRole('heading', { level: 1, name: /console-explain/ }).waitFor();
+    const quota = t.page.locator('.blockers li[data-reason="QUOTA_EXCEEDED"]');
+    await quota.waitFor({ timeout: 30_000 });
+    expect(await quota.textContent()).toMatch(/needs 2.*\(lacks 1 GPU\)/);
+    await t.page.getByRole('heading', { name: 'It would start now with' }).waitFor();
+    await t.page.locator('.would-start li').filter({ hasText: 'ANOTHER_QUEUE' }).first().waitFor();
+    await t.page.locator('.explanation').filter({ hasText: /Position: 1 in its queue, \d+ overall\./ }).waitFor();
+    await t.page.locator('.explanation').filter({ hasText: 'Estimated start:' }).waitFor();
+    await expectAccessible(t, 'job (explain)');
+    await shot(t, 'job-explain');
+    await admin.cancelJob(job.id);
+  });
+});
+
 describe('nodes and queues', () => {
   it('lets an operator cordon a node and shows it marked, in its page and in the list; a user gets no such button', async () => {
     const nodeId = `${tag}-00001`;
@@ -230,6 +256,35 @@ describe('nodes and queues', () => {
     await t.page.getByRole('link', { name: nodeId, exact: true }).click();
     await t.page.getByRole('button', { name: 'Uncordon', exact: true }).click();
     await t.page.getByRole('button', { name: 'Cordon', exact: true }).waitFor();
+    expect((await admin.getNode(nodeId)).cordoned).toBe(false);
+  });
+
+  it('lets an operator drain a node: DRAINING with its deadline, then DRAINED with its event; an uncordon puts it back to work', async () => {
+    const nodeId = `${tag}-00002`;
+    const t = await tab();
+    await signIn(t, stack.gatewayUrl, adminToken);
+    await t.page.goto(`${stack.gatewayUrl}/ui/nodes/${nodeId}`);
+    await t.page.getByRole('heading', { level: 1, name: new RegExp(nodeId) }).waitFor();
+    await t.page.getByLabel('Grace (s)').fill('3');
+    await t.page.getByRole('button', { name: 'Drain', exact: true }).click();
+    // At once: cordoned, draining until the deadline the gateway set, and no second Drain offered.
+    await t.page.locator('.node-status').filter({ hasText: 'DRAINING' }).waitFor();
+    const node = await admin.getNode(nodeId);
+    expect(node).toMatchObject({ cordoned: true, drainDeadline: expect.any(String) });
+    await t.page.locator('.drain-status').filter({ hasText: 'pending' }).locator(`time[datetime="${node.drainDeadline}"]`).waitFor();
+    expect(await t.page.getByRole('button', { name: 'Drain', exact: true }).count()).toBe(0);
+    await t.page.locator('ol.timeline li').filter({ hasText: 'CORDONED' }).filter({ hasText: 'DRAIN' }).waitFor();
+    await expectAccessible(t, 'node (draining)');
+    // After the grace the reconciler's leader ends the drain (every GANTRY_DETECTOR_INTERVAL_MS); the page refreshes every 5 s.
+    await t.page.locator('ol.timeline li[data-type="DRAINED"]').filter({ hasText: 'NODE_DRAINED' }).waitFor({ timeout: 30_000 });
+    await t.page.locator('.node-status').filter({ hasText: 'DRAINED' }).waitFor();
+    await t.page.locator('.drain-status').filter({ hasText: 'nothing was running; the node stays cordoned' }).waitFor();
+    expect((await admin.getNode(nodeId)).drainDeadline).toBeNull();
+    await expectAccessible(t, 'node (drained)');
+    await shot(t, 'node-drained');
+    await t.page.getByRole('button', { name: 'Uncordon', exact: true }).click();
+    await t.page.getByRole('button', { name: 'Cordon', exact: true }).waitFor();
+    expect(await t.page.locator('.node-status').filter({ hasText: 'DRAINED' }).count()).toBe(0);
     expect((await admin.getNode(nodeId)).cordoned).toBe(false);
   });
 

@@ -86,6 +86,24 @@ describe('dependencies', () => {
     ]);
   });
 
+  it('the job resource shows what it depends on: on create, get, list and cancel', async () => {
+    const x = await create(job('x', 'sleep 30'), user);
+    const y = await create(job('y', 'sleep 30'), user);
+    const d = await create(job('d', 'true', { dependsOn: [{ jobId: y.id.toUpperCase(), condition: 'finished' }, { jobId: x.id, condition: 'succeeded' }] }), user);
+    // Upstream job id ascending, in lower case, whatever the order and case they were named in.
+    const expected = [{ jobId: x.id, condition: 'succeeded' }, { jobId: y.id, condition: 'finished' }].sort((p, q) => p.jobId.localeCompare(q.jobId));
+    expect(d.dependsOn).toEqual(expected);
+    expect((await user.request('GET', `/v1/jobs/${d.id}`)).body.dependsOn).toEqual(expected);
+    expect((await user.request('GET', `/v1/jobs/${x.id}`)).body.dependsOn).toEqual([]);
+    const listed = (await user.request('GET', '/v1/jobs?limit=500')).body.items;
+    expect(listed.find((j: any) => j.id === d.id).dependsOn).toEqual(expected);
+    expect(listed.find((j: any) => j.id === y.id).dependsOn).toEqual([]);
+    for (const j of [d, x, y]) {
+      const r = await user.request('POST', `/v1/jobs/${j.id}/cancel`);
+      expect(r.body.dependsOn).toEqual(j.id === d.id ? expected : []);
+    }
+  });
+
   it("refuses (422) a dependency on a job the caller cannot see, or one that can never be met; 400 for a bad list", async () => {
     const others = await create(job('admins', 'true'));
     const hidden = await user.request('POST', '/v1/jobs', job('x', 'true', { dependsOn: [{ jobId: others.id, condition: 'finished' }] }));

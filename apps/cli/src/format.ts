@@ -1,4 +1,4 @@
-import type { ClusterSummary, Job, JobEvent, JobStreamEvent, Node, Queue } from '@gantry/client';
+import type { ClusterSummary, Job, JobEvent, JobExplanation, JobStreamEvent, Node, Queue } from '@gantry/client';
 import { Column, age } from './table';
 
 const resources = (j: Job) => {
@@ -49,7 +49,7 @@ export const QUEUE_COLUMNS: Column<Queue>[] = [
 
 export const NODE_COLUMNS: Column<Node>[] = [
   { header: 'ID', value: (n) => n.id },
-  { header: 'HEALTH', value: (n) => n.health + (n.cordoned ? ',CORDONED' : '') },
+  { header: 'HEALTH', value: (n) => n.health + (n.cordoned ? ',CORDONED' : '') + (n.drainDeadline ? ',DRAINING' : '') },
   { header: 'ZONE', value: (n) => n.zone, shrink: true },
   { header: 'RACK', value: (n) => n.rack, shrink: true },
   { header: 'GPUS', value: (n) => (n.gpus.total ? `${n.gpus.allocated}/${n.gpus.total} ${n.gpus.model ?? ''}`.trim() : '-') },
@@ -70,4 +70,24 @@ export function summaryLines(s: ClusterSummary): string[] {
     '',
     ...s.gpus.map((g) => `gpus    ${(g.model ?? 'none').padEnd(8)} ${g.allocated}/${g.total} allocated, ${g.free} free`),
   ];
+}
+
+/** `gantry explain` and describe's summary of it, for people: position, estimate, every blocker with its deficit, what would let it start. */
+export function explanationLines(e: JobExplanation): string[] {
+  const deficit = (d: JobExplanation['blockers'][number]['deficit']) =>
+    [d.gpus ? `${d.gpus} GPUs` : '', d.cpuCores ? `${d.cpuCores} cores` : '', d.memoryMiB ? `${d.memoryMiB} MiB` : ''].filter(Boolean).join(', ');
+  return [
+    `Pending reason:  ${e.pendingReason ?? '-'}`,
+    `Position:        ${e.position.queue} in its queue, ${e.position.overall} overall`,
+    `Estimated start: ${e.estimatedStartAt ?? 'unknown (what blocks it has no deadline, or no end lifts it)'}`,
+    e.blockers.length ? 'Blockers:' : 'Blockers:        none (the next scheduling cycle places it)',
+    ...e.blockers.map((b) => `  ${b.reason}${deficit(b.deficit) ? ` (short ${deficit(b.deficit)})` : ''}: ${b.detail}`),
+    ...(e.wouldStartWith.length ? ['Would start now with:', ...e.wouldStartWith.map((c) => `  ${c.change}: ${c.detail}`)] : []),
+  ];
+}
+
+/** A job's retry policy on one line. */
+export function retryPolicyLine(p: Job['retryPolicy']): string {
+  const codes = p.retryOnExitCodes.length ? `exit codes ${p.retryOnExitCodes.join(',')}` : 'lost attempts only';
+  return `${p.maxRetries} retries (${codes}), backoff ${p.backoffSeconds} s up to ${p.maxBackoffSeconds} s`;
 }

@@ -5,6 +5,7 @@ const files: Record<string, string> = {
   'train.json': JSON.stringify({ name: 'j', image: 'i', command: ['true'], queue: 'research' }),
   'list.yaml': '- a\n- b\n',
   'bad.yaml': 'name: [unclosed',
+  'policy.yaml': ['command: [train]', 'retryPolicy: {maxRetries: 1, retryOnExitCodes: [3]}', 'dependsOn: [{jobId: up-1, condition: finished}]', 'maxRuntimeSeconds: 60'].join('\n'),
 };
 const read = (p: string) => files[p];
 
@@ -26,6 +27,20 @@ describe('buildJobSpec', () => {
     });
   });
 
+  it.each<[string, Parameters<typeof buildJobSpec>[0], object]>([
+    ['retry flags make a retryPolicy', { retries: '3', retryOnExitCodes: '1, 137', backoff: '5', maxBackoff: '60' },
+      { retryPolicy: { maxRetries: 3, retryOnExitCodes: [1, 137], backoffSeconds: 5, maxBackoffSeconds: 60 } }],
+    ['--depends-on: condition succeeded unless named', { dependsOn: ['a-1', 'b-2:finished', 'c-3:succeeded'] },
+      { dependsOn: [{ jobId: 'a-1', condition: 'succeeded' }, { jobId: 'b-2', condition: 'finished' }, { jobId: 'c-3', condition: 'succeeded' }] }],
+    ['--max-runtime', { maxRuntime: '3600' }, { maxRuntimeSeconds: 3600 }],
+    ['the policy and dependencies of the file and dependencies as written', { file: 'policy.yaml' },
+      { retryPolicy: { maxRetries: 1, retryOnExitCodes: [3] }, dependsOn: [{ jobId: 'up-1', condition: 'finished' }], maxRuntimeSeconds: 60 }],
+    ['flags add to the policy and dependencies of the file', { file: 'policy.yaml', backoff: '30', dependsOn: ['up-2'], maxRuntime: '120' },
+      { retryPolicy: { maxRetries: 1, retryOnExitCodes: [3], backoffSeconds: 30 }, dependsOn: [{ jobId: 'up-1', condition: 'finished' }, { jobId: 'up-2', condition: 'succeeded' }], maxRuntimeSeconds: 120 }],
+  ])('%s', (_what, flags, expected) => {
+    expect(buildJobSpec(flags, flags.file ? [] : ['true'], read)).toMatchObject(expected);
+  });
+
   it('builds a job from flags alone, with a name from the command and the default resources', () => {
     expect(buildJobSpec({ gpus: '1' }, ['/usr/bin/python3', 'x.py'])).toEqual({
       name: 'python3', image: 'none', command: ['/usr/bin/python3', 'x.py'], resources: { gpus: 1, cpuCores: 1, memoryMiB: 1024 },
@@ -36,6 +51,9 @@ describe('buildJobSpec', () => {
     ['no command', {}, [], /no command/],
     ['a number flag that is not one', { gpus: 'eight' }, ['true'], /--gpus must be a whole number/],
     ['an env without =', { env: ['NOPE'] }, ['true'], /--env takes KEY=VALUE/],
+    ['a dependency with an unknown condition', { dependsOn: ['a-1:afterok'] }, ['true'], /--depends-on takes <job-id>\[:succeeded\|finished\]/],
+    ['exit codes that are not numbers', { retryOnExitCodes: '1,two' }, ['true'], /--retry-on-exit-codes takes whole numbers/],
+    ['a runtime that is not a number', { maxRuntime: '1h' }, ['true'], /--max-runtime must be a whole number/],
   ])('%s is a usage error', (_what, flags, command, message) => {
     expect(() => buildJobSpec(flags, command, read)).toThrow(expect.objectContaining({ name: 'UsageError', message: expect.stringMatching(message) }));
   });

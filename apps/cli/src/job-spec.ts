@@ -15,6 +15,18 @@ export interface SubmitFlags {
   memory?: string;
   nodes?: string;
   maxRetries?: string;
+  /** retryPolicy.maxRetries. */
+  retries?: string;
+  /** retryPolicy.retryOnExitCodes, comma-separated. */
+  retryOnExitCodes?: string;
+  /** retryPolicy.backoffSeconds. */
+  backoff?: string;
+  /** retryPolicy.maxBackoffSeconds. */
+  maxBackoff?: string;
+  /** `<job-id>[:succeeded|finished]`, repeatable (dependsOn; default condition succeeded, as Slurm's afterok). */
+  dependsOn?: string[];
+  /** maxRuntimeSeconds. */
+  maxRuntime?: string;
   env?: string[];
   label?: string[];
 }
@@ -35,6 +47,15 @@ export function buildJobSpec(flags: SubmitFlags, command: string[], readFile: (p
   set('queue', flags.queue);
   set('nodes', int(flags.nodes, '--nodes'));
   set('maxRetries', int(flags.maxRetries, '--max-retries'));
+  set('maxRuntimeSeconds', int(flags.maxRuntime, '--max-runtime'));
+  const policyFlags = {
+    maxRetries: int(flags.retries, '--retries'), backoffSeconds: int(flags.backoff, '--backoff'), maxBackoffSeconds: int(flags.maxBackoff, '--max-backoff'),
+    retryOnExitCodes: flags.retryOnExitCodes === undefined ? undefined : exitCodes(flags.retryOnExitCodes),
+  };
+  if (Object.values(policyFlags).some((v) => v !== undefined)) {
+    spec.retryPolicy = { ...(spec.retryPolicy as object), ...Object.fromEntries(Object.entries(policyFlags).filter(([, v]) => v !== undefined)) };
+  }
+  if (flags.dependsOn?.length) spec.dependsOn = [...((spec.dependsOn as unknown[] | undefined) ?? []), ...flags.dependsOn.map(dependency)];
   if (command.length) spec.command = command;
   if (flags.env?.length) spec.env = { ...(spec.env as object), ...pairs(flags.env, '--env') };
   if (flags.label?.length) spec.labels = { ...(spec.labels as object), ...pairs(flags.label, '--label') };
@@ -75,6 +96,20 @@ function int(raw: string | undefined, flag: string): number | undefined {
   if (raw === undefined) return undefined;
   if (!/^-?\d+$/.test(raw)) throw new UsageError(`${flag} must be a whole number, got ${JSON.stringify(raw)}`);
   return Number(raw);
+}
+
+/** `0,137,143` -> [0, 137, 143]. */
+function exitCodes(raw: string): number[] {
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.some((p) => !/^-?\d+$/.test(p))) throw new UsageError(`--retry-on-exit-codes takes whole numbers separated by commas, got ${JSON.stringify(raw)}`);
+  return parts.map(Number);
+}
+
+/** `<job-id>[:succeeded|finished]`: a job id and the condition it must end in (default succeeded). */
+function dependency(raw: string): { jobId: string; condition: 'succeeded' | 'finished' } {
+  const m = /^([^:]+)(?::(succeeded|finished))?$/.exec(raw);
+  if (!m) throw new UsageError(`--depends-on takes <job-id>[:succeeded|finished], got ${JSON.stringify(raw)}`);
+  return { jobId: m[1], condition: (m[2] as 'succeeded' | 'finished' | undefined) ?? 'succeeded' };
 }
 
 function pairs(items: string[], flag: string): Record<string, string> {

@@ -4,7 +4,7 @@ import { GantryApiError, GantryClient, Job } from '@gantry/client';
 import { CliError, EXIT, UsageError, describeFailure } from './cli-error';
 import { DEFAULT_URL, configPath, loadConfig, resolveConnection, saveConfig } from './cli-config';
 import { COMPLETION_SCRIPTS, completionCandidates } from './completion';
-import { EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS, eventLine, summaryLines } from './format';
+import { EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS, eventLine, explanationLines, retryPolicyLine, summaryLines } from './format';
 import { SubmitFlags, buildJobSpec } from './job-spec';
 import { OutputFormat, Printer, outputOption } from './output';
 
@@ -52,6 +52,7 @@ ${examples([
   'gantry ls --state RUNNING',
   'gantry events -f <job-id>',
   'gantry describe <job-id>',
+  'gantry explain <job-id>',
 ])}`);
 
   program
@@ -84,6 +85,12 @@ ${examples([
     .option('--memory <MiB>', 'memory per node, MiB')
     .option('--nodes <n>', 'gang size: nodes acquired together')
     .option('--max-retries <n>', 're-placements after a lost attempt')
+    .option('--retries <n>', 'retry policy: attempts after the first (lost, or failed with a listed exit code)')
+    .option('--retry-on-exit-codes <codes>', 'retry policy: exit codes that are retried, comma-separated (e.g. 1,137)')
+    .option('--backoff <seconds>', 'retry policy: first wait between attempts (doubles, with jitter)')
+    .option('--max-backoff <seconds>', 'retry policy: longest wait between attempts')
+    .option('--depends-on <job-id[:succeeded|finished]>', 'wait for this job to succeed (default) or to end at all (repeatable)', collect, [])
+    .option('--max-runtime <seconds>', 'longest an attempt may run (also what explain estimates from)')
     .option('-e, --env <KEY=VALUE>', 'environment variable (repeatable)', collect, [])
     .option('-l, --label <KEY=VALUE>', 'label (repeatable)', collect, [])
     .option('--idempotency-key <key>', 'reuse to make a retried submit return the same job (default: a new key per submit)')
@@ -99,8 +106,14 @@ A job file holds the fields of POST /v1/jobs:
   env: {EPOCHS: "3"}
   resources: {gpus: 8, gpuModel: H100, cpuCores: 32, memoryMiB: 262144}
   nodes: 1
-  maxRetries: 2
-${examples(['gantry submit -f train.yaml', 'gantry submit -f train.yaml --queue research --gpus 4', 'gantry submit --name hello -- sh -c "echo hi"', 'gantry submit -w -- sleep 5'])}`)
+  maxRuntimeSeconds: 7200
+  retryPolicy: {maxRetries: 3, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [137]}
+  dependsOn: [{jobId: 0b7c8f4e-…, condition: succeeded}]
+${examples([
+  'gantry submit -f train.yaml', 'gantry submit -f train.yaml --queue research --gpus 4', 'gantry submit --name hello -- sh -c "echo hi"', 'gantry submit -w -- sleep 5',
+  'gantry submit --retries 3 --retry-on-exit-codes 1,137 --backoff 30 -- python flaky.py',
+  'gantry submit --depends-on 0b7c8f4e-…:finished --max-runtime 3600 -- python eval.py',
+])}`)
     .action(async (command: string[], opts: SubmitFlags & { idempotencyKey?: string; watch?: boolean; output: OutputFormat }) => {
       const spec = buildJobSpec(opts, command);
       const api = client();
@@ -166,13 +179,17 @@ ${examples(['gantry submit -f train.yaml', 'gantry submit -f train.yaml --queue 
     .action(async (id: string, opts: { output: OutputFormat }) => {
       const api = client();
       const [job, events] = await Promise.all([api.getJob(id), api.jobEvents(id)]);
+      // Only a queued job waits; it may have been placed since the read (409): then there is nothing to explain.
+      const explanation = job.state === 'QUEUED' ? await api.explainJob(id).catch((e) => (e instanceof GantryApiError && e.status === 409 ? null : Promise.reject(e))) : null;
       const out = printer(opts);
-      out.show({ ...job, events }, () => {
+      out.show({ ...job, events, ...(explanation ? { explanation } : {}) }, () => {
         const r = job.resources;
         const rows: Array<[string, string]> = [
           ['ID', job.id], ['Name', job.name], ['Owner', job.owner], ['Queue', job.queue],
           ['State', `${job.state}${job.cancelRequested ? ' (cancel requested)' : ''}`],
           ['Pending reason', job.pendingReason ?? '-'], ['Attempt', `${job.attempt} (max retries ${job.maxRetries})`],
+          ['Retry policy', retryPolicyLine(job.retryPolicy)],
+          ['Depends on', job.dependsOn.length ? job.dependsOn.map((d) => `${d.jobId} (${d.condition})`).join(', ') : '-'],
           ['Image', job.image], ['Command', JSON.stringify(job.command)],
           ['Resources', `${r.gpus} GPU${r.gpuModel ? ` ${r.gpuModel}` : ''}, ${r.cpuCores} cores, ${r.memoryMiB} MiB per node, ${job.nodes} node(s)`],
           ['Placement', job.placements.length
@@ -184,10 +201,29 @@ ${examples(['gantry submit -f train.yaml', 'gantry submit -f train.yaml --queue 
           ['Labels', Object.entries(job.labels).map(([k, v]) => `${k}=${v}`).join(', ') || '-'],
         ];
         for (const [k, v] of rows) out.line(`${`${k}:`.padEnd(16)}${v}`);
+        if (explanation) {
+          out.line();
+          out.line('Why it waits (gantry explain):');
+          explanationLines(explanation).forEach((l) => out.line(`  ${l}`));
+        }
         out.line();
         out.line('Events:');
         out.table(events, EVENT_COLUMNS);
       });
+    });
+
+  program
+    .command('explain')
+    .description('Why a queued job waits: every blocker with its deficit, changes that would let it start, its position and estimated start')
+    .argument('<job-id>')
+    .addOption(outputOption())
+    .addHelpText('after', `
+A job that is not QUEUED does not wait: that is an error (exit 1).
+${examples(['gantry explain 0b7c8f4e-…', 'gantry explain 0b7c8f4e-… -o json | jq .blockers'])}`)
+    .action(async (id: string, opts: { output: OutputFormat }) => {
+      const e = await client().explainJob(id);
+      const out = printer(opts);
+      out.show(e, () => explanationLines(e).forEach((l) => out.line(l)));
     });
 
   program
@@ -364,6 +400,24 @@ ${examples(['gantry submit -f train.yaml', 'gantry submit -f train.yaml --queue 
         printer(opts).show(done, (list) => list.forEach((n) => printer(opts).line(`${n.id}: ${n.cordoned ? 'cordoned' : 'uncordoned'}`)));
       });
   }
+  nodes
+    .command('drain')
+    .argument('<node-id...>')
+    .description('Cordon nodes now; after the grace, what still runs there is requeued elsewhere (NODE_DRAINED, no retry used). Operators')
+    .option('--grace <seconds>', 'how long running attempts may go on (0..86400)', '300')
+    .addOption(outputOption())
+    .addHelpText('after', `
+The node stays cordoned after its drain (event DRAINED); \`gantry nodes uncordon\` before the grace is
+over cancels the drain.
+${examples(['gantry nodes drain gpu-0042 --grace 600', 'gantry nodes drain gpu-0042 gpu-0043 --grace 0'])}`)
+    .action(async (ids: string[], opts: { grace: string; output: OutputFormat }) => {
+      const grace = nonNegativeInt(opts.grace, '--grace');
+      if (grace > 86_400) throw new UsageError(`--grace must be at most 86400 seconds, got ${grace}`);
+      const api = client();
+      const done = [];
+      for (const id of ids) done.push(await api.drainNode(id, grace));
+      printer(opts).show(done, (list) => list.forEach((n) => printer(opts).line(`${n.id}: cordoned, draining (what runs there is requeued after ${grace} s)`)));
+    });
   nodes
     .command('enroll')
     .argument('<node-id>')

@@ -20,6 +20,8 @@ export type HeatmapRack = Schemas['HeatmapRackView'];
 export type Whoami = Schemas['WhoamiView'];
 export type TokenCreated = Schemas['TokenView'];
 export type Problem = Schemas['Problem'];
+/** GET /v1/jobs/{id}/explain: why a queued job waits (contract §4.7). */
+export type JobExplanation = Schemas['JobExplanationView'];
 export type JobState = Job['state'];
 /** GET /v1/jobs/{id}/logs's query: attempt, rank, tailLines, follow (contract §4.4). */
 export type JobLogsQuery = NonNullable<operations['jobs.logs']['parameters']['query']>;

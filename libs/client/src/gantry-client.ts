@@ -1,7 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/gantry-api';
 import type {
-  ClusterHeatmap, ClusterSummary, CreateJob, CreateQueue, Job, JobEvent, JobLogsQuery, JobPage, JobState, JobStreamEvent, JobStreamEventPage, Node, NodeEvent, NodePage, Problem,
+  ClusterHeatmap, ClusterSummary, CreateJob, CreateQueue, Job, JobEvent, JobExplanation, JobLogsQuery, JobPage, JobState, JobStreamEvent, JobStreamEventPage, Node, NodeEvent, NodePage, Problem,
   Queue, TokenCreated, UpdateQueue, Whoami,
 } from './api-types';
 import { DEFAULT_RETRY_POLICY, RetryBudget, RetryPolicy, backoffDelay, isRetryable } from './retry-policy';
@@ -151,6 +151,11 @@ export class GantryClient {
     return ok(await this.api.GET('/v1/jobs/{id}', { params: { path: { id } } }));
   }
 
+  /** Why a QUEUED job waits: every blocker, single changes that would let it start, an estimated start (409 in any other state). */
+  async explainJob(id: string): Promise<JobExplanation> {
+    return ok(await this.api.GET('/v1/jobs/{id}/explain', { params: { path: { id } } }));
+  }
+
   async cancelJob(id: string): Promise<Job> {
     return ok(await this.api.POST('/v1/jobs/{id}/cancel', { params: { path: { id } } }));
   }
@@ -260,6 +265,11 @@ export class GantryClient {
 
   async cordonNode(id: string): Promise<Node> {
     return ok(await this.api.POST('/v1/nodes/{id}/cordon', { params: { path: { id } } }));
+  }
+
+  /** Cordons the node now; after the grace what still runs there is requeued (NODE_DRAINED, no retry used). Operators. */
+  async drainNode(id: string, gracePeriodSeconds: number): Promise<Node> {
+    return ok(await this.api.POST('/v1/nodes/{id}/drain', { params: { path: { id } }, body: { gracePeriodSeconds } }));
   }
 
   async uncordonNode(id: string): Promise<Node> {

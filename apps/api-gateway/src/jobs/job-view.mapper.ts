@@ -1,11 +1,14 @@
-import { JobEventView, JobView, PlacementView } from '@gantry/contracts';
+import { DependencyView, JobEventView, JobView, PlacementView } from '@gantry/contracts';
 import { ArrayChildCounts, NO_CHILDREN, rankGpuIndices } from '@gantry/domain';
 import { JobEventRecord, JobRecord } from '@gantry/persistence';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** `children`: an array parent's children by state (absent: none counted). */
-export function toJobView(j: JobRecord, children?: ArrayChildCounts): JobView {
+/**
+ * `dependsOn`: the job's rows of job_dependencies (JobsService.dependenciesOf); required, so no caller
+ * shows a job without them. `children`: an array parent's children by state (absent: none counted).
+ */
+export function toJobView(j: JobRecord, dependsOn: readonly DependencyView[], children?: ArrayChildCounts): JobView {
   return {
     id: j.id, owner: j.owner, queue: j.queue, name: j.name, image: j.image, command: j.command, env: j.env,
     labels: j.labels,
@@ -13,7 +16,7 @@ export function toJobView(j: JobRecord, children?: ArrayChildCounts): JobView {
     nodes: j.nodes, maxRetries: j.maxRetries,
     retryPolicy: { maxRetries: j.maxRetries, backoffSeconds: j.backoffSeconds, maxBackoffSeconds: j.maxBackoffSeconds, retryOnExitCodes: j.retryOnExitCodes },
     notBefore: j.state === 'QUEUED' ? iso(j.notBefore) : null,
-    maxRuntimeSeconds: j.maxRuntimeSeconds, state: j.state, cancelRequested: j.cancelRequested,
+    maxRuntimeSeconds: j.maxRuntimeSeconds, dependsOn: [...dependsOn], state: j.state, cancelRequested: j.cancelRequested,
     attempt: j.attempt, pendingReason: j.pendingReason, exitCode: j.exitCode, reason: j.reason, nodeIds: j.nodeIds,
     placements: placementsOf(j),
     createdAt: j.createdAt.toISOString(), updatedAt: j.updatedAt.toISOString(),

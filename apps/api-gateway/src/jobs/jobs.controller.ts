@@ -1,7 +1,8 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiProduces, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CreateJobDto, JobEventPage, JobExplanationView, JobPage, JobView } from '@gantry/contracts';
+import { CreateJobDto, DependencyView, JobEventPage, JobExplanationView, JobPage, JobView } from '@gantry/contracts';
+import type { JobRecord } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
 import { Principal } from '../auth/principal';
@@ -10,7 +11,6 @@ import { CursorCodec } from '../http/cursor-codec';
 import { ListJobsQuery } from './list-jobs.query';
 import { toEventView, toJobView } from './job-view.mapper';
 import { JobsService } from './jobs.service';
-import { JobRecord } from '@gantry/persistence';
 import { JobExplainService } from './job-explain.service';
 import { EventStreamsService } from '../events/event-streams.service';
 import { SSE_DESCRIPTION } from '../events/sse-description';
@@ -67,7 +67,9 @@ export class JobsController {
     const { job, replayed } = await this.jobs.create(dto, who, idem);
     void res.header('location', `/v1/jobs/${job.id}`);
     if (replayed) void res.status(200).header('idempotent-replayed', 'true');
-    return (await this.views([job]))[0];
+    // What it depends on is what the body named (a replay's body is the same): no read on the create path.
+    const dependsOn = (dto.dependsOn ?? []).map((d) => ({ jobId: d.jobId.toLowerCase(), condition: d.condition })).sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
+    return (await this.views([job], new Map([[job.id, dependsOn]])))[0];
   }
 
   @Get()
@@ -99,12 +101,6 @@ export class JobsController {
   @ApiOkResponse({ type: JobView })
   async get(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<JobView> {
     return (await this.views([await this.jobs.get(id, who)]))[0];
-  }
-
-  /** Job views; an array parent's with its children by state (one grouped read for the parents among them, none when there are none). */
-  private async views(jobs: JobRecord[]): Promise<JobView[]> {
-    const children = await this.jobs.arrayChildCounts(jobs.filter((j) => j.arraySize !== null).map((j) => j.id));
-    return jobs.map((j) => toJobView(j, children.get(j.id)));
   }
 
   @Get(':id/explain')
@@ -159,5 +155,19 @@ export class JobsController {
     const nextCursor = events.length > limit ? this.cursors.encode({ jobId: id, seq: page[page.length - 1].seq }) : null;
     const body: JobEventPage = { items: page.map(toEventView), nextCursor };
     void reply.send(body);
+  }
+
+  /** One job as the resource shows it, with what it depends on. */
+  /**
+   * Job views with what each depends on (one read for the page, or `dependsOn` where the caller
+   * knows it: a create) and an array parent's children by state (one grouped read for the parents
+   * among them, none when there are none).
+   */
+  private async views(jobs: JobRecord[], dependsOn?: Map<string, DependencyView[]>): Promise<JobView[]> {
+    const [deps, children] = await Promise.all([
+      dependsOn ?? this.jobs.dependenciesOf(jobs),
+      this.jobs.arrayChildCounts(jobs.filter((j) => j.arraySize !== null).map((j) => j.id)),
+    ]);
+    return jobs.map((j) => toJobView(j, deps.get(j.id) ?? [], children.get(j.id)));
   }
 }

@@ -7,7 +7,7 @@ import { ARRAY_COPIED_BYTES_MAX, ArrayChildCounts, admitDependencies, assertTran
 import { WakeUpSender, currentTraceHeaders } from '@gantry/messaging';
 import {
   JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
-  cancelArrayChildren, casUpdateJob, countArrayChildren, createJobs, enqueueOutbox, insertArrayChildren, sortedChildIds, findJob, inTransaction, insertJobDependencies, keyOf, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
+  cancelArrayChildren, casUpdateJob, countArrayChildren, createJobs, enqueueOutbox, insertArrayChildren, sortedChildIds, findJob, inTransaction, insertJobDependencies, keyOf, listJobDependencies, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import type { Logger } from '@gantry/platform';
@@ -218,6 +218,11 @@ export class JobsService {
   /** Each array parent's children by state (ADR 0025). */
   async arrayChildCounts(parentIds: string[]): Promise<Map<string, ArrayChildCounts>> {
     return parentIds.length === 0 ? new Map() : countArrayChildren(autocommit(this.ds), parentIds);
+  }
+
+  /** What each job depends on (the job resource's `dependsOn`), in one read for a page. */
+  async dependenciesOf(jobs: readonly JobRecord[]): Promise<Map<string, Array<{ jobId: string; condition: 'succeeded' | 'finished' }>>> {
+    return listJobDependencies(autocommit(this.ds), jobs.map((j) => j.id));
   }
 
   /** A job the caller may see, else 404 (others' jobs are invisible, not forbidden). */

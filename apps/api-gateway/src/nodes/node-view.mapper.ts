@@ -17,7 +17,7 @@ function toTelemetry(live: LiveFields | undefined): NodeTelemetryView | null {
 /** Durable topology and allocations (Postgres) joined with liveness and telemetry (Redis). */
 export function toNodeView(n: NodeRecord, health: NodeHealth, lastSeenMs: number | null, live: LiveFields | undefined): NodeView {
   return {
-    id: n.id, zone: n.zone, rack: n.rack, health, cordoned: n.cordoned,
+    id: n.id, zone: n.zone, rack: n.rack, health, cordoned: n.cordoned, drainDeadline: n.drainDeadline ? n.drainDeadline.toISOString() : null,
     gpus: { model: n.gpuModel, total: n.gpusTotal, allocated: n.gpusAllocated },
     cpuCores: n.cpuCores, memoryMiB: n.memoryMiB,
     lastHeartbeatAt: lastSeenMs === null ? null : new Date(lastSeenMs).toISOString(),

@@ -4,8 +4,8 @@ import { applyEvent, insertJob } from './jobs-table-model';
 const job = (id: string, more: Partial<Job> = {}): Job => ({
   id, owner: 'team-a', queue: 'default', name: id, image: 'none', command: ['true'], env: {}, labels: {},
   resources: { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 64 }, nodes: 1, maxRetries: 0, state: 'QUEUED',
-  retryPolicy: { maxRetries: 0, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [] }, notBefore: null,
-  cancelRequested: false, attempt: 0, pendingReason: null, exitCode: null, reason: null, nodeIds: [], placements: [],
+  cancelRequested: false, attempt: 0, pendingReason: null, exitCode: null, reason: null, nodeIds: [], placements: [], dependsOn: [],
+  retryPolicy: { maxRetries: 0, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [] }, notBefore: null, maxRuntimeSeconds: null,
   createdAt: `2026-12-02T10:00:0${id.slice(-1)}.000Z`, updatedAt: '2026-12-02T10:00:00.000Z', startedAt: null, finishedAt: null, ...more,
 });
 const changed = (jobId: string, fromState: Job['state'], toState: Job['state'], attempt = 1, seq = 2): JobStreamEvent =>

@@ -1,7 +1,7 @@
 import { html, nothing } from 'lit';
-import { GantryApiError, type Job, type JobEvent } from '@gantry/client';
+import { GantryApiError, type Job, type JobEvent, type JobExplanation } from '@gantry/client';
 import { TERMINAL_STATES } from '../jobs/jobs-table-model';
-import { count, duration, mib, pendingReasonText, time } from '../shell/format';
+import { count, duration, mib, pendingReasonText, shortId, time } from '../shell/format';
 import { href } from '../shell/router';
 import { badge, errorBox, errorText } from '../shell/ui';
 import { PageElement } from './page-element';
@@ -14,18 +14,10 @@ interface Placement {
 }
 type JobWithPlacements = Job & { placements?: Placement[] };
 
-/** Contract §4.7 (issue 17): why a queued job is not running, where the gateway can say. */
-interface Explanation {
-  pendingReason: string | null;
-  position?: { queue: number; overall: number };
-  blockers?: Array<{ reason: string; detail?: string }>;
-  wouldStartWith?: Array<{ change: string; detail?: string }>;
-  estimatedStartAt?: string | null;
-}
-
 /** The most log text kept on the page: a chatty job must not fill the browser's memory. */
 const LOG_MAX_CHARS = 256 * 1024;
 const LOGS_PATH = '/v1/jobs/{id}/logs';
+const EXPLAIN_PATH = '/v1/jobs/{id}/explain';
 
 /** One job: its spec and state, placements, events as they happen, logs as they are written, and cancel. */
 export class JobPage extends PageElement {
@@ -42,7 +34,7 @@ export class JobPage extends PageElement {
   declare logsNote: string | null;
   declare cancelling: boolean;
   declare actionError: unknown;
-  declare explanation: Explanation | null;
+  declare explanation: JobExplanation | null;
   private abort = new AbortController();
   private logsStarted = false;
 
@@ -78,8 +70,9 @@ export class JobPage extends PageElement {
 
   private async refresh(): Promise<void> {
     this.job = await this.session.client.getJob(this.jobId);
-    if (this.job.state === 'QUEUED' && this.caps?.has('GET', '/v1/jobs/{id}/explain')) {
-      const r = await this.session.client.request<Explanation>('GET', `/v1/jobs/${encodeURIComponent(this.jobId)}/explain`);
+    if (this.job.state === 'QUEUED' && this.caps?.has('GET', EXPLAIN_PATH)) {
+      // Placed since the read: 409, nothing to explain.
+      const r = await this.session.client.request<JobExplanation>('GET', `/v1/jobs/${encodeURIComponent(this.jobId)}/explain`);
       this.explanation = r.status === 200 ? r.body : null;
     } else this.explanation = null;
   }
@@ -181,7 +174,13 @@ export class JobPage extends PageElement {
             <dt>Command</dt><dd><code>${j.command.join(' ')}</code></dd>
             <dt>Per node</dt><dd>${j.resources.gpus} GPU${j.resources.gpus === 1 ? '' : 's'}${j.resources.gpuModel ? ` (${j.resources.gpuModel})` : ''}, ${j.resources.cpuCores} CPU, ${mib(j.resources.memoryMiB)}</dd>
             <dt>Nodes</dt><dd>${j.nodes}${j.nodes > 1 ? ' (gang)' : ''}</dd>
-            <dt>Retries allowed</dt><dd>${j.maxRetries}</dd>
+            <dt>Retries allowed</dt><dd>${j.retryPolicy
+              ? html`${j.retryPolicy.maxRetries} (${j.retryPolicy.retryOnExitCodes.length ? `exit codes ${j.retryPolicy.retryOnExitCodes.join(', ')}` : 'lost attempts only'}; backoff ${j.retryPolicy.backoffSeconds} s up to ${j.retryPolicy.maxBackoffSeconds} s)`
+              : j.maxRetries}</dd>
+            ${j.maxRuntimeSeconds ? html`<dt>Max runtime</dt><dd>${duration(j.maxRuntimeSeconds * 1000)}</dd>` : nothing}
+            ${j.dependsOn?.length
+              ? html`<dt>Depends on</dt><dd>${j.dependsOn.map((d, i) => html`${i ? ', ' : ''}<a href=${href.job(d.jobId)}>${shortId(d.jobId)}</a> (${d.condition})`)}</dd>`
+              : nothing}
           </dl>
         </section>
         <section class="card" aria-labelledby="run-heading">
@@ -244,15 +243,22 @@ export class JobPage extends PageElement {
     </section>`;
   }
 
+  /** GET /v1/jobs/{id}/explain (contract §4.7): every blocker with what it lacks, single changes that would let it start, when it may. */
   private explanationView() {
     const x = this.explanation;
     if (!x) return nothing;
-    return html`
-      ${x.position ? html`<p>Position: ${x.position.queue} in its queue, ${x.position.overall} overall.</p>` : nothing}
-      ${x.blockers?.length ? html`<h3>Blockers</h3><ul>${x.blockers.map((b) => html`<li><code>${b.reason}</code>${b.detail ? `: ${b.detail}` : ''}</li>`)}</ul>` : nothing}
-      ${x.wouldStartWith?.length ? html`<h3>It would start with</h3><ul>${x.wouldStartWith.map((w) => html`<li>${w.change}${w.detail ? `: ${w.detail}` : ''}</li>`)}</ul>` : nothing}
-      ${x.estimatedStartAt ? html`<p>Estimated start: <time datetime=${x.estimatedStartAt}>${time(x.estimatedStartAt)}</time></p>` : nothing}
-    `;
+    const lacks = (d: JobExplanation['blockers'][number]['deficit']) =>
+      [d.gpus ? `${d.gpus} GPU${d.gpus === 1 ? '' : 's'}` : '', d.cpuCores ? `${d.cpuCores} CPU` : '', d.memoryMiB ? mib(d.memoryMiB) : ''].filter(Boolean).join(', ');
+    return html`<div class="explanation">
+      <p>Position: ${x.position.queue} in its queue, ${x.position.overall} overall.</p>
+      <p>Estimated start: ${x.estimatedStartAt
+        ? html`<time datetime=${x.estimatedStartAt}>${time(x.estimatedStartAt)}</time> <span class="muted">(from running attempts' max runtimes)</span>`
+        : html`<span class="muted">unknown: what blocks it has no max runtime, or no end would lift it</span>`}</p>
+      ${x.blockers.length
+        ? html`<h3>Blockers</h3><ul class="blockers">${x.blockers.map((b) => html`<li data-reason=${b.reason}><code>${b.reason}</code>: ${b.detail}${lacks(b.deficit) ? html` <span class="deficit">(lacks ${lacks(b.deficit)})</span>` : nothing}</li>`)}</ul>`
+        : html`<p>Nothing blocks it: the next scheduling cycle places it.</p>`}
+      ${x.wouldStartWith.length ? html`<h3>It would start now with</h3><ul class="would-start">${x.wouldStartWith.map((w) => html`<li><code>${w.change}</code>: ${w.detail}</li>`)}</ul>` : nothing}
+    </div>`;
   }
 }
 

@@ -1,5 +1,6 @@
 import { html, nothing } from 'lit';
 import type { Node, NodeEvent } from '@gantry/client';
+import { DrainStatus, drainStatus } from '../nodes/drain-status';
 import { mib, percent, shortId, time } from '../shell/format';
 import { href } from '../shell/router';
 import { Poller, badge, errorBox } from '../shell/ui';
@@ -9,8 +10,9 @@ const REFRESH_MS = 5_000;
 const DRAIN_PATH = '/v1/nodes/{id}/drain';
 
 /**
- * One node: capacity, live telemetry, the attempts it runs and cordon (operators: others' job ids
- * are not a user's to see, contract §4.3), its history.
+ * One node: capacity, live telemetry, the attempts it runs, cordon and drain (operators: others'
+ * job ids are not a user's to see, contract §4.3), its history. A drain (ADR 0027) shows as
+ * DRAINING until its deadline, then as DRAINED with the jobs it requeued while the node stays cordoned.
  */
 export class NodePage extends PageElement {
   static override properties = {
@@ -64,23 +66,34 @@ export class NodePage extends PageElement {
   private drain = (e: SubmitEvent) => {
     e.preventDefault();
     const grace = Number(new FormData(e.target as HTMLFormElement).get('grace'));
-    return this.act(() => this.session.client.request('POST', `/v1/nodes/${encodeURIComponent(this.nodeId)}/drain`, { gracePeriodSeconds: grace }).then((r) => {
-      if (r.status >= 400) throw new Error((r.body as { detail?: string })?.detail ?? `HTTP ${r.status}`);
-    }));
+    return this.act(() => this.session.client.drainNode(this.nodeId, grace));
   };
+
+  private drainFact(d: DrainStatus) {
+    if (d.kind === 'draining') {
+      return html`<dt>Drain</dt><dd class="drain-status">pending: what still runs here is requeued at <time datetime=${d.deadline}>${time(d.deadline)}</time> (an uncordon cancels it)</dd>`;
+    }
+    if (d.kind === 'drained') {
+      return html`<dt>Drain</dt><dd class="drain-status">done at <time datetime=${d.at}>${time(d.at)}</time>: ${d.jobIds.length
+        ? html`requeued ${d.jobIds.map((id, i) => html`${i ? ', ' : ''}<a href=${href.job(id)}>${shortId(id)}</a>`)}`
+        : 'nothing was running'}; the node stays cordoned</dd>`;
+    }
+    return nothing;
+  }
 
   protected override render() {
     const n = this.node;
     if (!n) return html`<h1>Node <code>${this.nodeId}</code></h1>${this.error ? errorBox(this.error) : html`<p aria-live="polite">Loading…</p>`}`;
     const t = n.telemetry;
+    const drain = drainStatus(n, this.events);
     return html`
       <p class="crumbs"><a href=${href.nodes()}>Nodes</a> / <code>${n.id}</code></p>
       <div class="title-row">
-        <h1>${n.id} <span class="node-status">${badge(n.health)}${n.cordoned ? html` ${badge('CORDONED')}` : nothing}</span></h1>
+        <h1>${n.id} <span class="node-status">${badge(n.health)}${n.cordoned ? html` ${badge('CORDONED')}` : nothing}${drain.kind !== 'none' ? html` ${badge(drain.kind === 'draining' ? 'DRAINING' : 'DRAINED')}` : nothing}</span></h1>
         ${this.isOperator
           ? html`<div class="actions">
               <button type="button" ?disabled=${this.acting} @click=${this.toggleCordon}>${n.cordoned ? 'Uncordon' : 'Cordon'}</button>
-              ${this.caps?.has('POST', DRAIN_PATH)
+              ${this.caps?.has('POST', DRAIN_PATH) && drain.kind !== 'draining'
                 ? html`<form class="inline" @submit=${this.drain}><label>Grace (s) <input name="grace" type="number" min="0" max="86400" value="60" required /></label><button type="submit" class="danger" ?disabled=${this.acting}>Drain</button></form>`
                 : nothing}
             </div>`
@@ -96,6 +109,7 @@ export class NodePage extends PageElement {
             <dt>CPU cores</dt><dd>${n.cpuCores}</dd>
             <dt>Memory</dt><dd>${mib(n.memoryMiB)}</dd>
             <dt>Cordoned</dt><dd>${n.cordoned ? 'yes: no new work is placed here' : 'no'}</dd>
+            ${this.drainFact(drain)}
             <dt>Last heard</dt><dd>${n.lastHeartbeatAt ? html`<time datetime=${n.lastHeartbeatAt}>${time(n.lastHeartbeatAt)}</time>` : 'never (or longer ago than live state is kept)'}</dd>
             <dt>First seen</dt><dd><time datetime=${n.firstSeenAt}>${time(n.firstSeenAt)}</time></dd>
           </dl>

@@ -524,6 +524,12 @@ export interface components {
             maxBackoffSeconds: number;
             retryOnExitCodes: number[];
         };
+        DependencyView: {
+            /** Format: uuid */
+            jobId: string;
+            /** @enum {string} */
+            condition: "succeeded" | "finished";
+        };
         PlacementView: {
             rank: number;
             nodeId: string;
@@ -569,6 +575,8 @@ export interface components {
             notBefore?: string | null;
             /** @description Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit */
             maxRuntimeSeconds?: number | null;
+            /** @description The jobs it waits for (pendingReason DEPENDENCY while any is unmet), upstream job id ascending; empty: none */
+            dependsOn: components["schemas"]["DependencyView"][];
             /** @enum {string} */
             state: "QUEUED" | "SCHEDULED" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
             cancelRequested: boolean;
@@ -851,6 +859,11 @@ export interface components {
             health: "HEALTHY" | "DEGRADED" | "UNHEALTHY";
             /** @description A cordoned node gets no new work */
             cordoned: boolean;
+            /**
+             * Format: date-time
+             * @description A drain is pending (POST /v1/nodes/{id}/drain): at this time what still runs here is ended and requeued; null: none
+             */
+            drainDeadline?: string | null;
             gpus: components["schemas"]["NodeGpusView"];
             cpuCores: number;
             memoryMiB: number;

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { JOB_STATES, JobState } from '@gantry/domain';
+import { DEPENDENCY_CONDITIONS, DependencyCondition, JOB_STATES, JobState } from '@gantry/domain';
 import { ResourcesDto } from './create-job.dto';
 
 /** One rank of the current (or last) attempt: where it runs and the GPU devices it holds there. */
@@ -38,6 +38,12 @@ export class ArrayView {
   @ApiProperty({ type: ArrayChildrenView, description: 'Children by state (GET /v1/jobs?arrayOf= lists them)' }) children!: ArrayChildrenView;
 }
 
+/** One job this job waits for, as it was created (contract §4.7, ADR 0023). */
+export class DependencyView {
+  @ApiProperty({ format: 'uuid' }) jobId!: string;
+  @ApiProperty({ enum: DEPENDENCY_CONDITIONS }) condition!: DependencyCondition;
+}
+
 /** The job resource returned by every job endpoint. */
 export class JobView {
   @ApiProperty() id!: string;
@@ -56,6 +62,8 @@ export class JobView {
   notBefore!: string | null;
   @ApiPropertyOptional({ nullable: true, type: Number, description: 'Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit' })
   maxRuntimeSeconds!: number | null;
+  @ApiProperty({ type: [DependencyView], description: 'The jobs it waits for (pendingReason DEPENDENCY while any is unmet), upstream job id ascending; empty: none' })
+  dependsOn!: DependencyView[];
   @ApiProperty({ enum: JOB_STATES }) state!: JobState;
   @ApiProperty() cancelRequested!: boolean;
   @ApiProperty({ description: '0 until first placed, then the current or last attempt' }) attempt!: number;

@@ -34,6 +34,8 @@ export class NodeView {
   @ApiProperty({ enum: NODE_HEALTH, description: 'From heartbeat silence: DEGRADED after GANTRY_NODE_SUSPECT_MS, UNHEALTHY after GANTRY_NODE_DEAD_MS' })
   health!: NodeHealth;
   @ApiProperty({ description: 'A cordoned node gets no new work' }) cordoned!: boolean;
+  @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time', description: 'A drain is pending (POST /v1/nodes/{id}/drain): at this time what still runs here is ended and requeued; null: none' })
+  drainDeadline!: string | null;
   @ApiProperty({ type: NodeGpusView }) gpus!: NodeGpusView;
   @ApiProperty() cpuCores!: number;
   @ApiProperty() memoryMiB!: number;

@@ -73,6 +73,17 @@ describe('explainJob', () => {
       nodes: [full], running: [run(['n0'], 8, NOW, 10)],
       ahead: [{ queue: 'q', nodes: 1, request: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }, maxRuntimeSeconds: 20 }],
     }), { estimatedStartAtMs: NOW + 30_000 }],
+    // As the scheduler's plan: the 8-GPU job ahead, kept out, holds n0 (nearest to fitting); this 4-GPU job does not backfill
+    // into it, and starts when the job ahead, placed on n0 at +60 s, ends at +90 s.
+    ['a bigger job ahead kept out holds the node nearest to fitting: this one does not backfill into it', snap({
+      job: job({ request: { gpus: 4, gpuModel: 'H100', cpuCores: 4, memoryMiB: 1024 } }),
+      nodes: [node('n0', { gpusAllocated: 4 }), node('n1', { gpusAllocated: 6 })], running: [run(['n0'], 4, NOW, 60), run(['n1'], 6, NOW, 120)],
+      ahead: [{ queue: 'q', nodes: 1, request: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }, maxRuntimeSeconds: 30 }],
+    }), { estimatedStartAtMs: NOW + 90_000 }],
+    ['jobs ahead go to the fullest node that fits (best fit), leaving the empty one for this job', snap({
+      nodes: [node('n0'), node('n1', { gpusAllocated: 4 })], running: [run(['n1'], 4, NOW, null)],
+      ahead: [{ queue: 'q', nodes: 1, request: { gpus: 4, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }, maxRuntimeSeconds: null }],
+    }), { estimatedStartAtMs: NOW }],
   ])('%s', (_n, s, expected) => {
     const e = explainJob(s);
     expect(e).toMatchObject(expected);

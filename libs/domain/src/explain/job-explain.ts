@@ -1,4 +1,5 @@
 import { NodeHealth } from '../nodes/node-health';
+import { chooseReservation } from '../placement/reservation';
 import { NodeCapacity, ResourceRequest, allocate, couldEverFit, fitsNow } from '../resources/resources';
 
 /*
@@ -110,6 +111,19 @@ function nearest(shortfalls: Amounts[], need: Amounts): Amounts {
   return shortfalls.reduce((best, s) => (weight(s) < weight(best) ? s : best), shortfalls[0] ?? need);
 }
 const usable = (n: ExplainNode) => n.health === 'HEALTHY' && !n.cordoned;
+/** Best fit, as the scheduler places: the node left with the fewest free GPUs, then cores, then memory, then id. */
+const fullestFirst = (a: ExplainNode, b: ExplainNode) => {
+  const fa = free(a);
+  const fb = free(b);
+  return fa.gpus - fb.gpus || fa.cpuCores - fb.cpuCores || fa.memoryMiB - fb.memoryMiB || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+};
+/** The `count` fullest nodes; one pass for a single node (most jobs), where sorting a large fleet per job would dominate. */
+function bestFit(fitting: ExplainNode[], count: number): ExplainNode[] {
+  if (count !== 1) return fitting.sort(fullestFirst).slice(0, count);
+  let best: ExplainNode | undefined;
+  for (const n of fitting) if (best === undefined || fullestFirst(n, best) < 0) best = n;
+  return best ? [best] : [];
+}
 const model = (r: ResourceRequest) => (r.gpuModel === null || r.gpus === 0 ? 'any model' : r.gpuModel);
 
 /** Everything that keeps a job of this shape, in this queue, off these nodes now; empty: it would start. */
@@ -200,8 +214,11 @@ function counterfactuals(s: ExplainSnapshot, queue: ExplainQueue | undefined): C
  * When it may start: a backfill-style simulation. Running attempts end at start +
  * maxRuntimeSeconds (attempts without one never end, as far as anyone can know); at now and at
  * each end, the jobs ahead that fit start (and end in turn after their own maxRuntimeSeconds),
- * then this job if nothing blocks it. Blockers no end lifts (dependencies, cordons, no matching
- * node) leave it null; a backoff moves it to its end at the earliest.
+ * then this job if nothing blocks it. As in the scheduler's plan (ADR 0008), the first of them kept
+ * out by capacity holds the nodes chooseReservation picks, and nothing behind it starts there:
+ * without that, this job backfilled into room the scheduler keeps for a bigger job ahead, and the
+ * estimate came early (bench:explain, ADR 0024). Blockers no end lifts (dependencies, cordons, no
+ * matching node) leave it null; a backoff moves it to its end at the earliest.
  */
 function estimateStart(s: ExplainSnapshot): number | null {
   if (s.job.depsPending > 0) return null;
@@ -223,28 +240,38 @@ function estimateStart(s: ExplainSnapshot): number | null {
     held.set(end.queue, Math.max(0, (held.get(end.queue) ?? 0) - end.perNode.gpus * end.nodeIds.length));
   };
   const quotaOf = (name: string) => s.queues.find((q) => q.name === name)?.quotaGpus ?? null;
-  /** Starts `job` if it fits now (quota and `nodes` open nodes with room); returns whether it did. */
-  const tryStart = (job: { queue: string; nodes: number; request: ResourceRequest; maxRuntimeSeconds: number | null }, at: number): boolean => {
+  /** Nodes the first job kept out by capacity holds at this moment (the scheduler's reservation). */
+  let reserved: ReadonlySet<string> = new Set();
+  type Sim = { queue: string; nodes: number; request: ResourceRequest; maxRuntimeSeconds: number | null };
+  /** Starts `job` if it fits now (quota and `nodes` open, unreserved nodes with room), best fit first as the scheduler places. */
+  const tryStart = (job: Sim, at: number): 'started' | 'quota' | 'capacity' => {
     const quota = quotaOf(job.queue);
     const gpus = job.request.gpus * job.nodes;
-    if (quota !== null && (held.get(job.queue) ?? 0) + gpus > quota) return false;
-    const chosen = nodes.filter((n) => usable(n) && fitsNow(n, job.request)).slice(0, job.nodes);
-    if (chosen.length < job.nodes) return false;
+    if (quota !== null && (held.get(job.queue) ?? 0) + gpus > quota) return 'quota';
+    const chosen = bestFit(nodes.filter((n) => usable(n) && !reserved.has(n.id) && fitsNow(n, job.request)), job.nodes);
+    if (chosen.length < job.nodes) return 'capacity';
     for (const c of chosen) nodes[index.get(c.id)!] = allocate(nodes[index.get(c.id)!], job.request);
     held.set(job.queue, (held.get(job.queue) ?? 0) + gpus);
     if (job.maxRuntimeSeconds !== null) {
       ends.push({ at: at + job.maxRuntimeSeconds * 1000, queue: job.queue, nodeIds: chosen.map((c) => c.id), perNode: { gpus: job.request.gpus, cpuCores: job.request.cpuCores, memoryMiB: job.request.memoryMiB } });
     }
-    return true;
+    return 'started';
+  };
+  /** Tries `job`; the first one kept out by capacity at this moment reserves its nodes. */
+  const attempt = (job: Sim, at: number): boolean => {
+    const outcome = tryStart(job, at);
+    if (outcome === 'capacity' && reserved.size === 0) reserved = new Set(chooseReservation({ resources: job.request, nodes: job.nodes }, nodes) ?? []);
+    return outcome === 'started';
   };
   const earliest = Math.max(s.nowMs, s.job.notBeforeMs ?? s.nowMs);
   let at = s.nowMs;
   for (;;) {
+    reserved = new Set();
     for (let i = 0; i < waiting.length; ) {
-      if (tryStart(waiting[i], at)) waiting.splice(i, 1);
+      if (attempt(waiting[i], at)) waiting.splice(i, 1);
       else i++;
     }
-    if (at >= earliest && tryStart(s.job, at)) return at;
+    if (at >= earliest && attempt(s.job, at)) return at;
     ends.sort((a, b) => a.at - b.at);
     const nextEnd = ends[0]?.at ?? Infinity;
     // The next moment anything changes: an end, or the backoff's end while it is still ahead.

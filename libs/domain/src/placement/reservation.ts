@@ -27,7 +27,7 @@ function missing(node: NodeCapacity, req: ResourceRequest): [number, number, num
  * what runs there only drains and the job starts when the last of it ends. Null when the fleet
  * could never hold the job (that is NO_MATCHING_NODES, and reserving would only waste capacity).
  */
-export function chooseReservation(job: { resources: ResourceRequest; nodes: number }, nodes: PlacementNode[]): string[] | null {
+export function chooseReservation(job: { resources: ResourceRequest; nodes: number }, nodes: ReadonlyArray<NodeCapacity & Pick<PlacementNode, 'id' | 'health' | 'cordoned'>>): string[] | null {
   const eligible = nodes.filter((n) => schedulable(n) && couldEverFit(n, job.resources));
   if (eligible.length < job.nodes) return null;
   const key = new Map(eligible.map((n) => [n.id, missing(n, job.resources)]));

@@ -13,6 +13,6 @@ export interface PlacementNode extends NodeCapacity, NodeDevices {
 }
 
 /** Only a HEALTHY, uncordoned node takes new work. */
-export function schedulable(node: PlacementNode): boolean {
+export function schedulable(node: Pick<PlacementNode, 'health' | 'cordoned'>): boolean {
   return node.health === 'HEALTHY' && !node.cordoned;
 }

@@ -24,6 +24,8 @@ export class NodeEntity {
   @Column({ name: 'cpu_allocated', type: 'int' }) cpuAllocated!: number;
   @Column({ name: 'memory_allocated', type: 'bigint', transformer: bigintAsNumber }) memoryAllocated!: number;
   @Column('boolean') cordoned!: boolean;
+  /** While a drain is pending (ADR 0027): when the reconciler ends what still runs here; null otherwise. */
+  @Column({ name: 'drain_deadline', type: 'timestamptz', nullable: true }) drainDeadline!: Date | null;
   @Column({ type: 'bigint', transformer: bigintAsNumber }) version!: number;
   @Column({ name: 'first_seen_at', type: 'timestamptz' }) firstSeenAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;

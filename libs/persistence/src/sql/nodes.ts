@@ -10,7 +10,7 @@ export function toNodeRecord(r: Record<string, any>): NodeRecord {
     id: r.id, zone: r.zone, rack: r.rack, gpuModel: r.gpu_model, gpusTotal: r.gpus_total, cpuCores: r.cpu_cores,
     memoryMiB: Number(r.memory_mib), gpuIndices: r.gpu_indices ?? [], gpusHeld: r.gpus_held ?? [], address: r.address ?? null, logsPort: r.logs_port ?? null,
     gpusAllocated: r.gpus_allocated, cpuAllocated: r.cpu_allocated,
-    memoryAllocated: Number(r.memory_allocated), cordoned: r.cordoned, version: Number(r.version),
+    memoryAllocated: Number(r.memory_allocated), cordoned: r.cordoned, drainDeadline: r.drain_deadline ?? null, version: Number(r.version),
     firstSeenAt: r.first_seen_at, updatedAt: r.updated_at,
   };
 }
