@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { PlacementNode } from './schedulable';
-import { Preemptor, RunningAttempt, choosePreemptionVictims, preemptible } from './preemption';
+import { Preemptor, PreemptibleAttempt, choosePreemptionVictims, preemptible } from './preemption';
 
 const NOW = 1_000_000;
 const COOLDOWN = 60_000;
@@ -11,7 +11,7 @@ function node(id: string, gpusAllocated = 8, over: Partial<PlacementNode> = {}):
     gpuModel: 'H100', gpusTotal: 8, gpusAllocated, cpuCores: 64, cpuAllocated: 0, memoryMiB: 65_536, memoryAllocated: 0, ...over,
   };
 }
-function run(jobId: string, nodeIds: string[], gpus: number, band = 0, over: Partial<RunningAttempt> = {}): RunningAttempt {
+function run(jobId: string, nodeIds: string[], gpus: number, band = 0, over: Partial<PreemptibleAttempt> = {}): PreemptibleAttempt {
   return { jobId, attempt: 1, band, nodeIds, perNode: { gpus, cpuCores: 0, memoryMiB: 0 }, lastPreemptedAtMs: null, preempting: false, ...over };
 }
 function wants(gpus: number, nodes = 1, band = 10): Preemptor {
@@ -19,7 +19,7 @@ function wants(gpus: number, nodes = 1, band = 10): Preemptor {
 }
 
 describe('choosePreemptionVictims', () => {
-  it.each<[string, Preemptor, PlacementNode[], RunningAttempt[], string[] | null]>([
+  it.each<[string, Preemptor, PlacementNode[], PreemptibleAttempt[], string[] | null]>([
     ['ends the one job whose GPUs make it fit', wants(4), [node('a')], [run('x', ['a'], 4), run('y', ['a'], 4)], ['x']],
     ['fewest GPUs: one 2-GPU job over a 4-GPU one', wants(2), [node('a')], [run('big', ['a'], 4), run('small', ['a'], 2), run('s2', ['a'], 2)], ['s2']],
     ['fewest GPUs across nodes', wants(4), [node('a'), node('b')], [run('a8', ['a'], 8), run('b4', ['b'], 4), run('b4b', ['b'], 4)], ['b4']],
@@ -60,7 +60,7 @@ const fleetArb = fc.integer({ min: 1, max: 4 }).chain((count) => fc.record({
   want: fc.integer({ min: 1, max: 8 }), gang: fc.integer({ min: 1, max: 2 }), band: fc.integer({ min: 0, max: 4 }),
 })).map((r) => {
   const used = new Array(r.count).fill(0);
-  const running: RunningAttempt[] = [];
+  const running: PreemptibleAttempt[] = [];
   r.jobs.forEach((j, i) => {
     const ids = Array.from({ length: Math.min(j.span, r.count) }, (_, k) => (j.node + k) % r.count);
     if (ids.some((n) => used[n] + j.gpus > 8)) return;
@@ -72,7 +72,7 @@ const fleetArb = fc.integer({ min: 1, max: 4 }).chain((count) => fc.record({
 });
 
 /** Every subset of the attempts allowed to end, smallest GPU total that makes `nodes` nodes fit. */
-function bruteForceFewest(nodes: PlacementNode[], running: RunningAttempt[], p: Preemptor): number | null {
+function bruteForceFewest(nodes: PlacementNode[], running: PreemptibleAttempt[], p: Preemptor): number | null {
   const allowed = running.filter((v) => preemptible(v, p.band, NOW, COOLDOWN));
   let best: number | null = null;
   for (let mask = 0; mask < 1 << allowed.length; mask++) {

@@ -17,7 +17,7 @@ export interface Preemptor {
 }
 
 /** A running attempt that might be preempted: every rank of it, with what each holds. */
-export interface RunningAttempt {
+export interface PreemptibleAttempt {
   jobId: string;
   attempt: number;
   /** Its queue's priority band. */
@@ -35,7 +35,7 @@ export interface RunningAttempt {
 export interface PreemptionInput {
   preemptor: Preemptor;
   nodes: readonly PlacementNode[];
-  running: readonly RunningAttempt[];
+  running: readonly PreemptibleAttempt[];
   nowMs: number;
   /** No job is preempted twice within this many ms (GANTRY_PREEMPTION_COOLDOWN_MS). */
   cooldownMs: number;
@@ -51,18 +51,18 @@ export interface PreemptionChoice {
 }
 
 /** Whether `v` may be ended for a job of band `band` now: strictly lower band, not already stopping, out of its cooldown. */
-export function preemptible(v: RunningAttempt, band: number, nowMs: number, cooldownMs: number): boolean {
+export function preemptible(v: PreemptibleAttempt, band: number, nowMs: number, cooldownMs: number): boolean {
   return v.band < band && !v.preempting && (v.lastPreemptedAtMs === null || nowMs - v.lastPreemptedAtMs >= cooldownMs);
 }
 
 /** GPUs a victim gives back in all: a gang is preempted whole, so every rank's. */
-function victimCost(v: RunningAttempt): number {
+function victimCost(v: PreemptibleAttempt): number {
   return v.perNode.gpus * v.nodeIds.length;
 }
 
 interface NodeChoice {
   nodeId: string;
-  victims: RunningAttempt[];
+  victims: PreemptibleAttempt[];
   cost: number;
 }
 
@@ -80,7 +80,7 @@ function deficit(node: NodeCapacity, req: ResourceRequest): [number, number, num
  * `need`, by branch and bound over candidates sorted cheapest first; null when even all do not.
  * `bound`: a set must cost less than this to be worth finding.
  */
-function cheapestCover(candidates: RunningAttempt[], need: [number, number, number], bound: number): { victims: RunningAttempt[]; cost: number } | null {
+function cheapestCover(candidates: PreemptibleAttempt[], need: [number, number, number], bound: number): { victims: PreemptibleAttempt[]; cost: number } | null {
   const sorted = [...candidates].sort((a, b) => victimCost(a) - victimCost(b) || (a.jobId < b.jobId ? -1 : 1));
   // Suffix sums: what the candidates from i on could give at most, to cut branches that cannot cover.
   const rest: Array<[number, number, number]> = new Array(sorted.length + 1);
@@ -89,10 +89,10 @@ function cheapestCover(candidates: RunningAttempt[], need: [number, number, numb
     const p = sorted[i].perNode;
     rest[i] = [rest[i + 1][0] + p.gpus, rest[i + 1][1] + p.cpuCores, rest[i + 1][2] + p.memoryMiB];
   }
-  let best: { victims: RunningAttempt[]; cost: number } | null = null;
+  let best: { victims: PreemptibleAttempt[]; cost: number } | null = null;
   let bestCost = bound;
   let bestCount = Infinity;
-  const chosen: RunningAttempt[] = [];
+  const chosen: PreemptibleAttempt[] = [];
   const visit = (i: number, left: [number, number, number], cost: number): void => {
     if (left[0] <= 0 && left[1] <= 0 && left[2] <= 0) {
       if (cost < bestCost || (cost === bestCost && chosen.length < bestCount)) {
@@ -128,7 +128,7 @@ function cheapestCover(candidates: RunningAttempt[], need: [number, number, numb
 export function choosePreemptionVictims(input: PreemptionInput): PreemptionChoice | null {
   const { preemptor, nowMs, cooldownMs } = input;
   const req = preemptor.resources;
-  const onNode = new Map<string, RunningAttempt[]>();
+  const onNode = new Map<string, PreemptibleAttempt[]>();
   for (const v of input.running) {
     if (!preemptible(v, preemptor.band, nowMs, cooldownMs)) continue;
     for (const id of v.nodeIds) {
@@ -159,7 +159,7 @@ export function choosePreemptionVictims(input: PreemptionInput): PreemptionChoic
     if (kept.length > want) kept.pop();
   }
   if (kept.length < want) return null;
-  const victims = new Map<string, RunningAttempt>();
+  const victims = new Map<string, PreemptibleAttempt>();
   for (const k of kept) for (const v of k.victims) victims.set(`${v.jobId}/${v.attempt}`, v);
   if (victims.size === 0) return null;
   const list = [...victims.values()].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : a.attempt - b.attempt));

@@ -39,6 +39,12 @@ export class JobEntity {
   @Column({ name: 'deps_pending', type: 'int' }) depsPending!: number;
   /** Attempts ended by a drain: they used no retry. */
   @Column({ name: 'retries_forgiven', type: 'int' }) retriesForgiven!: number;
+  /** The attempt told to stop for a preemptor and not yet stopped (ADR 0026); null: none. */
+  @Column({ name: 'preempted_attempt', type: 'int', nullable: true }) preemptedAttempt!: number | null;
+  /** The job that attempt stops for. */
+  @Column({ name: 'preempted_for', type: 'uuid', nullable: true }) preemptedFor!: string | null;
+  /** When it was last told to stop for a preemptor (the cooldown counts from here). */
+  @Column({ name: 'last_preempted_at', type: 'timestamptz', nullable: true }) lastPreemptedAt!: Date | null;
   @Column({ name: 'pending_reason', type: 'text', nullable: true }) pendingReason!: string | null;
   @Column({ name: 'exit_code', type: 'int', nullable: true }) exitCode!: number | null;
   @Column({ type: 'text', nullable: true }) reason!: string | null;
