@@ -12,6 +12,7 @@ import { LivenessSnapshot } from './liveness-snapshot';
 import { NodeSnapshot } from './node-snapshot';
 import { CycleClock } from './cycle-clock';
 import { PlacementCommitter } from './placement-committer';
+import { PREEMPTING, PreemptionStep } from './preemption-step';
 
 const placementOutcomes = new Counter({ name: 'gantry_scheduler_placements_total', help: 'Attempts placed', labelNames: ['outcome'] });
 const placementsPerCommit = new Histogram({ name: 'gantry_scheduler_placements_per_commit', help: 'Placements one commit statement was asked to write', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] });
@@ -49,6 +50,8 @@ export interface CycleResult {
 interface Snapshot {
   queues: QueueShareState[];
   nodes: PlacementNode[];
+  /** The band of every queue whose jobs may preempt lower bands. */
+  preemptive: Map<string, number>;
 }
 
 interface CommitTally {
@@ -71,6 +74,7 @@ export class SchedulingCycle {
     @Inject(CONFIG) private readonly config: SchedulerEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     private readonly committer: PlacementCommitter,
+    private readonly preemption: PreemptionStep,
   ) {
     this.liveness = new LivenessSnapshot(nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS), LIVENESS_LAG_MS, FULL_LIVENESS_READ_MS);
     const instance = config.GANTRY_INSTANCE_ID ?? `${require('node:os').hostname()}-${process.pid}`;
@@ -82,7 +86,8 @@ export class SchedulingCycle {
    * 2. Snapshot the queues, what they hold, and the nodes and their liveness (only what changed since the last cycle).
    * 3. Decide (planCycle): policy orders the jobs (priority bands, DRF, quotas), placement fits them to nodes.
    * 4. Commit the placements whose nodes' leases this replica got, together (see PlacementCommitter).
-   * 5. Say why the rest wait.
+   * 5. Jobs of preemptive queues that could not fit may end lower bands' attempts (PreemptionStep).
+   * 6. Say why the rest wait.
    */
   async run(nowMs = Date.now()): Promise<CycleResult> {
     const clock = new CycleClock();
@@ -91,8 +96,10 @@ export class SchedulingCycle {
     if (jobs.length === 0) return this.finish(clock, 0, { placed: 0, lostRaces: 0, failed: 0 }, false);
     const snapshot = await this.snapshot(sql, nowMs, clock);
     const decision = this.decide(jobs, snapshot, clock);
-    const tally = await this.commit(decision.plan.placements, new Map(jobs.map((j) => [j.id, j])), clock);
-    await this.explainWaits(sql, decision.pendingReasons, clock);
+    const byId = new Map(jobs.map((j) => [j.id, j]));
+    const tally = await this.commit(decision.plan.placements, byId, clock);
+    const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, nowMs, clock);
+    await this.explainWaits(sql, decision.pendingReasons.map((w) => (preempting.has(w.jobId) ? { jobId: w.jobId, reason: PREEMPTING } : w)), clock);
     return this.finish(clock, jobs.length, tally, decision.moreQueued);
   }
 
@@ -117,7 +124,8 @@ export class SchedulingCycle {
     const queues = queueRows.map((q) => ({
       name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 },
     }));
-    return { queues, nodes };
+    const preemptive = new Map(queueRows.filter((q) => q.preemption === 'lowerPriority').map((q) => [q.name, q.priority]));
+    return { queues, nodes, preemptive };
   }
 
   /** 3. The pure decision, on the fit index and gang candidates kept between cycles. */
@@ -167,7 +175,21 @@ export class SchedulingCycle {
     return tally;
   }
 
-  /** 5. Every job that waits says why (pending reasons are rewritten every cycle). */
+  /** 5. Preemption, for the jobs that wait for capacity in preemptive queues; those now waiting for victims are returned. */
+  private async preempt(waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, JobRecord>, snapshot: Snapshot, nowMs: number, clock: CycleClock): Promise<Set<string>> {
+    if (snapshot.preemptive.size === 0) return new Set();
+    try {
+      const preempting = new Set(await this.preemption.run(waiting, byId, snapshot.preemptive, snapshot.nodes, nowMs));
+      clock.lap('preempt');
+      return preempting;
+    } catch (err) {
+      // Placements are committed already; a failed preemption is tried again next cycle.
+      this.logger.error({ err }, 'preemption step failed');
+      return new Set();
+    }
+  }
+
+  /** 6. Every job that waits says why (pending reasons are rewritten every cycle). */
   private async explainWaits(sql: Sql, reasons: Array<{ jobId: string; reason: string }>, clock: CycleClock): Promise<void> {
     await setPendingReasons(sql, reasons);
     clock.lap('reasons');

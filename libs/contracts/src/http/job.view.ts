@@ -54,7 +54,7 @@ export class JobView {
   @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String }) finishedAt!: string | null;
 }
 
-export const JOB_EVENT_TYPES = ['CREATED', 'STATE_CHANGED', 'CANCEL_REQUESTED', 'REPORT_REJECTED', 'RECONCILED'] as const;
+export const JOB_EVENT_TYPES = ['CREATED', 'STATE_CHANGED', 'CANCEL_REQUESTED', 'PREEMPTION_REQUESTED', 'REPORT_REJECTED', 'RECONCILED'] as const;
 export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
 
 export class JobEventView {
