@@ -41,6 +41,7 @@ const SUITES = {
   'job-dependencies': { basePort: 18220, redisDb: 23 },
   explain: { basePort: 18400, redisDb: 24 },
   drain: { basePort: 18420, redisDb: 25 },
+  preemption: { basePort: 18440, redisDb: 28 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;
