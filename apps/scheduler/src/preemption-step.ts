@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
 import { PlacementNode, PreemptibleAttempt, choosePreemptionVictims } from '@gantry/domain';
-import { JobRecord, Sql, autocommit, inTransaction, loadPreemptibleAttempts, preemptorsWaiting, requestPreemption } from '@gantry/persistence';
+import { JobRecord, Sql, autocommit, inTransaction, loadPreemptibleAttempts, nodesWithAttemptsStopping, preemptorsWaiting, requestPreemption } from '@gantry/persistence';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -32,6 +32,15 @@ export class PreemptionStep {
     @Inject(CONFIG) private readonly config: SchedulerEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
   ) {}
+
+  /**
+   * Nodes where preempted attempts are still stopping: the cycle places nothing there, so what
+   * they give back goes to their preemptor, the first of its band to ask once they all stopped,
+   * and not to a job that happened to fit the part freed so far.
+   */
+  async withheldNodes(sql: Sql): Promise<ReadonlySet<string>> {
+    return nodesWithAttemptsStopping(sql);
+  }
 
   /**
    * `waiting`: the cycle's jobs that wait, with why, in policy order. `bands`: the band of every

@@ -52,6 +52,8 @@ interface Snapshot {
   nodes: PlacementNode[];
   /** The band of every queue whose jobs may preempt lower bands. */
   preemptive: Map<string, number>;
+  /** Nodes where preempted attempts are still stopping: nothing is placed there (read only when some queue preempts). */
+  withheld: ReadonlySet<string>;
 }
 
 interface CommitTally {
@@ -125,7 +127,8 @@ export class SchedulingCycle {
       name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 },
     }));
     const preemptive = new Map(queueRows.filter((q) => q.preemption === 'lowerPriority').map((q) => [q.name, q.priority]));
-    return { queues, nodes, preemptive };
+    const withheld = preemptive.size > 0 ? await clock.time('snapshot.withheld', this.preemption.withheldNodes(sql)) : new Set<string>();
+    return { queues, nodes, preemptive, withheld };
   }
 
   /** 3. The pure decision, on the fit index and gang candidates kept between cycles. */
@@ -133,7 +136,7 @@ export class SchedulingCycle {
     const queued: QueuedJob[] = jobs.map((j) => ({ id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB } }));
     const decision = planCycle({
       jobs: queued, queues: snapshot.queues, nodes: snapshot.nodes, lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
-      batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(),
+      batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(), withheld: snapshot.withheld,
     });
     clock.lap('plan');
     return decision;

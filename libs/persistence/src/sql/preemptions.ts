@@ -31,6 +31,12 @@ export async function loadPreemptibleAttempts(sql: Sql, belowBand: number): Prom
   }));
 }
 
+/** Every node a preempted attempt still stopping is placed on (jobs_preempting's rows: few, and none most of the time). */
+export async function nodesWithAttemptsStopping(sql: Sql): Promise<Set<string>> {
+  const rows = await sql.rows<{ node_id: string }>(`SELECT DISTINCT unnest(node_ids) AS node_id FROM jobs WHERE preempted_attempt IS NOT NULL`);
+  return new Set(rows.map((r) => r.node_id));
+}
+
 /** Of the given jobs, those some attempt is still stopping for: they wait for it, and get no more victims. */
 export async function preemptorsWaiting(sql: Sql, preemptorIds: readonly string[]): Promise<Set<string>> {
   if (preemptorIds.length === 0) return new Set();
