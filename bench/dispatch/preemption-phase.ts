@@ -89,12 +89,17 @@ export async function runPreemptionPhase(d: PreemptionDeps, settings: Preemption
   let filled = 0;
   for (const { gpus, n } of sizes.sort((a, b) => b.gpus - a.gpus)) {
     d.say(`preemption: filling ${n} nodes of ${gpus} GPUs with one low-band job each`);
-    await runCreatePhase({ baseUrl: d.gatewayUrl, token: d.token, body: job(PREEMPT_FILL_JOB_NAME, PREEMPT_LOW_QUEUE, gpus, 3_600_000, settings.stopMs) }, { connections: settings.fillConnections, durationS: 3600, amount: n });
+    // Creates the gateway refused (a loaded machine sheds some) are sent again, a few rounds at most.
+    for (let round = 0; round < 5; round++) {
+      const [r] = (await d.db.query(`SELECT count(*)::int AS n FROM jobs WHERE name = $1 AND gpus = $2`, [PREEMPT_FILL_JOB_NAME, gpus])).rows;
+      if (r.n >= n) break;
+      await runCreatePhase({ baseUrl: d.gatewayUrl, token: d.token, body: job(PREEMPT_FILL_JOB_NAME, PREEMPT_LOW_QUEUE, gpus, 3_600_000, settings.stopMs) }, { connections: settings.fillConnections, durationS: 3600, amount: n - r.n });
+    }
     filled += n;
   }
   await d.until('the fleet full of low-band work', 900_000, async () => {
-    const [r] = (await d.db.query(`SELECT count(*) FILTER (WHERE state = 'RUNNING')::int AS running, count(*)::int AS n FROM jobs WHERE name = $1`, [PREEMPT_FILL_JOB_NAME])).rows;
-    return r.running >= r.n;
+    const [r] = (await d.db.query(`SELECT count(*) FILTER (WHERE state = 'RUNNING')::int AS running FROM jobs WHERE name = $1`, [PREEMPT_FILL_JOB_NAME])).rows;
+    return r.running >= filled;
   }, 1000);
   d.say(`preemption: ${filled} low-band attempts fill the fleet`);
 
