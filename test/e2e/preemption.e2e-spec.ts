@@ -20,7 +20,7 @@ let api: GatewayClient;
 let ds: DataSource;
 let tag: string;
 
-jest.setTimeout(180_000);
+jest.setTimeout(300_000);
 
 beforeAll(async () => {
   const e2e = await startTestStack({
