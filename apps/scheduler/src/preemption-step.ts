@@ -2,12 +2,18 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
 import { PlacementNode, PreemptibleAttempt, choosePreemptionVictims } from '@gantry/domain';
-import { JobRecord, Sql, autocommit, inTransaction, loadPreemptibleAttempts, nodesWithAttemptsStopping, preemptorsWaiting, requestPreemption } from '@gantry/persistence';
+import { ConcurrentUpdateError, JobRecord, Sql, autocommit, inTransaction, loadAttemptsStopping, loadPreemptibleAttempts, requestPreemption } from '@gantry/persistence';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
 
 const preemptions = new Counter({ name: 'gantry_scheduler_preemptions_total', help: 'Preemptors looked at, by outcome', labelNames: ['outcome'] });
+
+/** What is still stopping for preemptors (see PreemptionStep.stopping). */
+export interface Stopping {
+  preemptors: ReadonlySet<string>;
+  nodes: ReadonlySet<string>;
+}
 
 /** The pending reason of a job whose victims are stopping: a later cycle places it once they have. */
 export const PREEMPTING = 'PREEMPTING';
@@ -34,21 +40,24 @@ export class PreemptionStep {
   ) {}
 
   /**
-   * Nodes where preempted attempts are still stopping: the cycle places nothing there, so what
-   * they give back goes to their preemptor, the first of its band to ask once they all stopped,
-   * and not to a job that happened to fit the part freed so far.
+   * What is still stopping for preemptors, read by the cycle before its node snapshot: the
+   * preemptors (they wait, and get no new victims) and the nodes (withheld from the plan, so what
+   * the victims give back goes to their preemptor). Read before the nodes, never after: a victim that
+   * stops in between is then seen either still stopping or with its capacity back, never gone from
+   * both (which would look like a preemptor whose victims left it no room, and preempt again).
    */
-  async withheldNodes(sql: Sql): Promise<ReadonlySet<string>> {
-    return nodesWithAttemptsStopping(sql);
+  async stopping(sql: Sql): Promise<Stopping> {
+    return loadAttemptsStopping(sql);
   }
 
   /**
    * `waiting`: the cycle's jobs that wait, with why, in policy order. `bands`: the band of every
-   * queue with preemption `lowerPriority`. Returns the jobs that now wait for victims (PREEMPTING).
+   * queue with preemption `lowerPriority`. `stopping`: as read before the cycle's node snapshot.
+   * Returns the jobs that now wait for victims (PREEMPTING).
    */
   async run(
     waiting: ReadonlyArray<{ jobId: string; reason: string }>, jobs: ReadonlyMap<string, JobRecord>, bands: ReadonlyMap<string, number>,
-    nodes: readonly PlacementNode[], nowMs: number,
+    nodes: readonly PlacementNode[], stopping: Stopping, nowMs: number,
   ): Promise<string[]> {
     const budget = this.config.GANTRY_PREEMPTION_PER_CYCLE;
     if (bands.size === 0 || budget === 0) return [];
@@ -56,11 +65,10 @@ export class PreemptionStep {
       .filter((w) => waitsForCapacity(w.reason) && bands.has(jobs.get(w.jobId)?.queue ?? ''))
       .map((w) => jobs.get(w.jobId)!);
     if (candidates.length === 0) return [];
-    const sql = autocommit(this.ds);
     // A preemptor already waiting for victims stays PREEMPTING, and the budget goes to the others.
-    const already = await preemptorsWaiting(sql, candidates.slice(0, budget * 4).map((j) => j.id));
-    const preemptors = candidates.filter((j) => !already.has(j.id)).slice(0, budget);
-    const started = preemptors.length > 0 ? await this.preempt(sql, preemptors, bands, nodes, nowMs) : [];
+    const already = candidates.filter((j) => stopping.preemptors.has(j.id)).map((j) => j.id);
+    const preemptors = candidates.filter((j) => !stopping.preemptors.has(j.id)).slice(0, budget);
+    const started = preemptors.length > 0 ? await this.preempt(autocommit(this.ds), preemptors, bands, nodes, nowMs) : [];
     return [...already, ...started];
   }
 
@@ -77,9 +85,13 @@ export class PreemptionStep {
         preemptions.inc({ outcome: 'no_victims' });
         continue;
       }
-      const done = await inTransaction(this.ds, (tx) => requestPreemption(tx, job.id, choice.victims, this.config.GANTRY_PREEMPTION_GRACE_MS, new Date(nowMs)));
+      const done = await inTransaction(this.ds, (tx) => requestPreemption(tx, job.id, choice.victims, this.config.GANTRY_PREEMPTION_GRACE_MS, new Date(nowMs)))
+        .catch((e) => {
+          if (e instanceof ConcurrentUpdateError) return false;
+          throw e;
+        });
       if (!done) {
-        // A victim moved on since it was read; this preemptor is looked at again next cycle.
+        // It was placed or given victims by another replica, or a victim moved on since it was read: looked at again next cycle.
         preemptions.inc({ outcome: 'lost_race' });
         continue;
       }

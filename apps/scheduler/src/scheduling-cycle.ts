@@ -12,7 +12,7 @@ import { LivenessSnapshot } from './liveness-snapshot';
 import { NodeSnapshot } from './node-snapshot';
 import { CycleClock } from './cycle-clock';
 import { PlacementCommitter } from './placement-committer';
-import { PREEMPTING, PreemptionStep } from './preemption-step';
+import { PREEMPTING, PreemptionStep, Stopping } from './preemption-step';
 
 const placementOutcomes = new Counter({ name: 'gantry_scheduler_placements_total', help: 'Attempts placed', labelNames: ['outcome'] });
 const placementsPerCommit = new Histogram({ name: 'gantry_scheduler_placements_per_commit', help: 'Placements one commit statement was asked to write', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] });
@@ -52,8 +52,8 @@ interface Snapshot {
   nodes: PlacementNode[];
   /** The band of every queue whose jobs may preempt lower bands. */
   preemptive: Map<string, number>;
-  /** Nodes where preempted attempts are still stopping: nothing is placed there (read only when some queue preempts). */
-  withheld: ReadonlySet<string>;
+  /** What is still stopping for preemptors, read before the nodes; null when no queue preempted at the last cycle (then nothing preempts this one). */
+  stopping: Stopping | null;
 }
 
 interface CommitTally {
@@ -69,6 +69,8 @@ export class SchedulingCycle {
   private readonly nodes = new NodeSnapshot(FULL_NODE_READ_MS);
   private readonly holdings = new HoldingsSnapshot(HOLDINGS_READ_MS);
   private readonly liveness: LivenessSnapshot;
+  /** Some queue had preemption lowerPriority at the last read: only then is what is stopping read. */
+  private preemptiveSeen = false;
 
   constructor(
     @Inject(DataSource) private readonly ds: DataSource,
@@ -114,6 +116,8 @@ export class SchedulingCycle {
 
   /** 2. Queues with what they hold, and the placement nodes with their health from silence. */
   private async snapshot(sql: Sql, nowMs: number, clock: CycleClock): Promise<Snapshot> {
+    // Before the nodes (see PreemptionStep.stopping); one index scan, skipped while no queue preempts.
+    const stopping = this.preemptiveSeen ? await clock.time('snapshot.stopping', this.preemption.stopping(sql)) : null;
     const [queueRows, holdings] = await Promise.all([
       clock.time('snapshot.queues', listQueues(sql)),
       clock.time('snapshot.holdings', this.holdings.refresh(sql, nowMs)),
@@ -127,8 +131,8 @@ export class SchedulingCycle {
       name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 },
     }));
     const preemptive = new Map(queueRows.filter((q) => q.preemption === 'lowerPriority').map((q) => [q.name, q.priority]));
-    const withheld = preemptive.size > 0 ? await clock.time('snapshot.withheld', this.preemption.withheldNodes(sql)) : new Set<string>();
-    return { queues, nodes, preemptive, withheld };
+    this.preemptiveSeen = preemptive.size > 0;
+    return { queues, nodes, preemptive, stopping };
   }
 
   /** 3. The pure decision, on the fit index and gang candidates kept between cycles. */
@@ -136,7 +140,7 @@ export class SchedulingCycle {
     const queued: QueuedJob[] = jobs.map((j) => ({ id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB } }));
     const decision = planCycle({
       jobs: queued, queues: snapshot.queues, nodes: snapshot.nodes, lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
-      batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(), withheld: snapshot.withheld,
+      batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(), withheld: snapshot.stopping?.nodes,
     });
     clock.lap('plan');
     return decision;
@@ -180,9 +184,9 @@ export class SchedulingCycle {
 
   /** 5. Preemption, for the jobs that wait for capacity in preemptive queues; those now waiting for victims are returned. */
   private async preempt(waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, JobRecord>, snapshot: Snapshot, nowMs: number, clock: CycleClock): Promise<Set<string>> {
-    if (snapshot.preemptive.size === 0) return new Set();
+    if (snapshot.preemptive.size === 0 || snapshot.stopping === null) return new Set();
     try {
-      const preempting = new Set(await this.preemption.run(waiting, byId, snapshot.preemptive, snapshot.nodes, nowMs));
+      const preempting = new Set(await this.preemption.run(waiting, byId, snapshot.preemptive, snapshot.nodes, snapshot.stopping, nowMs));
       clock.lap('preempt');
       return preempting;
     } catch (err) {

@@ -119,9 +119,10 @@ describe('preemption (the placement guarantee across it)', () => {
 
     const preemptors = [await makeJob().queue(high).gpus(8).model(model).insert(ds), await makeJob().queue(high).gpus(4).model(model).gang(2).insert(ds)];
     const stopped = new Set<string>(); // `${jobId}/${nodeId}` of attempt 1
+    const scheduler = cycle();
     for (let step = 0; step < 60; step++) {
       await heard(ids);
-      await cycle().run();
+      await scheduler.run();
       await expectNoDeviceHeldTwice(ids);
       const now = await Promise.all(preemptors.map(async (p) => (await findJob(autocommit(ds), p.id))!));
       if (now.every((p) => p.state === 'SCHEDULED')) break;

@@ -2,7 +2,7 @@ import { KillCommand, TOPICS } from '@gantry/contracts';
 import type { PreemptibleAttempt } from '@gantry/domain';
 import { appendEventsOfJobs } from './job-events';
 import { enqueueOutbox } from './outbox';
-import { Sql } from './sql';
+import { ConcurrentUpdateError, Sql } from './sql';
 
 /** The reason a preempted attempt's KILL, events and requeue carry (contract §4.7). */
 export const PREEMPTED = 'PREEMPTED';
@@ -31,20 +31,14 @@ export async function loadPreemptibleAttempts(sql: Sql, belowBand: number): Prom
   }));
 }
 
-/** Every node a preempted attempt still stopping is placed on (jobs_preempting's rows: few, and none most of the time). */
-export async function nodesWithAttemptsStopping(sql: Sql): Promise<Set<string>> {
-  const rows = await sql.rows<{ node_id: string }>(`SELECT DISTINCT unnest(node_ids) AS node_id FROM jobs WHERE preempted_attempt IS NOT NULL`);
-  return new Set(rows.map((r) => r.node_id));
-}
-
-/** Of the given jobs, those some attempt is still stopping for: they wait for it, and get no more victims. */
-export async function preemptorsWaiting(sql: Sql, preemptorIds: readonly string[]): Promise<Set<string>> {
-  if (preemptorIds.length === 0) return new Set();
-  const rows = await sql.rows<{ preempted_for: string }>(
-    `SELECT DISTINCT preempted_for FROM jobs WHERE preempted_attempt IS NOT NULL AND preempted_for = ANY($1::uuid[])`,
-    [preemptorIds],
-  );
-  return new Set(rows.map((r) => r.preempted_for));
+/**
+ * The attempts still stopping for a preemptor: the preemptors they stop for (who wait, and get no
+ * new victims) and the nodes they hold (withheld from the plan). Rows of the partial index
+ * jobs_preempting: few, and none most of the time.
+ */
+export async function loadAttemptsStopping(sql: Sql): Promise<{ preemptors: Set<string>; nodes: Set<string> }> {
+  const rows = await sql.rows<{ preempted_for: string; node_ids: string[] }>(`SELECT preempted_for, node_ids FROM jobs WHERE preempted_attempt IS NOT NULL`);
+  return { preemptors: new Set(rows.map((r) => r.preempted_for)), nodes: new Set(rows.flatMap((r) => r.node_ids ?? [])) };
 }
 
 /**
@@ -54,13 +48,20 @@ export async function preemptorsWaiting(sql: Sql, preemptorIds: readonly string[
  * rank keeps its devices until its agent reports it ended (or its node is declared dead), so the
  * preemptor cannot be placed onto devices still in use.
  *
- * Returns false, having written nothing it keeps, when some victim moved on since it was read (no
- * longer RUNNING that attempt, already stopping, being cancelled): the caller rolls back and the
- * preemptor is looked at again next cycle. Victims are locked in id order, as every writer does.
+ * Returns false, having written nothing, when the preemptor is no longer QUEUED or already has
+ * victims stopping; throws ConcurrentUpdateError (the transaction must roll back) when some victim
+ * moved on since it was read (no longer RUNNING that attempt, already stopping, being cancelled).
+ * Either way the preemptor is looked at again next cycle. Victims are locked in id order, as every writer does.
  */
 export async function requestPreemption(
   sql: Sql, preemptorId: string, victims: ReadonlyArray<{ jobId: string; attempt: number }>, graceMs: number, now: Date,
 ): Promise<boolean> {
+  // The preemptor's row first: two scheduler replicas preempting for it at once serialise here, and
+  // the second finds it placed, or with victims already stopping for it, and gives up.
+  const [preemptor] = await sql.rows(`SELECT 1 FROM jobs WHERE id = $1 AND state = 'QUEUED' FOR UPDATE`, [preemptorId]);
+  if (!preemptor) return false;
+  const [stopping] = await sql.rows(`SELECT 1 FROM jobs WHERE preempted_for = $1 AND preempted_attempt IS NOT NULL LIMIT 1`, [preemptorId]);
+  if (stopping) return false;
   const ordered = [...victims].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
   const rows = await sql.rows<{ id: string; attempt: number; last_event_seq: number; node_ids: string[] }>(
     `UPDATE jobs j SET preempted_attempt = v.attempt, preempted_for = $3, last_preempted_at = $4,
@@ -70,7 +71,8 @@ export async function requestPreemption(
      RETURNING j.id, j.attempt, j.last_event_seq, j.node_ids`,
     [ordered.map((v) => v.jobId), ordered.map((v) => v.attempt), preemptorId, now],
   );
-  if (rows.length !== ordered.length) return false;
+  // Some victims are marked already: throwing rolls them back with the rest.
+  if (rows.length !== ordered.length) throw new ConcurrentUpdateError(`victims of ${preemptorId}`);
   await appendEventsOfJobs(sql, rows.map((r) => ({
     jobId: r.id, seq: r.last_event_seq,
     event: { type: 'PREEMPTION_REQUESTED', at: now, attempt: r.attempt, nodeIds: r.node_ids, reason: `${PREEMPTED}: for job ${preemptorId}, ${graceMs} ms to stop` },
