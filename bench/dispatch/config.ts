@@ -12,7 +12,7 @@ function load() {
     heartbeatMs,
     nodeSuspectMs: num('BENCH_NODE_SUSPECT_MS', Math.round(heartbeatMs * 2.5)),
     nodeDeadMs: num('BENCH_NODE_DEAD_MS', heartbeatMs * 4),
-    /** Which phases run, in this order: gang (peak memory), curve (open-loop rates), rate (phase 1), backlog (phase 2). */
+    /** Which phases run, in this order: gang (peak memory), curve (open-loop rates), rate (phase 1), backlog (phase 2), preemption. */
     phases: (process.env.BENCH_PHASES || 'rate,backlog').split(',').map((p) => p.trim()).filter(Boolean),
     /** The gang phase: ranks of the one big gang (at most 1,024, the API's limit). */
     gangRanks: num('BENCH_GANG_RANKS', 1024),
@@ -34,6 +34,15 @@ function load() {
     backlogConnections: num('BENCH_BACKLOG_CONNECTIONS', 64),
     /** Long enough that no backlog job ends (and frees capacity) during the drain. */
     backlogSimDurationMs: num('BENCH_BACKLOG_SIM_DURATION_MS', 3_600_000),
+    /** The preemption phase: submissions/s, for how long, the high-band share, how long high-band jobs run. */
+    preemptRate: num('BENCH_PREEMPT_RATE', 100),
+    preemptS: num('BENCH_PREEMPT_S', 60),
+    preemptHighShare: num('BENCH_PREEMPT_HIGH_SHARE', 0.05),
+    preemptHighRunMs: num('BENCH_PREEMPT_HIGH_RUN_MS', 30_000),
+    /** The scheduler's GANTRY_PREEMPTION_GRACE_MS in this bench, and how long a victim takes to stop (SIM_STOP_MS). */
+    preemptGraceMs: num('BENCH_PREEMPTION_GRACE_MS', 30_000),
+    preemptStopMs: num('BENCH_PREEMPT_STOP_MS', 1000),
+    preemptSettleS: num('BENCH_PREEMPT_SETTLE_S', 120),
     idleS: num('BENCH_IDLE_S', 10),
     registerTimeoutS: num('BENCH_REGISTER_TIMEOUT_S', 600),
     drainTimeoutS: num('BENCH_DRAIN_TIMEOUT_S', 600),
@@ -55,7 +64,8 @@ export function loadConfig(): DispatchConfig {
   const c = load();
   if (c.basePort < 18900 || c.basePort + 4 > 18999) throw new Error('BENCH_BASE_PORT: the services take five ports in 18900..18999');
   if (c.gangShare > 1) throw new Error('BENCH_GANG_SHARE is a share, 0..1');
-  for (const p of c.phases) if (!['gang', 'curve', 'rate', 'backlog'].includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (gang, curve, rate, backlog)`);
+  for (const p of c.phases) if (!['gang', 'curve', 'rate', 'backlog', 'preemption'].includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (gang, curve, rate, backlog, preemption)`);
+  if (!(c.preemptHighShare > 0 && c.preemptHighShare <= 1)) throw new Error('BENCH_PREEMPT_HIGH_SHARE is a share, above 0 and at most 1');
   if (c.curveRates.some((r) => !(r > 0))) throw new Error('BENCH_CURVE_RATES: positive numbers, comma-separated');
   return c;
 }

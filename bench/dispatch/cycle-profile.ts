@@ -18,6 +18,7 @@ import { flushRedisDb, recreateDatabase } from '@gantry/stack';
 /* eslint-disable @nx/enforce-module-boundaries */
 import { SchedulerEnv } from '../../apps/scheduler/src/config';
 import { PlacementCommitter } from '../../apps/scheduler/src/placement-committer';
+import { PreemptionStep } from '../../apps/scheduler/src/preemption-step';
 import { SchedulingCycle } from '../../apps/scheduler/src/scheduling-cycle';
 /* eslint-enable @nx/enforce-module-boundaries */
 import { BENCH_DATABASE } from '../api/infra';
@@ -93,7 +94,7 @@ async function main() {
     ...(process.env.GANTRY_SCHEDULER_LOOKAHEAD ? { GANTRY_SCHEDULER_LOOKAHEAD: Number(process.env.GANTRY_SCHEDULER_LOOKAHEAD) } : {}),
   });
   const logger = { debug() {}, info() {}, warn: console.warn, error: console.error };
-  const cycle = new SchedulingCycle(ds, redis, config, logger as never, new PlacementCommitter(ds));
+  const cycle = new SchedulingCycle(ds, redis, config, logger as never, new PlacementCommitter(ds), new PreemptionStep(ds, config, logger as never));
   const start = performance.now();
   let placed = 0;
   let cycles = 0;

@@ -6,6 +6,7 @@ import { DispatchConfig } from './config';
 import { DispatchLatency, DispatchReport } from './dispatch-latency';
 import { CurveStep } from './open-loop-curve';
 import { GangMemory } from './gang-memory';
+import { PreemptionResult, preemptionLines } from './preemption-phase';
 
 /** Issue 5: on this 2-core machine with everything on it. */
 export const FLOORS = { p99Ms: 500, aimP99Ms: 100, placementsPerS: 1000, aimPlacementsPerS: 3750 };
@@ -21,6 +22,8 @@ export interface DispatchResults {
   gang: GangMemory | null;
   /** Submit -> RUN at each open-loop rate (BENCH_PHASES with curve). */
   curve: CurveStep[] | null;
+  /** Preemption latency on a full fleet (BENCH_PHASES with preemption). */
+  preemption?: PreemptionResult | null;
   rate: {
     submit: PhaseSummary;
     dispatch: DispatchReport;
@@ -145,6 +148,8 @@ export function printReport(r: DispatchResults, outFile: string): void {
     ['machine busy', ...phases.map(([, u]) => `${fmt(u.machineBusy * 100, 0)}%`)],
     ['wall s', ...phases.map(([, u]) => fmt(u.wallS, 0))],
   ]));
+
+  if (r.preemption) out.push('', ...preemptionLines(r.preemption));
 
   out.push('', `floors: dispatch p99 < ${FLOORS.p99Ms} ms at 500/s: ${v.p99Under500msAt500} (aim < ${FLOORS.aimP99Ms} ms: ${v.p99Under100msAt500}); ` +
     `open-loop curve p99 < ${FLOORS.p99Ms} ms at every rate: ${v.curveP99Under500ms}; ` +

@@ -16,6 +16,8 @@
  *      gangs). Dispatch latency per job = its RUN command's Kafka timestamp - its created_at.
  *   2. backlog: the scheduler is stopped, BENCH_BACKLOG one-GPU jobs are submitted as fast as the
  *      gateway takes them, the scheduler is started again and timed until none is QUEUED.
+ *   3. preemption (BENCH_PHASES with preemption): the fleet filled with low-band work, 5 % of the
+ *      submissions high-band 8-GPU jobs that must preempt; submit -> KILL -> RUN (preemption-phase.ts).
  * CPU seconds per process come from /proc for every phase. Prints a table and writes everything to
  * .cache/bench/dispatch-<time>.json.
  */
@@ -40,6 +42,7 @@ import { runCurve } from './open-loop-curve';
 import { bigGangJob, measureGangMemory } from './gang-memory';
 import { DispatchResults, floorVerdicts, printReport } from './report';
 import { Teardown } from './teardown';
+import { runPreemptionPhase } from './preemption-phase';
 
 const config = loadConfig();
 const root = join(__dirname, '..', '..', '..');
@@ -86,6 +89,7 @@ async function prepare(): Promise<Stack> {
       // (1,000/s), which would refuse part of the backlog with 429s (ADR 0016).
       GANTRY_RATE_LIMIT_RPS: String(config.rateLimitRps),
       GANTRY_RATE_LIMIT_BURST: String(2 * config.rateLimitRps),
+      GANTRY_PREEMPTION_GRACE_MS: String(config.preemptGraceMs),
     },
     fleet: { nodes: config.nodes, prefix: 'bench', executor: 'sleep', workDir: agentWork },
   });
@@ -229,6 +233,20 @@ async function main(): Promise<void> {
   let backlog: DispatchResults['backlog'] = null;
   if (config.phases.includes('backlog') && config.backlog > 0) backlog = await backlogPhase(s, db, watch, token, fleet.gpus);
 
+  /* Phase 3: preemption. */
+  let preemption: DispatchResults['preemption'] = null;
+  if (config.phases.includes('preemption')) {
+    preemption = await runPreemptionPhase({
+      gatewayUrl: s.gatewayUrl, adminToken, token, db, watch, say,
+      api: (method, path, body) => api(s.gatewayUrl, adminToken, method, path, body),
+      until: (what, timeoutMs, probe, intervalMs) => until(what, timeoutMs, probe, intervalMs),
+    }, {
+      rate: config.preemptRate, durationS: config.preemptS, highShare: config.preemptHighShare, highRunMs: config.preemptHighRunMs,
+      graceMs: config.preemptGraceMs, stopMs: config.preemptStopMs, settleS: config.preemptSettleS,
+      maxSockets: config.openLoopSockets, fillConnections: config.backlogConnections,
+    });
+  }
+
   const report: DispatchResults = {
     bench: 'dispatch',
     startedAt: new Date(t0).toISOString(),
@@ -253,6 +271,7 @@ async function main(): Promise<void> {
     curve,
     rate,
     backlog,
+    preemption,
     watch: { runRecords: watch.runRecords },
     logs: relative(root, logDir),
   };

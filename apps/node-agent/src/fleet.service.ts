@@ -65,7 +65,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     this.reports = new ReportPublisher(producer, this.keys, logger);
     this.logs = new AttemptLogs(join(config.GANTRY_AGENT_WORKDIR, config.GANTRY_AGENT_ID));
     const { executor, store } =
-      config.GANTRY_SIM_EXECUTOR === 'sleep' ? { executor: new SleepExecutor(), store: new NoAttemptStore() } : this.processExecutor();
+      config.GANTRY_SIM_EXECUTOR === 'sleep' ? { executor: new SleepExecutor(config.GANTRY_KILL_GRACE_MS), store: new NoAttemptStore() } : this.processExecutor();
     this.address = config.GANTRY_SIM_NODES > 0 ? (config.GANTRY_NODE_ADDRESS ?? null) : nodeAddress(config.GANTRY_NODE_ADDRESS, networkInterfaces(), hostname());
     const split = { every: config.GANTRY_TELEMETRY_EVERY, delta: config.GANTRY_TELEMETRY_DELTA };
     if (config.GANTRY_SIM_NODES > 0) {

@@ -40,8 +40,8 @@ class ManualExecutor implements Executor {
   private watch(spec: { jobId: string; attempt: number }, onExit: (r: ExecutionResult) => void): Execution {
     this.exits.set(`${spec.jobId}#${spec.attempt}`, onExit);
     return {
-      stop: (reason) => {
-        this.stops.push(`${spec.jobId}#${spec.attempt}:${reason}`);
+      stop: (reason, graceMs) => {
+        this.stops.push(`${spec.jobId}#${spec.attempt}:${reason}${graceMs === undefined ? '' : `/${graceMs}ms`}`);
         if (this.stopEnds) onExit({ exitCode: null, signal: 'SIGTERM', stoppedFor: reason });
       },
     };
@@ -102,6 +102,16 @@ describe('NodeRuntime', () => {
       ['a', 'SUCCEEDED', 'run-a'],
     ]);
     expect(published[4].report).toBe(published[2].report);
+  });
+
+  it("passes a KILL's grace to the stop (a preemption's), and none when the KILL gives none", () => {
+    const { runtime, executor, published } = node();
+    runtime.handle(run('a'));
+    runtime.handle(run('b'));
+    runtime.handle({ ...kill('a'), reason: 'PREEMPTED', graceMs: 1500 } as AgentCommandMessage);
+    runtime.handle(kill('b'));
+    expect(executor.stops).toEqual(['a#1:PREEMPTED/1500ms', 'b#1:CANCELLED_BY_USER']);
+    expect(published.slice(2).map((p) => [p.report.jobId, p.report.state])).toEqual([['a', 'CANCELLED'], ['b', 'CANCELLED']]);
   });
 
   it('ignores a repeated RUN of a live attempt and a KILL of an unknown one', () => {

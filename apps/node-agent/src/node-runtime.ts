@@ -112,7 +112,7 @@ export class NodeRuntime {
     const k = key(cmd.jobId, cmd.attempt);
     if (cmd.type === 'KILL') {
       const live = this.live.get(k);
-      if (live) this.stop(live, cmd.reason ?? 'KILLED');
+      if (live) this.stop(live, cmd.reason ?? 'KILLED', cmd.graceMs);
       return;
     }
     if (this.live.has(k)) return;
@@ -159,12 +159,12 @@ export class NodeRuntime {
   }
 
   /** Stops a live attempt; the first reason given is kept (on disk too) and decides its report. */
-  private stop(live: LiveAttempt, reason: string): void {
+  private stop(live: LiveAttempt, reason: string, graceMs?: number): void {
     if (!live.record.stoppedFor) {
       live.record.stoppedFor = reason;
       this.store.save(live.record);
     }
-    live.execution.stop(reason);
+    live.execution.stop(reason, graceMs);
   }
 
   private onExit(rec: AttemptRecord, r: ExecutionResult): void {

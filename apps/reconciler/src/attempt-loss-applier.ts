@@ -123,7 +123,9 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
   const job = await findJob(sql, jobId);
   if (!job) return 'ignored';
   const drained = reason === 'NODE_DRAINED';
-  const decision = decideAttemptLoss(job, attempt, drained ? 'drained' : 'lost');
+  // An attempt already stopping for a preemptor uses no retry, whatever ends it (ADR 0026).
+  const forgiven = drained || job.preemptedAttempt === attempt;
+  const decision = decideAttemptLoss(job, attempt, forgiven ? 'drained' : 'lost');
   if (decision.kind === 'ignore') return 'ignored';
   const now = new Date();
   // The job first, then its ranks: every writer locks in that order (the report path too), so none waits on another in a cycle.
@@ -131,8 +133,8 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
   const { firstSeq } = await casUpdateJob(
     sql, jobId, job.version,
     to === 'QUEUED'
-      ? { state: 'QUEUED', nodeIds: [], pendingReason: null, ...(drained ? { retriesForgiven: job.retriesForgiven + 1 } : {}) }
-      : { state: 'FAILED', finishedAt: now, reason },
+      ? { state: 'QUEUED', nodeIds: [], pendingReason: null, preemptedAttempt: null, preemptedFor: null, ...(forgiven ? { retriesForgiven: job.retriesForgiven + 1 } : {}) }
+      : { state: 'FAILED', finishedAt: now, reason, preemptedAttempt: null, preemptedFor: null },
     1, now,
   );
   await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);

@@ -124,7 +124,7 @@ export class JobReportApplier {
         const folded = foldReports(
           {
             state: job.state, attempt: job.attempt, started: job.startedAt !== null, nodeIds: job.nodeIds, ranks,
-            retriesForgiven: job.retriesForgiven,
+            retriesForgiven: job.retriesForgiven, preempted: job.preemptedAttempt === job.attempt && !job.cancelRequested,
             retryPolicy: { maxRetries: job.maxRetries, backoffSeconds: job.backoffSeconds, maxBackoffSeconds: job.maxBackoffSeconds, retryOnExitCodes: job.retryOnExitCodes },
           },
           indexes.map((i) => reports[i]),
@@ -138,7 +138,7 @@ export class JobReportApplier {
         writes.push({
           jobId: job.id, expectedVersion: job.version, lastEventSeq: job.lastEventSeq, attempt: job.attempt,
           state: folded.state, start: folded.start, end: folded.end, events: folded.events, ranks: folded.ranks,
-          retryAt: folded.retry ? new Date(now.getTime() + folded.retry.delayMs) : null,
+          retryAt: folded.retry ? new Date(now.getTime() + folded.retry.delayMs) : null, preempted: folded.preempted,
         });
       }
       const { written, freed } = await writeJobReports(sql, writes, messages, now);

@@ -15,6 +15,18 @@ export class SchedulerEnv extends StatefulServiceEnv {
   @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 1000;
   /** Lifetime of a node lease taken while committing a placement, ms. */
   @IsInt() @Min(100) GANTRY_NODE_LEASE_MS: number = 2000;
+  /**
+   * How long a preempted attempt has to stop (its KILL's SIGTERM-to-SIGKILL grace, ADR 0026), ms.
+   * Its devices stay held until its agent reports it ended, so the preemptor starts about this much later.
+   */
+  @IsInt() @Min(0) @Max(3_600_000) GANTRY_PREEMPTION_GRACE_MS: number = 30_000;
+  /** No job is preempted again within this long of its last preemption, ms. */
+  @IsInt() @Min(0) GANTRY_PREEMPTION_COOLDOWN_MS: number = 300_000;
+  /**
+   * Most preemptors one cycle chooses victims for: the search reads the running attempts of lower
+   * bands, so a cycle with many jobs that cannot fit pays for a few and leaves the rest to the next.
+   */
+  @IsInt() @Min(0) @Max(1000) GANTRY_PREEMPTION_PER_CYCLE: number = 8;
   /** Identity of this replica in leases; defaults to hostname-pid. */
   @IsOptional() @IsString() GANTRY_INSTANCE_ID?: string;
 }

@@ -3,6 +3,7 @@ import { RuntimeModule } from '@gantry/runtime';
 import { SchedulerEnv } from './config';
 import { LifecycleWakeConsumer } from './lifecycle-wake-consumer';
 import { PlacementCommitter } from './placement-committer';
+import { PreemptionStep } from './preemption-step';
 import { SchedulingCycle } from './scheduling-cycle';
 import { SchedulingLoop } from './scheduling-loop';
 
@@ -19,7 +20,7 @@ export class SchedulerModule {
           outboxRelay: true,
         }),
       ],
-      providers: [PlacementCommitter, SchedulingCycle, SchedulingLoop, LifecycleWakeConsumer],
+      providers: [PlacementCommitter, PreemptionStep, SchedulingCycle, SchedulingLoop, LifecycleWakeConsumer],
     };
   }
 }

@@ -13,6 +13,7 @@ import { NodeSnapshot } from './node-snapshot';
 import { CycleClock } from './cycle-clock';
 import { PlacementCommitter } from './placement-committer';
 import { holdArraysAtParallelism } from './array-parallelism';
+import { PREEMPTING, PreemptionStep, Stopping } from './preemption-step';
 
 const placementOutcomes = new Counter({ name: 'gantry_scheduler_placements_total', help: 'Attempts placed', labelNames: ['outcome'] });
 const placementsPerCommit = new Histogram({ name: 'gantry_scheduler_placements_per_commit', help: 'Placements one commit statement was asked to write', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] });
@@ -50,6 +51,10 @@ export interface CycleResult {
 interface Snapshot {
   queues: QueueShareState[];
   nodes: PlacementNode[];
+  /** The band of every queue whose jobs may preempt lower bands. */
+  preemptive: Map<string, number>;
+  /** What is still stopping for preemptors, read before the nodes; null when no queue preempted at the last cycle (then nothing preempts this one). */
+  stopping: Stopping | null;
 }
 
 interface CommitTally {
@@ -65,6 +70,8 @@ export class SchedulingCycle {
   private readonly nodes = new NodeSnapshot(FULL_NODE_READ_MS);
   private readonly holdings = new HoldingsSnapshot(HOLDINGS_READ_MS);
   private readonly liveness: LivenessSnapshot;
+  /** Some queue had preemption lowerPriority at the last read: only then is what is stopping read. */
+  private preemptiveSeen = false;
 
   constructor(
     @Inject(DataSource) private readonly ds: DataSource,
@@ -72,6 +79,7 @@ export class SchedulingCycle {
     @Inject(CONFIG) private readonly config: SchedulerEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     private readonly committer: PlacementCommitter,
+    private readonly preemption: PreemptionStep,
   ) {
     this.liveness = new LivenessSnapshot(nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS), LIVENESS_LAG_MS, FULL_LIVENESS_READ_MS);
     const instance = config.GANTRY_INSTANCE_ID ?? `${require('node:os').hostname()}-${process.pid}`;
@@ -83,7 +91,8 @@ export class SchedulingCycle {
    * 2. Snapshot the queues, what they hold, and the nodes and their liveness (only what changed since the last cycle).
    * 3. Decide (planCycle): policy orders the jobs (priority bands, DRF, quotas), placement fits them to nodes.
    * 4. Commit the placements whose nodes' leases this replica got, together (see PlacementCommitter).
-   * 5. Say why the rest wait.
+   * 5. Jobs of preemptive queues that could not fit may end lower bands' attempts (PreemptionStep).
+   * 6. Say why the rest wait.
    */
   async run(nowMs = Date.now()): Promise<CycleResult> {
     const clock = new CycleClock();
@@ -95,8 +104,10 @@ export class SchedulingCycle {
     }
     const snapshot = await this.snapshot(sql, nowMs, clock);
     const decision = this.decide(jobs, snapshot, clock);
-    const tally = await this.commit(decision.plan.placements, new Map(jobs.map((j) => [j.id, j])), clock);
-    await this.explainWaits(sql, [...decision.pendingReasons, ...held], clock);
+    const byId = new Map(jobs.map((j) => [j.id, j]));
+    const tally = await this.commit(decision.plan.placements, byId, clock);
+    const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, nowMs, clock);
+    await this.explainWaits(sql, [...decision.pendingReasons.map((w) => (preempting.has(w.jobId) ? { jobId: w.jobId, reason: PREEMPTING } : w)), ...held], clock);
     return this.finish(clock, jobs.length, tally, decision.moreQueued);
   }
 
@@ -110,6 +121,8 @@ export class SchedulingCycle {
 
   /** 2. Queues with what they hold, and the placement nodes with their health from silence. */
   private async snapshot(sql: Sql, nowMs: number, clock: CycleClock): Promise<Snapshot> {
+    // Before the nodes (see PreemptionStep.stopping); one index scan, skipped while no queue preempts.
+    const stopping = this.preemptiveSeen ? await clock.time('snapshot.stopping', this.preemption.stopping(sql)) : null;
     const [queueRows, holdings] = await Promise.all([
       clock.time('snapshot.queues', listQueues(sql)),
       clock.time('snapshot.holdings', this.holdings.refresh(sql, nowMs)),
@@ -122,7 +135,9 @@ export class SchedulingCycle {
     const queues = queueRows.map((q) => ({
       name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 },
     }));
-    return { queues, nodes };
+    const preemptive = new Map(queueRows.filter((q) => q.preemption === 'lowerPriority').map((q) => [q.name, q.priority]));
+    this.preemptiveSeen = preemptive.size > 0;
+    return { queues, nodes, preemptive, stopping };
   }
 
   /** 3. The pure decision, on the fit index and gang candidates kept between cycles. */
@@ -130,7 +145,7 @@ export class SchedulingCycle {
     const queued: QueuedJob[] = jobs.map((j) => ({ id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB } }));
     const decision = planCycle({
       jobs: queued, queues: snapshot.queues, nodes: snapshot.nodes, lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
-      batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(),
+      batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(), withheld: snapshot.stopping?.nodes,
     });
     clock.lap('plan');
     return decision;
@@ -172,7 +187,21 @@ export class SchedulingCycle {
     return tally;
   }
 
-  /** 5. Every job that waits says why (pending reasons are rewritten every cycle). */
+  /** 5. Preemption, for the jobs that wait for capacity in preemptive queues; those now waiting for victims are returned. */
+  private async preempt(waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, JobRecord>, snapshot: Snapshot, nowMs: number, clock: CycleClock): Promise<Set<string>> {
+    if (snapshot.preemptive.size === 0 || snapshot.stopping === null) return new Set();
+    try {
+      const preempting = new Set(await this.preemption.run(waiting, byId, snapshot.preemptive, snapshot.nodes, snapshot.stopping, nowMs));
+      clock.lap('preempt');
+      return preempting;
+    } catch (err) {
+      // Placements are committed already; a failed preemption is tried again next cycle.
+      this.logger.error({ err }, 'preemption step failed');
+      return new Set();
+    }
+  }
+
+  /** 6. Every job that waits says why (pending reasons are rewritten every cycle). */
   private async explainWaits(sql: Sql, reasons: Array<{ jobId: string; reason: string }>, clock: CycleClock): Promise<void> {
     await setPendingReasons(sql, reasons);
     clock.lap('reasons');

@@ -7,6 +7,7 @@ import { NodeLiveStore, autocommit, findJob, insertQueue, loadNodes, releaseRank
 import { makeJob, makeNode, openDataSource, openRedis, silentLogger, uniqueTag } from '@gantry/testing';
 import { SchedulerEnv } from '../src/config';
 import { PlacementCommitter } from '../src/placement-committer';
+import { PreemptionStep } from '../src/preemption-step';
 import { SchedulingCycle } from '../src/scheduling-cycle';
 
 let ds: DataSource;
@@ -27,7 +28,7 @@ afterAll(async () => {
 
 function cycle(): SchedulingCycle {
   const config = Object.assign(new SchedulerEnv(), { GANTRY_SCHEDULER_BATCH: 1000, GANTRY_INSTANCE_ID: uniqueTag('sched') });
-  return new SchedulingCycle(ds, redis, config, silentLogger() as never, new PlacementCommitter(ds));
+  return new SchedulingCycle(ds, redis, config, silentLogger() as never, new PlacementCommitter(ds), new PreemptionStep(ds, config, silentLogger() as never));
 }
 
 async function heard(nodeId: string, at = Date.now()) {

@@ -7,6 +7,7 @@ export * from './nodes/node-health';
 export * from './nodes/node-topology';
 export * from './placement/placement';
 export * from './placement/cycle-plan';
+export * from './placement/preemption';
 export * from './placement/cycle-pacing';
 export * from './jobs/cancel-decision';
 export * from './jobs/log-target';

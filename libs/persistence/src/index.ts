@@ -30,3 +30,4 @@ export * from './sql/audit-log';
 export * from './sql/job-retention';
 export * from './sql/database-unavailable';
 export * from './redis/rate-limit-buckets';
+export * from './sql/preemptions';

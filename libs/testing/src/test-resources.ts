@@ -42,6 +42,7 @@ const SUITES = {
   explain: { basePort: 18400, redisDb: 24 },
   drain: { basePort: 18420, redisDb: 25 },
   'job-arrays': { basePort: 18320, redisDb: 26 },
+  preemption: { basePort: 18440, redisDb: 28 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions, OmitType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsInt, IsNumber, IsOptional, IsPositive, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsInt, IsNumber, IsOptional, IsPositive, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { QUEUE_NAME_PATTERN } from '@gantry/contracts';
+import { PREEMPTION_POLICIES, PreemptionPolicy } from '@gantry/domain';
 import { OWNER_PATTERN } from '../tokens/create-token.dto';
 
 /** Most owners one queue may name in allowedOwners. */
@@ -21,6 +22,11 @@ const WEIGHT_DOC: ApiPropertyOptions = {
 const ALLOWED_OWNERS_DOC: ApiPropertyOptions = {
   type: String, isArray: true, nullable: true, maxItems: ALLOWED_OWNERS_MAX, uniqueItems: true, maxLength: 64, pattern: OWNER_PATTERN.source,
   description: 'Owners whose users may submit to the queue (403 for others); null or omitted: everyone. Operators may always submit',
+};
+
+const PREEMPTION_DOC: ApiPropertyOptions = {
+  enum: PREEMPTION_POLICIES, default: 'never',
+  description: 'lowerPriority: a job of this queue that cannot fit may end running attempts of strictly lower bands (they are requeued, reason PREEMPTED, no retry used)',
 };
 
 /** Validation of allowedOwners; null passes (everyone). */
@@ -53,6 +59,10 @@ export class CreateQueueDto {
   @ApiPropertyOptional(ALLOWED_OWNERS_DOC)
   @AllowedOwners()
   allowedOwners?: string[] | null;
+
+  @ApiPropertyOptional(PREEMPTION_DOC)
+  @IsOptional() @IsIn(PREEMPTION_POLICIES, { message: `preemption must be one of ${PREEMPTION_POLICIES.join(', ')}` })
+  preemption?: PreemptionPolicy;
 }
 
 /** Any field of a queue but its name; each optional, validated as at creation. */
@@ -70,6 +80,7 @@ export class QueueView {
   @ApiProperty({ type: QuotaDto }) quota!: { gpus: number | null };
   @ApiProperty({ description: 'Fair-share weight within the priority band' }) weight!: number;
   @ApiProperty({ type: [String], nullable: true, description: 'Owners whose users may submit; null: everyone' }) allowedOwners!: string[] | null;
+  @ApiProperty({ enum: PREEMPTION_POLICIES, description: 'Whether its jobs may preempt strictly lower bands' }) preemption!: PreemptionPolicy;
   @ApiProperty({ type: QueueUsageView }) usage!: QueueUsageView;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;

@@ -29,8 +29,8 @@ export interface ExecutionResult {
 }
 
 export interface Execution {
-  /** SIGTERM now, SIGKILL after the grace period; resolves nothing, the exit callback reports. */
-  stop(reason: string): void;
+  /** SIGTERM now, SIGKILL after `graceMs` (absent: the agent's GANTRY_KILL_GRACE_MS); resolves nothing, the exit callback reports. */
+  stop(reason: string, graceMs?: number): void;
 }
 
 /** The attempt an earlier process of this agent started (its record in the state directory). */

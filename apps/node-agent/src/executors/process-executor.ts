@@ -163,7 +163,7 @@ class Watch implements Execution {
     rmSync(this.paths.pid, { force: true });
   }
 
-  stop(reason: string): void {
+  stop(reason: string, graceMs?: number): void {
     if (this.done) return;
     this.stoppedFor ??= reason;
     this.signal('SIGTERM');
@@ -172,7 +172,7 @@ class Watch implements Execution {
       this.signal('SIGKILL');
       // A container's processes are not in the shim's group (the runtime's monitor holds them).
       if (this.container) execFile(this.container.runtime, ['rm', '-f', this.container.name], () => undefined);
-    }, this.o.killGraceMs).unref();
+    }, graceMs ?? this.o.killGraceMs).unref();
   }
 
   private signal(sig: NodeJS.Signals): void {

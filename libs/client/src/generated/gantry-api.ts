@@ -414,7 +414,7 @@ export interface components {
         JobEventView: {
             seq: number;
             /** @enum {string} */
-            type: "CREATED" | "STATE_CHANGED" | "CANCEL_REQUESTED" | "REPORT_REJECTED" | "RECONCILED";
+            type: "CREATED" | "STATE_CHANGED" | "CANCEL_REQUESTED" | "PREEMPTION_REQUESTED" | "REPORT_REJECTED" | "RECONCILED";
             /** Format: date-time */
             at: string;
             /** @enum {string} */
@@ -651,7 +651,7 @@ export interface components {
         JobStreamEventView: {
             seq: number;
             /** @enum {string} */
-            type: "CREATED" | "STATE_CHANGED" | "CANCEL_REQUESTED" | "REPORT_REJECTED" | "RECONCILED";
+            type: "CREATED" | "STATE_CHANGED" | "CANCEL_REQUESTED" | "PREEMPTION_REQUESTED" | "REPORT_REJECTED" | "RECONCILED";
             /** Format: date-time */
             at: string;
             /** @enum {string} */
@@ -686,6 +686,12 @@ export interface components {
             weight?: number;
             /** @description Owners whose users may submit to the queue (403 for others); null or omitted: everyone. Operators may always submit */
             allowedOwners?: string[] | null;
+            /**
+             * @description lowerPriority: a job of this queue that cannot fit may end running attempts of strictly lower bands (they are requeued, reason PREEMPTED, no retry used)
+             * @default never
+             * @enum {string}
+             */
+            preemption?: "never" | "lowerPriority";
         };
         QueueUsageView: {
             gpusHeld: number;
@@ -700,6 +706,11 @@ export interface components {
             weight: number;
             /** @description Owners whose users may submit; null: everyone */
             allowedOwners: string[] | null;
+            /**
+             * @description Whether its jobs may preempt strictly lower bands
+             * @enum {string}
+             */
+            preemption: "never" | "lowerPriority";
             usage: components["schemas"]["QueueUsageView"];
             /** Format: date-time */
             createdAt: string;
@@ -720,6 +731,12 @@ export interface components {
             weight?: number;
             /** @description Owners whose users may submit to the queue (403 for others); null or omitted: everyone. Operators may always submit */
             allowedOwners?: string[] | null;
+            /**
+             * @description lowerPriority: a job of this queue that cannot fit may end running attempts of strictly lower bands (they are requeued, reason PREEMPTED, no retry used)
+             * @default never
+             * @enum {string}
+             */
+            preemption?: "never" | "lowerPriority";
         };
         CreateTokenDto: {
             /**

@@ -83,7 +83,7 @@ export class JobView {
   @ApiPropertyOptional({ nullable: true, type: Number, description: "An array's child: its index, 0 .. size - 1 (GANTRY_ARRAY_INDEX)" }) arrayIndex!: number | null;
 }
 
-export const JOB_EVENT_TYPES = ['CREATED', 'STATE_CHANGED', 'CANCEL_REQUESTED', 'REPORT_REJECTED', 'RECONCILED'] as const;
+export const JOB_EVENT_TYPES = ['CREATED', 'STATE_CHANGED', 'CANCEL_REQUESTED', 'PREEMPTION_REQUESTED', 'REPORT_REJECTED', 'RECONCILED'] as const;
 export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
 
 export class JobEventView {

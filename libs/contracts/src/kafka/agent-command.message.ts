@@ -49,6 +49,7 @@ export const KillCommandSchema = OpenObject({
   attempt: Int(1),
   issuedAt: ISSUED_AT,
   reason: Text(),
+  graceMs: Type.Optional(Int(0, 3_600_000, "ms from SIGTERM to SIGKILL for this stop (a preemption's GANTRY_PREEMPTION_GRACE_MS); absent: the agent's GANTRY_KILL_GRACE_MS")),
 });
 
 export type RunCommand = Static<typeof RunCommandSchema>;

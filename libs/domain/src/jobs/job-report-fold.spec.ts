@@ -7,6 +7,7 @@ import { RetryPolicy } from './retry-policy';
 const job = (state: JobState, ranks: Array<[string, RankState, boolean?]>, started = state !== 'SCHEDULED'): ReportedJob => ({
   state, attempt: 1, started, nodeIds: ranks.map(([n]) => n), ranks: ranks.map(([nodeId, s, released]) => ({ nodeId, state: s, released: released ?? false })),
 });
+const preempted = (j: ReportedJob): ReportedJob => ({ ...j, preempted: true });
 const rep = (nodeId: string, state: JobReport['state'], over: Partial<JobReport> = {}): JobReport => ({ nodeId, attempt: 1, state, ...over });
 
 describe('foldReports', () => {
@@ -78,6 +79,23 @@ describe('foldReports', () => {
     ["the retried gang's other rank, reporting later, is stale (KILLed if it runs) and freed nothing twice", withPolicy(job('RUNNING', [['n1', 'RUNNING'], ['n2', 'RUNNING']])),
       [rep('n2', 'FAILED', { exitCode: 3 }), rep('n1', 'RUNNING'), rep('n1', 'CANCELLED')],
       { outcomes: ['applied', 'stale', 'stale'], state: 'QUEUED' }],
+    ['a preempted attempt that stops goes back to QUEUED (PREEMPTED), not CANCELLED, and gives its devices back now', preempted(job('RUNNING', [['n1', 'RUNNING']])),
+      [rep('n1', 'CANCELLED')],
+      { outcomes: ['applied'], state: 'QUEUED', preempted: true, end: null, retry: null, kills: [],
+        ranks: [{ nodeId: 'n1', state: 'CANCELLED', exitCode: null, release: true }],
+        events: [{ type: 'STATE_CHANGED', fromState: 'RUNNING', toState: 'QUEUED', attempt: 1, reason: 'PREEMPTED' }] }],
+    ['a preempted attempt killed at the end of its grace (FAILED) is requeued the same way', withPolicy(preempted(job('RUNNING', [['n1', 'RUNNING']])), 3),
+      [rep('n1', 'FAILED', { exitCode: null, attempt: 3 })],
+      { state: 'QUEUED', preempted: true, retry: null, end: null }],
+    ['a preempted attempt that succeeded first just succeeds', preempted(job('RUNNING', [['n1', 'RUNNING']])),
+      [rep('n1', 'SUCCEEDED', { exitCode: 0 })],
+      { state: 'SUCCEEDED', preempted: false, end: { exitCode: 0, reason: null } }],
+    ["a preempted gang's first rank to stop is released but the job waits for the other, which keeps its devices", preempted(job('RUNNING', [['n1', 'RUNNING'], ['n2', 'RUNNING']])),
+      [rep('n2', 'CANCELLED')],
+      { state: 'RUNNING', preempted: false, kills: [], events: [], ranks: [{ nodeId: 'n2', state: 'CANCELLED', exitCode: null, release: true }] }],
+    ['a preempted gang is requeued once its last rank stopped', preempted(job('RUNNING', [['n1', 'RUNNING'], ['n2', 'CANCELLED', true]])),
+      [rep('n1', 'CANCELLED')],
+      { state: 'QUEUED', preempted: true, ranks: [{ nodeId: 'n1', state: 'CANCELLED', exitCode: null, release: true }] }],
   ])('%s', (_name, j, reports, expected) => {
     expect(foldReports(j, reports, () => 0.5)).toMatchObject(expected);
   });

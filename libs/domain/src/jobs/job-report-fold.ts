@@ -1,4 +1,4 @@
-import { RankState } from './attempt-outcome';
+import { RankState, isRankFinished } from './attempt-outcome';
 import { JobState, isTerminal } from './job-state';
 import { AgentReport, RankSnapshot, decideReport } from './job-report-decision';
 import { RetryPolicy, decideExitRetry } from './retry-policy';
@@ -14,8 +14,14 @@ export interface ReportedJob {
   ranks: readonly RankSnapshot[];
   /** Absent: a failed attempt always ends the job. */
   retryPolicy?: RetryPolicy;
-  /** Earlier attempts that used no retry (ended by a drain). */
+  /** Earlier attempts that used no retry (ended by a drain or a preemption). */
   retriesForgiven?: number;
+  /**
+   * The current attempt was told to stop for a preemptor (and not cancelled): when it ends other
+   * than by succeeding, the job goes back to QUEUED (reason PREEMPTED, no retry used), once every
+   * rank has reported its end, since each keeps its devices until then (ADR 0026).
+   */
+  preempted?: boolean;
 }
 
 export interface JobReport extends AgentReport {
@@ -62,6 +68,8 @@ export interface FoldedReports {
    * placed again (as attempt + 1) no sooner than `delayMs` from now (pendingReason BACKOFF).
    */
   retry: { delayMs: number } | null;
+  /** The preempted attempt ended: the job is back in QUEUED, its nodes cleared, one more retry forgiven. */
+  preempted: boolean;
   /** In order; seqs follow the job's last one. */
   events: FoldedEvent[];
   /** Ranks whose row changes, at most one entry per node. */
@@ -84,6 +92,7 @@ export function foldReports(job: ReportedJob, reports: readonly JobReport[], ran
   let start = false;
   let end: FoldedReports['end'] = null;
   let retry: FoldedReports['retry'] = null;
+  let preempted = false;
   let touched = false;
   const ranks = job.ranks.map((r) => ({ ...r }));
   const written = new Map<string, RankWrite>();
@@ -129,11 +138,27 @@ export function foldReports(job: ReportedJob, reports: readonly JobReport[], ran
       // cannot each miss the other's end (which would leave a gang RUNNING forever).
       touched = true;
     }
-    for (const nodeId of decision.killNodeIds) kills.push({ nodeId, attempt: job.attempt, reason: 'GANG_ENDED' });
+    let path = decision.path;
+    const endsPreempted = job.preempted && path.length > 0 && (path[path.length - 1] === 'FAILED' || path[path.length - 1] === 'CANCELLED');
+    if (endsPreempted && ranks.some((r) => !isRankFinished(r.state))) {
+      // A gang's other ranks were told to stop too, and hold their devices until each says it did.
+      path = [];
+    } else {
+      for (const nodeId of decision.killNodeIds) kills.push({ nodeId, attempt: job.attempt, reason: 'GANG_ENDED' });
+    }
 
-    if (decision.path.length > 0) {
+    if (endsPreempted && path.length > 0) {
       touched = true;
-      let path = decision.path;
+      path = [...path.slice(0, -1), 'QUEUED'];
+      preempted = true;
+      let from = state;
+      for (const to of path) {
+        events.push({ type: 'STATE_CHANGED', fromState: from, toState: to, attempt: job.attempt, nodeIds: job.nodeIds, ...(to === 'QUEUED' ? { reason: 'PREEMPTED' } : {}) });
+        from = to;
+      }
+      state = 'QUEUED';
+    } else if (path.length > 0) {
+      touched = true;
       let reason: string | null = null;
       const retried = path[path.length - 1] === 'FAILED' && job.retryPolicy
         ? decideExitRetry(job.retryPolicy, { attempt: job.attempt, retriesForgiven: job.retriesForgiven, exitCode: report.exitCode, reason: report.reason }, random)
@@ -169,6 +194,6 @@ export function foldReports(job: ReportedJob, reports: readonly JobReport[], ran
     }
     outcomes.push(decision.path.length > 0 || released ? 'applied' : 'noop');
   }
-  return { outcomes, touched, state, start, end, retry, events, ranks: [...written.values()], kills };
+  return { outcomes, touched, state, start, end, retry, preempted, events, ranks: [...written.values()], kills };
 }
 

@@ -14,6 +14,8 @@ export interface CycleInput {
   batchSize: number;
   /** The fit index and gang candidates of `nodes`, kept between cycles (see PlanOptions). */
   indexes?: Pick<PlanOptions, 'index' | 'gangs'>;
+  /** Nodes where preempted attempts are still stopping: no job is placed there this cycle (see PlanOptions). */
+  withheld?: ReadonlySet<string>;
 }
 
 export interface CyclePlan {
@@ -58,7 +60,7 @@ export function planCycle(input: CycleInput): CyclePlan {
   const order = orderByPolicy([...input.jobs], [...input.queues], schedulableCapacity(input.nodes), input.lookahead);
   const band = new Map(input.queues.map((q) => [q.name, q.priority]));
   const batch = order.ordered.slice(0, input.batchSize);
-  const plan = planPlacements(batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0 })), input.nodes, input.indexes ?? {});
+  const plan = planPlacements(batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0 })), input.nodes, { ...input.indexes, withheld: input.withheld });
   return {
     order,
     plan,

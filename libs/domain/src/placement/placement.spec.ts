@@ -46,6 +46,22 @@ describe('planPlacements', () => {
     }
   });
 
+  it.each<[string, PendingJob, string[] | string]>([
+    ['a single job skips a withheld node', job('j', { gpus: 4 }), ['b']],
+    ['a gang skips a withheld node', job('g', { gpus: 4 }, 2), ['b', 'c']],
+    ['waits when only a withheld node has room', job('big', { gpus: 8 }), 'INSUFFICIENT_CAPACITY:gpus'],
+  ])('withheld nodes (preempted attempts still stopping there): %s', (_name, j, expected) => {
+    const nodes = [node('a'), node('b', { gpusAllocated: 4 }), node('c', { gpusAllocated: 4 })];
+    const index = new FitIndex(nodes);
+    const gangs = new GangCandidates(index);
+    const plan = planPlacements([j], nodes, { withheld: new Set(['a']), index, gangs });
+    if (typeof expected === 'string') expect(plan.pending).toEqual([{ jobId: j.id, reason: expected }]);
+    else expect(plan.placements[0].nodeIds.sort()).toEqual(expected);
+    // The caller's index and gang candidates are given back as they were: the next plan may use the node.
+    expect(planPlacements([job('after', { gpus: 8 })], nodes, { index, gangs }).placements[0].nodeIds).toEqual(['a']);
+    expect(planPlacements([job('gang', { gpus: 8 }, 1), job('g2', { gpus: 4 }, 2)], nodes, { index, gangs }).placements.map((p) => p.nodeIds.sort())).toEqual([['a'], ['b', 'c']]);
+  });
+
   it('subtracts earlier placements before later jobs', () => {
     const plan = planPlacements([job('j1', { gpus: 8 }), job('j2', { gpus: 1 })], [node('a')]);
     expect(plan.placements).toEqual([{ jobId: 'j1', nodeIds: ['a'], gpuIndices: [[0, 1, 2, 3, 4, 5, 6, 7]] }]);

@@ -51,6 +51,11 @@ export interface PlanOptions {
   index?: FitIndex;
   /** Gang candidates on `index`, kept by the caller with it; given back as they were too. */
   gangs?: GangCandidates;
+  /**
+   * Nodes no job may be placed on in this plan, as if reserved: where preempted attempts are still
+   * stopping, so that what they give back goes to their preemptor, not to whoever asks first (ADR 0026).
+   */
+  withheld?: ReadonlySet<string>;
 }
 
 /**
@@ -151,6 +156,14 @@ function planOnto(
   };
   const plan: PlacementPlan = { placements: [], pending: [], reservation: null };
   const reserved = new Set<string>();
+  if (opts.withheld && opts.withheld.size > 0) {
+    for (const n of nodes) {
+      if (!opts.withheld.has(n.id)) continue;
+      reserved.add(n.id);
+      touched.set(n.id, n);
+      gangs.changed(n, reserved);
+    }
+  }
   // A job that cannot go leaves a note for later jobs of the same shape and band: until a placement
   // or a reservation changes the plan's state, they cannot go either, for the same reason. With a
   // full cluster and a deep queue this skips a few passes over the fleet per waiting job.

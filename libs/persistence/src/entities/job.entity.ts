@@ -45,6 +45,12 @@ export class JobEntity {
   /** An array's child: its parent and its index (GANTRY_ARRAY_INDEX); it carries the parent's parallelism too. */
   @Column({ name: 'array_of', type: 'uuid', nullable: true }) arrayOf!: string | null;
   @Column({ name: 'array_index', type: 'int', nullable: true }) arrayIndex!: number | null;
+  /** The attempt told to stop for a preemptor and not yet stopped (ADR 0026); null: none. */
+  @Column({ name: 'preempted_attempt', type: 'int', nullable: true }) preemptedAttempt!: number | null;
+  /** The job that attempt stops for. */
+  @Column({ name: 'preempted_for', type: 'uuid', nullable: true }) preemptedFor!: string | null;
+  /** When it was last told to stop for a preemptor (the cooldown counts from here). */
+  @Column({ name: 'last_preempted_at', type: 'timestamptz', nullable: true }) lastPreemptedAt!: Date | null;
   @Column({ name: 'pending_reason', type: 'text', nullable: true }) pendingReason!: string | null;
   @Column({ name: 'exit_code', type: 'int', nullable: true }) exitCode!: number | null;
   @Column({ type: 'text', nullable: true }) reason!: string | null;

@@ -2,7 +2,7 @@ import type { JobState } from '@gantry/domain';
 import { Sql } from './sql';
 
 export interface NewJobEvent {
-  type: 'CREATED' | 'STATE_CHANGED' | 'CANCEL_REQUESTED' | 'REPORT_REJECTED' | 'RECONCILED';
+  type: 'CREATED' | 'STATE_CHANGED' | 'CANCEL_REQUESTED' | 'PREEMPTION_REQUESTED' | 'REPORT_REJECTED' | 'RECONCILED';
   at: Date;
   fromState?: JobState;
   toState?: JobState;

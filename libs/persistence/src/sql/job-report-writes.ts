@@ -17,6 +17,8 @@ export interface JobReportWrite {
   end: { exitCode: number | null; reason: string | null } | null;
   /** The attempt failed and is retried: back in QUEUED, its nodes cleared, waiting (BACKOFF) until this time. */
   retryAt: Date | null;
+  /** The preempted attempt ended (ADR 0026): back in QUEUED, its nodes cleared, pendingReason PREEMPTED, no retry used. */
+  preempted?: boolean;
   events: readonly FoldedEvent[];
   ranks: readonly RankWrite[];
 }
@@ -34,17 +36,20 @@ export type ReportMessage = OutboxMessage & { jobId: string | null };
 // Not prepared: run from a generic plan it cost twice the Postgres CPU of planning it each time
 // (bench/api/db-path, 10,000 jobs in batches of 10), unlike the create and placement statements.
 const WRITE_JOB_REPORTS = `WITH job_in AS (
-       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::bool[], $6::bool[], $7::int[], $8::text[], $29::timestamptz[])
-         AS t (id, expected, n_events, state, start, ended, exit_code, reason, retry_at)
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::bool[], $6::bool[], $7::int[], $8::text[], $29::timestamptz[], $30::bool[])
+         AS t (id, expected, n_events, state, start, ended, exit_code, reason, retry_at, preempted)
      ), job_written AS (
        UPDATE jobs j SET state = i.state,
          started_at = CASE WHEN i.start THEN $9 ELSE j.started_at END,
          finished_at = CASE WHEN i.ended THEN $9 ELSE j.finished_at END,
          exit_code = CASE WHEN i.ended THEN i.exit_code ELSE j.exit_code END,
          reason = CASE WHEN i.ended THEN i.reason ELSE j.reason END,
-         node_ids = CASE WHEN i.retry_at IS NOT NULL THEN '{}' ELSE j.node_ids END,
-         pending_reason = CASE WHEN i.retry_at IS NOT NULL THEN 'BACKOFF' ELSE j.pending_reason END,
+         node_ids = CASE WHEN i.retry_at IS NOT NULL OR i.preempted THEN '{}' ELSE j.node_ids END,
+         pending_reason = CASE WHEN i.retry_at IS NOT NULL THEN 'BACKOFF' WHEN i.preempted THEN 'PREEMPTED' ELSE j.pending_reason END,
          not_before = COALESCE(i.retry_at, j.not_before),
+         retries_forgiven = j.retries_forgiven + CASE WHEN i.preempted THEN 1 ELSE 0 END,
+         preempted_attempt = CASE WHEN i.state = 'RUNNING' THEN j.preempted_attempt END,
+         preempted_for = CASE WHEN i.state = 'RUNNING' THEN j.preempted_for END,
          version = j.version + 1, last_event_seq = j.last_event_seq + i.n_events, updated_at = $9
        FROM job_in i WHERE j.id = i.id AND j.version = i.expected
        RETURNING j.id
@@ -111,6 +116,7 @@ export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[
       col(messages, (m) => m.jobId), col(messages, (m) => m.topic), col(messages, (m) => m.key), col(messages, (m) => JSON.stringify(m.value)),
       col(messages, (m) => JSON.stringify(m.headers ?? {})),
       col(writes, (w) => w.retryAt),
+      col(writes, (w) => w.preempted ?? false),
     ],
   );
   if (Number(row.messages) > 0) wakeRelayOnCommit(sql);

@@ -15,7 +15,7 @@ export function toJobRecord(r: Record<string, any>): JobRecord {
     backoffSeconds: r.backoff_seconds, maxBackoffSeconds: r.max_backoff_seconds, retryOnExitCodes: r.retry_on_exit_codes ?? [],
     notBefore: r.not_before ?? null, depsPending: r.deps_pending ?? 0, retriesForgiven: r.retries_forgiven ?? 0,
     arraySize: r.array_size ?? null, arrayParallelism: r.array_parallelism ?? null, arrayOf: r.array_of ?? null, arrayIndex: r.array_index ?? null,
-    pendingReason: r.pending_reason, exitCode: r.exit_code,
+    preemptedAttempt: r.preempted_attempt ?? null, preemptedFor: r.preempted_for ?? null, lastPreemptedAt: r.last_preempted_at ?? null, pendingReason: r.pending_reason, exitCode: r.exit_code,
     reason: r.reason, version: Number(r.version), lastEventSeq: r.last_event_seq, traceParent: r.trace_parent,
     createdAt: r.created_at, updatedAt: r.updated_at, startedAt: r.started_at, finishedAt: r.finished_at,
   };
@@ -59,13 +59,17 @@ export interface JobChanges {
   reason?: string | null;
   cancelRequested?: boolean;
   retriesForgiven?: number;
+  preemptedAttempt?: number | null;
+  preemptedFor?: string | null;
+  lastPreemptedAt?: Date | null;
   startedAt?: Date | null;
   finishedAt?: Date | null;
 }
 
 const COLUMNS: Record<keyof JobChanges, string> = {
   state: 'state', attempt: 'attempt', nodeIds: 'node_ids', pendingReason: 'pending_reason', exitCode: 'exit_code',
-  reason: 'reason', cancelRequested: 'cancel_requested', retriesForgiven: 'retries_forgiven', startedAt: 'started_at', finishedAt: 'finished_at',
+  reason: 'reason', cancelRequested: 'cancel_requested', retriesForgiven: 'retries_forgiven',
+  preemptedAttempt: 'preempted_attempt', preemptedFor: 'preempted_for', lastPreemptedAt: 'last_preempted_at', startedAt: 'started_at', finishedAt: 'finished_at',
 };
 
 /**

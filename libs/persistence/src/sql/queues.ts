@@ -1,3 +1,4 @@
+import type { PreemptionPolicy } from '@gantry/domain';
 import { Sql, inTransaction } from './sql';
 import type { DataSource } from 'typeorm';
 
@@ -9,6 +10,8 @@ export interface QueueRecord {
   weight: number;
   /** Owners whose users may submit to the queue; null: everyone. Operators may always submit. */
   allowedOwners: string[] | null;
+  /** Whether its jobs may end running attempts of strictly lower bands (ADR 0026). */
+  preemption: PreemptionPolicy;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -20,17 +23,17 @@ export interface QueueUsage {
 }
 
 const toQueue = (r: Record<string, any>): QueueRecord => ({
-  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, weight: Number(r.weight), allowedOwners: r.allowed_owners ?? null, createdAt: r.created_at, updatedAt: r.updated_at,
+  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, weight: Number(r.weight), allowedOwners: r.allowed_owners ?? null, preemption: r.preemption ?? 'never', createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 /** Inserts a queue; false when the name is taken (the primary key decides, not a prior read). */
 export async function insertQueue(
-  sql: Sql, q: { name: string; priority: number; quotaGpus: number | null; weight?: number; allowedOwners?: string[] | null }, now: Date,
+  sql: Sql, q: { name: string; priority: number; quotaGpus: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy }, now: Date,
 ): Promise<boolean> {
   const rows = await sql.rows(
-    `INSERT INTO queues (name, priority, quota_gpus, weight, created_at, updated_at, allowed_owners) VALUES ($1, $2, $3, $4, $5, $5, $6)
+    `INSERT INTO queues (name, priority, quota_gpus, weight, created_at, updated_at, allowed_owners, preemption) VALUES ($1, $2, $3, $4, $5, $5, $6, $7)
      ON CONFLICT (name) DO NOTHING RETURNING name`,
-    [q.name, q.priority, q.quotaGpus, q.weight ?? 1, now, q.allowedOwners ?? null],
+    [q.name, q.priority, q.quotaGpus, q.weight ?? 1, now, q.allowedOwners ?? null, q.preemption ?? 'never'],
   );
   return rows.length === 1;
 }
@@ -45,15 +48,15 @@ export async function listQueues(sql: Sql): Promise<QueueRecord[]> {
 }
 
 export async function updateQueue(
-  sql: Sql, name: string, changes: { priority?: number; quotaGpus?: number | null; weight?: number; allowedOwners?: string[] | null }, now: Date,
+  sql: Sql, name: string, changes: { priority?: number; quotaGpus?: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy }, now: Date,
 ): Promise<QueueRecord | null> {
   const [row] = await sql.rows(
     `UPDATE queues SET priority = COALESCE($2, priority),
        quota_gpus = CASE WHEN $3::boolean THEN $4 ELSE quota_gpus END, weight = COALESCE($6::double precision, weight), updated_at = $5,
-       allowed_owners = CASE WHEN $7::boolean THEN $8::text[] ELSE allowed_owners END
+       allowed_owners = CASE WHEN $7::boolean THEN $8::text[] ELSE allowed_owners END, preemption = COALESCE($9, preemption)
      WHERE name = $1 RETURNING *`,
     [name, changes.priority ?? null, 'quotaGpus' in changes, changes.quotaGpus ?? null, now, changes.weight ?? null,
-      'allowedOwners' in changes, changes.allowedOwners ?? null],
+      'allowedOwners' in changes, changes.allowedOwners ?? null, changes.preemption ?? null],
   );
   return row ? toQueue(row) : null;
 }

@@ -1,0 +1,107 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Counter } from 'prom-client';
+import { PlacementNode, PreemptibleAttempt, choosePreemptionVictims } from '@gantry/domain';
+import { ConcurrentUpdateError, JobRecord, Sql, autocommit, inTransaction, loadAttemptsStopping, loadPreemptibleAttempts, requestPreemption } from '@gantry/persistence';
+import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
+import type { Logger } from '@gantry/platform';
+import { SchedulerEnv } from './config';
+
+const preemptions = new Counter({ name: 'gantry_scheduler_preemptions_total', help: 'Preemptors looked at, by outcome', labelNames: ['outcome'] });
+
+/** What is still stopping for preemptors (see PreemptionStep.stopping). */
+export interface Stopping {
+  preemptors: ReadonlySet<string>;
+  nodes: ReadonlySet<string>;
+}
+
+/** The pending reason of a job whose victims are stopping: a later cycle places it once they have. */
+export const PREEMPTING = 'PREEMPTING';
+
+/** Why a job that waits could start if others stopped: capacity, not policy (quota, band) nor a node that could never hold it. */
+function waitsForCapacity(reason: string): boolean {
+  return reason.startsWith('INSUFFICIENT_CAPACITY') || reason === 'GANG_WAITING';
+}
+
+/**
+ * Step 6 of a cycle (ADR 0026): jobs of `lowerPriority` queues that could not be placed may end
+ * running attempts of strictly lower bands. For each, up to GANTRY_PREEMPTION_PER_CYCLE a cycle,
+ * the victims are chosen (choosePreemptionVictims) and told to stop in one transaction
+ * (requestPreemption); the preemptor waits (PREEMPTING) and a later cycle places it once their
+ * agents report them ended, which frees their devices. A preemptor whose victims are still
+ * stopping gets no more. A cycle with no such job reads nothing.
+ */
+@Injectable()
+export class PreemptionStep {
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(CONFIG) private readonly config: SchedulerEnv,
+    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /**
+   * What is still stopping for preemptors, read by the cycle before its node snapshot: the
+   * preemptors (they wait, and get no new victims) and the nodes (withheld from the plan, so what
+   * the victims give back goes to their preemptor). Read before the nodes, never after: a victim that
+   * stops in between is then seen either still stopping or with its capacity back, never gone from
+   * both (which would look like a preemptor whose victims left it no room, and preempt again).
+   */
+  async stopping(sql: Sql): Promise<Stopping> {
+    return loadAttemptsStopping(sql);
+  }
+
+  /**
+   * `waiting`: the cycle's jobs that wait, with why, in policy order. `bands`: the band of every
+   * queue with preemption `lowerPriority`. `stopping`: as read before the cycle's node snapshot.
+   * Returns the jobs that now wait for victims (PREEMPTING).
+   */
+  async run(
+    waiting: ReadonlyArray<{ jobId: string; reason: string }>, jobs: ReadonlyMap<string, JobRecord>, bands: ReadonlyMap<string, number>,
+    nodes: readonly PlacementNode[], stopping: Stopping, nowMs: number,
+  ): Promise<string[]> {
+    const budget = this.config.GANTRY_PREEMPTION_PER_CYCLE;
+    if (bands.size === 0 || budget === 0) return [];
+    const candidates = waiting
+      .filter((w) => waitsForCapacity(w.reason) && bands.has(jobs.get(w.jobId)?.queue ?? ''))
+      .map((w) => jobs.get(w.jobId)!);
+    if (candidates.length === 0) return [];
+    // A preemptor already waiting for victims stays PREEMPTING, and the budget goes to the others.
+    const already = candidates.filter((j) => stopping.preemptors.has(j.id)).map((j) => j.id);
+    const preemptors = candidates.filter((j) => !stopping.preemptors.has(j.id)).slice(0, budget);
+    const started = preemptors.length > 0 ? await this.preempt(autocommit(this.ds), preemptors, bands, nodes, nowMs) : [];
+    return [...already, ...started];
+  }
+
+  private async preempt(sql: Sql, preemptors: JobRecord[], bands: ReadonlyMap<string, number>, nodes: readonly PlacementNode[], nowMs: number): Promise<string[]> {
+    const top = Math.max(...preemptors.map((j) => bands.get(j.queue)!));
+    const running: PreemptibleAttempt[] = await loadPreemptibleAttempts(sql, top);
+    const started: string[] = [];
+    for (const job of preemptors) {
+      const choice = choosePreemptionVictims({
+        preemptor: { id: job.id, band: bands.get(job.queue)!, nodes: job.nodes, resources: { gpus: job.gpus, gpuModel: job.gpuModel, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB } },
+        nodes, running, nowMs, cooldownMs: this.config.GANTRY_PREEMPTION_COOLDOWN_MS,
+      });
+      if (!choice) {
+        preemptions.inc({ outcome: 'no_victims' });
+        continue;
+      }
+      const done = await inTransaction(this.ds, (tx) => requestPreemption(tx, job.id, choice.victims, this.config.GANTRY_PREEMPTION_GRACE_MS, new Date(nowMs)))
+        .catch((e) => {
+          if (e instanceof ConcurrentUpdateError) return false;
+          throw e;
+        });
+      if (!done) {
+        // It was placed or given victims by another replica, or a victim moved on since it was read: looked at again next cycle.
+        preemptions.inc({ outcome: 'lost_race' });
+        continue;
+      }
+      // Their capacity is promised to this preemptor: no other one of this cycle may count on it.
+      const chosen = new Set(choice.victims.map((v) => v.jobId));
+      for (const r of running) if (chosen.has(r.jobId)) r.preempting = true;
+      preemptions.inc({ outcome: 'requested' });
+      started.push(job.id);
+      this.logger.info({ jobId: job.id, victims: choice.victims, nodeIds: choice.nodeIds, gpus: choice.gpus }, 'preempting lower-band attempts');
+    }
+    return started;
+  }
+}
