@@ -1,18 +1,13 @@
+import type { NodeCapacity } from '@gantry/domain';
 import { JobRecord, toJobRecord } from './job-rows';
 import { Sql } from './sql';
 
 /** Most queued jobs ahead that the explain simulation starts before the job (policy order). */
 export const EXPLAIN_AHEAD_MAX = 1000;
 
-export interface ExplainNodeRow {
+/** A node's capacity (the domain's NodeCapacity) with what explain also needs of it. */
+export interface ExplainNodeRow extends NodeCapacity {
   id: string;
-  gpuModel: string | null;
-  gpusTotal: number;
-  gpusAllocated: number;
-  cpuCores: number;
-  cpuAllocated: number;
-  memoryMiB: number;
-  memoryAllocated: number;
   cordoned: boolean;
 }
 
