@@ -17,13 +17,14 @@ let admin: GatewayClient;
 let hand: HandAgent;
 
 const RETENTION_MS = 4000;
+const SIM_NODES = 2;
 
 jest.setTimeout(180_000);
 
 beforeAll(async () => {
   e2e = await startTestStack({
     suite: 'gateway-lifecycles',
-    simNodes: 2,
+    simNodes: SIM_NODES,
     replicas: { 'api-gateway': 2 },
     env: { GANTRY_JOB_RETENTION_MS: String(RETENTION_MS), GANTRY_IDEMPOTENCY_TTL_MS: '1000', GANTRY_RETENTION_SWEEP_MS: '500' },
   });
@@ -187,8 +188,11 @@ describe('nodes', () => {
     }, { timeoutMs: 20_000 });
     await waitFor('in the summary', async () => (await retiredGpus()) === 1, { timeoutMs: 5000 });
     // The database is shared with other suites (whose fleets may still register nodes), Redis is this
-    // suite's own: the utilisation totals count only nodes this suite has heard (a removal forgets them there).
-    const heardBefore = (await admin.request('GET', '/v1/cluster/summary')).body.utilisation.nodes;
+    // suite's own: the utilisation totals count only nodes this suite has heard (a removal forgets them
+    // there): its fleet and this node. Waited for, not read once: a fleet node not yet counted (its
+    // first full beat late on a loaded machine) made a before/after difference miss by one.
+    const counted = async () => (await admin.request('GET', '/v1/cluster/summary')).body.utilisation.nodes;
+    await waitFor('counted with the fleet', async () => (await counted()) === SIM_NODES + 1, { timeoutMs: 10_000 });
     const before = await lastAuditId();
 
     expect((await admin.request('DELETE', `/v1/nodes/${nodeId}`)).status).toBe(204);
@@ -197,7 +201,7 @@ describe('nodes', () => {
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM nodes WHERE rack = $1`, [rack]);
     expect(n).toBe(0);
     await waitFor('gone from the summary', async () => (await retiredGpus()) === 0, { timeoutMs: 5000 });
-    expect((await admin.request('GET', '/v1/cluster/summary')).body.utilisation.nodes).toBe(heardBefore - 1);
+    await waitFor('counted no more', async () => (await counted()) === SIM_NODES, { timeoutMs: 10_000 });
     expect(await auditSince(before)).toEqual([expect.objectContaining({ action: 'nodes.delete', target: nodeId })]);
 
     // It beats again: a new node, first seen now.

@@ -147,27 +147,29 @@ it('a silent rack is held, not evicted; its nodes that return inside the window 
 it('a rack silent past the hold window drains at the eviction rate (burst + rate x time), never all at once', async () => {
   rackAgent.kill('SIGKILL');
   const killedAt = Date.now();
-  let firstAt = 0;
-  let worstExcess = -Infinity;
-  const samples: string[] = [];
+  let firstSeenAt = 0;
   await waitFor('every job on the rack requeued', async () => {
     const l = await losses();
-    const now = Date.now();
-    if (l.nodes > 0 && firstAt === 0) firstAt = now;
-    if (firstAt) {
-      // Nodes evicted may not exceed the burst plus the rate over the time since the first (+1 for a round in flight).
-      const allowed = BURST + RATE * ((now - firstAt) / 1000) + 1;
-      worstExcess = Math.max(worstExcess, l.nodes - allowed);
-      samples.push(`${now - killedAt}ms:${l.nodes}`);
-    }
+    if (l.nodes > 0 && firstSeenAt === 0) firstSeenAt = Date.now();
     return l.jobs >= JOBS;
   }, { timeoutMs: 40_000, intervalMs: 100 });
-  const drainedMs = Date.now() - firstAt;
-  expect(firstAt - killedAt).toBeGreaterThanOrEqual(HOLD_MS + 2_000); // dead (4 s after the last beat) + the window
-  expect(worstExcess).toBeLessThanOrEqual(0);
+  // Seen late by the polling above, so never before the detector could have evicted.
+  expect(firstSeenAt - killedAt).toBeGreaterThanOrEqual(HOLD_MS + 2_000); // dead (4 s after the last beat) + the window
+  // The rate is judged on the evictions' own times (the detector stamps each node's EVICTED event with the
+  // time its token bucket judged by), not on when this test's polls saw them: a poll late under load once made a
+  // compliant drain look 0.1 node over.
+  const evictions: Array<{ node: string; at: Date }> = await ds.query(
+    `SELECT node_id AS node, at FROM node_events WHERE type = 'EVICTED' AND job_ids && $1::uuid[] ORDER BY at, id`,
+    [jobIds],
+  );
+  expect(evictions).toHaveLength(JOBS); // one job per node
+  const t0 = evictions[0].at.getTime();
+  const excess = evictions.map((e, i) => i + 1 - (BURST + RATE * ((e.at.getTime() - t0) / 1000)));
+  expect(Math.max(...excess)).toBeLessThanOrEqual(1e-6); // float rounding of rate x time only
+  const drainedMs = evictions[JOBS - 1].at.getTime() - t0;
   // 60 nodes at a burst of 10 and 10/s take about 5 s: a storm would be one round.
   expect(drainedMs).toBeGreaterThanOrEqual(((JOBS - BURST) / RATE) * 1000 - 1_000);
   const [attempts] = await ds.query(`SELECT max(attempt)::int AS a FROM jobs WHERE id = ANY($1::uuid[])`, [jobIds]);
   expect(attempts.a).toBe(1); // requeued once each, nowhere to go (the witnesses are cordoned)
-  console.log(`rack killed: first eviction after ${firstAt - killedAt} ms, ${JOBS} nodes drained in ${drainedMs} ms; samples ${samples.filter((_, i) => i % 5 === 0).join(' ')}`);
+  console.log(`rack killed: first eviction seen after ${firstSeenAt - killedAt} ms, ${JOBS} nodes drained in ${drainedMs} ms (detector clock)`);
 });

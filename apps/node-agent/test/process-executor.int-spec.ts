@@ -9,6 +9,7 @@ import { attemptCgroupDirs } from '../src/cgroups/cgroup-layout';
 import { SHIM_NAME, SHIM_SCRIPT, shimArgv } from '../src/executors/attempt-shim';
 import { ExecutionResult, ExecutionSpec } from '../src/executors/executor';
 import { ProcessExecutor, ProcessExecutorOptions } from '../src/executors/process-executor';
+import { shimPid } from '../src/executors/shim-process';
 import { attemptPaths } from '../src/state/attempt-paths';
 import { AttemptRecord } from '../src/state/attempt-record';
 import { FileAttemptStore } from '../src/state/file-attempt-store';
@@ -79,7 +80,8 @@ describe('ProcessExecutor', () => {
     mkdirSync(p.dir, { recursive: true });
     const { file, args } = shimArgv(p.status, [], ['sh', '-c', `while [ ! -e ${release} ]; do sleep 0.05; done; exit 4`]);
     spawn(file, args, { detached: true, stdio: 'ignore' }).unref();
-    await waitFor('the shim started', () => existsSync(p.pid), { timeoutMs: 10_000, intervalMs: 20 });
+    // Its pid written, not just its pid file created: `echo $$ >` opens the file before it writes.
+    await waitFor('the shim started', () => shimPid(p.pid) !== null, { timeoutMs: 10_000, intervalMs: 20 });
     const e = ended();
     new ProcessExecutor(options()).resume({ nodeId: 'n1', jobId: 'adopt', attempt: 1 }, e.onExit);
     await new Promise((r) => setTimeout(r, 700)); // over one poll: still running, not reported
@@ -92,7 +94,8 @@ describe('ProcessExecutor', () => {
     mkdirSync(p.dir, { recursive: true });
     const { file, args } = shimArgv(p.status, [], ['sleep', '30']);
     spawn(file, args, { detached: true, stdio: 'ignore' }).unref();
-    await waitFor('the shim started', () => existsSync(p.pid), { timeoutMs: 10_000, intervalMs: 20 });
+    // Its pid written, not just its pid file created: `echo $$ >` opens the file before it writes.
+    await waitFor('the shim started', () => shimPid(p.pid) !== null, { timeoutMs: 10_000, intervalMs: 20 });
     const e = ended();
     new ProcessExecutor(options()).resume({ nodeId: 'n1', jobId: 'adopt-stop', attempt: 1 }, e.onExit).stop('CANCELLED_BY_USER');
     expect(await e.result()).toEqual({ exitCode: null, signal: 'SIGTERM', stoppedFor: 'CANCELLED_BY_USER' });
