@@ -405,11 +405,4 @@ async function main(): Promise<void> {
   console.log(`pgbench single-row INSERT, 1 client, same run: ${r0(pgbench.tps)} tps; written ${relative(root, outFile)}`);
 }
 
-main()
-  .then(() => teardown.run())
-  .then(() => process.exit(0))
-  .catch(async (e) => {
-    say(teardown.interrupted ? 'interrupted' : `failed: ${(e as Error).stack ?? e}`);
-    await teardown.run();
-    process.exit(teardown.interrupted ? 130 : 1);
-  });
+teardown.runMain(main);

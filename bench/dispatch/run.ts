@@ -380,11 +380,4 @@ async function backlogPhase(s: Stack, db: Client, watch: CommandWatch, token: st
   };
 }
 
-main()
-  .then(() => teardown.run())
-  .then(() => process.exit(0))
-  .catch(async (e) => {
-    say(teardown.interrupted ? 'interrupted' : `failed: ${(e as Error).stack ?? e}`);
-    await teardown.run();
-    process.exit(teardown.interrupted ? 130 : 1);
-  });
+teardown.runMain(main);

@@ -68,4 +68,16 @@ export class Teardown {
   check(): void {
     if (this.interrupted) throw new Error('interrupted');
   }
+
+  /** Runs the bench's main, then tears down; exits 0, 1 on failure, 130 when interrupted. */
+  runMain(main: () => Promise<void>): void {
+    main()
+      .then(() => this.run())
+      .then(() => process.exit(0))
+      .catch(async (e) => {
+        this.say(this.interrupted ? 'interrupted' : `failed: ${(e as Error).stack ?? e}`);
+        await this.run();
+        process.exit(this.interrupted ? 130 : 1);
+      });
+  }
 }

@@ -3,18 +3,7 @@
  * an actual runtime, arriving as a Poisson stream sized to load a fleet to a target utilisation.
  * Seeded: the same options give the same workload on every machine.
  */
-
-/** mulberry32: small, seeded, good enough to draw a workload. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '@gantry/testing';
 
 export interface ReplayQueue {
   name: string;

@@ -1,9 +1,8 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { Counter } from 'prom-client';
 import { ClusterUtilisationStore } from '@gantry/persistence';
-import { PeriodicTask } from '@gantry/platform';
-import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
+import { CONFIG, PeriodicService, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 
 const swept = new Counter({ name: 'gantry_cluster_utilisation_swept_total', help: 'Silent nodes taken out of the cluster utilisation sums' });
@@ -15,20 +14,28 @@ const SWEEP_EVERY_MS = 1000;
  * cover live nodes only. Every replica sweeps; the script makes concurrent sweeps harmless.
  */
 @Injectable()
-export class UtilisationSweeper implements OnApplicationBootstrap, OnModuleDestroy {
+export class UtilisationSweeper extends PeriodicService {
   private readonly store: ClusterUtilisationStore;
-  private readonly task = new PeriodicTask(SWEEP_EVERY_MS, () => this.sweep(), () => undefined); // sweep() logs its own failures
 
   constructor(
     @Inject(REDIS) redis: Redis,
     @Inject(CONFIG) private readonly config: IngesterEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: { warn(obj: object, msg: string): void },
   ) {
+    super();
     this.store = new ClusterUtilisationStore(redis);
   }
 
-  onApplicationBootstrap(): void {
-    this.task.start();
+  protected periodMs(): number {
+    return SWEEP_EVERY_MS;
+  }
+
+  protected tick(): Promise<number> {
+    return this.sweep();
+  }
+
+  protected roundFailed(): void {
+    // sweep() logs its own failures.
   }
 
   async sweep(nowMs = Date.now()): Promise<number> {
@@ -42,7 +49,4 @@ export class UtilisationSweeper implements OnApplicationBootstrap, OnModuleDestr
     }
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await this.task.stop();
-  }
 }

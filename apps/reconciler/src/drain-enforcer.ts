@@ -1,8 +1,8 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { autocommit, liveRanksOnNode, nodesDueForDrain } from '@gantry/persistence';
-import { PeriodicTask, type Logger } from '@gantry/platform';
-import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
+import { type Logger } from '@gantry/platform';
+import { CONFIG, PeriodicService, SERVICE_LOGGER } from '@gantry/runtime';
 import { AttemptLossApplier } from './attempt-loss-applier';
 import { ReconcilerEnv } from './config';
 import { LeaderElection } from './leader-election';
@@ -13,21 +13,28 @@ import { LeaderElection } from './leader-election';
  * (AttemptLossApplier.drain). A drain is thus done at most one interval after its deadline.
  */
 @Injectable()
-export class DrainEnforcer implements OnApplicationBootstrap, OnModuleDestroy {
-  private task: PeriodicTask | null = null;
-
+export class DrainEnforcer extends PeriodicService {
   constructor(
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(CONFIG) private readonly config: ReconcilerEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     private readonly election: LeaderElection,
     private readonly losses: AttemptLossApplier,
-  ) {}
+  ) {
+    super();
+  }
 
-  onApplicationBootstrap(): void {
-    // One round at a time (PeriodicTask): two would end the same node's attempts twice (harmless, but wasted).
-    this.task = new PeriodicTask(this.config.GANTRY_DETECTOR_INTERVAL_MS, () => this.round(), (err) => this.logger.warn({ err }, 'drain round failed'));
-    this.task.start();
+  // One round at a time (PeriodicService): two would end the same node's attempts twice (harmless, but wasted).
+  protected periodMs(): number {
+    return this.config.GANTRY_DETECTOR_INTERVAL_MS;
+  }
+
+  protected tick(): Promise<string[]> {
+    return this.round();
+  }
+
+  protected roundFailed(err: unknown): void {
+    this.logger.warn({ err }, 'drain round failed');
   }
 
   /** The nodes whose drain this round finished. */
@@ -45,7 +52,4 @@ export class DrainEnforcer implements OnApplicationBootstrap, OnModuleDestroy {
     return done;
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await this.task?.stop();
-  }
 }

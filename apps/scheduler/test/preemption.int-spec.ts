@@ -1,12 +1,8 @@
-import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { foldReports } from '@gantry/domain';
-import { JobRecord, NodeLiveStore, autocommit, findJob, findJobsWithRanks, insertQueue, writeJobReports } from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource, openRedis, placeJob, silentLogger, uniqueTag } from '@gantry/testing';
-import { SchedulerEnv } from '../src/config';
-import { PlacementCommitter } from '../src/placement-committer';
-import { PreemptionStep } from '../src/preemption-step';
-import { SchedulingCycle } from '../src/scheduling-cycle';
+import { JobRecord, autocommit, findJob, findJobsWithRanks, insertQueue, writeJobReports } from '@gantry/persistence';
+import { makeJob, makeNode, placeJob, seededRandom, uniqueTag } from '@gantry/testing';
+import { useSchedulerFixture } from './scheduler-fixture';
 
 /*
  * The placement guarantee across preemption (ADR 0003, 0019, 0026), on Postgres and Redis with the
@@ -17,36 +13,13 @@ import { SchedulingCycle } from '../src/scheduling-cycle';
  * allocation are exactly its live ranks', and no preemptor is placed before its victims stopped.
  */
 
+const fixture = useSchedulerFixture();
 let ds: DataSource;
-let redis: Redis;
-let live: NodeLiveStore;
-
-beforeAll(async () => {
-  ds = await openDataSource();
-  redis = await openRedis();
-  live = new NodeLiveStore(redis, 120_000);
-  // Earlier tests leave queued jobs behind; they must not crowd this suite's batch.
-  await ds.query(`UPDATE jobs SET state = 'CANCELLED' WHERE state = 'QUEUED'`);
+beforeAll(() => {
+  ds = fixture.ds;
 });
-afterAll(async () => {
-  redis.disconnect();
-  await ds.destroy();
-});
-
-function cycle(): SchedulingCycle {
-  const config = Object.assign(new SchedulerEnv(), { GANTRY_INSTANCE_ID: uniqueTag('sched'), GANTRY_PREEMPTION_GRACE_MS: 1000, GANTRY_PREEMPTION_COOLDOWN_MS: 600_000 });
-  return new SchedulingCycle(ds, redis, config, silentLogger() as never, new PlacementCommitter(ds), new PreemptionStep(ds, config, silentLogger() as never));
-}
-
-async function heard(nodeIds: string[], at = Date.now()) {
-  await live.recordBeats(nodeIds.map((nodeId) => ({ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, running: '[]' })));
-}
-
-/** A seeded generator, so that a failing order can be replayed. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-}
+const cycle = () => fixture.cycle({ GANTRY_PREEMPTION_GRACE_MS: 1000, GANTRY_PREEMPTION_COOLDOWN_MS: 600_000 });
+const heard = (nodeIds: string[]) => fixture.heard(nodeIds);
 
 /** What the reconciler writes when an agent reports that its rank of an attempt stopped. */
 async function agentStopped(jobId: string, attempt: number, nodeId: string): Promise<void> {
@@ -95,7 +68,7 @@ async function expectNoDeviceHeldTwice(nodeIds: string[]): Promise<void> {
 
 describe('preemption (the placement guarantee across it)', () => {
   it.each([1, 2, 3])('seed %i: preemptors start only on devices their victims gave back, never on one still held', async (seed) => {
-    const rnd = random(seed);
+    const rnd = seededRandom(seed); // a failing order can be replayed
     const model = uniqueTag('GPU');
     const low = uniqueTag('low');
     const high = uniqueTag('high');

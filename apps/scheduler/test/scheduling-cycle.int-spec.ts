@@ -1,39 +1,18 @@
-import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
 import { OUTBOX_DISPATCH } from '@gantry/contracts';
 import type { OutboxRow } from '@gantry/messaging';
+import { autocommit, findJob, insertQueue, loadNodes, releaseRank } from '@gantry/persistence';
 import { runDispatchExpander } from '@gantry/runtime';
-import { DataSource } from 'typeorm';
-import { NodeLiveStore, autocommit, findJob, insertQueue, loadNodes, releaseRank } from '@gantry/persistence';
-import { makeJob, makeNode, openDataSource, openRedis, silentLogger, uniqueTag } from '@gantry/testing';
-import { SchedulerEnv } from '../src/config';
-import { PlacementCommitter } from '../src/placement-committer';
-import { PreemptionStep } from '../src/preemption-step';
-import { SchedulingCycle } from '../src/scheduling-cycle';
+import { makeJob, makeNode, uniqueTag } from '@gantry/testing';
+import { useSchedulerFixture } from './scheduler-fixture';
 
+const fixture = useSchedulerFixture();
 let ds: DataSource;
-let redis: Redis;
-let live: NodeLiveStore;
-
-beforeAll(async () => {
-  ds = await openDataSource();
-  redis = await openRedis();
-  live = new NodeLiveStore(redis, 120_000);
-  // Earlier tests leave queued jobs behind; they must not crowd this suite's batch.
-  await ds.query(`UPDATE jobs SET state = 'CANCELLED' WHERE state = 'QUEUED'`);
+beforeAll(() => {
+  ds = fixture.ds;
 });
-afterAll(async () => {
-  redis.disconnect();
-  await ds.destroy();
-});
-
-function cycle(): SchedulingCycle {
-  const config = Object.assign(new SchedulerEnv(), { GANTRY_SCHEDULER_BATCH: 1000, GANTRY_INSTANCE_ID: uniqueTag('sched') });
-  return new SchedulingCycle(ds, redis, config, silentLogger() as never, new PlacementCommitter(ds), new PreemptionStep(ds, config, silentLogger() as never));
-}
-
-async function heard(nodeId: string, at = Date.now()) {
-  await live.recordBeats([{ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, running: '[]' }]);
-}
+const cycle = () => fixture.cycle({ GANTRY_SCHEDULER_BATCH: 1000 });
+const heard = (nodeId: string, at?: number) => fixture.heard([nodeId], at);
 
 /** The RUNs the placement's outbox rows stand for, as the relay builds them from the dispatch row written in the same commit. */
 async function outboxCommands(jobId: string) {

@@ -17,24 +17,13 @@ import { createInterface } from 'node:readline';
 import { DataSource } from 'typeorm';
 import { chooseGpuIndices, holdGpuIndices } from '@gantry/domain';
 import { PlacementWrite, Sql, autocommit, commitPlacementsThatHold, createDataSource, findJobs, loadNodes } from '@gantry/persistence';
+import { seededRandom } from '@gantry/testing';
 
 const MAX_ROUNDS = 500;
 
 interface Plan {
   writes: PlacementWrite[];
   versions: Map<string, number>;
-}
-
-/** A small seeded generator (mulberry32): each racer shuffles differently, every run the same way. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffled<T>(items: T[], rand: () => number): T[] {
@@ -88,7 +77,7 @@ async function main(): Promise<void> {
   const topic = env('RACE_TOPIC');
   const index = Number(env('RACE_INDEX'));
   const ownNodes = nodeIds.filter((_, i) => i % Number(env('RACE_RACERS')) === index);
-  const rand = random(index + 1);
+  const rand = seededRandom(index + 1); // each racer shuffles differently, every run the same way
   const randomly = <T>(items: T[]) => shuffled(items, rand);
   const ds: DataSource = createDataSource({ url: env('DATABASE_URL'), poolSize: 1, applicationName: 'placement-racer' });
   await ds.initialize();

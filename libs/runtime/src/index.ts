@@ -7,3 +7,4 @@ export * from './run-dispatch';
 export * from './node-trust/node-credential';
 export * from './node-trust/node-credential-directory';
 export * from './node-trust/node-message-checks';
+export * from './periodic-service';

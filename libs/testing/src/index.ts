@@ -8,3 +8,4 @@ export * from './test-kafka';
 export * from './builders/placement.builder';
 export * from './test-stack';
 export * from './log-grants';
+export * from './seeded-random';

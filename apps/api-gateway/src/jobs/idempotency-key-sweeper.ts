@@ -1,8 +1,8 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { autocommit, sweepIdempotencyKeys } from '@gantry/persistence';
-import { PeriodicTask, type Logger } from '@gantry/platform';
-import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
+import { type Logger } from '@gantry/platform';
+import { CONFIG, PeriodicService, SERVICE_LOGGER } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
 
 /**
@@ -11,19 +11,25 @@ import { GatewayEnv } from '../config';
  * is already treated as absent by the create path; the sweep only keeps the table small.)
  */
 @Injectable()
-export class IdempotencyKeySweeper implements OnApplicationBootstrap, OnModuleDestroy {
-  private task: PeriodicTask | null = null;
-
+export class IdempotencyKeySweeper extends PeriodicService {
   constructor(
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(CONFIG) private readonly config: GatewayEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    super();
+  }
 
-  onApplicationBootstrap(): void {
+  protected periodMs(): number {
+    return this.config.GANTRY_IDEMPOTENCY_SWEEP_MS;
+  }
+
+  protected tick(): Promise<number> {
+    return this.sweep();
+  }
+
+  protected roundFailed(): void {
     // sweep() logs its own failures.
-    this.task = new PeriodicTask(this.config.GANTRY_IDEMPOTENCY_SWEEP_MS, () => this.sweep(), () => undefined);
-    this.task.start();
   }
 
   async sweep(now = new Date()): Promise<number> {
@@ -41,7 +47,4 @@ export class IdempotencyKeySweeper implements OnApplicationBootstrap, OnModuleDe
     }
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await this.task?.stop();
-  }
 }

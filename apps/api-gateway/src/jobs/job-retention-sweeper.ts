@@ -1,9 +1,9 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { autocommit, deleteJobsFinishedBefore, sweepIdempotencyKeys, sweepNodeTombstones } from '@gantry/persistence';
-import { PeriodicTask, type Logger } from '@gantry/platform';
-import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
+import { type Logger } from '@gantry/platform';
+import { CONFIG, PeriodicService, SERVICE_LOGGER } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
 
 const deleted = new Counter({ name: 'gantry_jobs_retention_deleted_total', help: 'Finished jobs deleted (with their events) past GANTRY_JOB_RETENTION_MS' });
@@ -21,19 +21,25 @@ const NODE_TOMBSTONE_MS = 60 * 60 * 1000;
  * skips the jobs another replica's batch has locked, so replicas share the work (ADR 0017).
  */
 @Injectable()
-export class JobRetentionSweeper implements OnApplicationBootstrap, OnModuleDestroy {
-  private task: PeriodicTask | null = null;
-
+export class JobRetentionSweeper extends PeriodicService {
   constructor(
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(CONFIG) private readonly config: GatewayEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    super();
+  }
 
-  onApplicationBootstrap(): void {
+  protected periodMs(): number {
+    return this.config.GANTRY_RETENTION_SWEEP_MS;
+  }
+
+  protected tick(): Promise<number> {
+    return this.sweep();
+  }
+
+  protected roundFailed(): void {
     // sweep() logs its own failures.
-    this.task = new PeriodicTask(this.config.GANTRY_RETENTION_SWEEP_MS, () => this.sweep(), () => undefined);
-    this.task.start();
   }
 
   /** One sweep; returns how many jobs went. */
@@ -58,7 +64,4 @@ export class JobRetentionSweeper implements OnApplicationBootstrap, OnModuleDest
     }
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await this.task?.stop();
-  }
 }
