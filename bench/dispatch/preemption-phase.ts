@@ -8,6 +8,7 @@
  * and submit -> RUN, as p50/p99.
  */
 import { Client } from 'pg';
+import { TERMINAL_STATES } from '@gantry/domain';
 import { runCreatePhase } from '../api/load';
 import { runOpenLoop } from '../api/open-loop';
 import { percentile } from '../api/stats';
@@ -78,12 +79,36 @@ function percentiles(values: number[]): Percentiles | null {
   return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] };
 }
 
+/**
+ * Cancels what earlier phases left (the backlog's 20,000 one-GPU jobs sleep an hour: packed best-fit
+ * onto the 4-GPU nodes, they kept 5,000 of them from taking a fill job, and the fill never finished)
+ * and waits until every GPU is free again.
+ */
+async function emptyTheFleet(d: PreemptionDeps): Promise<void> {
+  const live = (await d.db.query(`SELECT id FROM jobs WHERE NOT (state = ANY($1::text[]))`, [[...TERMINAL_STATES]])).rows.map((r: { id: string }) => r.id);
+  if (live.length > 0) {
+    d.say(`preemption: cancelling ${live.length} jobs earlier phases left`);
+    const next = live[Symbol.iterator]();
+    await Promise.all(Array.from({ length: 32 }, async () => {
+      for (let r = next.next(); !r.done; r = next.next()) {
+        const answer = await d.api('POST', `/v1/jobs/${r.value}/cancel`);
+        if (answer.status >= 300 && answer.status !== 409) throw new Error(`cancel ${r.value}: ${answer.status} ${JSON.stringify(answer.json)}`);
+      }
+    }));
+  }
+  await d.until('every GPU free', 900_000, async () => {
+    const [r] = (await d.db.query(`SELECT coalesce(sum(gpus_allocated), 0)::int AS n FROM nodes`)).rows;
+    return r.n === 0;
+  }, 1000);
+}
+
 export async function runPreemptionPhase(d: PreemptionDeps, settings: PreemptionSettings): Promise<PreemptionResult> {
   for (const [name, priority, preemption] of [[PREEMPT_LOW_QUEUE, 10, 'never'], [PREEMPT_HIGH_QUEUE, 90, 'lowerPriority']] as const) {
     const r = await d.api('POST', '/v1/queues', { name, priority, preemption });
     if (r.status !== 201 && r.status !== 409) throw new Error(`POST /v1/queues ${name}: ${r.status} ${JSON.stringify(r.json)}`);
   }
 
+  await emptyTheFleet(d);
   // Fill every GPU node with one attempt holding all its GPUs: the fleet is full, and an 8-GPU job must preempt one.
   const sizes = (await d.db.query(`SELECT gpus_total AS gpus, count(*)::int AS n FROM nodes WHERE gpus_total > 0 AND NOT cordoned GROUP BY gpus_total`)).rows as Array<{ gpus: number; n: number }>;
   let filled = 0;
