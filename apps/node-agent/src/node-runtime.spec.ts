@@ -123,6 +123,59 @@ describe('NodeRuntime', () => {
     expect(runtime.runningCount).toBe(1);
   });
 
+  describe('a RUN onto devices a live attempt still holds (a retried gang\'s rank given back before it stopped)', () => {
+    const onDevices = (jobId: string, gpuIndices: number[], attempt = 1) => ({ ...run(jobId, attempt), gpuIndices } as AgentCommandMessage);
+    const flush = () => new Promise((r) => setImmediate(r));
+
+    it('waits until that attempt has ended and reported, then starts with the trace of its own RUN', async () => {
+      const { runtime, executor, published, setTrace } = node();
+      runtime.handle(onDevices('old', [0, 1]));
+      setTrace({ traceparent: 'run-new' });
+      runtime.handle(onDevices('new', [1, 2]));
+      runtime.handle(onDevices('free', [3]));
+      runtime.handle(onDevices('new', [1, 2])); // a repeat while it waits changes nothing
+      expect(executor.started).toEqual(['old#1', 'free#1']);
+      expect((await runtime.heartbeat(1)).running).toEqual([{ jobId: 'old', attempt: 1 }, { jobId: 'free', attempt: 1 }]);
+      setTrace({ traceparent: 'elsewhere' });
+      runtime.handle(kill('old'));
+      await flush();
+      expect(executor.started).toEqual(['old#1', 'free#1', 'new#1']);
+      expect(published.map((p) => [p.report.jobId, p.report.state, p.trace.traceparent])).toEqual([
+        ['old', 'RUNNING', undefined], ['free', 'RUNNING', 'run-new'], ['old', 'CANCELLED', undefined], ['new', 'RUNNING', 'run-new'],
+      ]);
+    });
+
+    it('a KILL of a waiting attempt ends it CANCELLED without it ever running; a repeated RUN re-sends that end', async () => {
+      const { runtime, executor, published } = node();
+      runtime.handle(onDevices('old', [0]));
+      runtime.handle(onDevices('new', [0]));
+      expect(runtime.changedBy(kill('new'))).toBe(true);
+      runtime.handle(kill('new'));
+      runtime.handle(onDevices('new', [0]));
+      executor.exits.get('old#1')!({ exitCode: 0, signal: null, stoppedFor: null });
+      await flush();
+      expect(executor.started).toEqual(['old#1']);
+      expect(published.map((p) => `${p.report.jobId}:${p.report.state}${p.report.reason ? `:${p.report.reason}` : ''}`)).toEqual([
+        'old:RUNNING', 'new:CANCELLED:CANCELLED_BY_USER', 'new:CANCELLED:CANCELLED_BY_USER', 'old:SUCCEEDED',
+      ]);
+    });
+
+    it('starts waiting RUNs oldest first, each only once every device it names is free', async () => {
+      const { runtime, executor } = node();
+      runtime.handle(onDevices('a', [0]));
+      runtime.handle(onDevices('b', [1]));
+      runtime.handle(onDevices('c', [0, 1]));
+      runtime.handle(onDevices('d', [0]));
+      executor.exits.get('a#1')!({ exitCode: 0, signal: null, stoppedFor: null });
+      await flush();
+      expect(executor.started).toEqual(['a#1', 'b#1', 'd#1']); // c still waits for device 1
+      executor.exits.get('b#1')!({ exitCode: 0, signal: null, stoppedFor: null });
+      executor.exits.get('d#1')!({ exitCode: 0, signal: null, stoppedFor: null });
+      await flush();
+      expect(executor.started).toEqual(['a#1', 'b#1', 'd#1', 'c#1']);
+    });
+  });
+
   it('says where the node listens in every beat, and nothing when it does not know', async () => {
     expect((await node('10.0.0.7').runtime.heartbeat(1)).address).toBe('10.0.0.7');
     expect('address' in (await node().runtime.heartbeat(1))).toBe(false);

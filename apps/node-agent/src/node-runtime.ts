@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ATTEMPT_END_REASONS, AgentCommandMessage, HeartbeatMessage, JobReportMessage, ReportedState } from '@gantry/contracts';
+import { ATTEMPT_END_REASONS, AgentCommandMessage, HeartbeatMessage, JobReportMessage, ReportedState, RunCommand } from '@gantry/contracts';
 import { DeadlineTimer, startDeadline } from './deadline-timer';
 import { Execution, ExecutionResult, Executor } from './executors/executor';
-import { ReportSink } from './report-publisher';
+import { ReportSink, TraceHeaders } from './report-publisher';
 import { AttemptRecord, AttemptStore, NoAttemptStore } from './state/attempt-record';
 import { TelemetrySplit, telemetryDue } from './telemetry/telemetry-split';
 import { NodeTelemetry, TelemetrySource } from './telemetry/telemetry-source';
@@ -35,6 +35,10 @@ export const DEADLINE_EXCEEDED = ATTEMPT_END_REASONS.deadlineExceeded;
  * reported FAILED, reason DEADLINE_EXCEEDED.
  * Commands are level-triggered: a repeated RUN for a live or finished attempt is a no-op (a finished
  * one re-sends its final report, in case the first was lost); a KILL for an unknown attempt is a no-op.
+ * A RUN whose GPU devices a live attempt still holds waits until that attempt has ended: the control
+ * plane gives a retried or lost gang's other ranks' devices back when it sends their KILLs, before
+ * their processes are gone, and two processes must never share a device. A KILL of a waiting
+ * attempt ends it CANCELLED without it ever running.
  * An attempt's reports carry the trace context of the RUN that started it (ReportSink.traceHeaders
  * is read while that RUN is handled).
  *
@@ -48,6 +52,8 @@ export class NodeRuntime {
   readonly bootId = randomUUID();
   private seq = 0;
   private readonly live = new Map<string, LiveAttempt>();
+  /** RUNs waiting for devices a live attempt holds, in arrival order. */
+  private readonly waiting = new Map<string, { cmd: RunCommand; trace: TraceHeaders }>();
   /** Finished attempts, oldest first; each record holds its final report. */
   private readonly finished = new Map<string, AttemptRecord>();
   private lastTelemetry: NodeTelemetry | null = null;
@@ -75,7 +81,7 @@ export class NodeRuntime {
   /** Whether handling `cmd` would change anything: a RUN of an attempt never seen, a KILL of a live one. */
   changedBy(cmd: AgentCommandMessage): boolean {
     const k = key(cmd.jobId, cmd.attempt);
-    return cmd.type === 'KILL' ? this.live.has(k) : !this.live.has(k) && !this.finished.has(k);
+    return cmd.type === 'KILL' ? this.live.has(k) || this.waiting.has(k) : !this.live.has(k) && !this.waiting.has(k) && !this.finished.has(k);
   }
 
   /**
@@ -113,16 +119,51 @@ export class NodeRuntime {
     if (cmd.type === 'KILL') {
       const live = this.live.get(k);
       if (live) this.stop(live, cmd.reason ?? 'KILLED', cmd.graceMs);
+      const waiting = this.waiting.get(k);
+      if (waiting) {
+        this.waiting.delete(k);
+        this.onExit(this.recordOf(waiting.cmd, waiting.trace), { exitCode: null, signal: null, stoppedFor: cmd.reason ?? 'KILLED' });
+      }
       return;
     }
-    if (this.live.has(k)) return;
+    if (this.live.has(k) || this.waiting.has(k)) return;
     const done = this.finished.get(k);
     if (done) return this.sendFinal(done);
-    const rec: AttemptRecord = {
+    if (this.holdsAnyOf(cmd.gpuIndices)) {
+      this.waiting.set(k, { cmd, trace: this.reports.traceHeaders() });
+      return;
+    }
+    this.start(cmd, this.reports.traceHeaders());
+  }
+
+  private recordOf(cmd: RunCommand, trace: TraceHeaders): AttemptRecord {
+    return {
       v: 1, nodeId: this.identity.nodeId, jobId: cmd.jobId, attempt: cmd.attempt, gpus: cmd.resources?.gpus ?? 0,
-      trace: this.reports.traceHeaders(), startedAt: Date.now(),
+      ...(cmd.gpuIndices?.length ? { gpuIndices: cmd.gpuIndices } : {}),
+      trace, startedAt: Date.now(),
       ...(cmd.maxRuntimeSeconds ? { maxRuntimeSeconds: cmd.maxRuntimeSeconds } : {}),
     };
+  }
+
+  /** Whether a live attempt holds any of these devices. */
+  private holdsAnyOf(gpuIndices: number[] | undefined): boolean {
+    if (!gpuIndices?.length) return false;
+    for (const a of this.live.values()) if (a.record.gpuIndices?.some((i) => gpuIndices.includes(i))) return true;
+    return false;
+  }
+
+  /** Starts the waiting RUNs whose devices are free now, oldest first. */
+  private startWaiting(): void {
+    for (const [k, { cmd, trace }] of this.waiting) {
+      if (this.holdsAnyOf(cmd.gpuIndices)) continue;
+      this.waiting.delete(k);
+      this.start(cmd, trace);
+    }
+  }
+
+  private start(cmd: RunCommand, trace: TraceHeaders): void {
+    const k = key(cmd.jobId, cmd.attempt);
+    const rec = this.recordOf(cmd, trace);
     // On disk before the process exists: an agent that dies a moment later still knows it started it.
     this.store.save(rec);
     let execution: Execution;
@@ -170,7 +211,9 @@ export class NodeRuntime {
   private onExit(rec: AttemptRecord, r: ExecutionResult): void {
     const k = key(rec.jobId, rec.attempt);
     this.live.get(k)?.deadline?.cancel();
-    this.live.delete(k);
+    const freed = this.live.delete(k) && !!rec.gpuIndices?.length;
+    // After this end is recorded: a RUN started here must not race its report.
+    if (freed && this.waiting.size > 0) queueMicrotask(() => this.startWaiting());
     const stoppedFor = r.stoppedFor ?? rec.stoppedFor ?? null;
     let state: ReportedState;
     let reason: string | undefined;
@@ -233,6 +276,8 @@ export class NodeRuntime {
 
   /** Stops every attempt: the agent believes it is cut off and its work will be placed elsewhere. */
   stopAll(reason: string): void {
+    // What waits never started: the control plane places it again when it judges the node lost.
+    this.waiting.clear();
     for (const a of this.live.values()) this.stop(a, reason);
   }
 

@@ -12,6 +12,8 @@ export interface AttemptRecord {
   jobId: string;
   attempt: number;
   gpus: number;
+  /** The GPU devices the RUN gave it; no other attempt starts on them until it has ended. */
+  gpuIndices?: number[];
   /** Trace context of the RUN that started it; every report of the attempt carries it. */
   trace: TraceHeaders;
   /** When this agent started it (epoch ms): its deadline counts from here, across restarts. */
