@@ -118,7 +118,7 @@ export async function runPreemptionPhase(d: PreemptionDeps, settings: Preemption
     for (let round = 0; round < 5; round++) {
       const [r] = (await d.db.query(`SELECT count(*)::int AS n FROM jobs WHERE name = $1 AND gpus = $2`, [PREEMPT_FILL_JOB_NAME, gpus])).rows;
       if (r.n >= n) break;
-      await runCreatePhase({ baseUrl: d.gatewayUrl, token: d.token, body: job(PREEMPT_FILL_JOB_NAME, PREEMPT_LOW_QUEUE, gpus, 3_600_000, settings.stopMs) }, { connections: settings.fillConnections, durationS: 3600, amount: n - r.n });
+      await runCreatePhase({ baseUrl: d.gatewayUrl, token: d.token, body: job(PREEMPT_FILL_JOB_NAME, PREEMPT_LOW_QUEUE, gpus, 3_600_000, settings.stopMs) }, { connections: Math.min(settings.fillConnections, n - r.n), durationS: 3600, amount: n - r.n });
     }
     filled += n;
   }

@@ -1,5 +1,5 @@
 import { JobEventRecord } from './job-rows';
-import { Sql, prepared } from './sql';
+import { Sql } from './sql';
 
 /**
  * A place in the global order of job events: (stream_xid, jobId, seq), ascending. stream_xid is
@@ -32,23 +32,37 @@ export interface StreamFilter {
   queue?: string;
 }
 
-// Only rows below the horizon (the xmin of this statement's snapshot) are read: every transaction
-// under it has ended, so a row that commits later sorts after everything returned (ADR 0013).
-const READ_STREAM = prepared(`SELECT e.stream_xid::text AS stream_xid, e.job_id, e.seq, e.type, e.at, e.from_state, e.to_state,
+/**
+ * The stream read for one filter shape: only rows below the horizon (the xmin of this statement's
+ * snapshot) are read, because every transaction under it has ended, so a row that commits later
+ * sorts after everything returned (ADR 0013). Planned on every call, not prepared: a cached generic
+ * plan, made once while the tables were small or blind to a filter that is absent, joined jobs by a
+ * full scan per call, and at a few hundred jobs a second it ran into the statement timeout and took
+ * Postgres' CPU from everything else (bench:dispatch, 2026-12-03). With the values known, the plan is
+ * the index range on job_events_stream and one primary-key probe of jobs per event.
+ */
+function streamQuery(after: StreamPosition, limit: number, filter: StreamFilter): { text: string; params: unknown[] } {
+  const params: unknown[] = [after.xid, after.jobId, after.seq, limit];
+  let filters = '';
+  if (filter.owner !== undefined) filters += ` AND j.owner = $${params.push(filter.owner)}`;
+  if (filter.queue !== undefined) filters += ` AND j.queue = $${params.push(filter.queue)}`;
+  const text = `SELECT e.stream_xid::text AS stream_xid, e.job_id, e.seq, e.type, e.at, e.from_state, e.to_state,
        e.attempt, e.node_ids, e.reason, j.owner, j.queue
   FROM job_events e JOIN jobs j ON j.id = e.job_id
  WHERE e.stream_xid < pg_snapshot_xmin(pg_current_snapshot())
-   AND (e.stream_xid, e.job_id, e.seq) > ($1::xid8, $2::uuid, $3::int)
-   AND ($5::text IS NULL OR j.owner = $5) AND ($6::text IS NULL OR j.queue = $6)
+   AND (e.stream_xid, e.job_id, e.seq) > ($1::xid8, $2::uuid, $3::int)${filters}
  ORDER BY e.stream_xid, e.job_id, e.seq
- LIMIT $4`);
+ LIMIT $4`;
+  return { text, params };
+}
 
 /**
  * Up to `limit` events after `after`, in stream order, filtered. An answer shorter than `limit`
  * means the reader has caught up with everything committed below the horizon at that moment.
  */
 export async function readJobEventStream(sql: Sql, after: StreamPosition, limit: number, filter: StreamFilter = {}): Promise<StreamedJobEvent[]> {
-  const rows = await sql.rows<Record<string, any>>(READ_STREAM, [after.xid, after.jobId, after.seq, limit, filter.owner ?? null, filter.queue ?? null]);
+  const { text, params } = streamQuery(after, limit, filter);
+  const rows = await sql.rows<Record<string, any>>(text, params);
   return rows.map((r) => ({
     jobId: r.job_id, owner: r.owner, queue: r.queue,
     seq: r.seq, type: r.type, at: r.at, fromState: r.from_state, toState: r.to_state,
