@@ -52,12 +52,13 @@ export class PreemptionStep {
 
   /**
    * `waiting`: the cycle's jobs that wait, with why, in policy order. `bands`: the band of every
-   * queue with preemption `lowerPriority`. `stopping`: as read before the cycle's node snapshot.
+   * queue with preemption `lowerPriority`. `nodes`: the cycle's snapshot, and `placedOnto` the nodes
+   * its plan placed onto as the plan left them. `stopping`: as read before the cycle's node snapshot.
    * Returns the jobs that now wait for victims (PREEMPTING).
    */
   async run(
     waiting: ReadonlyArray<{ jobId: string; reason: string }>, jobs: ReadonlyMap<string, JobRecord>, bands: ReadonlyMap<string, number>,
-    nodes: readonly PlacementNode[], stopping: Stopping, nowMs: number,
+    nodes: readonly PlacementNode[], placedOnto: ReadonlyMap<string, PlacementNode>, stopping: Stopping, nowMs: number,
   ): Promise<string[]> {
     const budget = this.config.GANTRY_PREEMPTION_PER_CYCLE;
     if (bands.size === 0 || budget === 0) return [];
@@ -68,18 +69,22 @@ export class PreemptionStep {
     // A preemptor already waiting for victims stays PREEMPTING, and the budget goes to the others.
     const already = candidates.filter((j) => stopping.preemptors.has(j.id)).map((j) => j.id);
     const preemptors = candidates.filter((j) => !stopping.preemptors.has(j.id)).slice(0, budget);
-    const started = preemptors.length > 0 ? await this.preempt(autocommit(this.ds), preemptors, bands, nodes, nowMs) : [];
+    // The fleet as this cycle left it: a node its plan just filled is not room for a preemptor.
+    const now = preemptors.length > 0 && placedOnto.size > 0 ? nodes.map((n) => placedOnto.get(n.id) ?? n) : nodes;
+    const started = preemptors.length > 0 ? await this.preempt(autocommit(this.ds), preemptors, bands, now, stopping.nodes, nowMs) : [];
     return [...already, ...started];
   }
 
-  private async preempt(sql: Sql, preemptors: JobRecord[], bands: ReadonlyMap<string, number>, nodes: readonly PlacementNode[], nowMs: number): Promise<string[]> {
+  private async preempt(
+    sql: Sql, preemptors: JobRecord[], bands: ReadonlyMap<string, number>, nodes: readonly PlacementNode[], withheld: ReadonlySet<string>, nowMs: number,
+  ): Promise<string[]> {
     const top = Math.max(...preemptors.map((j) => bands.get(j.queue)!));
     const running: PreemptibleAttempt[] = await loadPreemptibleAttempts(sql, top);
     const started: string[] = [];
     for (const job of preemptors) {
       const choice = choosePreemptionVictims({
         preemptor: { id: job.id, band: bands.get(job.queue)!, nodes: job.nodes, resources: { gpus: job.gpus, gpuModel: job.gpuModel, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB } },
-        nodes, running, nowMs, cooldownMs: this.config.GANTRY_PREEMPTION_COOLDOWN_MS,
+        nodes, running, nowMs, cooldownMs: this.config.GANTRY_PREEMPTION_COOLDOWN_MS, withheld,
       });
       if (!choice) {
         preemptions.inc({ outcome: 'no_victims' });

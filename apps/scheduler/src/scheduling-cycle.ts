@@ -106,7 +106,7 @@ export class SchedulingCycle {
     const decision = this.decide(jobs, snapshot, clock);
     const byId = new Map(jobs.map((j) => [j.id, j]));
     const tally = await this.commit(decision.plan.placements, byId, clock);
-    const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, nowMs, clock);
+    const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, decision.plan.after, nowMs, clock);
     await this.explainWaits(sql, [...decision.pendingReasons.map((w) => (preempting.has(w.jobId) ? { jobId: w.jobId, reason: PREEMPTING } : w)), ...held], clock);
     return this.finish(clock, jobs.length, tally, decision.moreQueued);
   }
@@ -188,10 +188,12 @@ export class SchedulingCycle {
   }
 
   /** 5. Preemption, for the jobs that wait for capacity in preemptive queues; those now waiting for victims are returned. */
-  private async preempt(waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, JobRecord>, snapshot: Snapshot, nowMs: number, clock: CycleClock): Promise<Set<string>> {
+  private async preempt(
+    waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, JobRecord>, snapshot: Snapshot, placedOnto: ReadonlyMap<string, PlacementNode>, nowMs: number, clock: CycleClock,
+  ): Promise<Set<string>> {
     if (snapshot.preemptive.size === 0 || snapshot.stopping === null) return new Set();
     try {
-      const preempting = new Set(await this.preemption.run(waiting, byId, snapshot.preemptive, snapshot.nodes, snapshot.stopping, nowMs));
+      const preempting = new Set(await this.preemption.run(waiting, byId, snapshot.preemptive, snapshot.nodes, placedOnto, snapshot.stopping, nowMs));
       clock.lap('preempt');
       return preempting;
     } catch (err) {

@@ -129,4 +129,33 @@ describe('preemption (the placement guarantee across it)', () => {
     // At least what the preemptors needed (8, and 4 on each of two nodes); the fewest is the domain's property test.
     expect(victims.reduce((s, v) => s + v.gpus * v.nodes, 0)).toBeGreaterThanOrEqual(16);
   }, 120_000);
+
+  it('in the cycle that places one preemptor on what its victim gave back, the next preemptor still gets victims', async () => {
+    const model = uniqueTag('GPU');
+    const low = uniqueTag('low');
+    const high = uniqueTag('high');
+    await insertQueue(autocommit(ds), { name: low, priority: 1, quotaGpus: null }, new Date());
+    await insertQueue(autocommit(ds), { name: high, priority: 90, quotaGpus: null, preemption: 'lowerPriority' }, new Date());
+    const nodes = await Promise.all(Array.from({ length: 3 }, () => makeNode().gpus(8, model).insert(ds)));
+    const ids = nodes.map((n) => n.id);
+    const fill = [];
+    for (const id of ids) fill.push(await placeJob(ds, await makeJob().queue(low).gpus(8).model(model).insert(ds), [id], { running: true }));
+    const scheduler = cycle();
+    const first = await makeJob().queue(high).gpus(8).model(model).insert(ds);
+    await heard(ids);
+    await scheduler.run(); // a scheduler's first cycle learns which queues preempt; its second reads what is stopping
+    await scheduler.run();
+    expect((await findJob(autocommit(ds), first.id))!.pendingReason).toBe('PREEMPTING');
+    const [victim] = await ds.query(`SELECT id, node_ids FROM jobs WHERE preempted_for = $1`, [first.id]);
+    await agentStopped(victim.id, 1, victim.node_ids[0]);
+
+    // Its victim stopped: this cycle places it there, and must not take that node (free in the
+    // cycle's snapshot) as room for the next preemptor.
+    const second = await makeJob().queue(high).gpus(8).model(model).insert(ds);
+    await heard(ids);
+    await scheduler.run();
+    expect((await findJob(autocommit(ds), first.id))!).toMatchObject({ state: 'SCHEDULED', nodeIds: victim.node_ids });
+    expect((await findJob(autocommit(ds), second.id))!.pendingReason).toBe('PREEMPTING');
+    await expectNoDeviceHeldTwice(ids);
+  });
 });

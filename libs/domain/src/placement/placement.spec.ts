@@ -19,6 +19,13 @@ function job(id: string, res: Partial<ResourceRequest> = {}, nodes = 1, band = 0
 }
 
 describe('planPlacements', () => {
+  it('hands back the nodes it placed onto as its placements left them, and only those', () => {
+    const plan = planPlacements([job('j', { gpus: 3 }), job('k', { gpus: 1 })], [node('a', { gpusAllocated: 4 }), node('b', { gpusAllocated: 8 }), node('c')]);
+    expect(plan.placements.map((p) => p.nodeIds)).toEqual([['a'], ['a']]); // best fit: both on the fuller node
+    expect([...plan.after.keys()]).toEqual(['a']);
+    expect(plan.after.get('a')).toMatchObject({ gpusAllocated: 8, cpuAllocated: 2 });
+  });
+
   it.each<[string, PlacementNode[], PendingJob, string[] | string]>([
     ['fits on the only node', [node('a')], job('j'), ['a']],
     ['best fit picks the fuller node', [node('a'), node('b', { gpusAllocated: 6 })], job('j', { gpus: 2 }), ['b']],

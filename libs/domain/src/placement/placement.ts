@@ -38,6 +38,8 @@ export interface PlacementPlan {
   pending: Array<{ jobId: string; reason: PendingReason }>;
   /** Capacity held for the first job that could not go (anti-starvation), or null. */
   reservation: Reservation | null;
+  /** The nodes this plan placed onto, as they are with its placements: what a later step of the cycle sees instead of the snapshot's. */
+  after: ReadonlyMap<string, PlacementNode>;
 }
 
 export interface PlanOptions {
@@ -154,7 +156,7 @@ function planOnto(
   const claim = (nodeIds: string[], band: number) => {
     for (const id of nodeIds) claimedBy.set(id, Math.max(claimedBy.get(id) ?? Number.NEGATIVE_INFINITY, band));
   };
-  const plan: PlacementPlan = { placements: [], pending: [], reservation: null };
+  const plan: PlacementPlan = { placements: [], pending: [], reservation: null, after: changed };
   const reserved = new Set<string>();
   if (opts.withheld && opts.withheld.size > 0) {
     for (const n of nodes) {

@@ -30,6 +30,8 @@ describe('choosePreemptionVictims', () => {
     ['again after the cooldown', wants(4), [node('a')], [run('x', ['a'], 8, 0, { lastPreemptedAtMs: NOW - COOLDOWN })], ['x']],
     ['not one already stopping for another', wants(4), [node('a')], [run('x', ['a'], 8, 0, { preempting: true })], null],
     ['nothing when it fits already', wants(4), [node('a', 4)], [run('x', ['a'], 4)], null],
+    ['a withheld node is no room for it: another is freed', wants(4), [node('w', 0), node('a')], [run('x', ['a'], 4)], ['x']],
+    ['nor a place to find victims', wants(4), [node('w')], [run('x', ['w'], 8)], null],
     ['a gang victim costs all its ranks: a lone job on the other node is cheaper', wants(4), [node('a'), node('b')],
       [run('gang', ['a', 'b'], 4), run('ga', ['a'], 4, 20), run('lone', ['b'], 4)], ['lone']],
     ['a gang preemptor frees two nodes', wants(8, 2), [node('a'), node('b'), node('c')], [run('x', ['a'], 8), run('y', ['b'], 8), run('z', ['c'], 8, 20)], ['x', 'y']],
@@ -40,7 +42,7 @@ describe('choosePreemptionVictims', () => {
     ['CPU too: ends a job holding cores', { ...wants(0), resources: { gpus: 0, gpuModel: null, cpuCores: 32, memoryMiB: 1 } }, [node('a', 0, { cpuAllocated: 64 })],
       [{ ...run('cpu', ['a'], 0), perNode: { gpus: 0, cpuCores: 64, memoryMiB: 0 } }], ['cpu']],
   ])('%s', (_name, preemptor, nodes, running, expected) => {
-    const choice = choosePreemptionVictims({ preemptor, nodes, running, nowMs: NOW, cooldownMs: COOLDOWN });
+    const choice = choosePreemptionVictims({ preemptor, nodes, running, nowMs: NOW, cooldownMs: COOLDOWN, withheld: new Set(['w']) });
     expect(choice?.victims.map((v) => v.jobId) ?? null).toEqual(expected);
   });
 

@@ -39,6 +39,11 @@ export interface PreemptionInput {
   nowMs: number;
   /** No job is preempted twice within this many ms (GANTRY_PREEMPTION_COOLDOWN_MS). */
   cooldownMs: number;
+  /**
+   * Nodes promised to earlier preemptors whose victims are stopping (or have stopped, the preemptor
+   * not placed yet): neither room for this one nor a place to find victims.
+   */
+  withheld?: ReadonlySet<string>;
 }
 
 /** What a preemptor ends: whole attempts (every rank of a gang), and the nodes it will then fit on. */
@@ -120,7 +125,11 @@ function cheapestCover(candidates: PreemptibleAttempt[], need: [number, number, 
  * that make it fit on one node (a gang: on `nodes` nodes, the cheapest nodes chosen one by one, a
  * gang victim shared by two of them counted once), ties broken by fewer victims then node id
  * among the nodes searched.
- * Null when no such set exists, or when it already fits without any (nothing to preempt).
+ * Null when no such set exists, or when it already fits without any (nothing to preempt). `nodes`
+ * must be as the cycle's own placements left them and `withheld` must name what earlier preemptors
+ * were promised: a node free only in the snapshot, or free for someone else, once made every other
+ * preemptor of the cycle look as if it fit (bench:dispatch at 50,000 nodes preempted for one cycle
+ * in three, and high-band jobs waited 55 s for their KILLs).
  *
  * Nodes are visited by their GPU deficit, the least a cover of them can cost, so a fleet of full
  * nodes stops at the first nodes that can be freed at that cost instead of searching every node.
@@ -138,7 +147,7 @@ export function choosePreemptionVictims(input: PreemptionInput): PreemptionChoic
     }
   }
   const candidates = input.nodes
-    .filter((n) => schedulable(n) && couldEverFit(n, req))
+    .filter((n) => schedulable(n) && couldEverFit(n, req) && !input.withheld?.has(n.id))
     .map((n) => ({ node: n, need: deficit(n, req) }))
     .sort((a, b) => a.need[0] - b.need[0] || (a.node.id < b.node.id ? -1 : 1));
   const want = Math.max(1, preemptor.nodes);
