@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
-import { PlacementNode, PreemptibleAttempt, choosePreemptionVictims } from '@gantry/domain';
+import { PlacementNode, PreemptibleAttempt, choosePreemptionVictims, preemptionFleet } from '@gantry/domain';
 import { ConcurrentUpdateError, JobRecord, Sql, autocommit, inTransaction, loadAttemptsStopping, loadPreemptibleAttempts, requestPreemption } from '@gantry/persistence';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
@@ -80,11 +80,13 @@ export class PreemptionStep {
   ): Promise<string[]> {
     const top = Math.max(...preemptors.map((j) => bands.get(j.queue)!));
     const running: PreemptibleAttempt[] = await loadPreemptibleAttempts(sql, top);
+    // Once for all of this cycle's preemptors; the victims each one is promised are marked in `running`, which the fleet shares.
+    const fleet = preemptionFleet(nodes, running, withheld);
     const started: string[] = [];
     for (const job of preemptors) {
       const choice = choosePreemptionVictims({
         preemptor: { id: job.id, band: bands.get(job.queue)!, nodes: job.nodes, resources: { gpus: job.gpus, gpuModel: job.gpuModel, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB } },
-        nodes, running, nowMs, cooldownMs: this.config.GANTRY_PREEMPTION_COOLDOWN_MS, withheld,
+        nodes, running, nowMs, cooldownMs: this.config.GANTRY_PREEMPTION_COOLDOWN_MS, withheld, fleet,
       });
       if (!choice) {
         preemptions.inc({ outcome: 'no_victims' });

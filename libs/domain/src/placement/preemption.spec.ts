@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { PlacementNode } from './schedulable';
-import { Preemptor, PreemptibleAttempt, choosePreemptionVictims, preemptible } from './preemption';
+import { Preemptor, PreemptibleAttempt, choosePreemptionVictims, preemptible, preemptionFleet } from './preemption';
 
 const NOW = 1_000_000;
 const COOLDOWN = 60_000;
@@ -121,5 +121,19 @@ describe('choosePreemptionVictims (properties)', () => {
       if (best === null || best === 0) expect(choice).toBeNull();
       else expect(choice?.gpus).toBe(best);
     }), { numRuns: 500 });
+  });
+
+  it('one fleet built for a cycle answers every preemptor as a search of its own would, as victims are promised', () => {
+    fc.assert(fc.property(fleetArb, fc.integer({ min: 1, max: 4 }), ({ nodes, running, preemptor }, count) => {
+      const shared = running.map((v) => ({ ...v }));
+      const fleet = preemptionFleet(nodes, shared);
+      for (let i = 0; i < count; i++) {
+        const p = { ...preemptor, id: `p${i}` };
+        const alone = choosePreemptionVictims({ preemptor: p, nodes, running: shared.map((v) => ({ ...v })), nowMs: NOW, cooldownMs: COOLDOWN });
+        expect(choosePreemptionVictims({ preemptor: p, nodes, running: shared, nowMs: NOW, cooldownMs: COOLDOWN, fleet })).toEqual(alone);
+        // As the step does: what this preemptor ends is promised to it.
+        for (const v of shared) if (alone?.victims.some((c) => c.jobId === v.jobId)) v.preempting = true;
+      }
+    }), { numRuns: 300 });
   });
 });
