@@ -30,12 +30,9 @@ export class UtilisationSweeper extends PeriodicService {
     return SWEEP_EVERY_MS;
   }
 
+  // sweep() logs its own failures.
   protected tick(): Promise<number> {
     return this.sweep();
-  }
-
-  protected roundFailed(): void {
-    // sweep() logs its own failures.
   }
 
   async sweep(nowMs = Date.now()): Promise<number> {

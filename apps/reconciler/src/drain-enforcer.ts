@@ -33,7 +33,7 @@ export class DrainEnforcer extends PeriodicService {
     return this.round();
   }
 
-  protected roundFailed(err: unknown): void {
+  protected override roundFailed(err: unknown): void {
     this.logger.warn({ err }, 'drain round failed');
   }
 

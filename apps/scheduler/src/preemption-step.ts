@@ -86,7 +86,7 @@ export class PreemptionStep {
     for (const job of preemptors) {
       const choice = choosePreemptionVictims({
         preemptor: { id: job.id, band: bands.get(job.queue)!, nodes: job.nodes, resources: { gpus: job.gpus, gpuModel: job.gpuModel, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB } },
-        nodes, running, nowMs, cooldownMs: this.config.GANTRY_PREEMPTION_COOLDOWN_MS, withheld, fleet,
+        nodes, running, nowMs, cooldownMs: this.config.GANTRY_PREEMPTION_COOLDOWN_MS, fleet,
       });
       if (!choice) {
         preemptions.inc({ outcome: 'no_victims' });

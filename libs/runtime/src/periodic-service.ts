@@ -12,7 +12,8 @@ export abstract class PeriodicService implements OnApplicationBootstrap, OnModul
 
   protected abstract periodMs(): number;
   protected abstract tick(): Promise<unknown>;
-  protected abstract roundFailed(err: unknown): void;
+  /** A round that threw; by default nothing, for rounds that log their own failures. */
+  protected roundFailed(_err: unknown): void {}
 
   onApplicationBootstrap(): void {
     this.task = new PeriodicTask(this.periodMs(), () => this.tick(), (err) => this.roundFailed(err));

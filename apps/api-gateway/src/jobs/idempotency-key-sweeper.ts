@@ -24,12 +24,9 @@ export class IdempotencyKeySweeper extends PeriodicService {
     return this.config.GANTRY_IDEMPOTENCY_SWEEP_MS;
   }
 
+  // sweep() logs its own failures.
   protected tick(): Promise<number> {
     return this.sweep();
-  }
-
-  protected roundFailed(): void {
-    // sweep() logs its own failures.
   }
 
   async sweep(now = new Date()): Promise<number> {

@@ -34,12 +34,9 @@ export class JobRetentionSweeper extends PeriodicService {
     return this.config.GANTRY_RETENTION_SWEEP_MS;
   }
 
+  // sweep() logs its own failures.
   protected tick(): Promise<number> {
     return this.sweep();
-  }
-
-  protected roundFailed(): void {
-    // sweep() logs its own failures.
   }
 
   /** One sweep; returns how many jobs went. */
