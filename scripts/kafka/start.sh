@@ -191,6 +191,12 @@ default.replication.factor=1
 min.insync.replicas=1
 # Tests create many consumer groups; don't wait the default 3 s before each first rebalance.
 group.initial.rebalance.delay.ms=0
+# The controller fences a broker whose heartbeats it has not handled for this long (default 9 s).
+# Here the broker is the only one, beside its own controller: fencing it helps nobody and takes
+# every partition and group coordinator away at once, so every consumer group rebalances. On a
+# starved 2-core box (test runs side by side) the controller handled no heartbeat for 9 s three
+# times in ten minutes (broker.log: "Fencing broker 1 because its session has timed out").
+broker.session.timeout.ms=60000
 
 # Topics are created explicitly (kafkajs admin); a typo must not silently create one.
 auto.create.topics.enable=false

@@ -290,9 +290,11 @@ describe('audit log', () => {
 });
 
 describe('job retention', () => {
-  it('deletes finished jobs with their events once GANTRY_JOB_RETENTION_MS has passed, and keeps live ones', async () => {
+  it('deletes finished jobs with their events once GANTRY_JOB_RETENTION_MS has passed, and keeps live ones (their expired keys go)', async () => {
     const done = (await admin.request('POST', '/v1/jobs', { name: 'quick', image: 'none', command: ['true'] })).body;
-    const live = (await admin.request('POST', '/v1/jobs', parked())).body;
+    const live = (await admin.request('POST', '/v1/jobs', parked(), { 'idempotency-key': randomUUID() })).body;
+    const liveKeys = async () => (await ds.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE job_id = $1`, [live.id]))[0].n;
+    expect(await liveKeys()).toBe(1);
     const finished = await waitFor('finished', async () => {
       const j = (await admin.request('GET', `/v1/jobs/${done.id}`)).body;
       return j.state === 'SUCCEEDED' ? j : undefined;
@@ -305,6 +307,8 @@ describe('job retention', () => {
       expect({ table, n }).toEqual({ table, n: 0 });
     }
     expect((await admin.request('GET', `/v1/jobs/${live.id}`)).body.state).toBe('QUEUED');
+    // The live job's key expired (GANTRY_IDEMPOTENCY_TTL_MS, 1 s) long before: the same sweep took it.
+    expect(await liveKeys()).toBe(0);
     await admin.request('POST', `/v1/jobs/${live.id}/cancel`);
   });
 });

@@ -13,7 +13,6 @@ import { ClusterSummaryService } from './cluster/cluster-summary.service';
 import { ClusterController } from './cluster/cluster.controller';
 import { EnrollmentService } from './enrollment/enrollment.service';
 import { CursorCodec } from './http/cursor-codec';
-import { IdempotencyKeySweeper } from './jobs/idempotency-key-sweeper';
 import { JobRetentionSweeper } from './jobs/job-retention-sweeper';
 import { ArraySummariser } from './jobs/array-summariser';
 import { JobsController } from './jobs/jobs.controller';
@@ -55,7 +54,6 @@ export class GatewayModule {
         RequestGate,
         BearerAuthGuard,
         AuditLog,
-        IdempotencyKeySweeper,
         OpenStreams,
         JobEventTail,
         EventStreamsService,

@@ -23,8 +23,6 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsOptional() @IsString() @MinLength(16) GANTRY_CURSOR_SECRET?: string;
   /** How long an Idempotency-Key is remembered, ms (24 h). */
   @IsInt() @Min(1000) GANTRY_IDEMPOTENCY_TTL_MS: number = 24 * 60 * 60 * 1000;
-  /** How often expired idempotency keys are swept, ms. */
-  @IsInt() @Min(1000) GANTRY_IDEMPOTENCY_SWEEP_MS: number = 60_000;
   /** Most creates written in one transaction (group commit; a lone create is never delayed). */
   @IsInt() @Min(1) @Max(1000) GANTRY_CREATE_BATCH_MAX: number = 200;
   /** Create transactions in flight at once; creates arriving meanwhile form the next batch. */
@@ -75,6 +73,6 @@ export class GatewayEnv extends StatefulServiceEnv {
   /** How long a finished job (and its events) is kept, ms (7 days). At least GANTRY_IDEMPOTENCY_TTL_MS: a replayed key must find its job. */
   @IsInt() @Min(1000) @Validate(AtLeastIdempotencyTtl)
   GANTRY_JOB_RETENTION_MS: number = 7 * 24 * 60 * 60 * 1000;
-  /** How often finished jobs past their retention are deleted, ms. */
+  /** How often expired idempotency keys, then finished jobs past their retention, are deleted, ms. */
   @IsInt() @Min(100) GANTRY_RETENTION_SWEEP_MS: number = 60_000;
 }

@@ -16,8 +16,9 @@ const MAX_BATCHES_PER_SWEEP = 40;
 const NODE_TOMBSTONE_MS = 60 * 60 * 1000;
 
 /**
- * Deletes finished jobs older than GANTRY_JOB_RETENTION_MS with their events, attempts and keys,
- * every GANTRY_RETENTION_SWEEP_MS, in bounded batches. Every gateway replica runs it: each batch
+ * Deletes expired idempotency keys, then finished jobs older than GANTRY_JOB_RETENTION_MS with their
+ * events, attempts and keys, every GANTRY_RETENTION_SWEEP_MS, in bounded batches. (An expired key is
+ * already treated as absent by the create path; sweeping it only keeps the table small.) Every gateway replica runs it: each batch
  * skips the jobs another replica's batch has locked, so replicas share the work (ADR 0017).
  */
 @Injectable()
