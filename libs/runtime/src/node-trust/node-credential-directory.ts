@@ -24,6 +24,9 @@ export class NodeCredentialDirectory {
   private refreshing: Promise<void> | null = null;
   private lastMissRefreshAt = 0;
   private missRefresh: Promise<void> | null = null;
+  /** Reads started, and the last one finished, by refreshSoon: they run one at a time, in order. */
+  private missReadsStarted = 0;
+  private missReadsDone = 0;
   private readonly missRefreshMs = 100;
 
   constructor(
@@ -69,16 +72,21 @@ export class NodeCredentialDirectory {
    * a second, not one each.
    */
   async refreshSoon(): Promise<void> {
-    const asked = Date.now();
-    // Until a read that started after the ask has finished (one in flight may have started before).
-    while (this.lastMissRefreshAt < asked) {
+    // Until a read that started after this call has finished: one in flight now may have started
+    // before the change it is asked about. Counted, not timed: two messages of one fetch ask in the
+    // same millisecond, and a clock that says "a read started at or after the ask" let the second
+    // go on before the read it relied on had finished (it then refused a node enrolled before it).
+    const needed = this.missReadsStarted + 1;
+    while (this.missReadsDone < needed) {
       this.missRefresh ??= (async () => {
         // Not sooner than missRefreshMs after the last one: wait out the rest of it.
         const wait = this.lastMissRefreshAt + this.missRefreshMs - Date.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        await this.refreshing;
+        while (this.refreshing) await this.refreshing;
+        const read = ++this.missReadsStarted;
         this.lastMissRefreshAt = Date.now();
         await this.refresh();
+        this.missReadsDone = read;
       })().finally(() => (this.missRefresh = null));
       await this.missRefresh;
     }
