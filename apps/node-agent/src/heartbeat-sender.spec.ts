@@ -1,10 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { MessageProducer, NODE_ID_HEADER, SIGNATURE_HEADER } from '@gantry/messaging';
-import { HeartbeatSender, MAX_BEATS_PER_SEND, MAX_CATCH_UP_SLOTS, MIN_SLOTS } from './heartbeat-sender';
+import { HeartbeatSender, MAX_BEATS_PER_SEND, MAX_CATCH_UP_SLOTS, MAX_SENDS_IN_FLIGHT, MIN_SLOTS } from './heartbeat-sender';
 import { NodeRuntime } from './node-runtime';
 import { NodeKeys } from './identity/node-keys';
 
-function fleet(n: number, periodMs = 1000) {
+/** `ack`, where given, is awaited by every send: a broker that answers when the test says so. */
+function fleet(n: number, periodMs = 1000, ack?: () => Promise<void>) {
   const sent = new Map<string, number>();
   const sends: number[] = [];
   const nodes = Array.from({ length: n }, (_, i) => ({ heartbeat: async () => ({ nodeId: `n${i}` }), stopAll: () => undefined }) as unknown as NodeRuntime);
@@ -14,6 +15,7 @@ function fleet(n: number, periodMs = 1000) {
       sends.push(messages.length);
       for (const m of messages) sent.set(m.key, (sent.get(m.key) ?? 0) + 1);
       signed.push(...messages.slice(0, 1));
+      await ack?.();
     },
   } as unknown as MessageProducer;
   const keys = new NodeKeys();
@@ -86,6 +88,31 @@ describe('HeartbeatSender', () => {
     sender.stop();
     expect(Math.max(...sends)).toBeLessThanOrEqual(MAX_BEATS_PER_SEND);
     expect(sends.reduce((a, b) => a + b, 0)).toBe(MAX_CATCH_UP_SLOTS * 500);
+  });
+
+  it('holds due slots while MAX_SENDS_IN_FLIGHT sends are unacknowledged, sends them once acks come, and skips what fell too far behind', async () => {
+    let release: () => void = () => undefined;
+    let gate = new Promise<void>((r) => (release = r));
+    const { sender, sends } = fleet(100, 1000, () => gate);
+    const started = sender.start(); // its first burst waits on the gate too
+    release();
+    await started;
+    gate = new Promise<void>((r) => (release = r));
+    sends.length = 0;
+    for (let t = 0; t < MAX_SENDS_IN_FLIGHT + MAX_CATCH_UP_SLOTS + 2; t++) {
+      jest.advanceTimersByTime(100);
+      await flush();
+    }
+    // One send per tick until the bound, then nothing while none is acknowledged.
+    expect(sends).toEqual(Array.from({ length: MAX_SENDS_IN_FLIGHT }, () => 10));
+    sends.length = 0;
+    release();
+    await flush();
+    jest.advanceTimersByTime(100);
+    await flush();
+    // Acknowledged: the slots that waited (no more than MAX_CATCH_UP_SLOTS), in one send.
+    expect(sends).toEqual([MAX_CATCH_UP_SLOTS * 10]);
+    sender.stop();
   });
 
   it.each([

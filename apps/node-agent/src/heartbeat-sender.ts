@@ -6,7 +6,7 @@ import { NodeRuntime } from './node-runtime';
 
 const beatsSent = new Counter({ name: 'gantry_agent_heartbeats_sent_total', help: 'Heartbeats acknowledged by Kafka' });
 const fences = new Counter({ name: 'gantry_agent_self_fences_total', help: 'Times the agent stopped its attempts after losing Kafka' });
-const beatsSkipped = new Counter({ name: 'gantry_agent_heartbeats_skipped_total', help: 'Beats not sent because the agent fell more than MAX_CATCH_UP_SLOTS ticks behind' });
+const beatsSkipped = new Counter({ name: 'gantry_agent_heartbeats_skipped_total', help: 'Beats not sent because the agent fell more than MAX_CATCH_UP_SLOTS ticks behind (its event loop was late, or MAX_SENDS_IN_FLIGHT sends were unacknowledged that long)' });
 const sendsInFlight = new Gauge({ name: 'gantry_agent_heartbeat_sends_in_flight', help: 'Heartbeat sends not yet acknowledged; growing means the agent cannot keep up with its fleet' });
 const sendSeconds = new Histogram({ name: 'gantry_agent_heartbeat_send_seconds', help: 'Time from building a slot of beats to Kafka acknowledging them', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] });
 
@@ -22,6 +22,16 @@ export const MAX_BEATS_PER_SEND = 1000;
  * one go, blocks the event loop for seconds and falls further behind (a death spiral).
  */
 export const MAX_CATCH_UP_SLOTS = 5;
+/**
+ * Sends not yet acknowledged at most. A slot that comes due while this many are out waits for a
+ * later tick (and is skipped past MAX_CATCH_UP_SLOTS): an agent that builds beats faster than Kafka
+ * takes them only piles up requests that time out, are retried and sent twice, and eats the CPU it
+ * needs to send at all. 50,000 simulated nodes at 20,000 beats/s offered on a 2-core box
+ * (bench:heartbeats, 2026-12-03): unbounded, no send was acknowledged in 90 s while the agent took
+ * 1.4 cores; bounded at 8, 10,600 beats/s sent with half of them carrying telemetry and 15,100/s
+ * with a sixth (at 4: 11,000 and 14,100/s).
+ */
+export const MAX_SENDS_IN_FLIGHT = 8;
 /**
  * Beats a slot should hold, where the fleet is small enough that 100 ms ticks would send fewer.
  * Each send is a Kafka request whose fixed cost (encoding, a socket write, the broker's append and
@@ -58,6 +68,7 @@ export class HeartbeatSender {
   private fenced = false;
   private readonly tickMs: number;
   private readonly slots: NodeRuntime[][];
+  private inFlight = 0;
 
   constructor(private readonly producer: MessageProducer, private readonly nodes: NodeRuntime[], private readonly opts: HeartbeatSenderOptions) {
     const slotCount = HeartbeatSender.slotCount(nodes.length, opts.periodMs);
@@ -84,15 +95,25 @@ export class HeartbeatSender {
     this.timer = setInterval(() => this.onTick(), this.tickMs);
   }
 
-  /** Sends every slot due by the clock, so a late timer (a busy event loop) does not lower the rate. */
+  /**
+   * Sends every slot due by the clock, so a late timer (a busy event loop) does not lower the rate,
+   * as far as MAX_SENDS_IN_FLIGHT allows; the rest waits for a later tick.
+   */
   private onTick(): void {
     // The slot whose time has come: slot 0 at the first tick after start, one more every tickMs.
     const target = Math.floor((Date.now() - this.startedAt) / this.tickMs) - 1;
     const skipTo = target - Math.min(MAX_CATCH_UP_SLOTS, this.slots.length) + 1;
     if (skipTo > this.tick) beatsSkipped.inc(this.slotSize(this.tick, skipTo));
     this.tick = Math.max(this.tick, skipTo);
+    // Room for this many beats; with nothing out, at least one slot whatever its size.
+    const room = (MAX_SENDS_IN_FLIGHT - this.inFlight) * MAX_BEATS_PER_SEND;
     const due: NodeRuntime[] = [];
-    while (this.tick <= target) due.push(...this.slots[this.tick++ % this.slots.length]);
+    while (this.tick <= target) {
+      const slot = this.slots[this.tick % this.slots.length];
+      if (due.length + slot.length > room && !(this.inFlight === 0 && due.length === 0)) break;
+      due.push(...slot);
+      this.tick++;
+    }
     for (let i = 0; i < due.length; i += MAX_BEATS_PER_SEND) void this.send(due.slice(i, i + MAX_BEATS_PER_SEND)).catch(() => undefined);
     this.checkFence();
   }
@@ -106,8 +127,9 @@ export class HeartbeatSender {
   private async send(nodes: NodeRuntime[]): Promise<void> {
     const stopTimer = sendSeconds.startTimer();
     sendsInFlight.inc();
-    const beats = await Promise.all(nodes.map((n) => n.heartbeat()));
+    this.inFlight++;
     try {
+      const beats = await Promise.all(nodes.map((n) => n.heartbeat()));
       await this.producer.send(
         TOPICS.heartbeats,
         beats.map((b) => {
@@ -123,6 +145,7 @@ export class HeartbeatSender {
       this.opts.logger.warn({ err, silentForMs: Date.now() - this.lastAckAt }, 'heartbeats not acknowledged');
       throw err;
     } finally {
+      this.inFlight--;
       sendsInFlight.dec();
       stopTimer();
     }
