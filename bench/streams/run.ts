@@ -1,5 +1,5 @@
 /**
- * `npm run bench:streams`: what one gateway pays for live event streams (contract §4.5, ADR 0013).
+ * `npm run bench:streams`: what one gateway pays for live event streams (contract §4.5, ADR 0028).
  * Brings up its own stack (as bench:api does: Kafka on BENCH_KAFKA_PORT, database gantry_bench_streams,
  * Redis db 6, the services on BENCH_BASE_PORT, a fleet of BENCH_SIM_NODES sleep-executor nodes),
  * then measures, with BENCH_FOLLOWERS (1,000) SSE followers held open by this process:

@@ -33,7 +33,7 @@ export class GatewayEnv extends StatefulServiceEnv {
   /** The agents' Kafka principal and password, as enrollment answers tell agents (null there when unset). */
   @IsOptional() @IsString() GANTRY_AGENT_KAFKA_USERNAME?: string;
   @IsOptional() @IsString() GANTRY_AGENT_KAFKA_PASSWORD?: string;
-  /** How often the event tail reads new job events while anyone follows a stream, ms (ADR 0013). */
+  /** How often the event tail reads new job events while anyone follows a stream, ms (ADR 0028). */
   @IsInt() @Min(10) @Max(10_000) GANTRY_STREAM_POLL_MS: number = 250;
   /** Interval of the SSE comment that keeps idle streams open through proxies, ms. */
   @IsInt() @Min(1000) GANTRY_SSE_KEEPALIVE_MS: number = 15_000;

@@ -6,7 +6,7 @@ export const TOPICS = {
   deadLetter: 'gantry.dead-letter.v1',
   /** Internal: job created / state changed, published from the outbox; wakes the scheduler. */
   jobLifecycle: 'gantry.internal.job-lifecycle.v1',
-  /** Public (contract §4.5): every job event, key = job id, in seq order per job (ADR 0013). */
+  /** Public (contract §4.5): every job event, key = job id, in seq order per job (ADR 0028). */
   jobEvents: 'gantry.job-events.v1',
 } as const;
 

@@ -24,7 +24,7 @@ interface Grant {
  */
 const OUTBOX_TOPICS = [TOPICS.agentCommands, TOPICS.jobLifecycle, TOPICS.deadLetter];
 export const KAFKA_GRANTS: Record<KafkaRole, Grant> = {
-  // The gateway also publishes job events (one gateway at a time, ADR 0013).
+  // The gateway also publishes job events (one gateway at a time, ADR 0028).
   gateway: { topics: { write: [...OUTBOX_TOPICS, TOPICS.jobEvents] } },
   scheduler: { topics: { read: [TOPICS.jobLifecycle], write: OUTBOX_TOPICS }, groups: ['gantry-scheduler'] },
   ingester: { topics: { read: [TOPICS.heartbeats], write: [TOPICS.deadLetter] }, groups: ['gantry-heartbeat-ingester'] },

@@ -47,7 +47,7 @@ async function read(jobs: string[], from: StreamPosition): Promise<string[]> {
   }
 }
 
-describe('the job event stream order (ADR 0013)', () => {
+describe('the job event stream order (ADR 0028)', () => {
   it('never hands out a row that a transaction holding an older id can still precede (ids are not commit order)', async () => {
     const [a, b] = [randomUUID(), randomUUID()];
     await insertJob(a);

@@ -29,7 +29,7 @@ export function toStreamEventView(e: StreamedJobEvent): JobStreamEventView {
 
 const render = (e: StreamedJobEvent) => JSON.stringify(toStreamEventView(e));
 
-/** The events of a job and of every visible job, as SSE streams and as pages (contract §4.5, ADR 0013). */
+/** The events of a job and of every visible job, as SSE streams and as pages (contract §4.5, ADR 0028). */
 @Injectable()
 export class EventStreamsService {
   constructor(

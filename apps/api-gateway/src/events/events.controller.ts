@@ -9,7 +9,7 @@ import { EventsQuery } from './events.query';
 import { SSE_DESCRIPTION } from './sse-description';
 import { decodeStreamPosition } from './stream-position-codec';
 
-/** The events of every job the caller may see: a page, or a live stream (contract §4.5, ADR 0013). */
+/** The events of every job the caller may see: a page, or a live stream (contract §4.5, ADR 0028). */
 @ApiTags('events')
 @ApiBearerAuth()
 @UseGuards(BearerAuthGuard)

@@ -21,7 +21,7 @@ const LEASE_MS = 10_000;
 const BATCH = 500;
 
 /**
- * Publishes every job event to `gantry.job-events.v1`, key = job id, in seq order per job (ADR 0013).
+ * Publishes every job event to `gantry.job-events.v1`, key = job id, in seq order per job (ADR 0028).
  * One gateway at a time does it, under a fenced lease: it reads the stream in its commit-safe order
  * from the offset saved in Postgres, awaits one send at a time (so kafkajs cannot reorder a retry),
  * and saves the new offset only while it still holds the lease. Outbox rows would not do: several

@@ -17,7 +17,7 @@ const PAGE = 1000;
 /**
  * The one reader of new job events in a gateway process, shared by every stream it serves. While
  * anyone listens it reads the events committed since its last read, every GANTRY_STREAM_POLL_MS,
- * in stream order (ADR 0013), and hands each to the listeners of its job and to the listeners of
+ * in stream order (ADR 0028), and hands each to the listeners of its job and to the listeners of
  * everything. A thousand followers cost one query per interval, not a thousand; with no listener
  * it reads nothing at all. The tail is only a fast path: followers read their backlog, and any gap,
  * from the database themselves.

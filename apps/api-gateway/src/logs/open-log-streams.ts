@@ -14,7 +14,7 @@ export interface LogStreamSlot {
 
 /**
  * The log follows this process holds: a cap on their number (GANTRY_LOG_MAX_STREAMS; past it a
- * follow is a 503 with Retry-After, as for event streams, ADR 0013 and 0017), and their end at
+ * follow is a 503 with Retry-After, as for event streams, ADR 0028 and 0017), and their end at
  * shutdown so that draining HTTP does not wait on them. A client follows again with tailLines.
  */
 @Injectable()

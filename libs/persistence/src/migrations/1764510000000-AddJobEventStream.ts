@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * A commit-safe global order over job events, for the live streams and the Kafka feed (ADR 0013).
+ * A commit-safe global order over job events, for the live streams and the Kafka feed (ADR 0028).
  *
  * Every event row gets `stream_xid`: the id of the transaction that wrote it, raised to its job's
  * previous event's `stream_xid` when that one is higher. A BEFORE INSERT trigger sets it, so none of

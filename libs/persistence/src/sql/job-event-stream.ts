@@ -4,7 +4,7 @@ import { Sql } from './sql';
 /**
  * A place in the global order of job events: (stream_xid, jobId, seq), ascending. stream_xid is
  * the writer's transaction id, never lower than the job's previous event's (migration
- * 1764510000000, ADR 0013), so each job's events keep their seq order in it.
+ * 1764510000000, ADR 0028), so each job's events keep their seq order in it.
  */
 export interface StreamPosition {
   /** xid8 as a decimal string. */
@@ -35,7 +35,7 @@ export interface StreamFilter {
 /**
  * The stream read for one filter shape: only rows below the horizon (the xmin of this statement's
  * snapshot) are read, because every transaction under it has ended, so a row that commits later
- * sorts after everything returned (ADR 0013). Planned on every call, not prepared: a cached generic
+ * sorts after everything returned (ADR 0028). Planned on every call, not prepared: a cached generic
  * plan, made once while the tables were small or blind to a filter that is absent, joined jobs by a
  * full scan per call, and at a few hundred jobs a second it ran into the statement timeout and took
  * Postgres' CPU from everything else (bench:dispatch, 2026-12-03). With the values known, the plan is
