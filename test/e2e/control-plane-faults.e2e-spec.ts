@@ -11,10 +11,15 @@ import { openDataSource, startTestStack, testSuite, uniqueTag } from '@gantry/te
  * time with no action taken twice.
  */
 const LEASE_MS = 3_000;
+// A dead timeout of 12 s (production: 40 s). After the flush the ingester writes every node back into
+// Redis (and checks its topology in Postgres again); at 6 s, on a starved machine (load 13: two
+// fresh-clone runs side by side), 904 of the 1,000 nodes were not back within it and were taken for a
+// silent rack: what the test shows is that a flush is not read as death, given the time to hear the
+// fleet again, not how fast a starved machine hears it.
 const TIMEOUTS = {
   GANTRY_HEARTBEAT_MS: '1000',
   GANTRY_NODE_SUSPECT_MS: '3000',
-  GANTRY_NODE_DEAD_MS: '6000',
+  GANTRY_NODE_DEAD_MS: '12000',
   GANTRY_AGENT_FENCE_MS: '4500',
   GANTRY_DETECTOR_INTERVAL_MS: '250',
   GANTRY_INGEST_STALL_MS: '3000',
@@ -101,7 +106,7 @@ it('Redis flushed under 1,000 nodes: nobody is declared dead, no attempt is lost
       r.disconnect();
     }
   }, { timeoutMs: 10_000 });
-  await waitFor('two dead timeouts after the flush', () => Date.now() >= watchUntil, { timeoutMs: 20_000, intervalMs: 250 });
+  await waitFor('two dead timeouts after the flush', () => Date.now() >= watchUntil, { timeoutMs: 40_000, intervalMs: 250 });
 
   const [declared] = await ds.query(
     `SELECT count(*)::int AS n FROM node_events WHERE (node_id LIKE $1 OR node_id LIKE $2) AND at >= $3 AND (to_health = 'UNHEALTHY' OR type = 'EVICTED')`,
