@@ -18,8 +18,9 @@ const NODE_TOMBSTONE_MS = 60 * 60 * 1000;
 /**
  * Deletes expired idempotency keys, then finished jobs older than GANTRY_JOB_RETENTION_MS with their
  * events, attempts and keys, every GANTRY_RETENTION_SWEEP_MS, in bounded batches. (An expired key is
- * already treated as absent by the create path; sweeping it only keeps the table small.) Every gateway replica runs it: each batch
- * skips the jobs another replica's batch has locked, so replicas share the work (ADR 0017).
+ * already treated as absent by the create path; sweeping it only keeps the table small.) Every
+ * gateway replica runs it: each batch skips the jobs another replica's batch has locked, so replicas
+ * share the work (ADR 0017).
  */
 @Injectable()
 export class JobRetentionSweeper extends PeriodicService {
