@@ -1,4 +1,5 @@
-import { FitIndex, GangCandidates, PlacementNode } from '@gantry/domain';
+import fc from 'fast-check';
+import { FitIndex, GangCandidates, PlacementNode, schedulableCapacity } from '@gantry/domain';
 import { Sql } from '@gantry/persistence';
 import { NodeSnapshot } from './node-snapshot';
 
@@ -129,5 +130,54 @@ describe('NodeSnapshot', () => {
     same(snap.placementNodes(live, 16_000, t)); // a, b and c are DEGRADED by now; d is HEALTHY
     await snap.refresh(sql, 61_000); // the full period: everything read again
     same(snap.placementNodes(liveness({ a: 61_000, b: 61_000, c: 61_000, d: 61_000 }), 61_000, t));
+  });
+
+  it('looks again only at what changed, and hands out what a fresh look at the whole fleet would, with its capacity', async () => {
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    const step = fc.record({
+      advanceMs: fc.integer({ min: 0, max: 20_000 }),
+      heard: fc.subarray(ids),
+      rows: fc.array(fc.record({ id: fc.constantFrom(...ids), gpusAllocated: fc.integer({ min: 0, max: 8 }), cordoned: fc.boolean() }), { maxLength: 3 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
+        const current = new Map(ids.map((id) => [id, row(id)]));
+        const answers: Array<Array<Record<string, unknown>>> = [[...current.values()]];
+        /** Every row as it is after each step. */
+        const after: Array<Array<Record<string, unknown>>> = [];
+        let version = 1;
+        for (const s of steps) {
+          const changed = s.rows.map((r) => ({ ...current.get(r.id)!, gpus_allocated: r.gpusAllocated, cordoned: r.cordoned, version: String(++version) }));
+          for (const c of changed) current.set(c.id as string, c);
+          answers.push(changed);
+          after.push([...current.values()]);
+        }
+        const { sql } = fakeSql(answers);
+        const snap = new NodeSnapshot(3_600_000);
+        const live = liveness({ a: 0, b: 0, c: 0, d: 0 }); // e is never heard until a step hears it
+        let now = 0;
+        await snap.refresh(sql, now);
+        snap.placementNodes(live, now, t);
+        for (const [i, s] of steps.entries()) {
+          now += s.advanceMs;
+          for (const id of s.heard) live.hear(id, now);
+          await snap.refresh(sql, now);
+          const nodes = snap.placementNodes(live, now, t);
+          // The reference: a snapshot that reads every row now and judges every node from scratch.
+          const fresh = new NodeSnapshot(3_600_000);
+          await fresh.refresh(fakeSql([after[i]]).sql, now);
+          const expected = fresh.placementNodes(liveness({ ...live.heard }), now, t);
+          expect(nodes).toEqual(expected);
+          expect(snap.capacity()).toEqual(schedulableCapacity(expected));
+          const { index } = snap.planIndexes();
+          const freshIndex = new FitIndex(expected);
+          for (const gpus of [0, 1, 4, 8]) {
+            const r = { gpus, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 };
+            expect(index.fitting(r, new Set()).map((n) => n.id).sort()).toEqual(freshIndex.fitting(r, new Set()).map((n) => n.id).sort());
+          }
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { FitIndex, GangCandidates, HealthThresholds, PlacementNode, nodeHealth } from '@gantry/domain';
+import { ClusterCapacity, FitIndex, GangCandidates, HealthThresholds, PlacementNode, nodeHealth, schedulable } from '@gantry/domain';
 
 /** Gang shapes no cycle asked for within this long are forgotten (each costs work per node change). */
 const GANG_SHAPE_SWEEP_MS = 60_000;
@@ -16,19 +16,37 @@ interface Entry {
   /** The last-heard time `node.health` was judged from, and until when that judgement holds. */
   judged: number | null;
   healthUntil: number;
+  /** Its place in `entries` and in the array placementNodes() returns. */
+  at: number;
+  /** Its row or last-heard time changed since the last placementNodes(). */
+  dirty: boolean;
 }
+
+const NO_CAPACITY: ClusterCapacity = { gpus: 0, cpuCores: 0, memoryMiB: 0 };
 
 /**
  * The fleet as the planner sees it, kept between cycles: each refresh reads only the node rows
- * written since the last one (loadNodesChangedSince), not all 50,000. A stale row costs at most a
- * lost race: the commit's compare-and-set on each node's version is the guarantee (ADR 0003).
- * Everything is re-read every `fullEveryMs` anyway, which bounds what the change feed could miss.
+ * written since the last one (loadNodesChangedSince), not all 50,000, and each cycle looks again
+ * only at the nodes whose row or last-heard time changed, or all of them once some node's health
+ * judgement runs out (a node silent past a threshold). A stale row costs at most a lost race: the
+ * commit's compare-and-set on each node's version is the guarantee (ADR 0003). Everything is
+ * re-read every `fullEveryMs` anyway, which bounds what the change feed could miss.
  */
 export class NodeSnapshot {
   private readonly byId = new Map<string, Entry>();
   private entries: Entry[] = [];
+  /** What placementNodes() returns: entries[i].node at i, kept between calls. */
+  private view: PlacementNode[] = [];
+  /** Entries whose row or last-heard time changed since the last placementNodes(). */
+  private dirty: Entry[] = [];
   /** Entries created since the last placementNodes(): their last-heard time is not looked up yet. */
   private unheard: Entry[] = [];
+  /** The next placementNodes() looks at every node (after a full read, a removal, or new nodes). */
+  private wholeFleet = true;
+  /** The earliest moment some node's health judgement runs out: a pass over every node is due then. */
+  private rejudgeAt = Number.NEGATIVE_INFINITY;
+  /** The schedulable capacity of `view`, kept with it. */
+  private capacityNow: ClusterCapacity = { ...NO_CAPACITY };
   private horizon: string | null = null;
   private fullAt = Number.NEGATIVE_INFINITY;
   /** Kept in step with the entries' views; rebuilt whole after a full read. */
@@ -46,20 +64,24 @@ export class NodeSnapshot {
     if (full) {
       this.byId.clear();
       this.entries = [];
+      this.dirty = [];
       this.unheard = [];
       this.fullAt = nowMs;
       this.rebuildIndex = true;
+      this.wholeFleet = true;
     }
     for (const row of changes.nodes) {
       const entry = this.byId.get(row.id);
       if (entry) {
         entry.row = row;
         entry.node = null;
+        this.markDirty(entry);
       } else {
-        const created: Entry = { row, node: null, indexed: null, heard: null, judged: null, healthUntil: Number.NEGATIVE_INFINITY };
+        const created: Entry = { row, node: null, indexed: null, heard: null, judged: null, healthUntil: Number.NEGATIVE_INFINITY, at: this.entries.length, dirty: false };
         this.unheard.push(created);
         this.byId.set(row.id, created);
         this.entries.push(created);
+        this.wholeFleet = true;
       }
     }
     // A removed node (DELETE /v1/nodes/{id}) leaves the fleet; rare, so the index is simply rebuilt.
@@ -68,6 +90,7 @@ export class NodeSnapshot {
       this.entries = this.entries.filter((e) => !removed.has(e.row.id));
       this.unheard = this.unheard.filter((e) => !removed.has(e.row.id));
       this.rebuildIndex = true;
+      this.wholeFleet = true;
     }
     this.horizon = changes.horizon;
     return changes.nodes.length + removed.size;
@@ -75,56 +98,106 @@ export class NodeSnapshot {
 
   /**
    * Every node with its health now. Last-heard times are looked up only for nodes heard again
-   * (the liveness snapshot's changes) and health is judged again only when a node was heard again
-   * or a threshold passed, so a cycle costs a comparison per node here. Objects are reused while a
-   * node's row and health are unchanged (the planner never mutates them). They are built field by
-   * field because spread copies of the row made the planner's reads megamorphic, 12x slower on a
-   * 50,000-node fleet.
+   * (the liveness snapshot's changes), and only those and the nodes whose rows changed are judged
+   * again, unless some node's judgement has run out (a threshold passed): then every node is. So
+   * a cycle costs its changes, not the fleet; the array is the same one each call, changed in
+   * place, valid until the next call. Objects are reused while a node's row and health are
+   * unchanged (the planner never mutates them). They are built field by field because spread
+   * copies of the row made the planner's reads megamorphic, 12x slower on a 50,000-node fleet.
    */
   placementNodes(liveness: { lastHeard(id: string): number | null; takeChanges(): ReadonlySet<string> | 'all' }, nowMs: number, t: HealthThresholds): PlacementNode[] {
     const changes = liveness.takeChanges();
-    if (changes === 'all') for (const e of this.entries) e.heard = liveness.lastHeard(e.row.id);
-    else {
+    if (changes === 'all') {
+      for (const e of this.entries) e.heard = liveness.lastHeard(e.row.id);
+      this.wholeFleet = true;
+    } else {
       for (const id of changes) {
         const e = this.byId.get(id);
-        if (e) e.heard = liveness.lastHeard(id);
+        if (!e) continue;
+        e.heard = liveness.lastHeard(id);
+        this.markDirty(e);
       }
       for (const e of this.unheard) e.heard = liveness.lastHeard(e.row.id);
     }
     this.unheard = [];
-    const out = new Array<PlacementNode>(this.entries.length);
-    for (let i = 0; i < this.entries.length; i++) {
-      const e = this.entries[i];
-      if (e.node === null || e.heard !== e.judged || nowMs >= e.healthUntil) {
-        const n = e.row;
-        const health = nodeHealth(e.heard, nowMs, t);
-        e.judged = e.heard;
-        e.healthUntil = e.heard === null ? Number.POSITIVE_INFINITY : e.heard + (health === 'HEALTHY' ? t.suspectMs : health === 'DEGRADED' ? t.deadMs : Number.POSITIVE_INFINITY);
-        if (e.node === null || e.node.health !== health) {
-          e.node = {
-            id: n.id, rack: n.rack, gpuModel: n.gpuModel, gpusTotal: n.gpusTotal, gpuIndices: n.gpuIndices, gpusHeld: n.gpusHeld, gpusAllocated: n.gpusAllocated,
-            cpuCores: n.cpuCores, cpuAllocated: n.cpuAllocated, memoryMiB: n.memoryMiB, memoryAllocated: n.memoryAllocated,
-            cordoned: n.cordoned, version: n.version, health,
-          };
-        }
+    if (this.wholeFleet || nowMs >= this.rejudgeAt) {
+      this.view = new Array<PlacementNode>(this.entries.length);
+      this.capacityNow = { ...NO_CAPACITY };
+      this.rejudgeAt = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < this.entries.length; i++) {
+        const e = this.entries[i];
+        e.at = i;
+        e.dirty = false;
+        this.judge(e, nowMs, t);
+        this.view[i] = e.node!;
+        this.count(e.node!, 1);
       }
-      out[i] = e.node;
-      if (!this.rebuildIndex && e.indexed !== e.node) {
-        this.index.replace(e.indexed, e.node);
-        this.gangs.changed(e.node, NOTHING_RESERVED);
+      this.wholeFleet = false;
+    } else {
+      for (const e of this.dirty) {
+        e.dirty = false;
+        const before = this.view[e.at];
+        this.judge(e, nowMs, t);
+        if (before === e.node) continue;
+        this.count(before, -1);
+        this.count(e.node!, 1);
+        this.view[e.at] = e.node!;
       }
-      e.indexed = e.node;
     }
+    this.dirty = [];
     if (this.rebuildIndex) {
-      this.index = new FitIndex(out);
+      this.index = new FitIndex(this.view);
       this.gangs = new GangCandidates(this.index);
       this.rebuildIndex = false;
+      for (const e of this.entries) e.indexed = e.node;
     }
     if (nowMs - this.sweptAt >= GANG_SHAPE_SWEEP_MS) {
       this.gangs.sweep();
       this.sweptAt = nowMs;
     }
-    return out;
+    return this.view;
+  }
+
+  /** The schedulable capacity of the nodes placementNodes() last returned: what DRF shares are shares of (schedulableCapacity). */
+  capacity(): ClusterCapacity {
+    return this.capacityNow;
+  }
+
+  private markDirty(e: Entry): void {
+    if (e.dirty) return;
+    e.dirty = true;
+    this.dirty.push(e);
+  }
+
+  /** Judges one node's health again if its row, its last-heard time or the clock calls for it, and keeps the fit index in step. */
+  private judge(e: Entry, nowMs: number, t: HealthThresholds): void {
+    if (e.node === null || e.heard !== e.judged || nowMs >= e.healthUntil) {
+      const n = e.row;
+      const health = nodeHealth(e.heard, nowMs, t);
+      e.judged = e.heard;
+      e.healthUntil = e.heard === null ? Number.POSITIVE_INFINITY : e.heard + (health === 'HEALTHY' ? t.suspectMs : health === 'DEGRADED' ? t.deadMs : Number.POSITIVE_INFINITY);
+      if (e.node === null || e.node.health !== health) {
+        e.node = {
+          id: n.id, rack: n.rack, gpuModel: n.gpuModel, gpusTotal: n.gpusTotal, gpuIndices: n.gpuIndices, gpusHeld: n.gpusHeld, gpusAllocated: n.gpusAllocated,
+          cpuCores: n.cpuCores, cpuAllocated: n.cpuAllocated, memoryMiB: n.memoryMiB, memoryAllocated: n.memoryAllocated,
+          cordoned: n.cordoned, version: n.version, health,
+        };
+      }
+    }
+    if (e.healthUntil < this.rejudgeAt) this.rejudgeAt = e.healthUntil;
+    if (!this.rebuildIndex && e.indexed !== e.node) {
+      this.index.replace(e.indexed, e.node);
+      this.gangs.changed(e.node!, NOTHING_RESERVED);
+      e.indexed = e.node;
+    }
+  }
+
+  /** Adds (sign 1) or takes away (-1) a node's part of the schedulable capacity. */
+  private count(n: PlacementNode, sign: 1 | -1): void {
+    if (!schedulable(n)) return;
+    this.capacityNow.gpus += sign * n.gpusTotal;
+    this.capacityNow.cpuCores += sign * n.cpuCores;
+    this.capacityNow.memoryMiB += sign * n.memoryMiB;
   }
 
   /** The planner's fit index and gang candidates of the nodes placementNodes() last returned (see PlanOptions). */

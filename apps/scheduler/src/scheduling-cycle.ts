@@ -146,6 +146,7 @@ export class SchedulingCycle {
     const decision = planCycle({
       jobs: queued, queues: snapshot.queues, nodes: snapshot.nodes, lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
       batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(), withheld: snapshot.stopping?.nodes,
+      capacity: this.nodes.capacity(),
     });
     clock.lap('plan');
     return decision;

@@ -16,6 +16,8 @@ export interface CycleInput {
   indexes?: Pick<PlanOptions, 'index' | 'gangs'>;
   /** Nodes where preempted attempts are still stopping: no job is placed there this cycle (see PlanOptions). */
   withheld?: ReadonlySet<string>;
+  /** schedulableCapacity(nodes), where the caller keeps it up to date itself (a pass over 50,000 nodes per cycle otherwise). */
+  capacity?: ClusterCapacity;
 }
 
 export interface CyclePlan {
@@ -57,7 +59,7 @@ export function lookaheadFilled(jobs: readonly QueuedJob[], lookahead: number): 
  * capacity by a higher one is told PRIORITY.
  */
 export function planCycle(input: CycleInput): CyclePlan {
-  const order = orderByPolicy([...input.jobs], [...input.queues], schedulableCapacity(input.nodes), input.lookahead);
+  const order = orderByPolicy([...input.jobs], [...input.queues], input.capacity ?? schedulableCapacity(input.nodes), input.lookahead);
   const band = new Map(input.queues.map((q) => [q.name, q.priority]));
   const batch = order.ordered.slice(0, input.batchSize);
   const plan = planPlacements(batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0 })), input.nodes, { ...input.indexes, withheld: input.withheld });
