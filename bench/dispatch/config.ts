@@ -26,6 +26,8 @@ function load() {
     /** Phase 1: submissions per second through the gateway, for how long, over how many connections. */
     rate: num('BENCH_RATE', 500),
     rateS: num('BENCH_RATE_S', 120),
+    /** Phase 1 first runs this long at its rate, not counted (the issues' "after warm-up": JIT, caches, pools). */
+    rateWarmupS: num('BENCH_RATE_WARMUP_S', 30),
     rateSimDurationMs: num('BENCH_RATE_SIM_DURATION_MS', 3000),
     gangShare: num('BENCH_GANG_SHARE', 0.05),
     gangSize: num('BENCH_GANG_SIZE', 2),

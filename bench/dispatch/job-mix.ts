@@ -4,6 +4,8 @@
  */
 
 export const RATE_JOB_NAME = 'bench-dispatch-rate';
+/** Phase 1's warm-up jobs: the same mix, not counted. */
+export const RATE_WARMUP_JOB_NAME = 'bench-dispatch-rate-warmup';
 export const BACKLOG_JOB_NAME = 'bench-dispatch-backlog';
 export const PROBE_JOB_NAME = 'bench-dispatch-probe';
 export const CURVE_JOB_NAME = 'bench-dispatch-curve';
@@ -45,9 +47,9 @@ export function gangJob(name: string, simDurationMs: number, size: number): Reco
  * Bodies for the fixed-rate phase. Gangs come at an exact, evenly spread share (every
  * 1/gangShare-th request) rather than at random, so short runs get the share they asked for.
  */
-export function rateBodies(mix: RateMix): () => string {
-  const single = JSON.stringify(singleGpuJob(RATE_JOB_NAME, mix.simDurationMs));
-  const gang = JSON.stringify(gangJob(RATE_JOB_NAME, mix.simDurationMs, mix.gangSize));
+export function rateBodies(mix: RateMix, name = RATE_JOB_NAME): () => string {
+  const single = JSON.stringify(singleGpuJob(name, mix.simDurationMs));
+  const gang = JSON.stringify(gangJob(name, mix.simDurationMs, mix.gangSize));
   let n = 0;
   let gangsSent = 0;
   return () => {

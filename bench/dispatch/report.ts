@@ -162,7 +162,7 @@ export function printReport(r: DispatchResults, outFile: string): void {
 function printRatePhase(r: DispatchResults, out: string[]): void {
   const rate = r.rate!;
   const s = rate.submit;
-  out.push('', `phase 1, fixed rate: ${r.config.rate}/s offered for ${r.config.rateS} s; achieved ${fmt(s.createsPerS)}/s ` +
+  out.push('', `phase 1, fixed rate: ${r.config.rate}/s offered for ${r.config.rateS} s after ${r.config.rateWarmupS ?? 0} s of warm-up at the same rate; achieved ${fmt(s.createsPerS)}/s ` +
     `(${s.ok2xx} created, non-2xx ${s.non2xx}, errors ${s.errors}); submit latency p50 ${fmt(s.latencyMs.p50, 0)} ms, p99 ${fmt(s.latencyMs.p99, 0)} ms`);
   const d = rate.dispatch;
   const rows = [['dispatch latency (RUN published - scheduled send)', 'jobs', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'not in phase', 'never']];

@@ -37,7 +37,7 @@ import { DrainSampler, metricSeries, placementTimes, runTimes, seriesOf } from '
 import { CommandWatch } from './command-watch';
 import { inheritedGantryEnv, loadConfig } from './config';
 import { DispatchReport, dispatchLatency } from './dispatch-latency';
-import { BACKLOG_JOB_NAME, CURVE_JOB_NAME, GANG_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
+import { BACKLOG_JOB_NAME, CURVE_JOB_NAME, GANG_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, RATE_WARMUP_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
 import { runCurve } from './open-loop-curve';
 import { bigGangJob, measureGangMemory } from './gang-memory';
 import { DispatchResults, floorVerdicts, printReport } from './report';
@@ -285,7 +285,15 @@ async function main(): Promise<void> {
 async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: string): Promise<DispatchResults['rate']> {
   say(`phase 1: ${config.rate}/s open-loop for ${config.rateS} s over up to ${config.openLoopSockets} connections, ` +
     `${config.gangShare * 100}% gangs of ${config.gangSize}, jobs ${config.rateSimDurationMs} ms`);
-  const nextBody = rateBodies({ simDurationMs: config.rateSimDurationMs, gangShare: config.gangShare, gangSize: config.gangSize });
+  const mix = { simDurationMs: config.rateSimDurationMs, gangShare: config.gangShare, gangSize: config.gangSize };
+  if (config.rateWarmupS > 0) {
+    // The same load just before, under another job name: what is measured starts on a warm stack.
+    const warmBody = rateBodies(mix, RATE_WARMUP_JOB_NAME);
+    const warm = await runOpenLoop({ baseUrl: s.gatewayUrl, token, body: () => warmBody() }, { rate: config.rate, durationS: config.rateWarmupS, maxSockets: config.openLoopSockets });
+    say(`phase 1: warm-up of ${config.rateWarmupS} s done (${warm.samples.filter((x) => x.jobId).length} created, not counted)`);
+    teardown.check();
+  }
+  const nextBody = rateBodies(mix);
   const rateA: CpuSnapshot = cpuSnapshot();
   const rateRun = await runOpenLoop({ baseUrl: s.gatewayUrl, token, body: () => nextBody() }, { rate: config.rate, durationS: config.rateS, maxSockets: config.openLoopSockets });
   const rateEndMs = Date.now();

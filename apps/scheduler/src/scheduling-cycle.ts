@@ -97,9 +97,9 @@ export class SchedulingCycle {
   async run(nowMs = Date.now()): Promise<CycleResult> {
     const clock = new CycleClock();
     const sql = autocommit(this.ds);
-    const { jobs, held } = await this.readQueueHeads(sql, clock);
+    const { jobs, held, written } = await this.readQueueHeads(sql, clock);
     if (jobs.length === 0) {
-      if (held.length > 0) await this.explainWaits(sql, held, clock);
+      if (held.length > 0) await this.explainWaits(sql, held, written, clock);
       return this.finish(clock, 0, { placed: 0, lostRaces: 0, failed: 0 }, false);
     }
     const snapshot = await this.snapshot(sql, nowMs, clock);
@@ -107,16 +107,20 @@ export class SchedulingCycle {
     const byId = new Map(jobs.map((j) => [j.id, j]));
     const tally = await this.commit(decision.plan.placements, byId, clock);
     const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, decision.plan.after, nowMs, clock);
-    await this.explainWaits(sql, [...decision.pendingReasons.map((w) => (preempting.has(w.jobId) ? { jobId: w.jobId, reason: PREEMPTING } : w)), ...held], clock);
+    await this.explainWaits(sql, [...decision.pendingReasons.map((w) => (preempting.has(w.jobId) ? { jobId: w.jobId, reason: PREEMPTING } : w)), ...held], written, clock);
     return this.finish(clock, jobs.length, tally, decision.moreQueued);
   }
 
-  /** 1. The oldest queued jobs of every queue, up to the lookahead each; arrays at their parallelism held back (ADR 0025). */
-  private async readQueueHeads(sql: Sql, clock: CycleClock): Promise<{ jobs: JobRecord[]; held: Array<{ jobId: string; reason: string }> }> {
+  /**
+   * 1. The oldest queued jobs of every queue, up to the lookahead each; arrays at their parallelism
+   * held back (ADR 0025). `written`: the pending reason each job read has now.
+   */
+  private async readQueueHeads(sql: Sql, clock: CycleClock): Promise<{ jobs: JobRecord[]; held: Array<{ jobId: string; reason: string }>; written: ReadonlyMap<string, string | null> }> {
     const heads = await loadQueuedJobsPerQueue(sql, this.config.GANTRY_SCHEDULER_LOOKAHEAD);
+    const written = new Map(heads.map((j) => [j.id, j.pendingReason ?? null]));
     const hold = await holdArraysAtParallelism(sql, heads);
     clock.lap('jobs');
-    return hold;
+    return { ...hold, written };
   }
 
   /** 2. Queues with what they hold, and the placement nodes with their health from silence. */
@@ -204,9 +208,12 @@ export class SchedulingCycle {
     }
   }
 
-  /** 6. Every job that waits says why (pending reasons are rewritten every cycle). */
-  private async explainWaits(sql: Sql, reasons: Array<{ jobId: string; reason: string }>, clock: CycleClock): Promise<void> {
-    await setPendingReasons(sql, reasons);
+  /**
+   * 6. Every job that waits says why: only the reasons that differ from what the job's row had when
+   * this cycle read it are written (a blocked queue of 1,000 jobs otherwise sends all 1,000 every cycle).
+   */
+  private async explainWaits(sql: Sql, reasons: Array<{ jobId: string; reason: string }>, written: ReadonlyMap<string, string | null>, clock: CycleClock): Promise<void> {
+    await setPendingReasons(sql, reasons.filter((r) => written.get(r.jobId) !== r.reason));
     clock.lap('reasons');
   }
 

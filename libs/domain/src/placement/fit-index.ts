@@ -1,4 +1,5 @@
 import { ResourceRequest } from '../resources/resources';
+import { lowerBound } from './best-fit';
 import { PlacementNode, schedulable } from './schedulable';
 
 /**
@@ -99,16 +100,4 @@ function firstFitting(bucket: PlacementNode[], req: ResourceRequest, excluded: R
     if (n.memoryMiB - n.memoryAllocated >= req.memoryMiB && !excluded.has(n.id)) return n;
   }
   return null;
-}
-
-/** The first index whose element is not `before` (the array is partitioned: true, then false). */
-function lowerBound(a: PlacementNode[], before: (n: PlacementNode) => boolean): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (before(a[mid])) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

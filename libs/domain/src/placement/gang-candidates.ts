@@ -1,4 +1,5 @@
 import { ResourceRequest, fitsNow } from '../resources/resources';
+import { compareFit, insertByFit } from './best-fit';
 import { FitIndex } from './fit-index';
 import { PlacementNode, schedulable } from './schedulable';
 
@@ -13,7 +14,7 @@ export class GangCandidates {
 
   constructor(private readonly index: FitIndex) {}
 
-  /** Rack -> the schedulable nodes outside `excluded` that fit `req` now. Do not mutate. */
+  /** Rack -> the schedulable nodes outside `excluded` that fit `req` now, in best-fit order (compareFit). Do not mutate. */
   racks(req: ResourceRequest, excluded: ReadonlySet<string>): ReadonlyMap<string, PlacementNode[]> {
     const key = `${req.gpus}|${req.gpuModel}|${req.cpuCores}|${req.memoryMiB}`;
     let entry = this.shapes.get(key);
@@ -24,6 +25,7 @@ export class GangCandidates {
         if (r) r.push(n);
         else racks.set(n.rack, [n]);
       }
+      for (const r of racks.values()) r.sort(compareFit);
       this.shapes.set(key, (entry = { req, racks, asked: true }));
     }
     entry.asked = true;
@@ -35,7 +37,7 @@ export class GangCandidates {
     for (const { req, racks } of this.shapes.values()) {
       const rack = racks.get(node.rack);
       const kept = (rack ?? []).filter((n) => n.id !== node.id);
-      if (schedulable(node) && !excluded.has(node.id) && fitsNow(node, req)) kept.push(node);
+      if (schedulable(node) && !excluded.has(node.id) && fitsNow(node, req)) insertByFit(kept, node);
       if (kept.length > 0) racks.set(node.rack, kept);
       else racks.delete(node.rack);
     }

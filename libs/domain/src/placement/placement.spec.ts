@@ -267,4 +267,39 @@ describe('planPlacements', () => {
       }),
     );
   });
+
+  it('places a gang on the rack with the fewest fitting nodes that holds it, on its best-fitting nodes, as a scan of every node would (property)', () => {
+    // The rule stated on its own: free GPUs, then cores, then memory, then id, fewest first.
+    const fit = (a: PlacementNode, b: PlacementNode) =>
+      a.gpusTotal - a.gpusAllocated - (b.gpusTotal - b.gpusAllocated) || a.cpuCores - a.cpuAllocated - (b.cpuCores - b.cpuAllocated) ||
+      a.memoryMiB - a.memoryAllocated - (b.memoryMiB - b.memoryAllocated) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    const arbNode = fc.record({ gpusAllocated: fc.integer({ min: 0, max: 8 }), cpu: fc.integer({ min: 1, max: 64 }), rack: fc.constantFrom('r1', 'r2', 'r3', 'r4') });
+    fc.assert(
+      fc.property(fc.array(arbNode, { minLength: 1, maxLength: 16 }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 2, max: 4 }), fc.array(fc.nat(15), { maxLength: 4 }), (ns, gpus, size, busy) => {
+        const initial = ns.map((n, i) => node(`n${String(i).padStart(2, '0')}`, { gpusAllocated: n.gpusAllocated, cpuCores: n.cpu, rack: n.rack }));
+        // A caller's index and candidates, kept current through node changes (as the scheduler's are).
+        const index = new FitIndex(initial);
+        const gangs = new GangCandidates(index);
+        const req = { gpus, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1024 };
+        gangs.racks(req, new Set());
+        const nodes = [...initial];
+        for (const i of busy) {
+          if (i >= nodes.length) continue;
+          const after = { ...nodes[i], gpusAllocated: Math.min(8, nodes[i].gpusAllocated + 1) };
+          index.replace(nodes[i], after);
+          gangs.changed(after, new Set());
+          nodes[i] = after;
+        }
+        const candidates = nodes.filter((n) => fitsNow(n, req));
+        const byRack = new Map<string, PlacementNode[]>();
+        for (const n of candidates) byRack.set(n.rack, [...(byRack.get(n.rack) ?? []), n].sort(fit));
+        const holding = [...byRack.values()].filter((r) => r.length >= size).sort((a, b) => a.length - b.length || fit(a[0], b[0]));
+        const expected = holding.length > 0 ? holding[0].slice(0, size) : candidates.length >= size ? [...candidates].sort(fit).slice(0, size) : null;
+        const plan = planPlacements([job('g', req, size)], nodes, { index, gangs });
+        expect(plan.placements[0]?.nodeIds ?? null).toEqual(expected ? expected.map((n) => n.id) : null);
+        for (const [rack, inRack] of gangs.racks(req, new Set())) expect(inRack.map((n) => n.id)).toEqual(byRack.get(rack)!.map((n) => n.id));
+      }),
+      { numRuns: 300 },
+    );
+  });
 });

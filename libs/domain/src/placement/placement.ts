@@ -1,4 +1,5 @@
 import { ResourceRequest, ShortResource, allocate, couldEverFit, fitsNow, shortResource } from '../resources/resources';
+import { compareFit } from './best-fit';
 import { FitIndex } from './fit-index';
 import { chooseGpuIndices, holdGpuIndices } from './gpu-devices';
 import { GangCandidates } from './gang-candidates';
@@ -61,35 +62,20 @@ export interface PlanOptions {
 }
 
 /**
- * Best fit: the node left with the fewest free GPUs, then CPU cores, then memory, limits
- * fragmentation; node id breaks ties. Allocation-free: it runs for every node and job of a cycle.
- */
-function compareFit(a: PlacementNode, b: PlacementNode): number {
-  const gpus = a.gpusTotal - a.gpusAllocated - (b.gpusTotal - b.gpusAllocated);
-  if (gpus !== 0) return gpus;
-  const cpu = a.cpuCores - a.cpuAllocated - (b.cpuCores - b.cpuAllocated);
-  if (cpu !== 0) return cpu;
-  const mem = a.memoryMiB - a.memoryAllocated - (b.memoryMiB - b.memoryAllocated);
-  if (mem !== 0) return mem;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
-/**
  * Chooses `count` nodes for a gang, preferring a single rack: the fullest rack that can hold the
  * whole gang keeps emptier racks free for bigger gangs (ties: the rack with the best-fitting node).
- * Null when there are not enough candidates.
+ * Each rack's candidates come in best-fit order (GangCandidates), so a rack costs a look at its
+ * first node, not a pass over it. Null when there are not enough candidates.
  */
 function chooseNodes(racks: ReadonlyMap<string, PlacementNode[]>, count: number): PlacementNode[] | null {
-  let chosen: { nodes: PlacementNode[]; best: PlacementNode } | null = null;
+  let chosen: PlacementNode[] | null = null;
   let total = 0;
   for (const nodes of racks.values()) {
     total += nodes.length;
-    if (nodes.length < count || (chosen && nodes.length > chosen.nodes.length)) continue;
-    let best = nodes[0];
-    for (const n of nodes) if (compareFit(n, best) < 0) best = n;
-    if (!chosen || nodes.length < chosen.nodes.length || compareFit(best, chosen.best) < 0) chosen = { nodes, best };
+    if (nodes.length < count || (chosen && nodes.length > chosen.length)) continue;
+    if (!chosen || nodes.length < chosen.length || compareFit(nodes[0], chosen[0]) < 0) chosen = nodes;
   }
-  if (chosen) return bestK(chosen.nodes, count);
+  if (chosen) return chosen.slice(0, count);
   if (total < count) return null;
   return bestK([...racks.values()].flat(), count);
 }
