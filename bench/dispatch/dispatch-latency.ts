@@ -28,7 +28,11 @@ export interface DispatchReport {
   gangs: DispatchLatency;
   /** Jobs created per second of the phase, as the database saw them. */
   createdPerSecond: number[];
+  /** Every job's latency by when it was due, in 5 s windows from the first: whether the tail is steady or comes in bursts. */
+  windows: Array<{ fromS: number; jobs: number; p50: number; p99: number; max: number }>;
 }
+
+const WINDOW_MS = 5_000;
 
 export function summarise(values: number[]): LatencySummary | null {
   if (values.length === 0) return null;
@@ -81,10 +85,26 @@ export async function dispatchLatency(db: Client, watch: CommandWatch, jobName: 
   }
   const seconds = [...perSecond.keys()].sort((a, b) => a - b);
   const createdPerSecond = seconds.length ? Array.from({ length: seconds[seconds.length - 1] - seconds[0] + 1 }, (_, i) => perSecond.get(seconds[0] + i) ?? 0) : [];
+  const byWindow = new Map<number, number[]>();
+  const firstDue = rows.reduce((min, j) => Math.min(min, dueAt?.get(j.id) ?? j.created_at.getTime()), Infinity);
+  for (const j of rows) {
+    const at = watch.dispatchedAt(j.id);
+    if (at === null) continue;
+    const due = dueAt?.get(j.id) ?? j.created_at.getTime();
+    const w = Math.floor((due - firstDue) / WINDOW_MS);
+    const list = byWindow.get(w);
+    if (list) list.push(at - due);
+    else byWindow.set(w, [at - due]);
+  }
+  const windows = [...byWindow.entries()].sort((a, b) => a[0] - b[0]).map(([w, v]) => {
+    const sum = summarise(v)!;
+    return { fromS: (w * WINDOW_MS) / 1000, jobs: sum.count, p50: Math.round(sum.p50), p99: Math.round(sum.p99), max: Math.round(sum.max) };
+  });
   return {
     all: measure(rows),
     single: measure(rows.filter((j) => j.nodes === 1)),
     gangs: measure(rows.filter((j) => j.nodes > 1)),
     createdPerSecond,
+    windows,
   };
 }

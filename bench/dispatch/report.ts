@@ -171,6 +171,7 @@ function printRatePhase(r: DispatchResults, out: string[]): void {
     rows.push([name, String(l.jobs), ...lat(l), String(l.notDispatchedInPhase), String(l.neverDispatched)]);
   }
   out.push(table(rows));
+  if (d.windows?.length) out.push(`p99 per 5 s of due time (ms): ${d.windows.map((w) => w.p99).join(' ')}`);
   out.push(`drain after phase 1: ${rate.drain.drained ? 'done' : `NOT done (${rate.drain.open} open)`} in ${fmt(rate.drain.seconds)} s; ` +
     `bench consumer delay p99 ${rate.watchDelayMs ? fmt(rate.watchDelayMs.p99, 0) : '-'} ms`);
 }

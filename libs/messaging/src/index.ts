@@ -4,6 +4,7 @@ export * from './kafka-timeouts';
 export * from './topic-admin';
 export * from './kafka-acls';
 export * from './partitioning';
+export * from './murmur2';
 export * from './keyed-partition-assigner';
 export * from './trace-headers';
 export * from './dead-letter';

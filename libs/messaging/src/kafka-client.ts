@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { Admin, Consumer, ConsumerConfig, Kafka, KafkaConfig, logLevel, Partitioners, Producer, SASLOptions } from 'kafkajs';
+import { Admin, Consumer, ConsumerConfig, Kafka, KafkaConfig, logLevel, Producer, SASLOptions } from 'kafkajs';
 import { KAFKA_TIMEOUTS } from './kafka-timeouts';
+import { javaCompatiblePartitioner } from './partitioning';
 import { OutgoingMessage, TopicMessages } from './message';
 
 export type SaslMechanism = 'scram-sha-512' | 'scram-sha-256' | 'plain';
@@ -53,14 +54,14 @@ export class KafkaConnection {
     this.kafka = new Kafka(kafkaConfig(opts));
   }
 
-  /** The process's producer (Java-compatible murmur2 partitioner: commands land where agents look). */
+  /** The process's producer (Java-compatible murmur2 partitioner, javaCompatiblePartitioner: commands land where agents look). */
   async connectProducer(): Promise<MessageProducer> {
     if (!this.sharedProducer) {
       // Few retries of its own: callers retry what is transient themselves (the relay's loop, the
       // agents' queues), and a refusal that is not (an unknown topic) must reach them in seconds,
       // not after minutes of kafkajs's backoff.
       this.sharedProducer = this.kafka.producer({
-        createPartitioner: Partitioners.DefaultPartitioner,
+        createPartitioner: javaCompatiblePartitioner,
         allowAutoTopicCreation: false,
         retry: { initialRetryTime: 200, maxRetryTime: 2_000, retries: 5 },
       });
