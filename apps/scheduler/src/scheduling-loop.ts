@@ -7,9 +7,10 @@ import { SchedulerEnv } from './config';
 import { SchedulingCycle } from './scheduling-cycle';
 
 /**
- * While the queues are blocked on capacity, new work waits this long after the last cycle began
- * (see nextCycleDelayMs): at most ~10 cycles a second re-read a blocked queue, however fast jobs
- * are created; a job that fits at once waits at most this.
+ * While the queues are blocked on capacity, new work waits this long after the last cycle began,
+ * doubling with each blocked cycle in a row up to the tick (see nextCycleDelayMs): a blocked queue
+ * is re-read at most ~10 times a second at first and about once a second while it stays blocked,
+ * however fast jobs are created; freed capacity still cycles at once.
  */
 const BLOCKED_GAP_MS = 100;
 
@@ -24,6 +25,8 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
   private pending: WakeKind | null = null;
   private wake: (() => void) | null = null;
   private loop: Promise<void> | null = null;
+  /** Blocked cycles in a row (0: the last one placed, or looked at nothing). */
+  private blockedCycles = 0;
 
   constructor(
     private readonly cycle: SchedulingCycle,
@@ -51,6 +54,7 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
       try {
         const r = await this.cycle.run();
         blocked = r.considered > 0 && r.placed === 0 && r.lostRaces === 0;
+        this.blockedCycles = blocked ? this.blockedCycles + 1 : 0;
         // Placements with more queued behind the lookahead, or a lost race: more may be placeable right now.
         if ((r.moreQueued && r.placed > 0) || r.lostRaces > 0) this.pending = 'capacity';
         // Another replica holds the leases: retry soon, but not in a tight loop.
@@ -67,7 +71,7 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
     for (;;) {
       if (!this.running) return;
       const ms = nextCycleDelayMs({
-        pending: this.pending, blocked, lastCycleStartedMs, lastCycleEndedMs, nowMs: Date.now(),
+        pending: this.pending, blocked, blockedCycles: this.blockedCycles, lastCycleStartedMs, lastCycleEndedMs, nowMs: Date.now(),
         intervalMs: this.config.GANTRY_SCHEDULER_INTERVAL_MS, blockedGapMs: BLOCKED_GAP_MS,
       });
       if (ms <= 0) return;

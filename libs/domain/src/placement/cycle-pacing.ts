@@ -5,7 +5,8 @@
  * - new work is too, unless the last cycle placed nothing of what it looked at: then the queues are
  *   blocked on capacity, a new job rarely changes that, and cycling once per create would spend the
  *   machine on re-reading a blocked queue (hundreds of creates a second). New work then waits until
- *   `blockedGapMs` after the last cycle began;
+ *   `blockedGapMs` after the last cycle began, twice that after two blocked cycles in a row, and so
+ *   on up to the tick: a queue that stays blocked is re-read about once a second, not ten times;
  * - with no wake-up, the periodic tick (GANTRY_SCHEDULER_INTERVAL_MS) after the last cycle ended.
  */
 export type WakeKind = 'new-work' | 'capacity';
@@ -15,6 +16,8 @@ export interface CyclePacingInput {
   pending: WakeKind | null;
   /** The last cycle looked at queued jobs and placed none of them (and lost no race). */
   blocked: boolean;
+  /** How many cycles in a row were blocked, the last one included (1 when absent). */
+  blockedCycles?: number;
   lastCycleStartedMs: number;
   lastCycleEndedMs: number;
   nowMs: number;
@@ -27,6 +30,9 @@ export function nextCycleDelayMs(p: CyclePacingInput): number {
   const tick = p.lastCycleEndedMs + p.intervalMs;
   let at = tick;
   if (p.pending === 'capacity') at = p.nowMs;
-  else if (p.pending === 'new-work') at = p.blocked ? Math.min(tick, p.lastCycleStartedMs + p.blockedGapMs) : p.nowMs;
+  else if (p.pending === 'new-work') {
+    const gap = p.blockedGapMs * 2 ** Math.min(30, Math.max(0, (p.blockedCycles ?? 1) - 1));
+    at = p.blocked ? Math.min(tick, p.lastCycleStartedMs + gap) : p.nowMs;
+  }
   return Math.max(0, at - p.nowMs);
 }
