@@ -31,7 +31,7 @@ import { TOPIC_PARTITIONS } from '@gantry/contracts';
 import { LocalKafkaBroker, Stack, fleetStack, kafkaSecurityFor, waitFor } from '@gantry/stack';
 import { freshBenchState, CpuSnapshot, conditions, cpuBetween, cpuSnapshot } from '../api/infra';
 import { runCreatePhase } from '../api/load';
-import { runOpenLoop } from '../api/open-loop';
+import { OpenLoopResult, runOpenLoop } from '../api/open-loop';
 import { summarisePhase } from '../api/stats';
 import { DrainSampler, metricSeries, placementTimes, runTimes, seriesOf } from './backlog-drain';
 import { CommandWatch } from './command-watch';
@@ -281,21 +281,25 @@ async function main(): Promise<void> {
   printReport(report, relative(root, outFile));
 }
 
-/** Phase 1: creates at a fixed rate (autocannon, closed connections paced per second), then their dispatch latency. */
+/** Phase 1: creates at a fixed rate, open-loop, then their dispatch latency. */
 async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: string): Promise<DispatchResults['rate']> {
-  say(`phase 1: ${config.rate}/s open-loop for ${config.rateS} s over up to ${config.openLoopSockets} connections, ` +
+  say(`phase 1: ${config.rate}/s open-loop for ${config.rateWarmupS} s of warm-up (not counted), then ${config.rateS} s, over up to ${config.openLoopSockets} connections, ` +
     `${config.gangShare * 100}% gangs of ${config.gangSize}, jobs ${config.rateSimDurationMs} ms`);
   const mix = { simDurationMs: config.rateSimDurationMs, gangShare: config.gangShare, gangSize: config.gangSize };
-  if (config.rateWarmupS > 0) {
-    // The same load just before, under another job name: what is measured starts on a warm stack.
-    const warmBody = rateBodies(mix, RATE_WARMUP_JOB_NAME);
-    const warm = await runOpenLoop({ baseUrl: s.gatewayUrl, token, body: () => warmBody() }, { rate: config.rate, durationS: config.rateWarmupS, maxSockets: config.openLoopSockets });
-    say(`phase 1: warm-up of ${config.rateWarmupS} s done (${warm.samples.filter((x) => x.jobId).length} created, not counted)`);
-    teardown.check();
-  }
+  // One open-loop run: its first rateWarmupS seconds warm the stack (their jobs under another name,
+  // not counted), the rest is measured. One run, not two, so no fresh connections open at the start
+  // of what is measured.
+  const warmup = Math.round(config.rate * config.rateWarmupS);
+  const warmBody = rateBodies(mix, RATE_WARMUP_JOB_NAME);
   const nextBody = rateBodies(mix);
-  const rateA: CpuSnapshot = cpuSnapshot();
-  const rateRun = await runOpenLoop({ baseUrl: s.gatewayUrl, token, body: () => nextBody() }, { rate: config.rate, durationS: config.rateS, maxSockets: config.openLoopSockets });
+  let rateA: CpuSnapshot = cpuSnapshot();
+  const warmTimer = setTimeout(() => (rateA = cpuSnapshot()), config.rateWarmupS * 1000);
+  const whole = await runOpenLoop(
+    { baseUrl: s.gatewayUrl, token, body: (i) => (i < warmup ? warmBody() : nextBody()) },
+    { rate: config.rate, durationS: config.rateWarmupS + config.rateS, maxSockets: config.openLoopSockets },
+  );
+  clearTimeout(warmTimer);
+  const rateRun = measuredPart(whole, warmup);
   const rateEndMs = Date.now();
   const rateCpu = cpuBetween(rateA, cpuSnapshot(), servicePids(s));
   teardown.check();
@@ -311,6 +315,14 @@ async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: strin
     `${dispatch.all.notDispatchedInPhase} not dispatched within the phase`);
 
   return { submit: rateSubmit, dispatch, cpu: rateCpu, drain: rateDrain, drainCpu: rateDrainCpu, watchDelayMs: delaySummary(watch.receiveDelaysMs) };
+}
+
+/** The requests of an open-loop run from the `first`-th on: what phase 1 counts after its warm-up. */
+function measuredPart(run: OpenLoopResult, first: number): OpenLoopResult {
+  const failures = run.failures.filter((f) => f.index >= first);
+  const errors: Record<string, number> = {};
+  for (const f of failures) errors[f.kind] = (errors[f.kind] ?? 0) + 1;
+  return { ...run, samples: run.samples.filter((x) => x.index >= first), failures, errors, due: run.due - Math.min(first, run.due) };
 }
 
 /** How far behind the bench's own consumer ran (it must not be the bottleneck). */
