@@ -60,8 +60,14 @@ export function stopOpenLoop(): void {
 
 export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions): Promise<OpenLoopResult> {
   const url = new URL(target.path ?? '/v1/jobs', target.baseUrl);
-  const agent = new Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 512 });
   const timeoutMs = opts.timeoutMs ?? 10_000;
+  // An agent-wide socket timeout is what makes Node 20 honour the server's `Keep-Alive: timeout=5`
+  // (it then closes a free socket a second before the server would). Without one it ignores the
+  // hint, keeps idle sockets until the server closes them, and a burst that reaches deep into the
+  // pool sends on a socket the server is closing: ECONNRESET, 3-10 in 30,000 creates at 500/s.
+  // It differs from the request timeout so that a reused socket gets the request's (Node applies
+  // the request's only when the two differ).
+  const agent = new Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 512, timeout: 6 * timeoutMs });
   const samples: OpenLoopSample[] = [];
   const errors: Record<string, number> = {};
   const failures: OpenLoopResult['failures'] = [];
