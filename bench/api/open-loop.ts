@@ -154,3 +154,11 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
   agent.destroy();
   return { samples, errors, wallS: (performance.now() - t0Perf) / 1000, autocannon: [], due: sent, failures, maxSendLagMs };
 }
+
+/** The requests of an open-loop run from the `first`-th on (what is counted after a warm-up): samples, failures and error counts. */
+export function measuredPart(run: OpenLoopResult, first: number): OpenLoopResult {
+  const failures = run.failures.filter((f) => f.index >= first);
+  const errors: Record<string, number> = {};
+  for (const f of failures) errors[f.kind] = (errors[f.kind] ?? 0) + 1;
+  return { ...run, samples: run.samples.filter((x) => x.index >= first), failures, errors, due: run.due - Math.min(first, run.due) };
+}

@@ -58,13 +58,14 @@ interface JobRow {
 /** Reads every job the phase created (by name) and pairs it with its RUN commands. */
 export async function dispatchLatency(db: Client, watch: CommandWatch, jobName: string, phaseEndMs: number, dueAt?: Map<string, number>): Promise<DispatchReport> {
   const { rows } = await db.query<JobRow>(`SELECT id, created_at, nodes FROM jobs WHERE name = $1 ORDER BY created_at`, [jobName]);
+  const dueOf = (j: JobRow) => dueAt?.get(j.id) ?? j.created_at.getTime();
   const measure = (subset: JobRow[]): DispatchLatency => {
     const all: number[] = [];
     const inPhase: number[] = [];
     for (const j of subset) {
       const at = watch.dispatchedAt(j.id);
       if (at === null) continue;
-      const ms = at - (dueAt?.get(j.id) ?? j.created_at.getTime());
+      const ms = at - dueOf(j);
       all.push(ms);
       if (at <= phaseEndMs) inPhase.push(ms);
     }
@@ -86,11 +87,11 @@ export async function dispatchLatency(db: Client, watch: CommandWatch, jobName: 
   const seconds = [...perSecond.keys()].sort((a, b) => a - b);
   const createdPerSecond = seconds.length ? Array.from({ length: seconds[seconds.length - 1] - seconds[0] + 1 }, (_, i) => perSecond.get(seconds[0] + i) ?? 0) : [];
   const byWindow = new Map<number, number[]>();
-  const firstDue = rows.reduce((min, j) => Math.min(min, dueAt?.get(j.id) ?? j.created_at.getTime()), Infinity);
+  const firstDue = rows.reduce((min, j) => Math.min(min, dueOf(j)), Infinity);
   for (const j of rows) {
     const at = watch.dispatchedAt(j.id);
     if (at === null) continue;
-    const due = dueAt?.get(j.id) ?? j.created_at.getTime();
+    const due = dueOf(j);
     const w = Math.floor((due - firstDue) / WINDOW_MS);
     const list = byWindow.get(w);
     if (list) list.push(at - due);

@@ -8,7 +8,7 @@
  * steps the bench waits until every RUN of the step has been seen (or `settleS` passed).
  */
 import { LatencySummary } from '../api/stats';
-import { OpenLoopResult, runOpenLoop } from '../api/open-loop';
+import { OpenLoopResult, measuredPart, runOpenLoop } from '../api/open-loop';
 import { CommandWatch } from './command-watch';
 import { summarise } from './dispatch-latency';
 
@@ -59,10 +59,8 @@ export async function runCurve(
 }
 
 async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, opts: CurveOptions, check: () => void): Promise<CurveStep> {
-  let firstDue = Infinity;
-  for (const s of [...run.samples, ...run.failures]) firstDue = Math.min(firstDue, s.dueAtMs);
-  const from = firstDue + opts.warmupS * 1000;
-  const counted = run.samples.filter((s) => s.dueAtMs >= from);
+  const measured = measuredPart(run, Math.round(rate * opts.warmupS));
+  const counted = measured.samples;
   const created = counted.filter((s) => s.status >= 200 && s.status < 300 && s.jobId);
   const settleBy = Date.now() + opts.settleS * 1000;
   while (Date.now() < settleBy && created.some((s) => watch.dispatchedAt(s.jobId!) === null)) {
@@ -74,9 +72,8 @@ async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, o
     const at = watch.dispatchedAt(s.jobId!);
     if (at !== null) dispatch.push(at - s.dueAtMs);
   }
-  const failures = run.failures.filter((f) => f.dueAtMs >= from);
-  const errorKinds: Record<string, number> = {};
-  for (const f of failures) errorKinds[f.kind] = (errorKinds[f.kind] ?? 0) + 1;
+  const failures = measured.failures;
+  const errorKinds = measured.errors;
   return {
     rate,
     due: counted.length + failures.length,

@@ -31,7 +31,7 @@ import { TOPIC_PARTITIONS } from '@gantry/contracts';
 import { LocalKafkaBroker, Stack, fleetStack, kafkaSecurityFor, waitFor } from '@gantry/stack';
 import { freshBenchState, CpuSnapshot, conditions, cpuBetween, cpuSnapshot } from '../api/infra';
 import { runCreatePhase } from '../api/load';
-import { OpenLoopResult, runOpenLoop } from '../api/open-loop';
+import { measuredPart, runOpenLoop } from '../api/open-loop';
 import { summarisePhase } from '../api/stats';
 import { DrainSampler, metricSeries, placementTimes, runTimes, seriesOf } from './backlog-drain';
 import { CommandWatch } from './command-watch';
@@ -315,14 +315,6 @@ async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: strin
     `${dispatch.all.notDispatchedInPhase} not dispatched within the phase`);
 
   return { submit: rateSubmit, dispatch, cpu: rateCpu, drain: rateDrain, drainCpu: rateDrainCpu, watchDelayMs: delaySummary(watch.receiveDelaysMs) };
-}
-
-/** The requests of an open-loop run from the `first`-th on: what phase 1 counts after its warm-up. */
-function measuredPart(run: OpenLoopResult, first: number): OpenLoopResult {
-  const failures = run.failures.filter((f) => f.index >= first);
-  const errors: Record<string, number> = {};
-  for (const f of failures) errors[f.kind] = (errors[f.kind] ?? 0) + 1;
-  return { ...run, samples: run.samples.filter((x) => x.index >= first), failures, errors, due: run.due - Math.min(first, run.due) };
 }
 
 /** How far behind the bench's own consumer ran (it must not be the bottleneck). */
