@@ -23,7 +23,9 @@ export interface JobEnvironment {
  * - GANTRY_JOB_ID, GANTRY_ATTEMPT, GANTRY_NODE_ID, GANTRY_NODE_IDS (comma-separated, by rank) or
  *   GANTRY_NODE_IDS_FILE; GANTRY_GANG_SIZE, GANTRY_GANG_RANK, GANTRY_GANG_NODES (the v1 names);
  * - CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES: the rank's devices ("" and "none" for a job
- *   without GPUs), when the RUN says which;
+ *   without GPUs), when the RUN says which, with CUDA_DEVICE_ORDER=PCI_BUS_ID: the indices are
+ *   nvidia-smi's (PCI bus order), and CUDA numbers devices fastest first unless told otherwise, so
+ *   on a node of mixed GPUs index 0 could name another device than the one placed (or a sick one);
  * - GANTRY_ARRAY_INDEX: an array's child's index (ADR 0025), when the RUN says it.
  */
 export function jobEnvironment(spec: ExecutionSpec, agent: { path?: string; home?: string; nodeIdsPath: string }): JobEnvironment {
@@ -54,6 +56,7 @@ export function jobEnvironment(spec: ExecutionSpec, agent: { path?: string; home
   }
   if (spec.gpuIndices) {
     env.CUDA_VISIBLE_DEVICES = spec.gpuIndices.join(',');
+    env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
     env.NVIDIA_VISIBLE_DEVICES = spec.gpuIndices.length > 0 ? spec.gpuIndices.join(',') : 'none';
   }
   if (spec.arrayIndex !== undefined) env.GANTRY_ARRAY_INDEX = String(spec.arrayIndex);

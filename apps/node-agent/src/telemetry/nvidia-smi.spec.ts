@@ -30,6 +30,15 @@ describe('parseNvidiaSmi', () => {
     expect(gpu).toMatchObject({ model: 'A100', healthy: false, memoryMiB: 0 });
   });
 
+  it('reads what a real H200 printed for the agent\'s query, idle and busy (scripts/device/gpu-check.sh, 2026-12-04)', () => {
+    expect(parseNvidiaSmi('0, NVIDIA H200, 143771, 0, 0, P0\n')).toEqual([
+      { index: 0, model: 'H200', memoryMiB: 143771, memoryUsedMiB: 0, utilization: 0, healthy: true },
+    ]);
+    expect(parseNvidiaSmi('0, NVIDIA H200, 143771, 1011, 100, P0\n')).toEqual([
+      { index: 0, model: 'H200', memoryMiB: 143771, memoryUsedMiB: 1011, utilization: 1, healthy: true },
+    ]);
+  });
+
   it('returns nothing for empty output', () => expect(parseNvidiaSmi('\n')).toEqual([]));
 });
 
