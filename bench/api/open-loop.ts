@@ -40,6 +40,16 @@ export interface OpenLoopSample extends Sample {
   jobId: string | null;
   /** The request's number in the phase (0-based). */
   index: number;
+  /**
+   * From its due time until the client had a socket for it, ms: the part of the latency spent in
+   * the client, waiting for one of its `maxSockets` to come free (plus the generator's own lag).
+   */
+  socketWaitMs: number;
+  /** Whether the request went on a new connection, and from having the socket to its connection being up, ms (0 when reused). */
+  newConnection: boolean;
+  connectMs: number;
+  /** From having the socket (or its connection up) to the answer's headers, ms. */
+  toHeadersMs: number;
 }
 
 export interface OpenLoopResult extends PhaseResult {
@@ -67,8 +77,15 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
   // pool sends on a socket the server is closing: ECONNRESET, 3-10 in 30,000 creates at 500/s.
   // It differs from the request timeout so that a reused socket gets the request's (Node applies
   // the request's only when the two differ).
-  const agent = new Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 512, timeout: 6 * timeoutMs });
+  //
+  // The client keeps every connection it opened (maxFreeSockets, Node's default 256): with the
+  // default, each lull closed half the pool and the next burst reopened it, 13,000 new connections
+  // in 30 s of overload, each waiting in the gateway's accept queue (Node 20 accepts one connection
+  // per event-loop iteration) for seconds: the latency of a client that drops connections it holds.
+  const maxSockets = opts.maxSockets ?? 512;
+  const agent = new Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: 6 * timeoutMs });
   const samples: OpenLoopSample[] = [];
+  const opened = new WeakSet<object>();
   const errors: Record<string, number> = {};
   const failures: OpenLoopResult['failures'] = [];
   const intervalMs = 1000 / opts.rate;
@@ -90,6 +107,10 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
     const duePerf = t0Perf + i * intervalMs;
     maxSendLagMs = Math.max(maxSendLagMs, performance.now() - duePerf);
     inFlight++;
+    let socketAt = Number.NaN;
+    let connectedAt = Number.NaN;
+    let newConnection = false;
+    let headersAt = Number.NaN;
     const body = target.body(i);
     const req = request(url, {
       method: 'POST',
@@ -102,6 +123,7 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
       },
       timeout: timeoutMs,
     }, (res) => {
+      headersAt = performance.now();
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -115,7 +137,9 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
           }
         }
         const now = performance.now();
-        samples.push({ at: now - t0Perf, latencyMs: now - duePerf, status, dueAtMs: t0Epoch + i * intervalMs, jobId, index: i });
+        samples.push({ at: now - t0Perf, latencyMs: now - duePerf, status, dueAtMs: t0Epoch + i * intervalMs, jobId, index: i, socketWaitMs: socketAt - duePerf,
+          newConnection, connectMs: newConnection ? connectedAt - socketAt : 0,
+          toHeadersMs: headersAt - (newConnection ? connectedAt : socketAt) });
         settle();
       });
       res.on('error', (e) => fail(e));
@@ -129,6 +153,13 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
       failures.push({ dueAtMs: t0Epoch + i * intervalMs, kind: k, index: i });
       settle();
     };
+    req.once('socket', (socket) => {
+      socketAt = performance.now();
+      // Not req.reusedSocket: Node leaves it false for a request that waited for a socket to come free.
+      newConnection = !opened.has(socket);
+      opened.add(socket);
+      if (newConnection) socket.once('connect', () => (connectedAt = performance.now()));
+    });
     req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
     req.on('error', fail);
     req.end(body);

@@ -27,9 +27,10 @@ import { TOPIC_PARTITIONS } from '@gantry/contracts';
 import { LocalKafkaBroker, Stack, fleetStack, killRunningCommands, numberFromEnv as env, withDb } from '@gantry/stack';
 import { freshBenchState, CpuSnapshot, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench, PgbenchResult } from './infra';
 import { PhaseResult, runCreatePhase, stopLoad } from './load';
-import { runOpenLoop, stopOpenLoop } from './open-loop';
-import { PhaseSummary, fmt, summarisePhase, table } from './stats';
+import { OpenLoopResult, measuredPart, runOpenLoop, stopOpenLoop } from './open-loop';
+import { PhaseSummary, fmt, percentile, summarisePhase, table } from './stats';
 import { batchSnapshot, meanBatches } from './batch-sizes';
+import { buckets, histogramQuantile, parsePrometheus } from '../heartbeats/prometheus-text';
 
 const config = {
   // Long enough for the JITs: the broker's C2 compiler alone took ~10% of a core for the first
@@ -44,6 +45,8 @@ const config = {
   /** Overload: open-loop at this rate (3x the fixed rate) for this long; the excess must be refused, not queued. */
   overloadRate: env('BENCH_OVERLOAD_RATE', 1500),
   overloadS: env('BENCH_OVERLOAD_S', 30),
+  /** Seconds of the overload rate before the overload phase counts (the step into it is reported apart). */
+  overloadWarmupS: env('BENCH_OVERLOAD_WARMUP_S', 10),
   pgbenchS: env('BENCH_PGBENCH_S', 20),
   pgbenchClients: env('BENCH_PGBENCH_CLIENTS', 8),
   pgbenchThreads: env('BENCH_PGBENCH_THREADS', 2),
@@ -280,24 +283,50 @@ interface MeasuredPhase {
   db: { commits: number; rollbacks: number; inserted: number; updated: number; deleted: number; commitsPerCreate: number };
   /** Mean batch of each hot write path (see batch-sizes.ts). */
   batches: ReturnType<typeof meanBatches>;
+  /**
+   * Open-loop phases: where an accepted (2xx) create's time went, ms: waiting in the client for a
+   * socket (from its due time) and from then to the answer (connection, server, the way back).
+   */
+  acceptedSplitMs: { socketWait: { p50: number; p99: number }; afterSocket: { p50: number; p99: number } } | null;
+  /** Inside the gateway, ms (gantry_create_duration_seconds between the phase's ends; every create let in, answered 2xx or not). */
+  gatewayCreateMs: { p50: number | null; p99: number | null };
+  /** Open-loop phases: p99 of the accepted creates' latency per 5 s of due time, ms (the warm-up included). */
+  p99PerWindowMs: number[] | null;
+  /** Seconds at the phase's rate before it counts, and the accepted p99 in them (the step into the rate), ms. */
+  warmupS: number;
+  stepP99Ms: number | null;
   autocannon: PhaseResult['autocannon'];
   drainAfter?: Awaited<ReturnType<typeof drain>>;
 }
 
 async function measure(
   name: string, target: { baseUrl: string; token: string; body: string },
-  opts: { connections: number; durationS: number; rate?: number; lanes?: number; openLoop?: boolean },
+  opts: { connections: number; durationS: number; rate?: number; lanes?: number; openLoop?: boolean; warmupS?: number },
 ): Promise<MeasuredPhase> {
   const before = await dbCounters();
   const batchesBefore = await batchSnapshot(serviceUrls());
+  const gatewayBefore = await createDurations();
   say(`${name}: ${opts.rate ? `${opts.rate}/s${opts.openLoop ? ' open-loop' : ''}` : 'as fast as possible'}, ${opts.openLoop ? 'up to ' : ''}${opts.connections} connections, ${opts.durationS} s`);
   const a: CpuSnapshot = cpuSnapshot();
-  const result = opts.openLoop && opts.rate
-    ? await runOpenLoop({ baseUrl: target.baseUrl, token: target.token, body: () => target.body }, { rate: opts.rate, durationS: opts.durationS, maxSockets: opts.connections })
+  // An open-loop phase with a warm-up runs at its rate for warmupS + durationS in one go and counts
+  // the requests due after the warm-up (CPU and batches cover both); the step into the rate is
+  // reported on its own (`stepP99Ms`) and in the per-window p99s.
+  const warmupS = opts.openLoop && opts.rate ? opts.warmupS ?? 0 : 0;
+  const whole = opts.openLoop && opts.rate
+    ? await runOpenLoop({ baseUrl: target.baseUrl, token: target.token, body: () => target.body }, { rate: opts.rate, durationS: warmupS + opts.durationS, maxSockets: opts.connections })
     : await runCreatePhase(target, opts);
+  const result = warmupS > 0 ? measuredPart(whole as OpenLoopResult, Math.round(warmupS * opts.rate!)) : whole;
+  const stepP99Ms = warmupS > 0 ? stepP99(whole as OpenLoopResult, Math.round(warmupS * opts.rate!)) : null;
+  if (stepP99Ms !== null) say(`${name}: the first ${warmupS} s (the step into ${opts.rate}/s, not counted): accepted p99 ${fmt(stepP99Ms)} ms`);
   const b: CpuSnapshot = cpuSnapshot();
   checkInterrupted();
   const batches = meanBatches(batchesBefore, await batchSnapshot(serviceUrls()));
+  const gatewayAfter = await createDurations();
+  const inGateway = (q: number) => {
+    const v = histogramQuantile(gatewayBefore, gatewayAfter, q);
+    return v === null ? null : Math.round(v * 10_000) / 10;
+  };
+  const gatewayCreateMs = { p50: inGateway(0.5), p99: inGateway(0.99) };
   const after = await dbCounters();
   const summary = summarisePhase(result, opts.durationS);
   const commits = after.xact_commit - before.xact_commit;
@@ -307,6 +336,16 @@ async function measure(
   );
   say(`${name}: ${fmt(summary.createsPerS)} creates/s, p50 ${fmt(summary.latencyMs.p50)} ms, p99 ${fmt(summary.latencyMs.p99)} ms, ` +
     `non-2xx ${summary.non2xx}, errors ${summary.errors}`);
+  const split = 'due' in result ? acceptedSplit(result as OpenLoopResult) : null;
+  if (split) say(`${name}: accepted creates waited for a client socket p50 ${fmt(split.socketWait.p50)} / p99 ${fmt(split.socketWait.p99)} ms, ` +
+    `then p50 ${fmt(split.afterSocket.p50)} / p99 ${fmt(split.afterSocket.p99)} ms to the answer; inside the gateway (all creates let in) ` +
+    `p50 ${gatewayCreateMs.p50 ?? '-'} / p99 ${gatewayCreateMs.p99 ?? '-'} ms`);
+  const slow = 'due' in result ? slowAnswers(result as OpenLoopResult, 1000) : null;
+  if ('due' in result) say(`${name}: ${(result as OpenLoopResult).samples.filter((x) => x.newConnection).length} of ${(result as OpenLoopResult).samples.length} answered requests went on a new connection`);
+  if (slow && slow.count > 0) say(`${name}: ${slow.count} accepted took over 1 s after their socket: ${slow.onNewConnection} on a new connection; ` +
+    `median connect ${fmt(slow.connectMs)} ms, connection-up to headers ${fmt(slow.toHeadersMs)} ms`);
+  const p99PerWindowMs = 'due' in whole ? acceptedP99PerWindow(whole as OpenLoopResult, 5000) : null;
+  if (p99PerWindowMs) say(`${name}: accepted p99 per 5 s of due time${warmupS > 0 ? ', warm-up included' : ''} (ms): ${p99PerWindowMs.map((v) => fmt(v)).join(' ')}`);
   return {
     name,
     connections: opts.connections,
@@ -322,7 +361,55 @@ async function measure(
       commitsPerCreate: Math.round((commits / Math.max(1, summary.ok2xx)) * 100) / 100,
     },
     batches,
+    acceptedSplitMs: split,
+    gatewayCreateMs,
+    p99PerWindowMs,
+    warmupS,
+    stepP99Ms,
     autocannon: result.autocannon,
+  };
+}
+
+function stepP99(run: OpenLoopResult, first: number): number {
+  const ok = run.samples.filter((x) => x.index < first && x.status >= 200 && x.status < 300).map((x) => x.latencyMs);
+  return percentile(ok.sort((a, b) => a - b), 99);
+}
+
+function acceptedP99PerWindow(run: OpenLoopResult, windowMs: number): number[] {
+  const ok = run.samples.filter((x) => x.status >= 200 && x.status < 300);
+  if (ok.length === 0) return [];
+  const t0 = Math.min(...ok.map((x) => x.dueAtMs));
+  const windows: number[][] = [];
+  for (const x of ok) (windows[Math.floor((x.dueAtMs - t0) / windowMs)] ??= []).push(x.latencyMs);
+  return windows.map((w) => percentile((w ?? []).sort((a, b) => a - b), 99));
+}
+
+/** The accepted creates answered more than `overMs` after the client had a socket for them: on new connections or not, and where the time went (medians). */
+function slowAnswers(run: OpenLoopResult, overMs: number): { count: number; onNewConnection: number; connectMs: number; toHeadersMs: number } {
+  const slow = run.samples.filter((x) => x.status >= 200 && x.status < 300 && x.latencyMs - x.socketWaitMs > overMs);
+  const med = (v: number[]) => percentile(v.filter(Number.isFinite).sort((a, b) => a - b), 50);
+  return {
+    count: slow.length,
+    onNewConnection: slow.filter((x) => x.newConnection).length,
+    connectMs: med(slow.filter((x) => x.newConnection).map((x) => x.connectMs)),
+    toHeadersMs: med(slow.map((x) => x.toHeadersMs)),
+  };
+}
+
+async function createDurations(): Promise<Map<number, number>> {
+  const url = stack?.get('api-gateway').url;
+  const text = url ? await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) }).then((r) => r.text()).catch(() => '') : '';
+  return buckets(parsePrometheus(text), 'gantry_create_duration_seconds');
+}
+
+function acceptedSplit(run: OpenLoopResult): NonNullable<MeasuredPhase['acceptedSplitMs']> {
+  const ok = run.samples.filter((x) => x.status >= 200 && x.status < 300);
+  const sorted = (v: number[]) => v.filter(Number.isFinite).sort((a, b) => a - b);
+  const wait = sorted(ok.map((x) => x.socketWaitMs));
+  const after = sorted(ok.map((x) => x.latencyMs - x.socketWaitMs));
+  return {
+    socketWait: { p50: percentile(wait, 50), p99: percentile(wait, 99) },
+    afterSocket: { p50: percentile(after, 50), p99: percentile(after, 99) },
   };
 }
 
@@ -383,7 +470,7 @@ async function main(): Promise<void> {
     phases.push(p);
   }
   if (config.overloadS > 0 && config.overloadRate > 0) {
-    const p = await measure('overload', target, { connections: config.rateSockets, durationS: config.overloadS, rate: config.overloadRate, openLoop: true });
+    const p = await measure('overload', target, { connections: config.rateSockets, durationS: config.overloadS, rate: config.overloadRate, openLoop: true, warmupS: config.overloadWarmupS });
     p.drainAfter = await drain('overload');
     phases.push(p);
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { TOPICS } from '@gantry/contracts';
 import { ServiceProcess, Stack, waitFor } from '@gantry/stack';
-import { HandAgent, TestStack, commandMessage, kafkaAs, startTestStack, testKafka, testSuite, uniqueTag } from '@gantry/testing';
+import { HandAgent, TestStack, commandMessage, kafkaAs, metricValue, startTestStack, testKafka, testSuite, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
 
 /**
@@ -35,13 +35,7 @@ afterAll(async () => {
 
 const sim = (i: number) => `${tag}-${String(i).padStart(5, '0')}`;
 
-/** The value of one series on a service's /metrics (0 when absent). */
-async function metric(url: string, series: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
-}
-const rejected = (url: string, topic: string, reason: string) => metric(url, `gantry_messages_rejected_total{topic="${topic}",reason="${reason}"}`);
+const rejected = (url: string, topic: string, reason: string) => metricValue(url, `gantry_messages_rejected_total{topic="${topic}",reason="${reason}"}`);
 
 function beat(nodeId: string, seq: number, over: Record<string, unknown> = {}) {
   return {
@@ -180,10 +174,10 @@ describe('node messages', () => {
   it('parks a signed beat the database would refuse (a NUL in its zone) and goes on with the partition', async () => {
     const [bad, good] = [`${tag}-nul`, `${tag}-after-nul`];
     await hand.enroll(bad, good);
-    const before = await metric(ingester(), `gantry_messages_dead_lettered_total{topic="${TOPICS.heartbeats}"}`);
+    const before = await metricValue(ingester(), `gantry_messages_dead_lettered_total{topic="${TOPICS.heartbeats}"}`);
     await hand.sendBeats([hand.message(bad, beat(bad, 1, { zone: 'zone\u0000x' })), hand.message(good, beat(good, 1))]);
     await nodeView(good);
-    await waitFor('the bad one parked', async () => (await metric(ingester(), `gantry_messages_dead_lettered_total{topic="${TOPICS.heartbeats}"}`)) > before, { timeoutMs: 30_000 });
+    await waitFor('the bad one parked', async () => (await metricValue(ingester(), `gantry_messages_dead_lettered_total{topic="${TOPICS.heartbeats}"}`)) > before, { timeoutMs: 30_000 });
     expect((await admin.request('GET', `/v1/nodes/${bad}`)).status).toBe(404);
     const ready = await fetch(`${ingester()}/readyz`);
     expect(ready.status).toBe(200);
@@ -253,9 +247,9 @@ describe('commands', () => {
       let mine = 0;
       let all = 0;
       for (const a of agents) {
-        const m = await metric(a.url, 'gantry_agent_commands_read_total{mine="true"}');
+        const m = await metricValue(a.url, 'gantry_agent_commands_read_total{mine="true"}');
         mine += m;
-        all += m + (await metric(a.url, 'gantry_agent_commands_read_total{mine="false"}'));
+        all += m + (await metricValue(a.url, 'gantry_agent_commands_read_total{mine="false"}'));
       }
       return { mine, all };
     };

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { TestStack, openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
+import { TestStack, metricValue, openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
 
 /*
@@ -28,6 +28,10 @@ beforeAll(async () => {
       GANTRY_RATE_LIMIT_BURST: String(USER_BURST),
       GANTRY_DB_STATEMENT_TIMEOUT_MS: '1000',
       GANTRY_ADMISSION_WAIT_MS: '300',
+      // The door for creates, on here (the test stack turns it off): at most 20 in progress per replica.
+      GANTRY_CREATE_LATENCY_TARGET_MS: '200',
+      GANTRY_CREATE_INFLIGHT_MIN: '4',
+      GANTRY_CREATE_INFLIGHT_MAX: '20',
     },
   });
   gateways = e2e.stack.all('api-gateway').map((g) => g.url);
@@ -43,6 +47,20 @@ async function userToken(): Promise<string> {
   const r = await admin.request('POST', '/v1/tokens', { owner: uniqueTag('team'), role: 'user' });
   expect(r.status).toBe(201);
   return r.body.token;
+}
+
+/** Runs `fn` while a transaction holds the queue's row, so that every create into it waits on the lock. */
+async function withQueueLocked<T>(queue: string, fn: () => Promise<T>): Promise<T> {
+  const holder = ds.createQueryRunner();
+  await holder.connect();
+  await holder.startTransaction();
+  try {
+    await holder.query(`SELECT name FROM queues WHERE name = $1 FOR UPDATE`, [queue]);
+    return await fn();
+  } finally {
+    await holder.rollbackTransaction();
+    await holder.release();
+  }
 }
 
 /** A job no node can run: it stays QUEUED. */
@@ -91,23 +109,46 @@ describe('per-token rate limits', () => {
   });
 });
 
+describe('the door for creates (an adaptive limit on creates in progress, ADR 0017)', () => {
+  it('refuses creates past the limit at once with 503 + Retry-After, before they spend a rate-limit call, and lowers the limit after slow creates', async () => {
+    const queue = uniqueTag('q');
+    expect((await admin.request('POST', '/v1/queues', { name: queue, priority: 1 })).status).toBe(201);
+    const gateway = gateways[1];
+    const limitBefore = await metricValue(gateway, 'gantry_create_inflight_limit');
+    const decisionsBefore = await metricValue(gateway, 'gantry_rate_limit_decisions_total{outcome="allowed"}');
+    const shedBefore = await metricValue(gateway, 'gantry_creates_shed_total{reason="in-flight"}');
+    // Nothing has created through this replica yet: the limit is still at its max.
+    expect(limitBefore).toBe(20);
+    // Every create that gets in waits on the queue's row lock, then 503s (admission wait 300 ms,
+    // statement timeout 1 s): if all arrive within 300 ms exactly 10 are refused at the door, and at
+    // least one however slowly the machine delivers them.
+    const answers = await withQueueLocked(queue, () =>
+      Promise.all(Array.from({ length: limitBefore + 10 }, () => new GatewayClient(gateway, e2e.adminToken).request('POST', '/v1/jobs', { ...parked, queue }))));
+    const atTheDoor = answers.filter((a) => a.status === 503 && a.body.detail === 'the gateway is overloaded; try again later');
+    expect(atTheDoor.length).toBeGreaterThanOrEqual(1);
+    expect(atTheDoor.length).toBeLessThanOrEqual(10);
+    for (const a of atTheDoor) expect(Number(a.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const letIn = answers.length - atTheDoor.length;
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 503));
+    expect(await metricValue(gateway, 'gantry_creates_shed_total{reason="in-flight"}')).toBe(shedBefore + atTheDoor.length);
+    // Only the creates let in asked Redis for their token's budget.
+    expect(await metricValue(gateway, 'gantry_rate_limit_decisions_total{outcome="allowed"}')).toBe(decisionsBefore + letIn);
+    // They all took longer than the 200 ms target: the limit came down.
+    expect(await metricValue(gateway, 'gantry_create_inflight_limit')).toBeLessThan(limitBefore);
+    const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = $1`, [queue]);
+    expect(n).toBe(0);
+    // The lock gone, creates go through again.
+    expect((await new GatewayClient(gateway, e2e.adminToken).request('POST', '/v1/jobs', { ...parked, queue })).status).toBe(201);
+  });
+});
+
 describe('admission control and database timeouts', () => {
   it('answers 503 with Retry-After while the database does not answer in time, and refuses what queues behind it; nothing is created', async () => {
     const queue = uniqueTag('q');
     expect((await admin.request('POST', '/v1/queues', { name: queue, priority: 1 })).status).toBe(201);
     // Hold the queue's row so that every create into it waits on its lock past the statement timeout (1 s).
-    const holder = ds.createQueryRunner();
-    await holder.connect();
-    await holder.startTransaction();
-    let answers: Array<{ status: number; body: any; headers: Headers }>;
-    try {
-      await holder.query(`SELECT name FROM queues WHERE name = $1 FOR UPDATE`, [queue]);
-      const creates = gateways.flatMap((g) => Array.from({ length: 15 }, () => new GatewayClient(g, e2e.adminToken).request('POST', '/v1/jobs', { ...parked, queue })));
-      answers = await Promise.all(creates);
-    } finally {
-      await holder.rollbackTransaction();
-      await holder.release();
-    }
+    const answers = await withQueueLocked(queue, () =>
+      Promise.all(gateways.flatMap((g) => Array.from({ length: 15 }, () => new GatewayClient(g, e2e.adminToken).request('POST', '/v1/jobs', { ...parked, queue })))));
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 503));
     for (const a of answers) {
       expect(a.body).toMatchObject({ type: 'https://gantry.dev/problems/unavailable', status: 503 });

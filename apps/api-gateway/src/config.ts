@@ -4,14 +4,11 @@ import {
 } from 'class-validator';
 import { StatefulServiceEnv } from '@gantry/platform';
 
-/** A finished job outlives its idempotency key, so that a replayed key always finds the job it names. */
-@ValidatorConstraint({ name: 'atLeastIdempotencyTtl' })
-class AtLeastIdempotencyTtl implements ValidatorConstraintInterface {
+/** A variable at least another one: `@Validate(AtLeastVariable, ['OTHER_NAME'], { message })`. */
+@ValidatorConstraint({ name: 'atLeastVariable' })
+class AtLeastVariable implements ValidatorConstraintInterface {
   validate(value: number, args: ValidationArguments): boolean {
-    return value >= (args.object as GatewayEnv).GANTRY_IDEMPOTENCY_TTL_MS;
-  }
-  defaultMessage(): string {
-    return 'GANTRY_JOB_RETENTION_MS must be at least GANTRY_IDEMPOTENCY_TTL_MS (a replayed key must find its job)';
+    return value >= (args.object as Record<string, number>)[args.constraints[0] as string];
   }
 }
 
@@ -68,10 +65,21 @@ export class GatewayEnv extends StatefulServiceEnv {
    */
   @IsInt() @Min(0) GANTRY_SHED_EVENT_LOOP_DELAY_MS: number = 100;
   @IsInt() @Min(10) @Max(5000) GANTRY_SHED_SAMPLE_MS: number = 250;
+  /**
+   * Creates are let in only while fewer than an adaptive limit are in progress; the rest get a 503
+   * at once, before their token's budget, body or statement cost anything. The limit shrinks when a
+   * create takes longer than this (ms, from its arrival to its answer) and grows while they answer
+   * in time (libs/domain, concurrency-limit.ts; ADR 0017). 0 turns it off.
+   */
+  @IsInt() @Min(0) GANTRY_CREATE_LATENCY_TARGET_MS: number = 200;
+  /** The adaptive limit's bounds: never fewer creates in progress let in than the first, never more than the second. */
+  @IsInt() @Min(1) GANTRY_CREATE_INFLIGHT_MIN: number = 64;
+  @IsInt() @Min(1) @Validate(AtLeastVariable, ['GANTRY_CREATE_INFLIGHT_MIN'], { message: 'GANTRY_CREATE_INFLIGHT_MAX must be at least GANTRY_CREATE_INFLIGHT_MIN' })
+  GANTRY_CREATE_INFLIGHT_MAX: number = 1024;
   /** How often each replica reads the tokens changed since its last read (revocations, new tokens), ms. */
   @IsInt() @Min(50) @Max(500) GANTRY_TOKEN_SYNC_MS: number = 250;
   /** How long a finished job (and its events) is kept, ms (7 days). At least GANTRY_IDEMPOTENCY_TTL_MS: a replayed key must find its job. */
-  @IsInt() @Min(1000) @Validate(AtLeastIdempotencyTtl)
+  @IsInt() @Min(1000) @Validate(AtLeastVariable, ['GANTRY_IDEMPOTENCY_TTL_MS'], { message: 'GANTRY_JOB_RETENTION_MS must be at least GANTRY_IDEMPOTENCY_TTL_MS (a replayed key must find its job)' })
   GANTRY_JOB_RETENTION_MS: number = 7 * 24 * 60 * 60 * 1000;
   /** How often expired idempotency keys, then finished jobs past their retention, are deleted, ms. */
   @IsInt() @Min(100) GANTRY_RETENTION_SWEEP_MS: number = 60_000;

@@ -28,3 +28,4 @@ export * from './jobs/job-dependencies';
 export * from './nodes/beat-order';
 export * from './explain/job-explain';
 export * from './jobs/job-arrays';
+export * from './admission/concurrency-limit';

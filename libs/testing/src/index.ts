@@ -9,3 +9,4 @@ export * from './builders/placement.builder';
 export * from './test-stack';
 export * from './log-grants';
 export * from './seeded-random';
+export * from './metric-value';

@@ -54,9 +54,13 @@ export async function startTestStack(opts: {
     adminToken,
     // The test machine is shared and often saturated: a gateway whose event loop stalls there (for
     // whole seconds at a load average of 20) is the machine's doing, not an overload the suite asked
-    // for, so suites do not shed creates (load shedding has its own tests: load-shedding.spec.ts, and
-    // the overload fault of test:chaos).
-    env: { GANTRY_HEARTBEAT_MS: '1000', LOG_LEVEL: 'info', GANTRY_SHED_EVENT_LOOP_DELAY_MS: '0', GANTRY_SHED_CREATE_WAIT_MS: '0', ...opts.env },
+    // for, so suites do not shed creates (load shedding has its own tests: load-shedding.spec.ts,
+    // concurrency-limit.spec.ts, gateway-pressure's door test, and the overload fault of test:chaos).
+    env: {
+      GANTRY_HEARTBEAT_MS: '1000', LOG_LEVEL: 'info',
+      GANTRY_SHED_EVENT_LOOP_DELAY_MS: '0', GANTRY_SHED_CREATE_WAIT_MS: '0', GANTRY_CREATE_LATENCY_TARGET_MS: '0',
+      ...opts.env,
+    },
     fleet: { nodes: opts.simNodes ?? 3, prefix: opts.fleetPrefix ?? tag, executor: 'process', workDir: join(work, 'agent'), env: { GANTRY_KILL_GRACE_MS: '2000', ...opts.agentEnv } },
     serviceEnv: opts.serviceEnv,
     replicas: opts.replicas,
