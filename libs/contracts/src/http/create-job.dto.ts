@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import { ARRAY_SIZE_MAX, DEPENDENCY_CONDITIONS, DEPENDS_ON_MAX, DependencyCondition } from '@gantry/domain';
 import {
   ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
@@ -35,6 +35,16 @@ export const JOB_LIMITS = {
   cpuCoresMax: 1024,
   memoryMiBMax: 16 * 1024 * 1024,
 } as const;
+
+/**
+ * A string record as the client sent it. Left to itself class-transformer rebuilds a plain object
+ * key by key, skipping every key that names a function on the new object (toString, valueOf, ...)
+ * and throwing a TypeError (a 500) on one named `constructor`; the fast parser kept them.
+ * `@Type(() => Boolean)` keeps it from walking the record (it converts with Boolean(), the one
+ * conversion that calls nothing on the value: String() would call a `toString` key), and this
+ * transform then puts back the record as sent, for IsStringRecord to check.
+ */
+const asSent = ({ key, obj }: { key: string; obj: Record<string, unknown> }): unknown => obj[key];
 
 export const ENV_LIMITS: StringRecordLimits = { maxEntries: 128, maxKeyLength: 256, maxValueLength: 32768, keyPattern: /^[A-Za-z_][A-Za-z0-9_]*$/ };
 export const LABEL_LIMITS: StringRecordLimits = { maxEntries: 64, maxKeyLength: 63, maxValueLength: 256 };
@@ -123,10 +133,11 @@ export class CreateJobDto {
 
   @ApiPropertyOptional({ type: 'object', maxProperties: ENV_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: ENV_LIMITS.maxValueLength }, description: `Names match ${ENV_LIMITS.keyPattern!.source}, at most ${ENV_LIMITS.maxKeyLength} characters; at most ${JOB_LIMITS.envTotalBytesMax} bytes (UTF-8) of keys and values in all` })
   @IsOptional() @IsStringRecord(ENV_LIMITS) @MaxTotalBytes(JOB_LIMITS.envTotalBytesMax)
+  @Type(() => Boolean) @Transform(asSent, { toClassOnly: true })
   env?: Record<string, string>;
 
   @ApiPropertyOptional({ type: 'object', maxProperties: LABEL_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: LABEL_LIMITS.maxValueLength }, description: `Keys of at most ${LABEL_LIMITS.maxKeyLength} characters` })
-  @IsOptional() @IsStringRecord(LABEL_LIMITS)
+  @IsOptional() @IsStringRecord(LABEL_LIMITS) @Type(() => Boolean) @Transform(asSent, { toClassOnly: true })
   labels?: Record<string, string>;
 
   @ApiPropertyOptional({ type: ResourcesDto, description: 'Per node. Default: 0 GPUs, 1 core, 1024 MiB' })
