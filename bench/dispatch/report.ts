@@ -26,6 +26,8 @@ export interface DispatchResults {
   preemption?: PreemptionResult | null;
   rate: {
     submit: PhaseSummary;
+    /** Creates the gateway refused at its door in the counted part: the adaptive limit, the event-loop shedding (the rest of non-2xx: admission wait, rate limit). */
+    refusedBy?: { door: number; eventLoop: number };
     dispatch: DispatchReport;
     cpu: CpuUse;
     drain: { drained: boolean; seconds: number; open: number };
@@ -164,6 +166,8 @@ function printRatePhase(r: DispatchResults, out: string[]): void {
   const s = rate.submit;
   out.push('', `phase 1, fixed rate: ${r.config.rate}/s offered for ${r.config.rateS} s after ${r.config.rateWarmupS ?? 0} s of warm-up at the same rate; achieved ${fmt(s.createsPerS)}/s ` +
     `(${s.ok2xx} created, non-2xx ${s.non2xx}, errors ${s.errors}); submit latency p50 ${fmt(s.latencyMs.p50, 0)} ms, p99 ${fmt(s.latencyMs.p99, 0)} ms`);
+  if (rate.refusedBy) out.push(`refused at the gateway's door: ${rate.refusedBy.door} by its limit on creates in progress, ${rate.refusedBy.eventLoop} by the event-loop shedding, ` +
+    `${s.non2xx - rate.refusedBy.door - rate.refusedBy.eventLoop} otherwise (admission wait, rate limit)`);
   const d = rate.dispatch;
   const rows = [['dispatch latency (RUN published - scheduled send)', 'jobs', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'not in phase', 'never']];
   for (const [name, l] of [['all', d.all], ['single-node', d.single], [`gangs of ${r.config.gangSize}`, d.gangs]] as const) {

@@ -42,6 +42,7 @@ import { runCurve } from './open-loop-curve';
 import { bigGangJob, measureGangMemory } from './gang-memory';
 import { DispatchResults, floorVerdicts, printReport } from './report';
 import { Teardown } from './teardown';
+import { parsePrometheus } from '../heartbeats/prometheus-text';
 import { runPreemptionPhase } from './preemption-phase';
 
 const config = loadConfig();
@@ -293,7 +294,11 @@ async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: strin
   const warmBody = rateBodies(mix, RATE_WARMUP_JOB_NAME);
   const nextBody = rateBodies(mix);
   let rateA: CpuSnapshot = cpuSnapshot();
-  const warmTimer = setTimeout(() => (rateA = cpuSnapshot()), config.rateWarmupS * 1000);
+  let shedA: Promise<ShedCounts> = shedCounts(s.gatewayUrl);
+  const warmTimer = setTimeout(() => {
+    rateA = cpuSnapshot();
+    shedA = shedCounts(s.gatewayUrl);
+  }, config.rateWarmupS * 1000);
   const whole = await runOpenLoop(
     { baseUrl: s.gatewayUrl, token, body: (i) => (i < warmup ? warmBody() : nextBody()) },
     { rate: config.rate, durationS: config.rateWarmupS + config.rateS, maxSockets: config.openLoopSockets },
@@ -304,7 +309,10 @@ async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: strin
   const rateCpu = cpuBetween(rateA, cpuSnapshot(), servicePids(s));
   teardown.check();
   const rateSubmit = summarisePhase(rateRun, config.rateS);
-  say(`phase 1: ${rateSubmit.createsPerS.toFixed(1)} submissions/s achieved, p99 ${rateSubmit.latencyMs.p99.toFixed(0)} ms`);
+  const [shedBefore, shedAfter] = await Promise.all([shedA, shedCounts(s.gatewayUrl)]);
+  const refusedBy = { door: shedAfter.door - shedBefore.door, eventLoop: shedAfter.eventLoop - shedBefore.eventLoop };
+  say(`phase 1: ${rateSubmit.createsPerS.toFixed(1)} submissions/s achieved, p99 ${rateSubmit.latencyMs.p99.toFixed(0)} ms; ` +
+    `refused by the door ${refusedBy.door}, by the event-loop shedding ${refusedBy.eventLoop}, otherwise ${rateSubmit.non2xx - refusedBy.door - refusedBy.eventLoop}`);
   const drainA = cpuSnapshot();
   const rateDrain = await drainJobs(db, RATE_JOB_NAME, 'phase 1', config.rateDrainTimeoutS);
   const rateDrainCpu = cpuBetween(drainA, cpuSnapshot(), servicePids(s));
@@ -314,7 +322,17 @@ async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: strin
   say(`phase 1: dispatch p50 ${dispatch.all.latencyMs?.p50 ?? '-'} ms, p99 ${dispatch.all.latencyMs?.p99 ?? '-'} ms, ` +
     `${dispatch.all.notDispatchedInPhase} not dispatched within the phase`);
 
-  return { submit: rateSubmit, dispatch, cpu: rateCpu, drain: rateDrain, drainCpu: rateDrainCpu, watchDelayMs: delaySummary(watch.receiveDelaysMs) };
+  return { submit: rateSubmit, refusedBy, dispatch, cpu: rateCpu, drain: rateDrain, drainCpu: rateDrainCpu, watchDelayMs: delaySummary(watch.receiveDelaysMs) };
+}
+
+interface ShedCounts { door: number; eventLoop: number }
+
+/** The gateway's refusals at its door so far (gantry_creates_shed_total by reason; approximate across the warm-up's end). */
+async function shedCounts(gatewayUrl: string): Promise<ShedCounts> {
+  const text = await fetch(`${gatewayUrl}/metrics`, { signal: AbortSignal.timeout(5000) }).then((r) => r.text()).catch(() => '');
+  const samples = parsePrometheus(text).filter((x) => x.name === 'gantry_creates_shed_total');
+  const by = (reason: string) => samples.filter((x) => x.labels.reason === reason).reduce((a, x) => a + x.value, 0);
+  return { door: by('in-flight'), eventLoop: by('event-loop') };
 }
 
 /** How far behind the bench's own consumer ran (it must not be the bottleneck). */
