@@ -1,4 +1,4 @@
-import { parsePrometheus } from '../heartbeats/prometheus-text';
+import { scrapeMetrics } from '../heartbeats/prometheus-text';
 
 /**
  * How big the batches of the hot write paths were: every histogram whose name ends in
@@ -12,8 +12,7 @@ const BATCH_METRIC = /^(gantry_\w+(?:_per_write|_per_commit|_per_publish|_batch_
 export async function batchSnapshot(services: Array<{ name: string; url: string }>): Promise<BatchSnapshot> {
   const out: BatchSnapshot = {};
   await Promise.all(services.map(async ({ name, url }) => {
-    const text = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) }).then((r) => r.text()).catch(() => '');
-    for (const s of parsePrometheus(text)) {
+    for (const s of await scrapeMetrics(url)) {
       const m = BATCH_METRIC.exec(s.name);
       if (!m) continue;
       const key = `${name} ${m[1].replace(/^gantry_/, '')}`;

@@ -30,7 +30,7 @@ import { PhaseResult, runCreatePhase, stopLoad } from './load';
 import { OpenLoopResult, measuredPart, runOpenLoop, stopOpenLoop } from './open-loop';
 import { PhaseSummary, fmt, percentile, summarisePhase, table } from './stats';
 import { batchSnapshot, meanBatches } from './batch-sizes';
-import { buckets, histogramQuantile, parsePrometheus } from '../heartbeats/prometheus-text';
+import { buckets, histogramQuantile, scrapeMetrics } from '../heartbeats/prometheus-text';
 
 const config = {
   // Long enough for the JITs: the broker's C2 compiler alone took ~10% of a core for the first
@@ -315,8 +315,11 @@ async function measure(
   const whole = opts.openLoop && opts.rate
     ? await runOpenLoop({ baseUrl: target.baseUrl, token: target.token, body: () => target.body }, { rate: opts.rate, durationS: warmupS + opts.durationS, maxSockets: opts.connections })
     : await runCreatePhase(target, opts);
-  const result = warmupS > 0 ? measuredPart(whole as OpenLoopResult, Math.round(warmupS * opts.rate!)) : whole;
-  const stepP99Ms = warmupS > 0 ? stepP99(whole as OpenLoopResult, Math.round(warmupS * opts.rate!)) : null;
+  const openWhole = 'due' in whole ? (whole as OpenLoopResult) : null;
+  const firstCounted = Math.round(warmupS * (opts.rate ?? 0));
+  const open = openWhole && warmupS > 0 ? measuredPart(openWhole, firstCounted) : openWhole;
+  const result = open ?? whole;
+  const stepP99Ms = openWhole && warmupS > 0 ? p99(accepted(openWhole).filter((x) => x.index < firstCounted).map((x) => x.latencyMs)) : null;
   if (stepP99Ms !== null) say(`${name}: the first ${warmupS} s (the step into ${opts.rate}/s, not counted): accepted p99 ${fmt(stepP99Ms)} ms`);
   const b: CpuSnapshot = cpuSnapshot();
   checkInterrupted();
@@ -336,15 +339,15 @@ async function measure(
   );
   say(`${name}: ${fmt(summary.createsPerS)} creates/s, p50 ${fmt(summary.latencyMs.p50)} ms, p99 ${fmt(summary.latencyMs.p99)} ms, ` +
     `non-2xx ${summary.non2xx}, errors ${summary.errors}`);
-  const split = 'due' in result ? acceptedSplit(result as OpenLoopResult) : null;
+  const split = open ? acceptedSplit(open) : null;
   if (split) say(`${name}: accepted creates waited for a client socket p50 ${fmt(split.socketWait.p50)} / p99 ${fmt(split.socketWait.p99)} ms, ` +
     `then p50 ${fmt(split.afterSocket.p50)} / p99 ${fmt(split.afterSocket.p99)} ms to the answer; inside the gateway (all creates let in) ` +
     `p50 ${gatewayCreateMs.p50 ?? '-'} / p99 ${gatewayCreateMs.p99 ?? '-'} ms`);
-  const slow = 'due' in result ? slowAnswers(result as OpenLoopResult, 1000) : null;
-  if ('due' in result) say(`${name}: ${(result as OpenLoopResult).samples.filter((x) => x.newConnection).length} of ${(result as OpenLoopResult).samples.length} answered requests went on a new connection`);
+  const slow = open ? slowAnswers(open, 1000) : null;
+  if (open) say(`${name}: ${open.samples.filter((x) => x.newConnection).length} of ${open.samples.length} answered requests went on a new connection`);
   if (slow && slow.count > 0) say(`${name}: ${slow.count} accepted took over 1 s after their socket: ${slow.onNewConnection} on a new connection; ` +
     `median connect ${fmt(slow.connectMs)} ms, connection-up to headers ${fmt(slow.toHeadersMs)} ms`);
-  const p99PerWindowMs = 'due' in whole ? acceptedP99PerWindow(whole as OpenLoopResult, 5000) : null;
+  const p99PerWindowMs = openWhole ? acceptedP99PerWindow(openWhole, 5000) : null;
   if (p99PerWindowMs) say(`${name}: accepted p99 per 5 s of due time${warmupS > 0 ? ', warm-up included' : ''} (ms): ${p99PerWindowMs.map((v) => fmt(v)).join(' ')}`);
   return {
     name,
@@ -370,47 +373,42 @@ async function measure(
   };
 }
 
-function stepP99(run: OpenLoopResult, first: number): number {
-  const ok = run.samples.filter((x) => x.index < first && x.status >= 200 && x.status < 300).map((x) => x.latencyMs);
-  return percentile(ok.sort((a, b) => a - b), 99);
-}
+/** An open-loop run's accepted (2xx) creates. */
+const accepted = (run: OpenLoopResult) => run.samples.filter((x) => x.status >= 200 && x.status < 300);
+/** Nearest-rank percentile of values in any order, non-finite ones (an event that never came) left out. */
+const pct = (values: number[], p: number) => percentile(values.filter(Number.isFinite).sort((a, b) => a - b), p);
+const p99 = (values: number[]) => pct(values, 99);
 
 function acceptedP99PerWindow(run: OpenLoopResult, windowMs: number): number[] {
-  const ok = run.samples.filter((x) => x.status >= 200 && x.status < 300);
+  const ok = accepted(run);
   if (ok.length === 0) return [];
   const t0 = Math.min(...ok.map((x) => x.dueAtMs));
   const windows: number[][] = [];
   for (const x of ok) (windows[Math.floor((x.dueAtMs - t0) / windowMs)] ??= []).push(x.latencyMs);
-  return windows.map((w) => percentile((w ?? []).sort((a, b) => a - b), 99));
+  return windows.map((w) => p99(w ?? []));
 }
 
 /** The accepted creates answered more than `overMs` after the client had a socket for them: on new connections or not, and where the time went (medians). */
 function slowAnswers(run: OpenLoopResult, overMs: number): { count: number; onNewConnection: number; connectMs: number; toHeadersMs: number } {
-  const slow = run.samples.filter((x) => x.status >= 200 && x.status < 300 && x.latencyMs - x.socketWaitMs > overMs);
-  const med = (v: number[]) => percentile(v.filter(Number.isFinite).sort((a, b) => a - b), 50);
+  const slow = accepted(run).filter((x) => x.latencyMs - x.socketWaitMs > overMs);
   return {
     count: slow.length,
     onNewConnection: slow.filter((x) => x.newConnection).length,
-    connectMs: med(slow.filter((x) => x.newConnection).map((x) => x.connectMs)),
-    toHeadersMs: med(slow.map((x) => x.toHeadersMs)),
+    connectMs: pct(slow.filter((x) => x.newConnection).map((x) => x.connectMs), 50),
+    toHeadersMs: pct(slow.map((x) => x.toHeadersMs), 50),
   };
 }
 
 async function createDurations(): Promise<Map<number, number>> {
   const url = stack?.get('api-gateway').url;
-  const text = url ? await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) }).then((r) => r.text()).catch(() => '') : '';
-  return buckets(parsePrometheus(text), 'gantry_create_duration_seconds');
+  return buckets(url ? await scrapeMetrics(url) : [], 'gantry_create_duration_seconds');
 }
 
 function acceptedSplit(run: OpenLoopResult): NonNullable<MeasuredPhase['acceptedSplitMs']> {
-  const ok = run.samples.filter((x) => x.status >= 200 && x.status < 300);
-  const sorted = (v: number[]) => v.filter(Number.isFinite).sort((a, b) => a - b);
-  const wait = sorted(ok.map((x) => x.socketWaitMs));
-  const after = sorted(ok.map((x) => x.latencyMs - x.socketWaitMs));
-  return {
-    socketWait: { p50: percentile(wait, 50), p99: percentile(wait, 99) },
-    afterSocket: { p50: percentile(after, 50), p99: percentile(after, 99) },
-  };
+  const ok = accepted(run);
+  const wait = ok.map((x) => x.socketWaitMs);
+  const after = ok.map((x) => x.latencyMs - x.socketWaitMs);
+  return { socketWait: { p50: pct(wait, 50), p99: p99(wait) }, afterSocket: { p50: pct(after, 50), p99: p99(after) } };
 }
 
 /* ---- Main ---- */

@@ -42,7 +42,7 @@ import { runCurve } from './open-loop-curve';
 import { bigGangJob, measureGangMemory } from './gang-memory';
 import { DispatchResults, floorVerdicts, printReport } from './report';
 import { Teardown } from './teardown';
-import { parsePrometheus } from '../heartbeats/prometheus-text';
+import { scrapeMetrics } from '../heartbeats/prometheus-text';
 import { runPreemptionPhase } from './preemption-phase';
 
 const config = loadConfig();
@@ -329,8 +329,7 @@ interface ShedCounts { door: number; eventLoop: number }
 
 /** The gateway's refusals at its door so far (gantry_creates_shed_total by reason; approximate across the warm-up's end). */
 async function shedCounts(gatewayUrl: string): Promise<ShedCounts> {
-  const text = await fetch(`${gatewayUrl}/metrics`, { signal: AbortSignal.timeout(5000) }).then((r) => r.text()).catch(() => '');
-  const samples = parsePrometheus(text).filter((x) => x.name === 'gantry_creates_shed_total');
+  const samples = (await scrapeMetrics(gatewayUrl)).filter((x) => x.name === 'gantry_creates_shed_total');
   const by = (reason: string) => samples.filter((x) => x.labels.reason === reason).reduce((a, x) => a + x.value, 0);
   return { door: by('in-flight'), eventLoop: by('event-loop') };
 }

@@ -18,6 +18,12 @@ export function parsePrometheus(text: string): Sample[] {
   return out;
 }
 
+/** A service's /metrics, parsed; no samples when it does not answer within `timeoutMs`. */
+export async function scrapeMetrics(serviceUrl: string, timeoutMs = 5000): Promise<Sample[]> {
+  const text = await fetch(`${serviceUrl}/metrics`, { signal: AbortSignal.timeout(timeoutMs) }).then((r) => r.text()).catch(() => '');
+  return parsePrometheus(text);
+}
+
 export function sum(samples: Sample[], name: string): number {
   return samples.filter((s) => s.name === name).reduce((a, s) => a + s.value, 0);
 }

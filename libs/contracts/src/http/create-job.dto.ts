@@ -41,10 +41,13 @@ export const JOB_LIMITS = {
  * key by key, skipping every key that names a function on the new object (toString, valueOf, ...)
  * and throwing a TypeError (a 500) on one named `constructor`; the fast parser kept them.
  * `@Type(() => Boolean)` keeps it from walking the record (it converts with Boolean(), the one
- * conversion that calls nothing on the value: String() would call a `toString` key), and this
+ * conversion that calls nothing on the value: String() would call a `toString` key), and a
  * transform then puts back the record as sent, for IsStringRecord to check.
  */
-const asSent = ({ key, obj }: { key: string; obj: Record<string, unknown> }): unknown => obj[key];
+const AsSentRecord = (): PropertyDecorator => (target, key) => {
+  Type(() => Boolean)(target, key);
+  Transform(({ key: k, obj }: { key: string; obj: Record<string, unknown> }) => obj[k], { toClassOnly: true })(target, key);
+};
 
 export const ENV_LIMITS: StringRecordLimits = { maxEntries: 128, maxKeyLength: 256, maxValueLength: 32768, keyPattern: /^[A-Za-z_][A-Za-z0-9_]*$/ };
 export const LABEL_LIMITS: StringRecordLimits = { maxEntries: 64, maxKeyLength: 63, maxValueLength: 256 };
@@ -132,12 +135,11 @@ export class CreateJobDto {
   command!: string[];
 
   @ApiPropertyOptional({ type: 'object', maxProperties: ENV_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: ENV_LIMITS.maxValueLength }, description: `Names match ${ENV_LIMITS.keyPattern!.source}, at most ${ENV_LIMITS.maxKeyLength} characters; at most ${JOB_LIMITS.envTotalBytesMax} bytes (UTF-8) of keys and values in all` })
-  @IsOptional() @IsStringRecord(ENV_LIMITS) @MaxTotalBytes(JOB_LIMITS.envTotalBytesMax)
-  @Type(() => Boolean) @Transform(asSent, { toClassOnly: true })
+  @IsOptional() @IsStringRecord(ENV_LIMITS) @MaxTotalBytes(JOB_LIMITS.envTotalBytesMax) @AsSentRecord()
   env?: Record<string, string>;
 
   @ApiPropertyOptional({ type: 'object', maxProperties: LABEL_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: LABEL_LIMITS.maxValueLength }, description: `Keys of at most ${LABEL_LIMITS.maxKeyLength} characters` })
-  @IsOptional() @IsStringRecord(LABEL_LIMITS) @Type(() => Boolean) @Transform(asSent, { toClassOnly: true })
+  @IsOptional() @IsStringRecord(LABEL_LIMITS) @AsSentRecord()
   labels?: Record<string, string>;
 
   @ApiPropertyOptional({ type: ResourcesDto, description: 'Per node. Default: 0 GPUs, 1 core, 1024 MiB' })
