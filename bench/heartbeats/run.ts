@@ -16,7 +16,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { LocalKafkaBroker, Stack, numberFromEnv } from '@gantry/stack';
+import { createKafka } from '@gantry/messaging';
+import { LocalKafkaBroker, Stack, kafkaSecurityFor, numberFromEnv } from '@gantry/stack';
 import { buckets, histogramQuantile, parsePrometheus, sum } from './prometheus-text';
 
 const env = (k: string, d: string) => process.env[k] || d;
@@ -34,6 +35,8 @@ const cfg = {
   ingestConcurrency: env('GANTRY_INGEST_CONCURRENCY', '4'),
   /** Beats per full telemetry (ADR 0010); 1 sends telemetry in every beat. */
   telemetryEvery: env('BENCH_TELEMETRY_EVERY', '6'),
+  /** When set, every service writes a V8 CPU profile to <dir>/<service>/<pid>.cpuprofile when it stops (bench/api/cpu-profiler). */
+  profileDir: process.env.BENCH_PROFILE_DIR ?? '',
 };
 const root = join(__dirname, '..', '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -101,6 +104,28 @@ function redisBenchmark(redisUrl: string): { set: number; get: number; raw: stri
   return { set: rate('SET'), get: rate('GET'), raw: raw.trim().split(/\r|\n/).filter((l) => l.includes('requests per second')).join('; ') };
 }
 
+/**
+ * Deletes the consumer groups that read the heartbeat topic, so that this run's ingester and
+ * reconciler start at its head (a new group reads from the end). A broker left up keeps the groups'
+ * offsets: a saturated earlier run left up to two million beats unread, signed with that run's
+ * secret, and the next run's ingester spent its whole window refusing them (bad-signature).
+ */
+async function forgetHeartbeatReaders(brokers: string, broker: LocalKafkaBroker): Promise<void> {
+  const kafka = createKafka({ brokers: brokers.split(','), clientId: 'bench-heartbeats', security: kafkaSecurityFor(broker.credentials()) });
+  await kafka.withAdmin(async (admin) => {
+    const wanted = ['gantry-heartbeat-ingester', 'gantry-reconciler-heartbeats'];
+    const { groups } = await admin.listGroups();
+    const present = groups.map((g) => g.groupId).filter((g) => wanted.includes(g));
+    if (present.length > 0) await admin.deleteGroups(present);
+  });
+}
+
+/** NODE_OPTIONS preloading the CPU profiler (Node refuses --cpu-prof there) when BENCH_PROFILE_DIR is set. */
+function profiling(service: string): Record<string, string> {
+  if (!cfg.profileDir) return {};
+  return { NODE_OPTIONS: `--require ${join(__dirname, '..', 'api', 'cpu-profiler.js')}`, GANTRY_CPU_PROF_DIR: join(cfg.profileDir, service) };
+}
+
 async function main(): Promise<void> {
   const broker = new LocalKafkaBroker(root, cfg.kafkaPort);
   const brokerStarted = await broker.startIfAbsent();
@@ -110,6 +135,7 @@ async function main(): Promise<void> {
   execFileSync(process.execPath, [join(root, 'dist/tools/infra/ensure-databases.js'), cfg.databaseUrl], { stdio: 'inherit', env: runEnv });
   execFileSync(process.execPath, [join(root, 'dist/libs/persistence/src/cli/migrate.js')], { stdio: 'inherit', env: runEnv });
   await broker.createTopics();
+  await forgetHeartbeatReaders(kafka, broker);
   const redis = new Redis(cfg.redisUrl);
   if (cfg.flushRedis) await redis.flushdb();
 
@@ -136,7 +162,11 @@ async function main(): Promise<void> {
       KAFKAJS_NO_PARTITIONER_WARNING: '1',
     },
     serviceEnv: {
-      'node-agent': { GANTRY_SIM_NODES: String(cfg.nodes), GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_SIM_PREFIX: 'bench', GANTRY_AGENT_ID: tag },
+      'api-gateway': profiling('api-gateway'),
+      scheduler: profiling('scheduler'),
+      'heartbeat-ingester': profiling('heartbeat-ingester'),
+      reconciler: profiling('reconciler'),
+      'node-agent': { GANTRY_SIM_NODES: String(cfg.nodes), GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_SIM_PREFIX: 'bench', GANTRY_AGENT_ID: tag, ...profiling('node-agent') },
     },
     kafkaCredentials: broker.credentials(),
   });
@@ -219,7 +249,16 @@ async function main(): Promise<void> {
       },
       sentPerS: Math.round(sent / seconds),
       ingestedPerS: Math.round(beatsPerS),
+      /** Beats that reached the writer (admitted), written or not: the newest of a node per batch is written. */
+      consumedPerS: Math.round(bs('gantry_heartbeat_batch_size_sum') / seconds),
       stalePerS: Math.round(stale / seconds),
+      /** Refused beats per second by reason (gantry_messages_rejected_total): none is expected from the simulator. */
+      rejectedPerS: Object.fromEntries(
+        [...new Set(m1.filter((x) => x.name === 'gantry_messages_rejected_total').map((x) => x.labels.reason))].map((reason) => {
+          const of = (ms: typeof m1) => ms.filter((x) => x.name === 'gantry_messages_rejected_total' && x.labels.reason === reason).reduce((a, x) => a + x.value, 0);
+          return [reason, Math.round((of(m1) - of(m0)) / seconds)];
+        }),
+      ),
       lagHistogramS: {
         p50: histogramQuantile(lagB0, lagB1, 0.5), p99: histogramQuantile(lagB0, lagB1, 0.99), p999: histogramQuantile(lagB0, lagB1, 0.999),
       },
