@@ -134,7 +134,8 @@ export class HeartbeatSender {
         TOPICS.heartbeats,
         beats.map((b) => {
           const logsPort = b.address ? this.opts.logsPort?.() : null;
-          const value = JSON.stringify(logsPort ? { ...b, logsPort } : b);
+          // Bytes once: signed and sent as they are (a string would be encoded to UTF-8 twice).
+          const value = Buffer.from(JSON.stringify(logsPort ? { ...b, logsPort } : b));
           return { key: b.nodeId, value, headers: this.opts.keys.headers(b.nodeId, value) };
         }),
       );

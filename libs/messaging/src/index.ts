@@ -1,3 +1,5 @@
+// First: it must replace kafkajs's encoder before kafkajs loads (see the file).
+export * from './kafkajs-pooled-encoder';
 export * from './message';
 export * from './kafka-client';
 export * from './kafka-timeouts';

@@ -18,7 +18,7 @@ export class NodeKeys {
   }
 
   /** The headers of a message from `nodeId` whose value is `value`. */
-  headers(nodeId: string, value: string): Record<string, string> {
+  headers(nodeId: string, value: string | Buffer): Record<string, string> {
     const key = this.keys.get(nodeId);
     if (!key) throw new Error(`no credential for node ${nodeId}`);
     return { [NODE_ID_HEADER]: nodeId, [SIGNATURE_HEADER]: signNodeMessage(value, key) };
