@@ -9,7 +9,9 @@
  *
  * Steps: 1. prepare database and topics; 2. redis-benchmark baseline on a quiet machine;
  * 3. start the services and the fleet; 4. warm up; 5. sample metrics, /proc and the summary
- * endpoint for the measured window; 6. stop everything and print (and keep) the results.
+ * endpoint for the measured window; 6. the capacity phase (drain-phase.ts: the readers work through
+ * a backlog the agent sent while they were stopped, without the simulator on the CPU; skipped with
+ * BENCH_DRAIN_FILL_S=0); 7. stop everything and print (and keep) the results.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { join } from 'node:path';
 import Redis from 'ioredis';
 import { createKafka } from '@gantry/messaging';
 import { LocalKafkaBroker, Stack, kafkaSecurityFor, numberFromEnv } from '@gantry/stack';
+import { drainPhase } from './drain-phase';
 import { buckets, histogramQuantile, parsePrometheus, sum } from './prometheus-text';
 
 const env = (k: string, d: string) => process.env[k] || d;
@@ -35,6 +38,8 @@ const cfg = {
   ingestConcurrency: env('GANTRY_INGEST_CONCURRENCY', '4'),
   /** Beats per full telemetry (ADR 0010); 1 sends telemetry in every beat. */
   telemetryEvery: env('BENCH_TELEMETRY_EVERY', '6'),
+  /** Seconds the agent sends with the readers stopped before the capacity phase (drain-phase.ts); 0 skips it. */
+  drainFillS: numberFromEnv('BENCH_DRAIN_FILL_S', 30),
   /** When set, every service writes a V8 CPU profile to <dir>/<service>/<pid>.cpuprofile when it stops (bench/api/cpu-profiler). */
   profileDir: process.env.BENCH_PROFILE_DIR ?? '',
 };
@@ -287,6 +292,16 @@ async function main(): Promise<void> {
       beatsPerRedisSet: beatsPerS / baseline.set,
       lastSummary: summary,
     };
+    if (cfg.drainFillS > 0) {
+      console.log(`capacity: readers stopped, the agent sends for ${cfg.drainFillS} s, then the readers work through it alone`);
+      const total = (m: Map<number, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+      Object.assign(result, {
+        capacity: await drainPhase({
+          fillS: cfg.drainFillS, timeoutS: 300, ingester, reconciler, agent,
+          cpu: () => ({ ingester: cpuSeconds(ingester.pid!), reconciler: cpuSeconds(reconciler.pid!), kafka: total(cpuOfPids(infra.kafka)), redis: total(cpuOfPids(infra.redis)) }),
+        }),
+      });
+    }
     console.log(JSON.stringify(result, null, 2));
     mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
     const file = join(root, '.cache', 'bench', `heartbeats-${tag}.json`);
