@@ -26,6 +26,7 @@ import { join, relative } from 'node:path';
 import { TOPIC_PARTITIONS } from '@gantry/contracts';
 import { LocalKafkaBroker, Stack, fleetStack, killRunningCommands, numberFromEnv as env, withDb } from '@gantry/stack';
 import { freshBenchState, CpuSnapshot, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench, PgbenchResult } from './infra';
+import { cpuProfilerEnv } from './cpu-profiler-env';
 import { PhaseResult, runCreatePhase, stopLoad } from './load';
 import { OpenLoopResult, measuredPart, runOpenLoop, stopOpenLoop } from './open-loop';
 import { PhaseSummary, fmt, percentile, summarisePhase, table } from './stats';
@@ -183,15 +184,7 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   return { gatewayUrl: s.gatewayUrl, adminToken };
 }
 
-/** Node refuses --cpu-prof in NODE_OPTIONS, so profiles come from a preloaded inspector session. */
-function nodeOptions(service: string, extra = ''): Record<string, string> {
-  const profile = config.profileDir ? `--require ${join(__dirname, 'cpu-profiler.js')}` : '';
-  const opts = [profile, extra].filter(Boolean).join(' ');
-  return {
-    ...(opts ? { NODE_OPTIONS: opts } : {}),
-    ...(config.profileDir ? { GANTRY_CPU_PROF_DIR: join(config.profileDir, service) } : {}),
-  };
-}
+const nodeOptions = (service: string, extra = '') => cpuProfilerEnv(config.profileDir, service, extra);
 
 async function waitUntil(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -30,6 +30,7 @@ import { freshBenchState, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbenc
 import { percentile, table } from '../api/stats';
 import { Teardown } from '../dispatch/teardown';
 import { Client } from 'pg';
+import { cpuProfilerEnv } from '../api/cpu-profiler-env';
 import { CommandWatch } from '../dispatch/command-watch';
 import { Hops, hopsOf } from './hops';
 import { ReportWatch } from './report-watch';
@@ -114,11 +115,7 @@ function call(agent: Agent, base: string, token: string, method: string, path: s
   });
 }
 
-/** NODE_OPTIONS preloading the CPU profiler (Node refuses --cpu-prof there) when BENCH_PROFILE_DIR is set. */
-function profiling(service: string): Record<string, string> {
-  if (!config.profileDir) return {};
-  return { NODE_OPTIONS: `--require ${join(__dirname, '..', 'api', 'cpu-profiler.js')}`, GANTRY_CPU_PROF_DIR: join(config.profileDir, service) };
-}
+const profiling = (service: string) => cpuProfilerEnv(config.profileDir, service);
 
 const client = () => new Agent({ keepAlive: true, maxSockets: 1 });
 

@@ -42,7 +42,7 @@ import { runCurve } from './open-loop-curve';
 import { bigGangJob, measureGangMemory } from './gang-memory';
 import { DispatchResults, floorVerdicts, printReport } from './report';
 import { Teardown } from './teardown';
-import { scrapeMetrics } from '../heartbeats/prometheus-text';
+import { scrapeMetrics, sumByLabel } from '../heartbeats/prometheus-text';
 import { runPreemptionPhase } from './preemption-phase';
 
 const config = loadConfig();
@@ -329,9 +329,8 @@ interface ShedCounts { door: number; eventLoop: number }
 
 /** The gateway's refusals at its door so far (gantry_creates_shed_total by reason; approximate across the warm-up's end). */
 async function shedCounts(gatewayUrl: string): Promise<ShedCounts> {
-  const samples = (await scrapeMetrics(gatewayUrl)).filter((x) => x.name === 'gantry_creates_shed_total');
-  const by = (reason: string) => samples.filter((x) => x.labels.reason === reason).reduce((a, x) => a + x.value, 0);
-  return { door: by('in-flight'), eventLoop: by('event-loop') };
+  const byReason = sumByLabel(await scrapeMetrics(gatewayUrl), 'gantry_creates_shed_total', 'reason');
+  return { door: byReason.get('in-flight') ?? 0, eventLoop: byReason.get('event-loop') ?? 0 };
 }
 
 /** How far behind the bench's own consumer ran (it must not be the bottleneck). */

@@ -36,7 +36,8 @@ export interface DrainResult {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const GROUPS = { ingester: 'gantry-heartbeat-ingester', reconciler: 'gantry-reconciler-heartbeats' };
+/** The consumer groups that read the heartbeat topic (apps/heartbeat-ingester, apps/reconciler). */
+export const HEARTBEAT_GROUPS = { ingester: 'gantry-heartbeat-ingester', reconciler: 'gantry-reconciler-heartbeats' } as const;
 
 /** Messages behind on the heartbeat topic for one group, as its consumer last saw (null before its first batch). */
 function lagOf(samples: Sample[], group: string): number | null {
@@ -65,12 +66,12 @@ export async function drainPhase(o: DrainOptions): Promise<DrainResult> {
   while ((ingesterAt === null || reconcilerAt === null) && Date.now() - t0 < o.timeoutS * 1000) {
     await sleep(500);
     const [mi, mr] = await Promise.all([scrapeMetrics(o.ingester.url), scrapeMetrics(o.reconciler.url)]);
-    if (ingesterAt === null && done(lagOf(mi, GROUPS.ingester))) {
+    if (ingesterAt === null && done(lagOf(mi, HEARTBEAT_GROUPS.ingester))) {
       ingesterAt = Date.now();
       cpu1 = o.cpu();
       m1 = mi;
     }
-    if (reconcilerAt === null && done(lagOf(mr, GROUPS.reconciler))) reconcilerAt = Date.now();
+    if (reconcilerAt === null && done(lagOf(mr, HEARTBEAT_GROUPS.reconciler))) reconcilerAt = Date.now();
   }
   const seconds = ingesterAt === null ? null : (ingesterAt - t0) / 1000;
   const consumed = sum(m1, 'gantry_heartbeat_batch_size_sum') - sum(m0, 'gantry_heartbeat_batch_size_sum');

@@ -28,6 +28,13 @@ export function sum(samples: Sample[], name: string): number {
   return samples.filter((s) => s.name === name).reduce((a, s) => a + s.value, 0);
 }
 
+/** The sum of a metric's samples per value of one label. */
+export function sumByLabel(samples: Sample[], name: string, label: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of samples) if (s.name === name) out.set(s.labels[label], (out.get(s.labels[label]) ?? 0) + s.value);
+  return out;
+}
+
 /** Cumulative bucket counts of a histogram, by upper bound. */
 export function buckets(samples: Sample[], name: string): Map<number, number> {
   const m = new Map<number, number>();

@@ -20,8 +20,9 @@ import { join } from 'node:path';
 import Redis from 'ioredis';
 import { createKafka } from '@gantry/messaging';
 import { LocalKafkaBroker, Stack, kafkaSecurityFor, numberFromEnv } from '@gantry/stack';
-import { drainPhase } from './drain-phase';
-import { buckets, histogramQuantile, parsePrometheus, sum } from './prometheus-text';
+import { cpuProfilerEnv } from '../api/cpu-profiler-env';
+import { HEARTBEAT_GROUPS, drainPhase } from './drain-phase';
+import { buckets, histogramQuantile, parsePrometheus, sum, sumByLabel } from './prometheus-text';
 
 const env = (k: string, d: string) => process.env[k] || d;
 const cfg = {
@@ -118,18 +119,14 @@ function redisBenchmark(redisUrl: string): { set: number; get: number; raw: stri
 async function forgetHeartbeatReaders(brokers: string, broker: LocalKafkaBroker): Promise<void> {
   const kafka = createKafka({ brokers: brokers.split(','), clientId: 'bench-heartbeats', security: kafkaSecurityFor(broker.credentials()) });
   await kafka.withAdmin(async (admin) => {
-    const wanted = ['gantry-heartbeat-ingester', 'gantry-reconciler-heartbeats'];
+    const wanted: string[] = Object.values(HEARTBEAT_GROUPS);
     const { groups } = await admin.listGroups();
     const present = groups.map((g) => g.groupId).filter((g) => wanted.includes(g));
     if (present.length > 0) await admin.deleteGroups(present);
   });
 }
 
-/** NODE_OPTIONS preloading the CPU profiler (Node refuses --cpu-prof there) when BENCH_PROFILE_DIR is set. */
-function profiling(service: string): Record<string, string> {
-  if (!cfg.profileDir) return {};
-  return { NODE_OPTIONS: `--require ${join(__dirname, '..', 'api', 'cpu-profiler.js')}`, GANTRY_CPU_PROF_DIR: join(cfg.profileDir, service) };
-}
+const profiling = (service: string) => cpuProfilerEnv(cfg.profileDir, service);
 
 async function main(): Promise<void> {
   const broker = new LocalKafkaBroker(root, cfg.kafkaPort);
@@ -259,10 +256,7 @@ async function main(): Promise<void> {
       stalePerS: Math.round(stale / seconds),
       /** Refused beats per second by reason (gantry_messages_rejected_total): none is expected from the simulator. */
       rejectedPerS: Object.fromEntries(
-        [...new Set(m1.filter((x) => x.name === 'gantry_messages_rejected_total').map((x) => x.labels.reason))].map((reason) => {
-          const of = (ms: typeof m1) => ms.filter((x) => x.name === 'gantry_messages_rejected_total' && x.labels.reason === reason).reduce((a, x) => a + x.value, 0);
-          return [reason, Math.round((of(m1) - of(m0)) / seconds)];
-        }),
+        [...sumByLabel(m1, 'gantry_messages_rejected_total', 'reason')].map(([reason, n]) => [reason, Math.round((n - (sumByLabel(m0, 'gantry_messages_rejected_total', 'reason').get(reason) ?? 0)) / seconds)]),
       ),
       lagHistogramS: {
         p50: histogramQuantile(lagB0, lagB1, 0.5), p99: histogramQuantile(lagB0, lagB1, 0.99), p999: histogramQuantile(lagB0, lagB1, 0.999),

@@ -1,4 +1,4 @@
-// First: it must replace kafkajs's encoder before kafkajs loads (see the file).
+// Patches kafkajs's encoder in place when loaded (see the file).
 export * from './kafkajs-pooled-encoder';
 export * from './message';
 export * from './kafka-client';

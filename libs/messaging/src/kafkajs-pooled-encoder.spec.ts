@@ -3,11 +3,11 @@ import fc from 'fast-check';
 type Load = <T>(path: string) => T;
 const MODULES = ['kafkajs/src/protocol/encoder', 'kafkajs/src/protocol/recordBatch/v0', 'kafkajs/src/protocol/recordBatch/record/v0', './kafkajs-pooled-encoder'];
 
-/** kafkajs's protocol modules in a registry of their own (loaded inside it): as shipped, or with the pooled encoder patched in first. */
+/** kafkajs's protocol modules in a registry of their own (loaded inside it): as shipped, or with the pooled encoder's patch. */
 function kafkajsProtocol(patched: boolean): Load {
   const loaded = new Map<string, unknown>();
   jest.isolateModules(() => {
-    for (const m of patched ? [...MODULES].reverse() : MODULES.slice(0, -1)) loaded.set(m, require(m));
+    for (const m of patched ? MODULES : MODULES.slice(0, -1)) loaded.set(m, require(m));
   });
   return <T>(path: string) => {
     if (!loaded.has(path)) throw new Error(`${path} not loaded`);
