@@ -7,14 +7,14 @@
  *
  * Settings: DB_PATH_DATABASE_URL (a scratch database it recreates: gantry_bench_db_path),
  * DB_PATH_JOBS (4,000), DB_PATH_BATCH (jobs per statement, 10), DB_PATH_NODES (200),
- * DB_PATH_PREPARED=0 to send the hot statements as plain text (parsed and planned every time).
+ * DB_PATH_IDS=v4 for random job ids instead of time-ordered ones, DB_PATH_PREPARED=0 to send the hot statements as plain text (parsed and planned every time).
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { foldReports } from '@gantry/domain';
 import {
   JobCreation, JobReportWrite, PlacementWrite, PreparedStatement, Sql, autocommit, commitPlacementsThatHold, createDataSource, createJobs,
-  findJobsWithRanks, loadNodes, prepared, upsertNodeTopology, writeJobReports,
+  findJobsWithRanks, loadNodes, newJobId as timeOrderedJobId, prepared, upsertNodeTopology, writeJobReports,
 } from '@gantry/persistence';
 import { numberFromEnv as env, recreateDatabase } from '@gantry/stack';
 import { join } from 'node:path';
@@ -26,6 +26,8 @@ const NODES = env('DB_PATH_NODES', 200);
 const PREPARED = process.env.DB_PATH_PREPARED !== '0';
 /** Statements (by their first words) to send as text even when PREPARED, e.g. "WITH job_in,SELECT j.*". */
 const AS_TEXT = (process.env.DB_PATH_AS_TEXT ?? '').split(',').filter(Boolean);
+/** Job ids: time-ordered (v7, what the gateway issues) or random (v4, what it issued before 2026-12-04). */
+const newJobId = process.env.DB_PATH_IDS === 'v4' ? randomUUID : timeOrderedJobId;
 
 /** CPU seconds of one process, from /proc (utime + stime). */
 function cpuSeconds(pid: number): number {
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
 
   let done = 0;
   let cpuAtStart = 0;
+  let walAtStart = '0/0';
   // Backend CPU by step, for the batches counted.
   const steps: Record<string, number> = {};
   let mark = 0;
@@ -66,7 +69,13 @@ async function main(): Promise<void> {
   };
   const t0 = Date.now();
   for (let b = 0; done < JOBS; b++) {
-    if (b === 5) cpuAtStart = cpuSeconds(pid); // the first batches prepare the statements and warm caches
+    if (b === 5) {
+      // The first batches prepare the statements and warm caches. The checkpoint puts every run at
+      // the same place in the cycle: each page's first change after it is written whole to the WAL.
+      await base.rows('CHECKPOINT');
+      walAtStart = (await base.rows<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'))[0].lsn;
+      cpuAtStart = cpuSeconds(pid);
+    }
     const counted = b >= 5;
     counting = counted;
     lap('');
@@ -74,7 +83,7 @@ async function main(): Promise<void> {
     // Gateway: a batch of creates.
     const creations: JobCreation[] = Array.from({ length: BATCH }, () => ({
       job: {
-        id: randomUUID(), owner: 'bench', queue: 'default', name: 'db-path', image: 'none', command: ['true'], env: { SIM_DURATION_MS: '1000' }, labels: {},
+        id: newJobId(), owner: 'bench', queue: 'default', name: 'db-path', image: 'none', command: ['true'], env: { SIM_DURATION_MS: '1000' }, labels: {},
         gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1024, nodes: 1, maxRetries: 0, traceParent: null, createdAt: now,
       },
       idempotency: { key: randomUUID(), bodySha256: 'h' },
@@ -114,9 +123,12 @@ async function main(): Promise<void> {
     if (counted) done += created.length;
   }
   const cpu = cpuSeconds(pid) - cpuAtStart;
+  const [{ wal }] = await base.rows<{ wal: string }>('SELECT pg_current_wal_lsn() - $1::pg_lsn AS wal', [walAtStart]);
   console.log(JSON.stringify({
     prepared: PREPARED, batch: BATCH, jobs: done, wallS: (Date.now() - t0) / 1000,
+    ids: process.env.DB_PATH_IDS === 'v4' ? 'v4' : 'v7',
     backendCpuMsPerJob: Number(((cpu * 1000) / done).toFixed(3)),
+    walBytesPerJob: Math.round(Number(wal) / done),
     byStepMsPerJob: Object.fromEntries(Object.entries(steps).filter(([k]) => k).map(([k, v]) => [k, Number(((v * 1000) / done).toFixed(3))])),
   }));
   await ds.destroy();

@@ -20,6 +20,7 @@ export * from './sql/idempotency-keys';
 export * from './sql/job-creation';
 export * from './sql/job-dependencies';
 export * from './sql/job-arrays';
+export * from './sql/job-ids';
 export * from './sql/job-explain-snapshot';
 export * from './sql/placement-commit';
 export * from './sql/leader-leases';

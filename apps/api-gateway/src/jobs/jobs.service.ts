@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { Histogram } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { CreateJobDto, DEFAULT_RESOURCES, DependencyDto, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
@@ -7,7 +6,7 @@ import { ARRAY_COPIED_BYTES_MAX, ArrayChildCounts, admitDependencies, assertTran
 import { WakeUpSender, currentTraceHeaders } from '@gantry/messaging';
 import {
   JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
-  cancelArrayChildren, casUpdateJob, countArrayChildren, createJobs, enqueueOutbox, insertArrayChildren, sortedChildIds, findJob, inTransaction, insertJobDependencies, keyOf, listJobDependencies, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
+  cancelArrayChildren, casUpdateJob, countArrayChildren, createJobs, enqueueOutbox, insertArrayChildren, newJobId, sortedChildIds, findJob, inTransaction, insertJobDependencies, keyOf, listJobDependencies, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import type { Logger } from '@gantry/platform';
@@ -77,7 +76,7 @@ export class JobsService {
     const trace = currentTraceHeaders();
     const resources = { ...DEFAULT_RESOURCES, ...dto.resources };
     const queue = dto.queue ?? 'default';
-    const id = randomUUID();
+    const id = newJobId();
     const retry = resolveRetryPolicy(dto.maxRetries, dto.retryPolicy);
     if (!retry.ok) throw new ApiError(ErrorCode.VALIDATION_FAILED, retry.message, [{ field: retry.field, message: retry.message }]);
     if (dto.array) checkArray(dto);

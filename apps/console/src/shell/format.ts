@@ -1,7 +1,11 @@
 /** How times, sizes and ids read on every page. Pure. */
 
+/**
+ * The last 8 characters: job ids are time-ordered UUIDs (ADR 0029) whose first characters are the
+ * creation time, the same for every job of the same minute; their end is random.
+ */
 export function shortId(id: string): string {
-  return id.length > 8 ? id.slice(0, 8) : id;
+  return id.length > 8 ? id.slice(-8) : id;
 }
 
 /** "14:03:27" today, "2 Dec 14:03" otherwise; the full ISO time goes in a title. */

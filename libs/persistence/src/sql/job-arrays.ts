@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { ArrayChildCounts, JobState, NO_CHILDREN } from '@gantry/domain';
 import { JobRecord, toJobRecord } from './job-rows';
 import { Sql } from './sql';
+import { newJobId } from './job-ids';
 
 /**
  * An array's children (ADR 0025), written from the parent row in one statement, with their CREATED
@@ -30,7 +30,7 @@ const INSERT_ARRAY_CHILDREN = `WITH parent AS (
 
 /** `size` fresh job ids in ascending order: child i's id sorts before child i + 1's. */
 export function sortedChildIds(size: number): string[] {
-  return Array.from({ length: size }, () => randomUUID()).sort();
+  return Array.from({ length: size }, newJobId).sort();
 }
 
 /** Writes the children; returns how many (0 when `childIds` does not match the parent's size). */
