@@ -41,6 +41,8 @@ const config = {
   maxConnections: env('BENCH_CONNECTIONS', 64),
   rateS: env('BENCH_RATE_S', 60),
   rate: env('BENCH_RATE', 500),
+  /** Seconds at the fixed rate before the phase counts (the step into it from idle is reported apart, as for overload). */
+  rateWarmupS: env('BENCH_RATE_WARMUP_S', 10),
   /** Open-loop phases: sockets the client may hold at once (its concurrency ceiling). */
   rateSockets: env('BENCH_RATE_SOCKETS', 512),
   /** Overload: open-loop at this rate (3x the fixed rate) for this long; the excess must be refused, not queued. */
@@ -327,8 +329,10 @@ async function measure(
   const summary = summarisePhase(result, opts.durationS);
   const commits = after.xact_commit - before.xact_commit;
   const cpu = cpuBetween(a, b, servicePids());
+  // The CPU snapshots span the warm-up too, so they are divided by every create accepted in it.
+  const createsInCpuWindow = openWhole ? accepted(openWhole).length : summary.ok2xx;
   const cpuMsPerCreate = Object.fromEntries(
-    Object.entries(cpu.components).map(([k, v]) => [k, Math.round((v.cpuS * 1000 * 100) / Math.max(1, summary.ok2xx)) / 100]),
+    Object.entries(cpu.components).map(([k, v]) => [k, Math.round((v.cpuS * 1000 * 100) / Math.max(1, createsInCpuWindow)) / 100]),
   );
   say(`${name}: ${fmt(summary.createsPerS)} creates/s, p50 ${fmt(summary.latencyMs.p50)} ms, p99 ${fmt(summary.latencyMs.p99)} ms, ` +
     `non-2xx ${summary.non2xx}, errors ${summary.errors}`);
@@ -456,7 +460,7 @@ async function main(): Promise<void> {
   checkInterrupted();
 
   if (config.rateS > 0 && config.rate > 0) {
-    const p = await measure('fixed-rate', target, { connections: config.rateSockets, durationS: config.rateS, rate: config.rate, openLoop: true });
+    const p = await measure('fixed-rate', target, { connections: config.rateSockets, durationS: config.rateS, rate: config.rate, openLoop: true, warmupS: config.rateWarmupS });
     p.drainAfter = await drain('fixed-rate');
     phases.push(p);
   }
