@@ -7,14 +7,15 @@
  *
  * Settings: DB_PATH_DATABASE_URL (a scratch database it recreates: gantry_bench_db_path),
  * DB_PATH_JOBS (4,000), DB_PATH_BATCH (jobs per statement, 10), DB_PATH_NODES (200),
- * DB_PATH_IDS=v4 for random job ids instead of time-ordered ones, DB_PATH_PREPARED=0 to send the hot statements as plain text (parsed and planned every time).
+ * DB_PATH_IDS=v4 for random job ids instead of time-ordered ones, DB_PATH_OUTBOX_VACUUM_ROWS (2,000, as the
+ * relays; 0: never), DB_PATH_PREPARED=0 to send the hot statements as plain text (parsed and planned every time).
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { foldReports } from '@gantry/domain';
 import {
   JobCreation, JobReportWrite, PlacementWrite, PreparedStatement, Sql, autocommit, commitPlacementsThatHold, createDataSource, createJobs,
-  findJobsWithRanks, loadNodes, newJobId as timeOrderedJobId, prepared, upsertNodeTopology, writeJobReports,
+  findJobsWithRanks, loadNodes, newJobId as timeOrderedJobId, prepared, upsertNodeTopology, vacuumOutbox, writeJobReports,
 } from '@gantry/persistence';
 import { numberFromEnv as env, recreateDatabase } from '@gantry/stack';
 import { join } from 'node:path';
@@ -28,6 +29,8 @@ const PREPARED = process.env.DB_PATH_PREPARED !== '0';
 const AS_TEXT = (process.env.DB_PATH_AS_TEXT ?? '').split(',').filter(Boolean);
 /** Job ids: time-ordered (v7, what the gateway issues) or random (v4, what it issued before 2026-12-04). */
 const newJobId = process.env.DB_PATH_IDS === 'v4' ? randomUUID : timeOrderedJobId;
+/** Vacuum the outbox after this many rows claimed, as the services' relays do (GANTRY_OUTBOX_VACUUM_ROWS); 0: never. */
+const VACUUM_ROWS = env('DB_PATH_OUTBOX_VACUUM_ROWS', 2000);
 
 /** CPU seconds of one process, from /proc (utime + stime). */
 function cpuSeconds(pid: number): number {
@@ -134,11 +137,16 @@ async function main(): Promise<void> {
   await ds.destroy();
 }
 
-/** What a relay does with the rows (sent nowhere here): the statement of libs/messaging's OutboxRelay. */
+/** What a relay does with the rows (sent nowhere here): the statement of libs/messaging's OutboxRelay, and its vacuum. */
 const CLAIM_ROWS = prepared(`DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
   RETURNING id, topic, key, value, headers`);
+let claimedSinceVacuum = 0;
 async function claimOutbox(sql: Sql): Promise<void> {
-  await sql.rows(CLAIM_ROWS, [500]);
+  claimedSinceVacuum += (await sql.rows(CLAIM_ROWS, [500])).length;
+  if (VACUUM_ROWS > 0 && claimedSinceVacuum >= VACUUM_ROWS) {
+    claimedSinceVacuum = 0;
+    await vacuumOutbox(sql);
+  }
 }
 
 main().catch((e) => {

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { Sql, inTransaction, onOutboxCommitted, prepared } from '@gantry/persistence';
+import { Sql, autocommit, inTransaction, onOutboxCommitted, prepared, vacuumOutbox } from '@gantry/persistence';
 import { DeadLetter, DeadLetterPublisher } from './dead-letter';
 import { isTransientFailure } from './failure-kind';
 import { MessageProducer } from './kafka-client';
@@ -50,6 +50,9 @@ export interface OutboxRelayOptions {
   signer?: MessageSigner;
   logger: { warn(obj: object, msg: string): void };
   onPublished?: (count: number) => void;
+  /** Vacuum the outbox after this many rows published (default 2,000; 0: never). See vacuumOutbox. */
+  vacuumEveryRows?: number;
+  onVacuumed?: () => void;
 }
 
 /**
@@ -81,6 +84,7 @@ export class OutboxRelay {
   private loop: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private readonly expanders: Map<string, OutboxExpander>;
+  private publishedSinceVacuum = 0;
 
   constructor(private readonly opts: OutboxRelayOptions) {
     this.expanders = new Map((opts.expanders ?? []).map((e) => [e.source, e]));
@@ -107,6 +111,7 @@ export class OutboxRelay {
         await new Promise((r) => setTimeout(r, 500));
         continue;
       }
+      if (published > 0) await this.vacuumWhenDue(published);
       if (published > 0 || this.woken) continue; // more may be waiting
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, poll);
@@ -143,6 +148,20 @@ export class OutboxRelay {
       this.opts.onPublished?.(rows.length);
       return rows.length;
     });
+  }
+
+  /** Vacuums the table once enough rows went out since the last time; a failure only costs speed. */
+  private async vacuumWhenDue(published: number): Promise<void> {
+    const every = this.opts.vacuumEveryRows ?? 2000;
+    this.publishedSinceVacuum += published;
+    if (every <= 0 || this.publishedSinceVacuum < every) return;
+    this.publishedSinceVacuum = 0;
+    try {
+      await vacuumOutbox(autocommit(this.opts.dataSource));
+      this.opts.onVacuumed?.();
+    } catch (err) {
+      this.opts.logger.warn({ err }, 'outbox vacuum failed; claims slow down until the next');
+    }
   }
 
   private signed(m: TopicMessage): TopicMessage {

@@ -132,6 +132,33 @@ describe('OutboxRelay', () => {
     }
   }, 60_000);
 
+  it('vacuums the outbox after every vacuumEveryRows rows it published, and never when that is 0', async () => {
+    const topic = uniqueTag('outbox-vacuum');
+    await ensureTopics(kafka, { [topic]: 1 });
+    const vacuumCount = async () => Number((await ds.query(`SELECT pg_stat_get_vacuum_count('outbox'::regclass) AS n`))[0].n);
+    const publish = async (vacuumEveryRows: number) => {
+      const key = uniqueTag('k');
+      let vacuums = 0;
+      // Claims of 10 rows: 50 rows are five claims, so a vacuum is due after the second and the fourth.
+      const relay = relayOf({ batchSize: 10, vacuumEveryRows, onVacuumed: () => vacuums++ });
+      await inTransaction(ds, (sql) => enqueueOutbox(sql, Array.from({ length: 50 }, (_, i) => ({ topic, key, value: { i } }))));
+      await relay.start();
+      try {
+        await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE key = $1`, [key]))[0].n === 0, { timeoutMs: 10_000 });
+      } finally {
+        await relay.stop();
+      }
+      return vacuums;
+    };
+    // Rows other suites left (their relays are gone) would be claimed too and shift the count.
+    await ds.query(`DELETE FROM outbox`);
+    const before = await vacuumCount();
+    expect(await publish(20)).toBe(2);
+    // The server counted them too (a service's relay may add its own, never take any away).
+    await waitFor('vacuums counted', async () => (await vacuumCount()) >= before + 2, { timeoutMs: 5_000 });
+    expect(await publish(0)).toBe(0);
+  }, 40_000);
+
   it('expands a pseudo-topic row into the messages it stands for, lazily, and signs the signed topic', async () => {
     const source = uniqueTag('pseudo');
     const topic = uniqueTag('outbox-expanded');

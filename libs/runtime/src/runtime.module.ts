@@ -24,6 +24,7 @@ export interface RuntimeOptions {
 }
 
 const outboxPublished = new Counter({ name: 'gantry_outbox_published_total', help: 'Outbox rows published to Kafka' });
+const outboxVacuums = new Counter({ name: 'gantry_outbox_vacuums_total', help: 'Vacuums of the outbox table this relay ran (every GANTRY_OUTBOX_VACUUM_ROWS rows published)' });
 const rowsPerPublish = new Histogram({ name: 'gantry_outbox_rows_per_publish', help: 'Outbox rows per relay round (one claim, one Kafka send)', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500] });
 
 /** Starts and stops the outbox relay with the app. */
@@ -35,6 +36,7 @@ class OutboxRelayLifecycle implements OnModuleInit, BeforeApplicationShutdown {
     private readonly clients: ServiceClients,
     @Inject(COMMAND_SIGNER) private readonly signer: CommandSigner,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    @Inject(CONFIG) private readonly config: StatefulServiceEnv,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -45,6 +47,8 @@ class OutboxRelayLifecycle implements OnModuleInit, BeforeApplicationShutdown {
       expanders: [runDispatchExpander],
       signer: { topic: TOPICS.agentCommands, header: SIGNATURE_HEADER, sign: (v) => this.signer.sign(v) },
       logger: this.logger,
+      vacuumEveryRows: this.config.GANTRY_OUTBOX_VACUUM_ROWS,
+      onVacuumed: () => outboxVacuums.inc(),
       onPublished: (n) => {
         outboxPublished.inc(n);
         rowsPerPublish.observe(n);

@@ -85,6 +85,12 @@ export class StatefulServiceEnv extends ServiceEnv {
   @IsInt() @Min(100) GANTRY_DB_STATEMENT_TIMEOUT_MS: number = 10_000;
   /** Longest wait for a pooled Postgres connection, or for a new one to open, ms. */
   @IsInt() @Min(100) GANTRY_DB_ACQUIRE_TIMEOUT_MS: number = 5_000;
+  /**
+   * The outbox relay vacuums the outbox table after every this many rows it published, so that
+   * claims do not walk the dead entries of rows already sent (autovacuum runs a table at most once
+   * a minute). 0: never (autovacuum alone).
+   */
+  @IsInt() @Min(0) GANTRY_OUTBOX_VACUUM_ROWS: number = 2000;
   /** Longest wait for a Redis command's answer (ioredis commandTimeout), ms. */
   @IsInt() @Min(100) GANTRY_REDIS_COMMAND_TIMEOUT_MS: number = 5_000;
 }
