@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { autocommit, listNodeEvents, nodesDueForDrain, requestNodeDrain, setNodeCordoned, upsertNodeTopology } from '@gantry/persistence';
+import { Sql, autocommit, listNodeEvents, nodesDueForDrain, requestNodeDrain, setNodeCordoned, upsertNodeTopology } from '@gantry/persistence';
 import { openDataSource, uniqueTag } from '@gantry/testing';
 
 /*
@@ -51,6 +51,35 @@ describe('node drain rows', () => {
     await requestNodeDrain(autocommit(ds), id, at(60), at(1));
     await setNodeCordoned(autocommit(ds), id, true, at(2));
     expect(await due(id, at(60))).toBe(true);
+    expect(await events(id)).toEqual([['CORDONED', null]]);
+  });
+
+  it('a cordon whose update could not see the node yet (its registration committed just after) still cordons it', async () => {
+    const id = `drain-${uniqueTag()}`;
+    const registering = ds.createQueryRunner();
+    await registering.connect();
+    await registering.startTransaction();
+    await registering.query(
+      `INSERT INTO nodes (id, zone, rack, gpu_model, gpus_total, cpu_cores, memory_mib, gpu_indices, first_seen_at, updated_at)
+       VALUES ($1, 'z', 'r', 'H100', 8, 96, 1024, '{0,1,2,3,4,5,6,7}', $2, $2)`,
+      [id, T0],
+    );
+    // The registration commits right after the cordon's first statement, before anything else it runs.
+    const base = autocommit(ds);
+    let statements = 0;
+    const racing: Sql = {
+      rows: async (q, p) => {
+        const rows = await base.rows(q, p);
+        if (++statements === 1) await registering.commitTransaction();
+        return rows as never;
+      },
+      afterCommit: base.afterCommit,
+    };
+    try {
+      expect(await setNodeCordoned(racing, id, true, at(1))).toMatchObject({ id, cordoned: true });
+    } finally {
+      await registering.release();
+    }
     expect(await events(id)).toEqual([['CORDONED', null]]);
   });
 

@@ -99,21 +99,31 @@ export async function listNodesPage(sql: Sql, filter: NodeListFilter, afterId: s
  * Sets a node's cordon flag; idempotent (an unchanged flag rewrites nothing). Null when the node
  * is unknown. A change bumps `version`, so a plan made before it cannot commit onto the node, and
  * is recorded as a CORDONED or UNCORDONED node event in the same statement.
+ *
+ * When the update changes nothing, the node is read again to answer; that read takes a newer
+ * snapshot, so it can find a node the update could not see (its registration committed in between)
+ * still with the other flag. The update is then tried again, rather than answering as if done:
+ * a cordon of a node seconds old was lost that way (CI, partition-hold, 2026-12-05).
  */
 export async function setNodeCordoned(sql: Sql, id: string, cordoned: boolean, now: Date): Promise<NodeRecord | null> {
-  const changed = await sql.rows(
-    `WITH changed AS (
-       UPDATE nodes SET cordoned = $2, version = version + 1, updated_at = $3,
-         drain_deadline = CASE WHEN $2 THEN drain_deadline END
-       WHERE id = $1 AND cordoned <> $2 RETURNING *
-     ), event AS (
-       INSERT INTO node_events (node_id, type, at) SELECT id, CASE WHEN $2 THEN 'CORDONED' ELSE 'UNCORDONED' END, $3 FROM changed
-     )
-     SELECT * FROM changed`,
-    [id, cordoned, now],
-  );
-  if (changed.length > 0) return toNodeRecord(changed[0]);
-  return (await loadNodes(sql, [id]))[0] ?? null;
+  for (let attempt = 1; ; attempt++) {
+    const changed = await sql.rows(
+      `WITH changed AS (
+         UPDATE nodes SET cordoned = $2, version = version + 1, updated_at = $3,
+           drain_deadline = CASE WHEN $2 THEN drain_deadline END
+         WHERE id = $1 AND cordoned <> $2 RETURNING *
+       ), event AS (
+         INSERT INTO node_events (node_id, type, at) SELECT id, CASE WHEN $2 THEN 'CORDONED' ELSE 'UNCORDONED' END, $3 FROM changed
+       )
+       SELECT * FROM changed`,
+      [id, cordoned, now],
+    );
+    if (changed.length > 0) return toNodeRecord(changed[0]);
+    const node = (await loadNodes(sql, [id]))[0] ?? null;
+    // A row that turned up (or flipped) between the two statements; once more sees it. Bounded: a
+    // node flipped back and forth by others this fast is answered as it is.
+    if (node === null || node.cordoned === cordoned || attempt === 3) return node;
+  }
 }
 
 export interface GpuCapacityByModel {
