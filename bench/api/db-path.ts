@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { foldReports } from '@gantry/domain';
 import {
   JobCreation, JobReportWrite, PlacementWrite, PreparedStatement, Sql, autocommit, commitPlacementsThatHold, createDataSource, createJobs,
-  findJobsWithRanks, loadNodes, newJobId as timeOrderedJobId, prepared, upsertNodeTopology, vacuumOutbox, writeJobReports,
+  findJobsWithRanks, loadNodes, newJobId as timeOrderedJobId, OUTBOX_VACUUM_EVERY_ROWS, OutboxVacuumSchedule, prepared, upsertNodeTopology, vacuumOutbox, writeJobReports,
 } from '@gantry/persistence';
 import { numberFromEnv as env, recreateDatabase } from '@gantry/stack';
 import { join } from 'node:path';
@@ -30,7 +30,7 @@ const AS_TEXT = (process.env.DB_PATH_AS_TEXT ?? '').split(',').filter(Boolean);
 /** Job ids: time-ordered (v7, what the gateway issues) or random (v4, what it issued before 2026-12-04). */
 const newJobId = process.env.DB_PATH_IDS === 'v4' ? randomUUID : timeOrderedJobId;
 /** Vacuum the outbox after this many rows claimed, as the services' relays do (GANTRY_OUTBOX_VACUUM_ROWS); 0: never. */
-const VACUUM_ROWS = env('DB_PATH_OUTBOX_VACUUM_ROWS', 2000);
+const vacuums = new OutboxVacuumSchedule(env('DB_PATH_OUTBOX_VACUUM_ROWS', OUTBOX_VACUUM_EVERY_ROWS));
 
 /** CPU seconds of one process, from /proc (utime + stime). */
 function cpuSeconds(pid: number): number {
@@ -140,13 +140,8 @@ async function main(): Promise<void> {
 /** What a relay does with the rows (sent nowhere here): the statement of libs/messaging's OutboxRelay, and its vacuum. */
 const CLAIM_ROWS = prepared(`DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
   RETURNING id, topic, key, value, headers`);
-let claimedSinceVacuum = 0;
 async function claimOutbox(sql: Sql): Promise<void> {
-  claimedSinceVacuum += (await sql.rows(CLAIM_ROWS, [500])).length;
-  if (VACUUM_ROWS > 0 && claimedSinceVacuum >= VACUUM_ROWS) {
-    claimedSinceVacuum = 0;
-    await vacuumOutbox(sql);
-  }
+  if (vacuums.due((await sql.rows(CLAIM_ROWS, [500])).length)) await vacuumOutbox(sql);
 }
 
 main().catch((e) => {

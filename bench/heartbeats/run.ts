@@ -240,6 +240,7 @@ async function main(): Promise<void> {
     const lagB0 = buckets(m0, 'gantry_heartbeat_ingest_lag_seconds');
     const lagB1 = buckets(m1, 'gantry_heartbeat_ingest_lag_seconds');
     const bs = (n: string) => sum(m1, n) - sum(m0, n);
+    const rejectedBefore = sumByLabel(m0, 'gantry_messages_rejected_total', 'reason');
     summaryMs.sort((a, b) => a - b);
     probeLagMs.sort((a, b) => a - b);
     const beatsPerS = ingested / seconds;
@@ -256,7 +257,7 @@ async function main(): Promise<void> {
       stalePerS: Math.round(stale / seconds),
       /** Refused beats per second by reason (gantry_messages_rejected_total): none is expected from the simulator. */
       rejectedPerS: Object.fromEntries(
-        [...sumByLabel(m1, 'gantry_messages_rejected_total', 'reason')].map(([reason, n]) => [reason, Math.round((n - (sumByLabel(m0, 'gantry_messages_rejected_total', 'reason').get(reason) ?? 0)) / seconds)]),
+        [...sumByLabel(m1, 'gantry_messages_rejected_total', 'reason')].map(([reason, n]) => [reason, Math.round((n - (rejectedBefore.get(reason) ?? 0)) / seconds)]),
       ),
       lagHistogramS: {
         p50: histogramQuantile(lagB0, lagB1, 0.5), p99: histogramQuantile(lagB0, lagB1, 0.99), p999: histogramQuantile(lagB0, lagB1, 0.999),

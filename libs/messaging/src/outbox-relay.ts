@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { Sql, autocommit, inTransaction, onOutboxCommitted, prepared, vacuumOutbox } from '@gantry/persistence';
+import { OutboxVacuumSchedule, Sql, autocommit, inTransaction, onOutboxCommitted, prepared, vacuumOutbox } from '@gantry/persistence';
 import { DeadLetter, DeadLetterPublisher } from './dead-letter';
 import { isTransientFailure } from './failure-kind';
 import { MessageProducer } from './kafka-client';
@@ -84,10 +84,11 @@ export class OutboxRelay {
   private loop: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private readonly expanders: Map<string, OutboxExpander>;
-  private publishedSinceVacuum = 0;
+  private readonly vacuums: OutboxVacuumSchedule;
 
   constructor(private readonly opts: OutboxRelayOptions) {
     this.expanders = new Map((opts.expanders ?? []).map((e) => [e.source, e]));
+    this.vacuums = new OutboxVacuumSchedule(opts.vacuumEveryRows);
   }
 
   async start(): Promise<void> {
@@ -152,10 +153,7 @@ export class OutboxRelay {
 
   /** Vacuums the table once enough rows went out since the last time; a failure only costs speed. */
   private async vacuumWhenDue(published: number): Promise<void> {
-    const every = this.opts.vacuumEveryRows ?? 2000;
-    this.publishedSinceVacuum += published;
-    if (every <= 0 || this.publishedSinceVacuum < every) return;
-    this.publishedSinceVacuum = 0;
+    if (!this.vacuums.due(published)) return;
     try {
       await vacuumOutbox(autocommit(this.opts.dataSource));
       this.opts.onVacuumed?.();

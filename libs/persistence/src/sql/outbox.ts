@@ -47,11 +47,29 @@ export async function enqueueOutbox(sql: Sql, messages: OutboxMessage[]): Promis
  * Vacuums the outbox (outside any transaction; `SKIP_LOCKED`: a vacuum already running elsewhere is
  * not waited for). Claimed rows are deleted, and until a vacuum their index entries stay at the head
  * of `outbox_pkey`, where every claim's `ORDER BY id` scan walks them again: a claim of ~10 rows
- * took 1.2 ms at 500 jobs/s with ~50,000 claimed rows not yet vacuumed. `TRUNCATE false`: a queue table's empty
- * tail is refilled within moments, and cutting it off takes the table's exclusive lock, which every
- * writer of outbox rows would wait on. A role that does not own the table gets a warning and nothing
- * is done.
+ * took 1.2 ms at 500 jobs/s with ~50,000 claimed rows not yet vacuumed. `TRUNCATE false`: a queue
+ * table's empty tail is refilled within moments, and cutting it off takes the table's exclusive
+ * lock, which every writer of outbox rows would wait on. A role that does not own the table gets a
+ * warning and nothing is done.
  */
 export async function vacuumOutbox(sql: Sql): Promise<void> {
   await sql.rows('VACUUM (SKIP_LOCKED, TRUNCATE false) outbox');
+}
+
+/** Rows published between two vacuums of the outbox by one relay (GANTRY_OUTBOX_VACUUM_ROWS). */
+export const OUTBOX_VACUUM_EVERY_ROWS = 2000;
+
+/** When a relay's next vacuum is due: after every `everyRows` rows it published; never when 0. */
+export class OutboxVacuumSchedule {
+  private published = 0;
+
+  constructor(private readonly everyRows: number = OUTBOX_VACUUM_EVERY_ROWS) {}
+
+  /** Counts `rows` just published; true when a vacuum is due (the count then starts again). */
+  due(rows: number): boolean {
+    this.published += rows;
+    if (this.everyRows <= 0 || this.published < this.everyRows) return false;
+    this.published = 0;
+    return true;
+  }
 }
