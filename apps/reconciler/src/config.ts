@@ -5,6 +5,14 @@ import { StatefulServiceEnv, defaultIngestStallMs, defaultPhantomGraceMs } from 
 export class ReconcilerEnv extends StatefulServiceEnv {
   /** Job-report partitions consumed at once by this replica; their batches share each write (one at a time). */
   @IsInt() @Min(1) @Max(64) GANTRY_REPORT_CONCURRENCY: number = 6;
+  /**
+   * Pacing under load (loadGapMs): after a write of n reports, the next starts no sooner than
+   * min(n x GANTRY_REPORT_GAP_PER_REPORT_MS, GANTRY_REPORT_MAX_GAP_MS) after it began; reports that
+   * arrive meanwhile go together. A write's planning and commit cost about the same for 12 reports
+   * as for 50; a lone report waits at most one report's gap. 0 max: off.
+   */
+  @IsInt() @Min(0) @Max(100) GANTRY_REPORT_GAP_PER_REPORT_MS: number = 2;
+  @IsInt() @Min(0) @Max(1000) GANTRY_REPORT_MAX_GAP_MS: number = 50;
   /** How long a RUNNING attempt may be missing from its node's beats before it is lost, ms; default three heartbeat periods, at least 15000. */
   @IsInt() @Min(100) GANTRY_PHANTOM_GRACE_MS: number = 15000;
   /** How often the failure detector looks for dead nodes, ms. */

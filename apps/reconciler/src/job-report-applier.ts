@@ -2,10 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
 import { JobReportMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
-import { ReportOutcome, foldReports } from '@gantry/domain';
+import { LoadGap, ReportOutcome, foldReports, loadGapMs } from '@gantry/domain';
 import type { MessageHeaders, WakeUpSender } from '@gantry/messaging';
 import { ConcurrentUpdateError, JobReportWrite, MicroBatcher, ReportMessage, autocommit, findJobsWithRanks, isPermanentDataError, writeJobReports } from '@gantry/persistence';
-import { SCHEDULER_WAKE } from '@gantry/runtime';
+import { CONFIG, SCHEDULER_WAKE } from '@gantry/runtime';
+import { ReconcilerEnv } from './config';
 
 export type { ReportOutcome } from '@gantry/domain';
 
@@ -39,19 +40,29 @@ export class JobReportApplier {
    * Group commit across partitions: the batches of every partition consumed at once that arrive
    * while a write is in flight go together in the next one. At 1,000 reports/s over six partitions
    * each fetch holds a handful of reports, and the write's fixed cost (planning, a commit) would be
-   * paid per handful.
+   * paid per handful. Under a steady stream the next write also waits a gap that grows with the
+   * last one (loadGapMs), so the batches grow with the load instead of the writes' number.
    */
-  private readonly writes = new MicroBatcher<JobReportMessage[], BatchReportResult[]>({
-    maxBatch: 64,
-    maxInFlight: 1,
-    run: async (batches) => {
-      const results = await this.applyAll(batches.flat());
-      let at = 0;
-      return batches.map((b) => results.slice(at, (at += b.length)));
-    },
-  });
+  private readonly writes: MicroBatcher<JobReportMessage[], BatchReportResult[]>;
 
-  constructor(@Inject(DataSource) private readonly ds: DataSource, @Inject(SCHEDULER_WAKE) private readonly schedulerWake: WakeUpSender) {}
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(SCHEDULER_WAKE) private readonly schedulerWake: WakeUpSender,
+    @Inject(CONFIG) config: Pick<ReconcilerEnv, 'GANTRY_REPORT_GAP_PER_REPORT_MS' | 'GANTRY_REPORT_MAX_GAP_MS'>,
+  ) {
+    const gap: LoadGap = { perItemMs: config.GANTRY_REPORT_GAP_PER_REPORT_MS, maxMs: config.GANTRY_REPORT_MAX_GAP_MS };
+    this.writes = new MicroBatcher({
+      maxBatch: 64,
+      maxInFlight: 1,
+      // Under a steady stream of reports, fewer and larger writes (see GANTRY_REPORT_MAX_GAP_MS).
+      gapAfterMs: (batches) => loadGapMs(batches.reduce((n, b) => n + b.length, 0), gap),
+      run: async (batches) => {
+        const results = await this.applyAll(batches.flat());
+        let at = 0;
+        return batches.map((b) => results.slice(at, (at += b.length)));
+      },
+    });
+  }
 
   async apply(report: JobReportMessage): Promise<ReportOutcome> {
     const [result] = await this.applyBatch([{ value: report }]);

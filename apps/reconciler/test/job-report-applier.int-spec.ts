@@ -4,6 +4,7 @@ import { JobReportMessage, TOPICS } from '@gantry/contracts';
 import { JobRecord, autocommit, findJob, listJobEvents, loadNodes } from '@gantry/persistence';
 import { WakeUpSender } from '@gantry/messaging';
 import { makeJob, makeNode, openDataSource, placeJob, testWakeUpSender } from '@gantry/testing';
+import { ReconcilerEnv } from '../src/config';
 import { JobReportApplier } from '../src/job-report-applier';
 
 let ds: DataSource;
@@ -12,7 +13,7 @@ let wake: { sender: WakeUpSender; close: () => Promise<void> };
 beforeAll(async () => {
   ds = await openDataSource();
   wake = await testWakeUpSender('job-report-applier-test');
-  applier = new JobReportApplier(ds, wake.sender);
+  applier = new JobReportApplier(ds, wake.sender, new ReconcilerEnv());
 });
 afterAll(async () => {
   await wake.close();
@@ -144,7 +145,7 @@ describe('JobReportApplier', () => {
   it('concurrent reports for one job do not lose updates, in one replica or across replicas', async () => {
     const { job, nodeIds } = await placedJob(4);
     // Two appliers are two reconciler replicas: their writes race on the job's compare-and-set.
-    const other = new JobReportApplier(ds, wake.sender);
+    const other = new JobReportApplier(ds, wake.sender, new ReconcilerEnv());
     await Promise.all(nodeIds.map((n, i) => (i % 2 ? other : applier).apply(report(job, n, 'SUCCEEDED', { exitCode: 0 }))));
     expect((await findJob(autocommit(ds), job.id))!.state).toBe('SUCCEEDED');
     const seqs = (await listJobEvents(autocommit(ds), job.id, 0, 50)).map((e) => e.seq);

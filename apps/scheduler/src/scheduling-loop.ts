@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { LifecycleType } from '@gantry/contracts';
-import { WakeKind, nextCycleDelayMs } from '@gantry/domain';
+import { LoadGap, WakeKind, nextCycleDelayMs } from '@gantry/domain';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -16,7 +16,8 @@ const BLOCKED_GAP_MS = 100;
 
 /**
  * Runs scheduling cycles when woken (a job was created, capacity was freed) or every
- * GANTRY_SCHEDULER_INTERVAL_MS; when exactly is nextCycleDelayMs's decision. Wake-ups during a
+ * GANTRY_SCHEDULER_INTERVAL_MS; when exactly is nextCycleDelayMs's decision (under a steady
+ * stream, no sooner than a gap that grows with what the last cycle placed). Wake-ups during a
  * cycle coalesce into one more cycle.
  */
 @Injectable()
@@ -27,12 +28,19 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
   private loop: Promise<void> | null = null;
   /** Blocked cycles in a row (0: the last one placed, or looked at nothing). */
   private blockedCycles = 0;
+  /** Jobs the last cycle placed: the longer the next waits (loadGapMs); and whether it left jobs waiting. */
+  private lastPlaced = 0;
+  private leftWaiting = false;
+
+  private readonly loadGap: LoadGap;
 
   constructor(
     private readonly cycle: SchedulingCycle,
     @Inject(CONFIG) private readonly config: SchedulerEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.loadGap = { perItemMs: config.GANTRY_SCHEDULER_GAP_PER_PLACEMENT_MS, maxMs: config.GANTRY_SCHEDULER_MAX_GAP_MS };
+  }
 
   onApplicationBootstrap(): void {
     this.running = true;
@@ -53,6 +61,8 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
       let blocked = false;
       try {
         const r = await this.cycle.run();
+        this.lastPlaced = r.placed;
+        this.leftWaiting = r.considered > r.placed || r.moreQueued || r.lostRaces > 0;
         blocked = r.considered > 0 && r.placed === 0 && r.lostRaces === 0;
         this.blockedCycles = blocked ? this.blockedCycles + 1 : 0;
         // Placements with more queued behind the lookahead, or a lost race: more may be placeable right now.
@@ -60,6 +70,7 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
         // Another replica holds the leases: retry soon, but not in a tight loop.
         if (r.lostRaces > 0 && r.placed === 0) await new Promise((res) => setTimeout(res, 20 + Math.random() * 80));
       } catch (e) {
+        this.lastPlaced = 0;
         this.logger.warn({ err: e }, 'scheduling cycle failed; retrying');
       }
       await this.pause(blocked, startedMs, Date.now());
@@ -73,6 +84,7 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
       const ms = nextCycleDelayMs({
         pending: this.pending, blocked, blockedCycles: this.blockedCycles, lastCycleStartedMs, lastCycleEndedMs, nowMs: Date.now(),
         intervalMs: this.config.GANTRY_SCHEDULER_INTERVAL_MS, blockedGapMs: BLOCKED_GAP_MS,
+        lastPlaced: this.lastPlaced, loadGap: this.loadGap, leftWaiting: this.leftWaiting,
       });
       if (ms <= 0) return;
       await new Promise<void>((resolve) => {

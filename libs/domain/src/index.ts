@@ -29,3 +29,4 @@ export * from './nodes/beat-order';
 export * from './explain/job-explain';
 export * from './jobs/job-arrays';
 export * from './admission/concurrency-limit';
+export * from './pacing/load-gap';

@@ -126,4 +126,46 @@ describe('MicroBatcher', () => {
       expect(await Promise.all(accepted)).toEqual([10, 20, 30]);
     });
   });
+
+  describe('gapAfterMs (pacing under load)', () => {
+    afterEach(() => jest.useRealTimers());
+
+    it('holds the next run until the gap after the last one began, and sends what arrived meanwhile together', async () => {
+      jest.useFakeTimers({ doNotFake: ['setImmediate'] });
+      let now = 0;
+      const g = gatedRun();
+      const b = new MicroBatcher({ maxBatch: 100, maxInFlight: 1, run: g.run, now: () => now, gapAfterMs: (items) => items.length * 10 });
+      void b.submit(1); // a lone item after a quiet spell: at once
+      expect(g.batches).toEqual([[1]]);
+      g.release();
+      await flush();
+      now = 4;
+      const later = [2, 3, 4].map((i) => b.submit(i)); // 4 ms after a run of one item: 6 ms to wait
+      await flush();
+      expect(g.batches).toEqual([[1]]);
+      now = 10;
+      jest.advanceTimersByTime(6);
+      expect(g.batches).toEqual([[1], [2, 3, 4]]);
+      g.release();
+      expect(await Promise.all(later)).toEqual([20, 30, 40]);
+      // That run of three began at 10: the next may start at 40.
+      now = 35;
+      void b.submit(5);
+      await flush();
+      expect(g.batches).toEqual([[1], [2, 3, 4]]);
+      now = 40;
+      jest.advanceTimersByTime(5);
+      expect(g.batches).toEqual([[1], [2, 3, 4], [5]]);
+    });
+
+    it('a gap of 0 never holds anything back', async () => {
+      const g = gatedRun();
+      const b = new MicroBatcher({ maxBatch: 100, maxInFlight: 1, run: g.run, gapAfterMs: () => 0 });
+      void b.submit(1);
+      g.release();
+      await flush();
+      void b.submit(2);
+      expect(g.batches).toEqual([[1], [2]]);
+    });
+  });
 });

@@ -20,6 +20,13 @@ export interface MicroBatcherOptions<I, O> {
   shedNewAfterMs?: number;
   /** Most items waiting at once; further items are refused at once (OverloadedError). Unset: no bound. */
   maxBacklog?: number;
+  /**
+   * Pacing under load: the least time from the start of a run of `items` to the start of the next
+   * (ms; default none). Items that arrive sooner wait and go together in that next run, so a
+   * worker fed a steady stream runs fewer, larger batches; an item after a quiet spell still starts
+   * at once. See loadGapMs in @gantry/domain.
+   */
+  gapAfterMs?: (items: I[]) => number;
   /** The clock, for tests. */
   now?: () => number;
 }
@@ -48,6 +55,9 @@ interface Waiting<I, O> {
 export class MicroBatcher<I, O> {
   private readonly waiting: Array<Waiting<I, O>> = [];
   private inFlight = 0;
+  /** When the next run may start at the earliest (gapAfterMs of the last one), and the timer that starts it. */
+  private nextRunAt = Number.NEGATIVE_INFINITY;
+  private gapTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly now: () => number;
 
   constructor(private readonly opts: MicroBatcherOptions<I, O>) {
@@ -74,12 +84,22 @@ export class MicroBatcher<I, O> {
 
   private pump(): void {
     while (this.inFlight < this.opts.maxInFlight && this.waiting.length > 0) {
+      const gapLeft = this.nextRunAt - this.now();
+      if (gapLeft > 0) {
+        this.gapTimer ??= setTimeout(() => {
+          this.gapTimer = null;
+          this.pump();
+        }, gapLeft);
+        return;
+      }
       this.refuseExpired();
       const batch = this.waiting.splice(0, this.opts.maxBatch);
       if (batch.length === 0) return;
       this.inFlight++;
+      const items = batch.map((b) => b.item);
+      if (this.opts.gapAfterMs) this.nextRunAt = this.now() + this.opts.gapAfterMs(items);
       this.opts
-        .run(batch.map((b) => b.item))
+        .run(items)
         .then(
           (results) => {
             if (results.length !== batch.length) throw new Error(`batch of ${batch.length} returned ${results.length} results`);

@@ -4,6 +4,8 @@ const base: CyclePacingInput = {
   pending: null, blocked: false, lastCycleStartedMs: 1_000, lastCycleEndedMs: 1_010, nowMs: 1_020, intervalMs: 1_000, blockedGapMs: 100,
 };
 
+const loadGap = { perItemMs: 5, maxMs: 50 };
+
 describe('nextCycleDelayMs (when the scheduler cycles again)', () => {
   it.each<[string, Partial<CyclePacingInput>, number]>([
     ['no wake-up: the tick, an interval after the last cycle ended', {}, 990],
@@ -19,6 +21,15 @@ describe('nextCycleDelayMs (when the scheduler cycles again)', () => {
     ['new work after three: four times the gap', { pending: 'new-work', blocked: true, blockedCycles: 3 }, 380],
     ['new work after many: never past the tick', { pending: 'new-work', blocked: true, blockedCycles: 50 }, 990],
     ['freed capacity after many blocked cycles: still at once', { pending: 'capacity', blocked: true, blockedCycles: 50 }, 0],
+    // Pacing under load (loadGapMs, 5 ms per placement up to 50): from the last cycle's start, 20 ms ago.
+    ['new work after a cycle that placed one: at once (its gap is over)', { pending: 'new-work', lastPlaced: 1, loadGap }, 0],
+    ['new work after a cycle that placed six: until 30 ms after it began', { pending: 'new-work', lastPlaced: 6, loadGap }, 10],
+    ['freed capacity after a cycle that placed forty: until the cap', { pending: 'capacity', lastPlaced: 40, loadGap }, 30],
+    ['freed capacity that jobs the last cycle left wait for: at once', { pending: 'capacity', lastPlaced: 40, leftWaiting: true, loadGap }, 0],
+    ['new work while jobs wait: still the gap', { pending: 'new-work', lastPlaced: 40, leftWaiting: true, loadGap }, 30],
+    ['the gap never shortens the blocked back-off', { pending: 'new-work', blocked: true, lastPlaced: 40, loadGap }, 80],
+    ['no wake-up after a large cycle: the tick', { lastPlaced: 40, loadGap }, 990],
+    ['pacing off: at once whatever the last cycle placed', { pending: 'new-work', lastPlaced: 400, loadGap: { perItemMs: 5, maxMs: 0 } }, 0],
   ])('%s', (_name, over, expected) => {
     expect(nextCycleDelayMs({ ...base, ...over })).toBe(expected);
   });

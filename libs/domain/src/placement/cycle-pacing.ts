@@ -1,3 +1,5 @@
+import { LoadGap, loadGapMs } from '../pacing/load-gap';
+
 /**
  * When the scheduler runs its next cycle. A cycle costs the same whatever woke it (it reads every
  * queue's head), so how often it runs is a decision, not a consequence of how many wake-ups arrive:
@@ -7,7 +9,12 @@
  *   machine on re-reading a blocked queue (hundreds of creates a second). New work then waits until
  *   `blockedGapMs` after the last cycle began, twice that after two blocked cycles in a row, and so
  *   on up to the tick: a queue that stays blocked is re-read about once a second, not ten times;
- * - with no wake-up, the periodic tick (GANTRY_SCHEDULER_INTERVAL_MS) after the last cycle ended.
+ * - with no wake-up, the periodic tick (GANTRY_SCHEDULER_INTERVAL_MS) after the last cycle ended;
+ * - no cycle starts sooner after the last one began than `loadGap` for what that one placed
+ *   (loadGapMs), unless capacity was freed while jobs the last cycle looked at still wait: a cycle
+ *   after a lone placement is not held up, and under a steady stream of creates each cycle takes
+ *   up to the cap's worth of them, not the few that arrived while the last one ran. Jobs waiting
+ *   for capacity are not made to wait longer for it.
  */
 export type WakeKind = 'new-work' | 'capacity';
 
@@ -23,6 +30,11 @@ export interface CyclePacingInput {
   nowMs: number;
   intervalMs: number;
   blockedGapMs: number;
+  /** Jobs the last cycle placed, and the gap that buys the next cycle (absent: no such gap). */
+  lastPlaced?: number;
+  loadGap?: LoadGap;
+  /** The last cycle left jobs it looked at unplaced (or more queued behind them, or lost a race). */
+  leftWaiting?: boolean;
 }
 
 /** How long to wait before the next cycle, ms (0: at once); a later, stronger wake-up is decided again. */
@@ -34,5 +46,7 @@ export function nextCycleDelayMs(p: CyclePacingInput): number {
     const gap = p.blockedGapMs * 2 ** Math.min(30, Math.max(0, (p.blockedCycles ?? 1) - 1));
     at = p.blocked ? Math.min(tick, p.lastCycleStartedMs + gap) : p.nowMs;
   }
+  const waitedFor = p.pending === 'capacity' && p.leftWaiting === true;
+  if (p.loadGap && !waitedFor) at = Math.max(at, p.lastCycleStartedMs + loadGapMs(p.lastPlaced ?? 0, p.loadGap));
   return Math.max(0, at - p.nowMs);
 }
