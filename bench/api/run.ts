@@ -337,9 +337,9 @@ async function measure(
   const commits = after.xact_commit - before.xact_commit;
   const cpu = cpuBetween(a, b, servicePids());
   // The CPU snapshots span the warm-up too, so they are divided by every create accepted in it.
-  const createsInCpuWindow = openWhole ? accepted(openWhole).length : summary.ok2xx;
+  const createdInWindow = openWhole ? accepted(openWhole).length : summary.ok2xx;
   const cpuMsPerCreate = Object.fromEntries(
-    Object.entries(cpu.components).map(([k, v]) => [k, Math.round((v.cpuS * 1000 * 100) / Math.max(1, createsInCpuWindow)) / 100]),
+    Object.entries(cpu.components).map(([k, v]) => [k, Math.round((v.cpuS * 1000 * 100) / Math.max(1, createdInWindow)) / 100]),
   );
   say(`${name}: ${fmt(summary.createsPerS)} creates/s, p50 ${fmt(summary.latencyMs.p50)} ms, p99 ${fmt(summary.latencyMs.p99)} ms, ` +
     `non-2xx ${summary.non2xx}, errors ${summary.errors}`);
@@ -362,12 +362,12 @@ async function measure(
     summary,
     cpu,
     cpuMsPerCreate,
-    createdInWindow: createsInCpuWindow,
+    createdInWindow,
     unansweredInWindow: openWhole ? openWhole.failures.length : summary.errors,
     db: {
       commits, rollbacks: after.xact_rollback - before.xact_rollback, inserted: after.tup_inserted - before.tup_inserted,
       updated: after.tup_updated - before.tup_updated, deleted: after.tup_deleted - before.tup_deleted,
-      commitsPerCreate: Math.round((commits / Math.max(1, createsInCpuWindow)) * 100) / 100,
+      commitsPerCreate: Math.round((commits / Math.max(1, createdInWindow)) * 100) / 100,
     },
     batches,
     acceptedSplitMs: split,

@@ -14,6 +14,8 @@ import { SchedulingCycle } from './scheduling-cycle';
  */
 const BLOCKED_GAP_MS = 100;
 
+const NOTHING_PLACED: Readonly<{ placed: number; leftWaiting: boolean }> = { placed: 0, leftWaiting: false };
+
 /**
  * Runs scheduling cycles when woken (a job was created, capacity was freed) or every
  * GANTRY_SCHEDULER_INTERVAL_MS; when exactly is nextCycleDelayMs's decision (under a steady
@@ -28,9 +30,8 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
   private loop: Promise<void> | null = null;
   /** Blocked cycles in a row (0: the last one placed, or looked at nothing). */
   private blockedCycles = 0;
-  /** Jobs the last cycle placed: the longer the next waits (loadGapMs); and whether it left jobs waiting. */
-  private lastPlaced = 0;
-  private leftWaiting = false;
+  /** What the last cycle placed (the longer the next waits, loadGapMs) and whether it left jobs waiting. */
+  private last = NOTHING_PLACED;
 
   private readonly loadGap: LoadGap;
 
@@ -61,8 +62,7 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
       let blocked = false;
       try {
         const r = await this.cycle.run();
-        this.lastPlaced = r.placed;
-        this.leftWaiting = r.considered > r.placed || r.moreQueued || r.lostRaces > 0;
+        this.last = { placed: r.placed, leftWaiting: r.considered > r.placed || r.moreQueued || r.lostRaces > 0 };
         blocked = r.considered > 0 && r.placed === 0 && r.lostRaces === 0;
         this.blockedCycles = blocked ? this.blockedCycles + 1 : 0;
         // Placements with more queued behind the lookahead, or a lost race: more may be placeable right now.
@@ -70,7 +70,7 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
         // Another replica holds the leases: retry soon, but not in a tight loop.
         if (r.lostRaces > 0 && r.placed === 0) await new Promise((res) => setTimeout(res, 20 + Math.random() * 80));
       } catch (e) {
-        this.lastPlaced = 0;
+        this.last = NOTHING_PLACED;
         this.logger.warn({ err: e }, 'scheduling cycle failed; retrying');
       }
       await this.pause(blocked, startedMs, Date.now());
@@ -84,7 +84,7 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
       const ms = nextCycleDelayMs({
         pending: this.pending, blocked, blockedCycles: this.blockedCycles, lastCycleStartedMs, lastCycleEndedMs, nowMs: Date.now(),
         intervalMs: this.config.GANTRY_SCHEDULER_INTERVAL_MS, blockedGapMs: BLOCKED_GAP_MS,
-        lastPlaced: this.lastPlaced, loadGap: this.loadGap, leftWaiting: this.leftWaiting,
+        lastPlaced: this.last.placed, leftWaiting: this.last.leftWaiting, loadGap: this.loadGap,
       });
       if (ms <= 0) return;
       await new Promise<void>((resolve) => {
