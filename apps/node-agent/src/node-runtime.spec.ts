@@ -1,7 +1,8 @@
 import { AgentCommandMessage, JobReportMessage } from '@gantry/contracts';
 import { Execution, ExecutionResult, Executor } from './executors/executor';
 import { NodeRuntime } from './node-runtime';
-import { ReportSink, TraceHeaders } from './report-publisher';
+import type { TraceHeaders } from '@gantry/messaging';
+import { ReportSink } from './report-publisher';
 import { TelemetrySource } from './telemetry/telemetry-source';
 import { AttemptRecord, AttemptStore } from './state/attempt-record';
 

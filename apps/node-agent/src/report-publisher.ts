@@ -1,9 +1,6 @@
 import { JobReportMessage, TOPICS } from '@gantry/contracts';
-import { MessageProducer, currentTraceHeaders } from '@gantry/messaging';
+import { MessageProducer, TraceHeaders, currentTraceHeaders } from '@gantry/messaging';
 import { NodeKeys } from './identity/node-keys';
-
-/** W3C trace context for a Kafka message's headers. */
-export type TraceHeaders = Record<string, string>;
 
 export interface ReportSink {
   /** Queues the report; `acked` runs once Kafka has acknowledged it (the agent then forgets it was unsent). */

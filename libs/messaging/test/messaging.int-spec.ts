@@ -7,7 +7,7 @@ import { propagation } from '@opentelemetry/api';
 import { JobLifecycleMessage, JobLifecycleSchema, OUTBOX_DISPATCH, TOPICS, messageParser } from '@gantry/contracts';
 import {
   BatchConsumer, BatchConsumerOptions, DEAD_LETTER_HEADERS, DEAD_LETTER_MAX_VALUE_BYTES, DeadLetterPublisher, KafkaConnection, MAX_MESSAGE_BYTES, MessageProducer,
-  OutboxExpander, OutboxRelay, createKafka, currentTraceHeaders, ensureTopics, extractTraceContext, keyedPartitionAssigner, messagesRejected, partitionForKey,
+  OutboxExpander, OutboxRelay, createKafka, currentTraceHeaders, ensureTopics, extractTraceContext, requestTraceHeaders, keyedPartitionAssigner, messagesRejected, partitionForKey,
 } from '@gantry/messaging';
 import { enqueueOutbox, inTransaction } from '@gantry/persistence';
 import { openDataSource, silentLogger, testEnv, uniqueTag } from '@gantry/testing';
@@ -415,6 +415,16 @@ describe('trace context', () => {
       const headers = currentTraceHeaders();
       const extracted = trace.getSpanContext(extractTraceContext(headers));
       expect(extracted?.traceId).toBe(span.spanContext().traceId);
+      span.end();
+    });
+  });
+
+  it('a request continues the active span (traces exported), not the header it came with', () => {
+    const tracer = trace.getTracer('test');
+    tracer.startActiveSpan('server', (span) => {
+      const sent = `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`;
+      const headers = requestTraceHeaders({ traceparent: sent });
+      expect(headers.traceparent).toBe(`00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`);
       span.end();
     });
   });

@@ -2,6 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, R
 import { ApiBearerAuth, ApiCreatedResponse, ApiExtraModels, ApiHeader, ApiOkResponse, ApiProduces, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CreateJobDto, DependencyView, JobEventPage, JobExplanationView, JobPage, JobView } from '@gantry/contracts';
+import { requestTraceHeaders } from '@gantry/messaging';
 import type { JobRecord } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
@@ -64,7 +65,7 @@ export class JobsController {
     }
     // The hash is of the body as sent (keys sorted), so a retry that reorders keys is still a replay.
     const idem = key === undefined ? null : { key, bodySha256: canonicalSha256(req.body) };
-    const { job, replayed } = await this.jobs.create(dto, who, idem);
+    const { job, replayed } = await this.jobs.create(dto, who, idem, requestTraceHeaders(req.headers));
     void res.header('location', `/v1/jobs/${job.id}`);
     if (replayed) void res.status(200).header('idempotent-replayed', 'true');
     // What it depends on is what the body named (a replay's body is the same): no read on the create path.
@@ -111,8 +112,8 @@ export class JobsController {
 
   @Post(':id/cancel')
   @ApiOkResponse({ type: JobView, description: '202 when the intent is recorded; 200 when the job had already ended' })
-  async cancel(@Param('id') id: string, @CurrentPrincipal() who: Principal, @Res({ passthrough: true }) res: FastifyReply): Promise<JobView> {
-    const { job, accepted } = await this.jobs.cancel(id, who);
+  async cancel(@Param('id') id: string, @CurrentPrincipal() who: Principal, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<JobView> {
+    const { job, accepted } = await this.jobs.cancel(id, who, requestTraceHeaders(req.headers));
     void res.status(accepted ? 202 : 200);
     return (await this.views([job]))[0];
   }

@@ -3,7 +3,7 @@ import { Histogram } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { CreateJobDto, DEFAULT_RESOURCES, DependencyDto, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
 import { ARRAY_COPIED_BYTES_MAX, ArrayChildCounts, admitDependencies, assertTransition, decideCancel, isTerminal, resolveRetryPolicy } from '@gantry/domain';
-import { WakeUpSender, currentTraceHeaders } from '@gantry/messaging';
+import { TraceHeaders, WakeUpSender } from '@gantry/messaging';
 import {
   JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
   cancelArrayChildren, casUpdateJob, countArrayChildren, createJobs, enqueueOutbox, insertArrayChildren, newJobId, sortedChildIds, findJob, inTransaction, insertJobDependencies, keyOf, listJobDependencies, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
@@ -71,9 +71,8 @@ export class JobsService {
    * (owner, key) is claimed through the database's primary key, so racing retries produce one job
    * and every response names it.
    */
-  async create(dto: CreateJobDto, who: Principal, idem: { key: string; bodySha256: string } | null): Promise<CreateResult> {
+  async create(dto: CreateJobDto, who: Principal, idem: { key: string; bodySha256: string } | null, trace: TraceHeaders): Promise<CreateResult> {
     const now = new Date();
-    const trace = currentTraceHeaders();
     const resources = { ...DEFAULT_RESOURCES, ...dto.resources };
     const queue = dto.queue ?? 'default';
     const id = newJobId();
@@ -242,11 +241,11 @@ export class JobsService {
    * Cancellation is intent: a queued job ends at once; a dispatched one gets a KILL per live rank
    * and ends when its agent reports CANCELLED. Retried on a lost compare-and-set.
    */
-  async cancel(id: string, who: Principal): Promise<CancelResult> {
+  async cancel(id: string, who: Principal, trace: TraceHeaders): Promise<CancelResult> {
     const job = await this.get(id, who);
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        const result = await inTransaction(this.ds, (sql) => this.cancelOnce(sql, id));
+        const result = await inTransaction(this.ds, (sql) => this.cancelOnce(sql, id, trace));
         // An operator's cancel of someone else's job is an operator's change (contract §4.3).
         if (job.owner !== who.owner) await this.audit.record(who, 'jobs.cancel', id, { owner: job.owner, accepted: result.accepted });
         return result;
@@ -257,10 +256,10 @@ export class JobsService {
     throw new ApiError(ErrorCode.CONFLICT, `job ${id} is changing too fast to cancel; retry`);
   }
 
-  private async cancelOnce(sql: Parameters<Parameters<typeof inTransaction>[1]>[0], id: string): Promise<CancelResult> {
+  private async cancelOnce(sql: Parameters<Parameters<typeof inTransaction>[1]>[0], id: string, trace: TraceHeaders): Promise<CancelResult> {
     const job = (await findJob(sql, id))!;
     const now = new Date();
-    if (job.arraySize !== null) return this.cancelArray(sql, job, now);
+    if (job.arraySize !== null) return this.cancelArray(sql, job, now, trace);
     const decision = decideCancel(job.state, job.cancelRequested);
     switch (decision.kind) {
       case 'already-terminal':
@@ -281,7 +280,7 @@ export class JobsService {
         await appendJobEvents(sql, id, firstSeq, [{ type: 'CANCEL_REQUESTED', at: now, attempt: job.attempt }]);
         const live = (await loadRanks(sql, id, job.attempt)).filter((r) => !r.released);
         const kills: KillCommand[] = live.map((r) => ({ type: 'KILL', nodeId: r.nodeId, jobId: id, attempt: job.attempt, issuedAt: now.getTime(), reason: 'CANCELLED_BY_USER' }));
-        await enqueueOutbox(sql, kills.map((k) => ({ topic: TOPICS.agentCommands, key: k.nodeId, value: k, headers: currentTraceHeaders() })));
+        await enqueueOutbox(sql, kills.map((k) => ({ topic: TOPICS.agentCommands, key: k.nodeId, value: k, headers: trace })));
         return { job: (await findJob(sql, id))!, accepted: true };
       }
     }
@@ -292,7 +291,7 @@ export class JobsService {
    * cancelled as its own cancel would (queued ones end now, placed ones get KILLs), and the parent
    * is summarised at once, so an array none of whose children was placed answers CANCELLED.
    */
-  private async cancelArray(sql: Parameters<Parameters<typeof inTransaction>[1]>[0], parent: JobRecord, now: Date): Promise<CancelResult> {
+  private async cancelArray(sql: Parameters<Parameters<typeof inTransaction>[1]>[0], parent: JobRecord, now: Date, trace: TraceHeaders): Promise<CancelResult> {
     if (isTerminal(parent.state)) return { job: parent, accepted: false };
     if (!parent.cancelRequested) {
       const { firstSeq } = await casUpdateJob(sql, parent.id, parent.version, { cancelRequested: true }, 1, now);
@@ -302,7 +301,7 @@ export class JobsService {
     const commands: KillCommand[] = kills.map((k) => ({ type: 'KILL', nodeId: k.nodeId, jobId: k.jobId, attempt: k.attempt, issuedAt: now.getTime(), reason: 'CANCELLED_BY_USER' }));
     // Bounded statements: enqueueOutbox binds a few parameters per row, and Postgres allows 65,535.
     for (let i = 0; i < commands.length; i += KILLS_PER_STATEMENT) {
-      await enqueueOutbox(sql, commands.slice(i, i + KILLS_PER_STATEMENT).map((k) => ({ topic: TOPICS.agentCommands, key: k.nodeId, value: k, headers: currentTraceHeaders() })));
+      await enqueueOutbox(sql, commands.slice(i, i + KILLS_PER_STATEMENT).map((k) => ({ topic: TOPICS.agentCommands, key: k.nodeId, value: k, headers: trace })));
     }
     await this.arrays.summarise(sql, [(await findJob(sql, parent.id))!], now);
     return { job: (await findJob(sql, parent.id))!, accepted: true };

@@ -1,5 +1,5 @@
 import { JobReportMessage } from '@gantry/contracts';
-import { TraceHeaders } from '../report-publisher';
+import type { TraceHeaders } from '@gantry/messaging';
 
 /**
  * What an agent keeps on disk about one attempt it started, so that a restarted agent can carry on
