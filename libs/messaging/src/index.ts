@@ -1,5 +1,6 @@
-// Patches kafkajs's encoder in place when loaded (see the file).
+// Patch kafkajs in place when loaded (see the files): its encoder's buffers, its idle request queues' timers.
 export * from './kafkajs-pooled-encoder';
+import './kafkajs-idle-request-queue';
 export * from './message';
 export * from './kafka-client';
 export * from './kafka-timeouts';
