@@ -218,6 +218,27 @@ describe('why a job waits', () => {
     await shot(t, 'job-explain');
     await admin.cancelJob(job.id);
   });
+
+  it('explains a queued job also when the capabilities arrive after the job was read', async () => {
+    const queue = `late-${uniqueTag().toLowerCase().replace(/[^a-z0-9]/g, '').slice(-10)}`;
+    await admin.createQueue(queue, 0, 1);
+    const { job } = await admin.createJob({
+      name: 'console-explain-late', queue, image: 'none', command: ['true'], labels: { suite: tag }, resources: { gpus: 2, cpuCores: 1, memoryMiB: 64 }, maxRuntimeSeconds: 600,
+    });
+    await waitFor('a pending reason', async () => (await admin.getJob(job.id)).pendingReason !== null, { timeoutMs: 30_000, intervalMs: 100 });
+    const t = await tab();
+    await signIn(t, stack.gatewayUrl, adminToken);
+    // The OpenAPI document (the console's capabilities) is held until the page has read the job.
+    const jobRead = t.page.waitForResponse((r) => r.url().endsWith(`/v1/jobs/${job.id}`) && r.request().method() === 'GET');
+    await t.page.route('**/openapi.json', async (route) => {
+      await jobRead;
+      await route.continue();
+    });
+    await t.page.goto(`${stack.gatewayUrl}/ui/jobs/${job.id}`);
+    await jobRead;
+    await t.page.locator('.blockers li[data-reason="QUOTA_EXCEEDED"]').waitFor({ timeout: 30_000 });
+    await admin.cancelJob(job.id);
+  });
 });
 
 describe('nodes and queues', () => {

@@ -66,6 +66,9 @@ export class JobPage extends PageElement {
   protected override updated(changed: Map<string, unknown>): void {
     // A job not yet placed has no log: following starts once it has an attempt.
     if ((changed.has('caps') || changed.has('job')) && this.job && !this.logsStarted) this.followLogs();
+    // The capabilities (the OpenAPI document) may arrive after the first read: a queued job, which
+    // may see no event for a long time, is explained when they do, not at its next event.
+    if (changed.has('caps') && this.caps && this.job?.state === 'QUEUED' && !this.explanation) void this.refresh().catch(() => undefined);
   }
 
   private async refresh(): Promise<void> {
