@@ -195,14 +195,20 @@ describe('jobs', () => {
 });
 
 describe('why a job waits', () => {
-  it("shows a queued job's explain: each blocker with what it lacks, what would let it start, its position and estimate", async () => {
+  /** A job that asks for 2 GPUs in a queue of its own with a quota of 1: queued for good, with a pending reason. */
+  async function jobOverQuota(name: string) {
     const queue = `explain-${uniqueTag().toLowerCase().replace(/[^a-z0-9]/g, '').slice(-10)}`;
     await admin.createQueue(queue, 0, 1);
     const { job } = await admin.createJob({
-      name: 'console-explain', queue, image: 'none', command: ['true'], labels: { suite: tag }, resources: { gpus: 2, cpuCores: 1, memoryMiB: 64 }, maxRuntimeSeconds: 600,
+      name, queue, image: 'none', command: ['true'], labels: { suite: tag }, resources: { gpus: 2, cpuCores: 1, memoryMiB: 64 }, maxRuntimeSeconds: 600,
     });
     // The page shows why it waits once the scheduler has given it a pending reason (no job event marks that).
     await waitFor('a pending reason', async () => (await admin.getJob(job.id)).pendingReason !== null, { timeoutMs: 30_000, intervalMs: 100 });
+    return job;
+  }
+
+  it("shows a queued job's explain: each blocker with what it lacks, what would let it start, its position and estimate", async () => {
+    const job = await jobOverQuota('console-explain');
     const t = await tab();
     await signIn(t, stack.gatewayUrl, adminToken);
     await t.page.goto(`${stack.gatewayUrl}/ui/jobs/${job.id}`);
@@ -220,12 +226,7 @@ describe('why a job waits', () => {
   });
 
   it('explains a queued job also when the capabilities arrive after the job was read', async () => {
-    const queue = `late-${uniqueTag().toLowerCase().replace(/[^a-z0-9]/g, '').slice(-10)}`;
-    await admin.createQueue(queue, 0, 1);
-    const { job } = await admin.createJob({
-      name: 'console-explain-late', queue, image: 'none', command: ['true'], labels: { suite: tag }, resources: { gpus: 2, cpuCores: 1, memoryMiB: 64 }, maxRuntimeSeconds: 600,
-    });
-    await waitFor('a pending reason', async () => (await admin.getJob(job.id)).pendingReason !== null, { timeoutMs: 30_000, intervalMs: 100 });
+    const job = await jobOverQuota('console-explain-late');
     const t = await tab();
     await signIn(t, stack.gatewayUrl, adminToken);
     // The OpenAPI document (the console's capabilities) is held until the page has read the job.

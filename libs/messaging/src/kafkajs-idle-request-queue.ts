@@ -33,4 +33,3 @@ if (!requestQueue[PATCHED]) {
     scheduleAsShipped.call(this);
   };
 }
-

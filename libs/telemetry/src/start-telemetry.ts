@@ -2,7 +2,7 @@ import { context, propagation } from '@opentelemetry/api';
 import { NodeSDK, core } from '@opentelemetry/sdk-node';
 import { getNodeAutoInstrumentations } from '@opentelemetry/auto-instrumentations-node';
 import { SynchronousContextManager } from './synchronous-context-manager';
-import { TelemetryMode, telemetryMode } from './telemetry-mode';
+import { TelemetryMode, hasOtlpTracesEndpoint, telemetryMode } from './telemetry-mode';
 
 let started: TelemetryMode | null = null;
 let sdk: NodeSDK | null = null;
@@ -31,10 +31,9 @@ export function startTelemetry(serviceName: string): TelemetryMode {
 
 function startNodeSdk(serviceName: string): void {
   process.env.OTEL_SERVICE_NAME ??= serviceName;
-  const hasEndpoint = Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   process.env.OTEL_METRICS_EXPORTER ??= 'none'; // Prometheus /metrics is served by prom-client
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
-  if (!hasEndpoint) process.env.OTEL_NODE_ENABLED_INSTRUMENTATIONS ??= 'http,pino';
+  if (!hasOtlpTracesEndpoint(process.env)) process.env.OTEL_NODE_ENABLED_INSTRUMENTATIONS ??= 'http,pino';
   sdk = new NodeSDK({
     serviceName,
     instrumentations: [

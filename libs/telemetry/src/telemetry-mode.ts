@@ -8,9 +8,12 @@
  */
 export type TelemetryMode = 'off' | 'propagate' | 'trace';
 
+/** Whether an OTLP endpoint for traces is configured (the general one or the traces one). */
+export const hasOtlpTracesEndpoint = (env: Record<string, string | undefined>): boolean =>
+  Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+
 export function telemetryMode(env: Record<string, string | undefined>): TelemetryMode {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return 'off';
-  const hasEndpoint = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? (hasEndpoint ? 'otlp' : 'none')).split(',').map((e) => e.trim().toLowerCase());
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? (hasOtlpTracesEndpoint(env) ? 'otlp' : 'none')).split(',').map((e) => e.trim().toLowerCase());
   return exporters.some((e) => e !== '' && e !== 'none') ? 'trace' : 'propagate';
 }
