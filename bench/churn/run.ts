@@ -5,7 +5,7 @@
  * for one GPU. Everything is measured from outside: HTTP answers, and the agents' own RUNNING and
  * end reports read from Kafka (their `at`, the agents' clock, which is this host's).
  *
- * Phases, after a warm-up:
+ * Phases, after a warm-up (and more of it until the broker's JIT compiler is quiet, see warmBroker):
  *   idle      one job at a time on an empty cluster: submit -> process started, p50/p99;
  *   stream    BENCH_JOBS jobs submitted back to back by one client: submit -> start p99, and the
  *             makespan from the first submit to the last job's end;
@@ -33,12 +33,18 @@ import { Client } from 'pg';
 import { cpuProfilerEnv } from '../api/cpu-profiler-env';
 import { CommandWatch } from '../dispatch/command-watch';
 import { Hops, hopsOf } from './hops';
+import { CycleUse, cycleSnapshot, cyclesBetween } from './cycle-steps';
+import { batchSnapshot, meanBatches } from '../api/batch-sizes';
 import { ReportWatch } from './report-watch';
 
 const config = {
   jobs: num('BENCH_JOBS', 500),
   idleJobs: num('BENCH_IDLE_JOBS', 50),
   warmupJobs: num('BENCH_WARMUP_JOBS', 200),
+  /** After the warm-up, more rounds of it until the broker's JIT is quiet, for at most this long; 0: none (a cold broker). */
+  brokerWarmupMaxS: num('BENCH_BROKER_WARMUP_MAX_S', 120),
+  /** Quiet: the broker's JIT compiler threads used less than this share of one core over the last three rounds. */
+  brokerJitQuiet: num('BENCH_BROKER_JIT_QUIET', 0.02),
   acceptSerial: num('BENCH_ACCEPT_SERIAL', 1000),
   acceptParallel: num('BENCH_ACCEPT_PARALLEL', 2000),
   acceptClients: num('BENCH_ACCEPT_CLIENTS', 4),
@@ -126,13 +132,30 @@ const job = (name: string) => ({ name, image: 'none', command: ['true'], resourc
 
 /** CPU seconds per process during each phase: where the time goes. */
 const cpu: Record<string, CpuUse> = {};
+/** The scheduler's cycles and every service's mean batch during each phase. */
+const cycles: Record<string, CycleUse> = {};
+const batches: Record<string, Record<string, { mean: number; batches: number }>> = {};
 async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const services = (stack?.services ?? []).map((p) => ({ name: p.opts.name, url: p.url }));
+  const schedulerUrl = stack?.get('scheduler').url ?? '';
+  const [cyclesA, batchesA] = await Promise.all([cycleSnapshot(schedulerUrl), batchSnapshot(services)]);
   const a = cpuSnapshot();
   const out = await fn();
+  const b = cpuSnapshot();
   const named: Record<string, number | null | undefined> = { kafka: kafka.pid(), bench: process.pid };
   for (const p of [...(stack?.services ?? []), ...agents]) named[p.opts.name] = p.pid;
-  cpu[name] = cpuBetween(a, cpuSnapshot(), named);
+  cpu[name] = cpuBetween(a, b, named);
+  const [cyclesB, batchesB] = await Promise.all([cycleSnapshot(schedulerUrl), batchSnapshot(services)]);
+  cycles[name] = cyclesBetween(cyclesA, cyclesB);
+  batches[name] = meanBatches(batchesA, batchesB);
   return out;
+}
+
+/** Times `fn` alone, inside a phase: the phase's metrics scrapes before and after are not the clients' time. */
+async function timed<T>(fn: () => Promise<T>): Promise<{ out: T; seconds: number }> {
+  const t = performance.now();
+  const out = await fn();
+  return { out, seconds: (performance.now() - t) / 1000 };
 }
 
 interface Submitted {
@@ -177,6 +200,47 @@ function until<T>(what: string, probe: () => Promise<T | false | undefined> | T 
 function latencies(values: number[]): { p50: number; p99: number; max: number; n: number } {
   const s = [...values].sort((a, b) => a - b);
   return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] ?? NaN, n: s.length };
+}
+
+interface BrokerWarmup {
+  rounds: number;
+  seconds: number;
+  /** CPU seconds the broker's JIT compiler threads used over the rounds. */
+  jitS: number;
+  /** Its share of one core over the last three rounds. */
+  lastRoundsJitCores: number;
+  quiet: boolean;
+}
+
+/**
+ * Rounds of `BENCH_WARMUP_JOBS` more jobs until the broker's JIT compiler is quiet (under
+ * `BENCH_BROKER_JIT_QUIET` of a core over the last three rounds: it compiles in bursts, and one
+ * quiet round was followed by 0.8 CPU s of compiling in the stream) or `BENCH_BROKER_WARMUP_MAX_S`
+ * have passed. A broker started for the bench spends most of its first minute compiling (the
+ * `kafka JIT` line), which a long-running broker, the one users meet, has behind it; the phases
+ * then measure serving.
+ */
+async function warmBroker(base: string, token: string, watch: ReportWatch): Promise<BrokerWarmup | null> {
+  const pid = kafka.pid();
+  if (pid === null || config.brokerWarmupMaxS <= 0) return null;
+  const t0 = performance.now();
+  const out: BrokerWarmup = { rounds: 0, seconds: 0, jitS: 0, lastRoundsJitCores: NaN, quiet: false };
+  const last: Array<{ jit: number; wallS: number }> = [];
+  while (!out.quiet && (performance.now() - t0) / 1000 < config.brokerWarmupMaxS) {
+    const a = cpuSnapshot();
+    const ids = (await submitSerially(base, token, 'churn-warmup', config.warmupJobs)).map((j) => j.id);
+    await until('warm-up round ended', () => watch.countEnded(ids) === ids.length);
+    const use = cpuBetween(a, cpuSnapshot(), { kafka: pid });
+    const jit = use.components['kafka JIT']?.cpuS ?? 0;
+    out.rounds++;
+    out.jitS += jit;
+    last.push({ jit, wallS: use.wallS });
+    if (last.length > 3) last.shift();
+    out.lastRoundsJitCores = last.reduce((x, r) => x + r.jit, 0) / Math.max(last.reduce((x, r) => x + r.wallS, 0), 0.1);
+    out.quiet = last.length === 3 && out.lastRoundsJitCores < config.brokerJitQuiet;
+  }
+  out.seconds = (performance.now() - t0) / 1000;
+  return out;
 }
 
 async function idlePhase(base: string, token: string, watch: ReportWatch) {
@@ -231,14 +295,10 @@ async function cancelAll(base: string, token: string, ids: string[]): Promise<vo
 }
 
 async function acceptPhase(base: string, token: string) {
-  const t0 = performance.now();
-  const serial = await phase('accept-serial', () => submitSerially(base, token, 'churn-accept', config.acceptSerial));
-  const serialS = (performance.now() - t0) / 1000;
+  const { out: serial, seconds: serialS } = await phase('accept-serial', () => timed(() => submitSerially(base, token, 'churn-accept', config.acceptSerial)));
   const per = Math.ceil(config.acceptParallel / config.acceptClients);
-  const t1 = performance.now();
-  const parallel = await phase('accept-parallel', async () =>
-    (await Promise.all(Array.from({ length: config.acceptClients }, () => submitSerially(base, token, 'churn-accept', per)))).flat());
-  const parallelS = (performance.now() - t1) / 1000;
+  const { out: parallel, seconds: parallelS } = await phase('accept-parallel', () => timed(async () =>
+    (await Promise.all(Array.from({ length: config.acceptClients }, () => submitSerially(base, token, 'churn-accept', per)))).flat()));
   await cancelAll(base, token, [...serial, ...parallel].map((s) => s.id));
   return {
     serial: { jobs: serial.length, seconds: serialS, perS: serial.length / serialS },
@@ -329,6 +389,11 @@ async function main(): Promise<void> {
   say(`warm-up: ${config.warmupJobs} jobs`);
   const warm = await submitSerially(base, token, 'churn-warmup', config.warmupJobs);
   await until('warm-up jobs ended', () => watch.countEnded(warm.map((w) => w.id)) === warm.length);
+  const brokerWarmup = await warmBroker(base, token, watch);
+  if (brokerWarmup) {
+    say(`broker warm-up: ${brokerWarmup.rounds} more rounds in ${brokerWarmup.seconds.toFixed(1)} s, its JIT ${brokerWarmup.jitS.toFixed(2)} CPU s; ` +
+      `${(brokerWarmup.lastRoundsJitCores * 100).toFixed(1)} % of a core over the last three (${brokerWarmup.quiet ? 'quiet' : 'not quiet yet'})`);
+  }
 
   const cond = await conditions(root, config.databaseUrl, config.kafkaPort);
   say(`pgbench baseline (${config.pgbenchS} s, stack idle)`);
@@ -346,9 +411,8 @@ async function main(): Promise<void> {
   let acceptWithoutScheduler: { jobs: number; perS: number } | null = null;
   if (config.diagnose) {
     await s.get('scheduler').stop();
-    const t = performance.now();
-    const made = await phase('accept-serial-no-scheduler', () => submitSerially(base, token, 'churn-accept', config.acceptSerial));
-    acceptWithoutScheduler = { jobs: made.length, perS: made.length / ((performance.now() - t) / 1000) };
+    const { out: made, seconds } = await phase('accept-serial-no-scheduler', () => timed(() => submitSerially(base, token, 'churn-accept', config.acceptSerial)));
+    acceptWithoutScheduler = { jobs: made.length, perS: made.length / seconds };
     await cancelAll(base, token, made.map((m) => m.id));
     say(`accept, scheduler stopped: ${acceptWithoutScheduler.perS.toFixed(0)}/s one client`);
     s.get('scheduler').start();
@@ -366,7 +430,7 @@ async function main(): Promise<void> {
     bench: 'churn', startedAt: stamp, config,
     conditions: { ...cond, loadAvgBefore: loadBefore, loadAvgAtEnd: loadavg(), command: 'npm run bench:churn' },
     pgbench: { tps: pgbench.tps, latencyAvgMs: pgbench.latencyAvgMs, command: pgbench.command },
-    idle, stream, accept, acceptWithoutScheduler, burst, refusals, cpu, slurm: SLURM, logs: relative(root, logDir),
+    brokerWarmup, idle, stream, accept, acceptWithoutScheduler, burst, refusals, cpu, cycles, batches, slurm: SLURM, logs: relative(root, logDir),
   };
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
   writeFileSync(outFile, JSON.stringify(report, null, 2));
@@ -398,6 +462,15 @@ async function main(): Promise<void> {
     console.log(`cpu ${name} (${use.wallS} s, machine ${(use.machineBusy * 100).toFixed(0)}% busy): ` +
       Object.entries(use.components).slice(0, 8).map(([k, v]) => `${k} ${v.cpuS}`).join(', '));
   }
+  for (const [name, c] of Object.entries(cycles)) {
+    const steps = Object.entries(c.stepMs).slice(0, 6).map(([k, v]) => `${k} ${v}`).join(', ');
+    const mean = Object.entries(batches[name] ?? {}).map(([k, v]) => `${k} ${v.mean}`).join(', ');
+    console.log(`scheduler ${name}: ${c.cycles} cycles, ${c.meanMs} ms each (${steps}), ${c.placedPerCycle} placed per cycle; mean batches: ${mean || '-'}`);
+  }
+  console.log(brokerWarmup
+    ? `broker warmed before the phases: ${brokerWarmup.rounds} rounds of ${config.warmupJobs} jobs, ${brokerWarmup.seconds.toFixed(1)} s, its JIT ${brokerWarmup.jitS.toFixed(2)} CPU s, ` +
+      `the last three rounds ${(brokerWarmup.lastRoundsJitCores * 100).toFixed(1)} % of a core (${brokerWarmup.quiet ? 'quiet' : 'not quiet yet'})`
+    : 'broker not warmed before the phases (BENCH_BROKER_WARMUP_MAX_S=0, or not its pid)');
   console.log(`creates refused (503/429) and sent again after Retry-After: ${refusals}`);
   console.log(`pgbench single-row INSERT, 1 client, same run: ${r0(pgbench.tps)} tps; written ${relative(root, outFile)}`);
 }
