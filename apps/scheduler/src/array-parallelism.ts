@@ -1,9 +1,9 @@
 import { capArrayParallelism } from '@gantry/domain';
-import { JobRecord, Sql, countActiveArrayChildren } from '@gantry/persistence';
+import { QueuedJobHead, Sql, countActiveArrayChildren } from '@gantry/persistence';
 
 export interface ParallelismHold {
   /** The queue heads the cycle may place. */
-  jobs: JobRecord[];
+  jobs: QueuedJobHead[];
   /** Array children left waiting, with pendingReason ARRAY_PARALLELISM. */
   held: Array<{ jobId: string; reason: string }>;
 }
@@ -13,7 +13,7 @@ export interface ParallelismHold {
  * one read of the running count of the arrays among the queue heads (jobs_active_by_array), then
  * capArrayParallelism. A cycle with no capped array child among its heads reads nothing.
  */
-export async function holdArraysAtParallelism(sql: Sql, heads: JobRecord[]): Promise<ParallelismHold> {
+export async function holdArraysAtParallelism(sql: Sql, heads: QueuedJobHead[]): Promise<ParallelismHold> {
   const arrays = [...new Set(heads.filter((j) => j.arrayOf !== null && j.arrayParallelism !== null).map((j) => j.arrayOf!))];
   if (arrays.length === 0) return { jobs: heads, held: [] };
   const cut = capArrayParallelism(heads, await countActiveArrayChildren(sql, arrays));

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { assertTransition } from '@gantry/domain';
-import { JobRecord, PlacementWrite, autocommit, commitPlacementsThatHold } from '@gantry/persistence';
+import { QueuedJobHead, PlacementWrite, autocommit, commitPlacementsThatHold } from '@gantry/persistence';
 import { dispatchOutboxRow } from '@gantry/runtime';
 
 export interface PlannedPlacement {
-  job: JobRecord;
+  job: QueuedJobHead;
   nodeIds: string[];
   /** Each rank's GPU devices, as the plan chose them. */
   gpuIndices: number[][];

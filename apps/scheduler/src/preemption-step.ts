@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
 import { PlacementNode, PreemptibleAttempt, choosePreemptionVictims, preemptionFleet } from '@gantry/domain';
-import { ConcurrentUpdateError, JobRecord, Sql, autocommit, inTransaction, loadAttemptsStopping, loadPreemptibleAttempts, requestPreemption } from '@gantry/persistence';
+import { ConcurrentUpdateError, QueuedJobHead, Sql, autocommit, inTransaction, loadAttemptsStopping, loadPreemptibleAttempts, requestPreemption } from '@gantry/persistence';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -57,7 +57,7 @@ export class PreemptionStep {
    * Returns the jobs that now wait for victims (PREEMPTING).
    */
   async run(
-    waiting: ReadonlyArray<{ jobId: string; reason: string }>, jobs: ReadonlyMap<string, JobRecord>, bands: ReadonlyMap<string, number>,
+    waiting: ReadonlyArray<{ jobId: string; reason: string }>, jobs: ReadonlyMap<string, QueuedJobHead>, bands: ReadonlyMap<string, number>,
     nodes: readonly PlacementNode[], placedOnto: ReadonlyMap<string, PlacementNode>, stopping: Stopping, nowMs: number,
   ): Promise<string[]> {
     const budget = this.config.GANTRY_PREEMPTION_PER_CYCLE;
@@ -76,7 +76,7 @@ export class PreemptionStep {
   }
 
   private async preempt(
-    sql: Sql, preemptors: JobRecord[], bands: ReadonlyMap<string, number>, nodes: readonly PlacementNode[], withheld: ReadonlySet<string>, nowMs: number,
+    sql: Sql, preemptors: QueuedJobHead[], bands: ReadonlyMap<string, number>, nodes: readonly PlacementNode[], withheld: ReadonlySet<string>, nowMs: number,
   ): Promise<string[]> {
     const top = Math.max(...preemptors.map((j) => bands.get(j.queue)!));
     const running: PreemptibleAttempt[] = await loadPreemptibleAttempts(sql, top);

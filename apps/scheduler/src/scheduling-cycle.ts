@@ -3,7 +3,7 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
 import { CyclePlan, Placement, PlacementNode, QueueShareState, QueuedJob, planCycle } from '@gantry/domain';
-import { JobRecord, NodeLeases, Sql, autocommit, listQueues, loadQueuedJobsPerQueue, nodeLiveStoreFor, setPendingReasons } from '@gantry/persistence';
+import { QueuedJobHead, NodeLeases, Sql, autocommit, listQueues, loadQueuedJobsPerQueue, nodeLiveStoreFor, setPendingReasons } from '@gantry/persistence';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -115,7 +115,7 @@ export class SchedulingCycle {
    * 1. The oldest queued jobs of every queue, up to the lookahead each; arrays at their parallelism
    * held back (ADR 0025). `written`: the pending reason each job read has now.
    */
-  private async readQueueHeads(sql: Sql, clock: CycleClock): Promise<{ jobs: JobRecord[]; held: Array<{ jobId: string; reason: string }>; written: ReadonlyMap<string, string | null> }> {
+  private async readQueueHeads(sql: Sql, clock: CycleClock): Promise<{ jobs: QueuedJobHead[]; held: Array<{ jobId: string; reason: string }>; written: ReadonlyMap<string, string | null> }> {
     const heads = await loadQueuedJobsPerQueue(sql, this.config.GANTRY_SCHEDULER_LOOKAHEAD);
     const written = new Map(heads.map((j) => [j.id, j.pendingReason ?? null]));
     const hold = await holdArraysAtParallelism(sql, heads);
@@ -145,7 +145,7 @@ export class SchedulingCycle {
   }
 
   /** 3. The pure decision, on the fit index and gang candidates kept between cycles. */
-  private decide(jobs: JobRecord[], snapshot: Snapshot, clock: CycleClock): CyclePlan {
+  private decide(jobs: QueuedJobHead[], snapshot: Snapshot, clock: CycleClock): CyclePlan {
     const queued: QueuedJob[] = jobs.map((j) => ({ id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB } }));
     const decision = planCycle({
       jobs: queued, queues: snapshot.queues, nodes: snapshot.nodes, lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
@@ -160,7 +160,7 @@ export class SchedulingCycle {
    * 4. Under leases on their nodes, the placements this replica got every lease for, in one commit;
    * a placement whose leases another replica holds lost a race. Own placements move the holdings on.
    */
-  private async commit(placements: Placement[], byId: Map<string, JobRecord>, clock: CycleClock): Promise<CommitTally> {
+  private async commit(placements: Placement[], byId: Map<string, QueuedJobHead>, clock: CycleClock): Promise<CommitTally> {
     const leased = await this.leases.acquireEach(placements.flatMap((p) => p.nodeIds));
     clock.lap('lease');
     const mine = placements.filter((p) => p.nodeIds.every((id) => leased.has(id)));
@@ -194,7 +194,7 @@ export class SchedulingCycle {
 
   /** 5. Preemption, for the jobs that wait for capacity in preemptive queues; those now waiting for victims are returned. */
   private async preempt(
-    waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, JobRecord>, snapshot: Snapshot, placedOnto: ReadonlyMap<string, PlacementNode>, nowMs: number, clock: CycleClock,
+    waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, QueuedJobHead>, snapshot: Snapshot, placedOnto: ReadonlyMap<string, PlacementNode>, nowMs: number, clock: CycleClock,
   ): Promise<Set<string>> {
     if (snapshot.preemptive.size === 0 || snapshot.stopping === null) return new Set();
     try {

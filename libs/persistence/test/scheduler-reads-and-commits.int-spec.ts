@@ -1,7 +1,8 @@
 import { DataSource } from 'typeorm';
+import { randomUUID } from 'node:crypto';
 import {
-  JobRecord, PlacementWrite, autocommit, casUpdateJob, commitPlacementsThatHold, findJob, inTransaction, loadNodes,
-  loadNodesChangedSince, loadRanks,
+  JobRecord, PlacementWrite, autocommit, casUpdateJob, commitPlacementsThatHold, findJob, inTransaction, insertQueue, loadNodes,
+  loadNodesChangedSince, loadQueuedJobsPerQueue, loadRanks, setPendingReasons,
 } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource, placeJob } from '@gantry/testing';
 
@@ -51,6 +52,30 @@ describe('loadNodesChangedSince (the scheduler\'s incremental node snapshot)', (
     expect(after.nodes.find((n) => n.id === b.id)!.cpuAllocated).toBe(1);
     expect(ids.includes(untouched.id)).toBe(untouchedXid >= BigInt(during.horizon));
     expect(BigInt(during.horizon)).toBeGreaterThanOrEqual(BigInt(first.horizon));
+  });
+});
+
+describe('loadQueuedJobsPerQueue (a cycle\'s queue heads)', () => {
+  it('reads each queued job with what a cycle plans, commits and explains with, as its row has it', async () => {
+    const queue = `heads-${randomUUID().slice(0, 8)}`;
+    await insertQueue(autocommit(ds), { name: queue, priority: 1, quotaGpus: null }, new Date());
+    const traceParent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const gang = await makeJob().queue(queue).gpus(2).model('H100').cpu(3).memory(2048).gang(2).traceParent(traceParent).insert(ds);
+    const later = await makeJob().queue(queue).gpus(1).insert(ds);
+    await setPendingReasons(autocommit(ds), [{ jobId: later.id, reason: 'CAPACITY' }]);
+
+    const heads = (await loadQueuedJobsPerQueue(autocommit(ds), 1000)).filter((j) => j.queue === queue);
+    const asRow = async (id: string) => {
+      const r = (await findJob(autocommit(ds), id))!;
+      return {
+        id: r.id, queue: r.queue, state: r.state, attempt: r.attempt, version: r.version, traceParent: r.traceParent, nodes: r.nodes, gpus: r.gpus,
+        gpuModel: r.gpuModel, cpuCores: r.cpuCores, memoryMiB: r.memoryMiB, pendingReason: r.pendingReason, arrayOf: r.arrayOf, arrayParallelism: r.arrayParallelism,
+      };
+    };
+    // Oldest first; exactly these fields (no command, env or times: the relay reads those when it sends the RUN).
+    expect(heads).toStrictEqual([await asRow(gang.id), await asRow(later.id)]);
+    expect(heads[0]).toMatchObject({ traceParent, nodes: 2, gpus: 2, gpuModel: 'H100', cpuCores: 3, memoryMiB: 2048, state: 'QUEUED' });
+    expect(heads[1].pendingReason).toBe('CAPACITY');
   });
 });
 

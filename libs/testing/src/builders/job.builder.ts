@@ -23,6 +23,7 @@ export class JobBuilder {
   command(...c: string[]): this { this.job.command = c; return this; }
   maxRetries(n: number): this { this.job.maxRetries = n; return this; }
   maxRuntime(seconds: number): this { this.job.maxRuntimeSeconds = seconds; return this; }
+  traceParent(tp: string): this { this.job.traceParent = tp; return this; }
 
   build(): NewJob {
     return { ...this.job };
