@@ -218,7 +218,8 @@ interface BrokerWarmup {
  * quiet round was followed by 0.8 CPU s of compiling in the stream) or `BENCH_BROKER_WARMUP_MAX_S`
  * have passed. A broker started for the bench spends most of its first minute compiling (the
  * `kafka JIT` line), which a long-running broker, the one users meet, has behind it; the phases
- * then measure serving.
+ * then measure serving. The same rounds warm the services' own JIT: the broker's compiler is only
+ * the slowest to settle, and the one visible from outside.
  */
 async function warmBroker(base: string, token: string, watch: ReportWatch): Promise<BrokerWarmup | null> {
   const pid = kafka.pid();
