@@ -107,7 +107,8 @@ function readStat(path: string): { comm: string; cpuS: number } | null {
  */
 const JIT_THREAD = /^C[12] CompilerThre/;
 
-function readJitCpu(pid: number): number {
+/** CPU seconds of a JVM's JIT compiler threads so far (0 for a process that is not one, or is gone). */
+export function jitCpuSeconds(pid: number): number {
   let s = 0;
   let tasks: string[];
   try {
@@ -135,7 +136,7 @@ export function cpuSnapshot(): CpuSnapshot {
     const r = readStat(`/proc/${d}/stat`);
     if (!r) continue;
     pids.set(Number(d), r);
-    if (r.comm === 'java') jit.set(Number(d), readJitCpu(Number(d)));
+    if (r.comm === 'java') jit.set(Number(d), jitCpuSeconds(Number(d)));
   }
   return { at: Date.now(), machineBusy: (total - idle) / CLK_TCK, machineTotal: total / CLK_TCK, pids, jit };
 }
