@@ -26,7 +26,7 @@ import {
   LocalKafkaBroker, SERVICES, ServiceProcess, Stack, fleetAgentEnv, fleetStack, kafkaSecurityFor, numberFromEnv as num,
   waitFor,
 } from '@gantry/stack';
-import { freshBenchState, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench } from '../api/infra';
+import { freshBenchState, CpuUse, conditions, cpuBetween, cpuSnapshot, jitCpuSeconds, runPgbench } from '../api/infra';
 import { percentile, table } from '../api/stats';
 import { Teardown } from '../dispatch/teardown';
 import { Client } from 'pg';
@@ -228,14 +228,13 @@ async function warmBroker(base: string, token: string, watch: ReportWatch): Prom
   const out: BrokerWarmup = { rounds: 0, seconds: 0, jitS: 0, lastRoundsJitCores: NaN, quiet: false };
   const last: Array<{ jit: number; wallS: number }> = [];
   while (!out.quiet && (performance.now() - t0) / 1000 < config.brokerWarmupMaxS) {
-    const a = cpuSnapshot();
+    const [jit0, round0] = [jitCpuSeconds(pid), performance.now()];
     const ids = (await submitSerially(base, token, 'churn-warmup', config.warmupJobs)).map((j) => j.id);
     await until('warm-up round ended', () => watch.countEnded(ids) === ids.length);
-    const use = cpuBetween(a, cpuSnapshot(), { kafka: pid });
-    const jit = use.components['kafka JIT']?.cpuS ?? 0;
+    const jit = jitCpuSeconds(pid) - jit0;
     out.rounds++;
     out.jitS += jit;
-    last.push({ jit, wallS: use.wallS });
+    last.push({ jit, wallS: (performance.now() - round0) / 1000 });
     if (last.length > 3) last.shift();
     out.lastRoundsJitCores = last.reduce((x, r) => x + r.jit, 0) / Math.max(last.reduce((x, r) => x + r.wallS, 0), 0.1);
     out.quiet = last.length === 3 && out.lastRoundsJitCores < config.brokerJitQuiet;

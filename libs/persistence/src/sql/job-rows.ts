@@ -233,15 +233,18 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
  * job's row when it sends it (run-dispatch.ts). Parsing whole rows cost the scheduler ~12 µs of CPU
  * per row against ~3 µs for these (1,000 rows), and a cycle reads up to the lookahead of every queue.
  */
-export type QueuedJobHead = Pick<JobRecord,
-  'id' | 'queue' | 'state' | 'attempt' | 'version' | 'traceParent' | 'nodes' | 'gpus' | 'gpuModel' | 'cpuCores' | 'memoryMiB'
-  | 'pendingReason' | 'arrayOf' | 'arrayParallelism'>;
+export type QueuedJobHead = ReturnType<typeof toQueuedJobHead>;
 
-function toQueuedJobHead(r: Record<string, any>): QueuedJobHead {
+/**
+ * The head's fields of a row that has their columns, mapped by toJobRecord (the one place columns
+ * become fields). Spelled out, not picked by a key list: Object.fromEntries cost 1.6 µs a row here.
+ */
+function toQueuedJobHead(r: Record<string, any>) {
+  const j: JobRecord = toJobRecord(r);
   return {
-    id: r.id, queue: r.queue, state: r.state, attempt: r.attempt, version: Number(r.version), traceParent: r.trace_parent,
-    nodes: r.nodes, gpus: r.gpus, gpuModel: r.gpu_model, cpuCores: r.cpu_cores, memoryMiB: Number(r.memory_mib),
-    pendingReason: r.pending_reason, arrayOf: r.array_of ?? null, arrayParallelism: r.array_parallelism ?? null,
+    id: j.id, queue: j.queue, state: j.state, attempt: j.attempt, version: j.version, traceParent: j.traceParent, nodes: j.nodes,
+    gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB, pendingReason: j.pendingReason,
+    arrayOf: j.arrayOf, arrayParallelism: j.arrayParallelism,
   };
 }
 
