@@ -37,6 +37,12 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
 }
 
+/** p50, p99, max and count of unsorted values (bench:churn and its Slurm baseline). */
+export function latencies(values: number[]): { p50: number; p99: number; max: number; n: number } {
+  const s = [...values].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] ?? NaN, n: s.length };
+}
+
 export function median(values: number[]): number {
   const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
   if (v.length === 0) return NaN;

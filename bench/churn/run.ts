@@ -14,7 +14,8 @@
  *   burst     BENCH_JOBS jobs queued on cordoned nodes, then all four uncordoned at once:
  *             release -> start p50/p99 and the makespan from release to the last end.
  * A same-run pgbench single-row INSERT baseline (stack idle) sits beside the figures.
- * Writes .cache/bench/churn-<time>.json; prints a table against Slurm's row.
+ * Writes .cache/bench/churn-<time>.json; prints a table against Slurm's row in issue 13 and, with
+ * BENCH_SLURM_BASELINE=<a bench:churn-slurm JSON>, against Slurm measured on this host (slurm/run.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +28,7 @@ import {
   waitFor,
 } from '@gantry/stack';
 import { freshBenchState, CpuUse, conditions, cpuBetween, cpuSnapshot, jitCpuSeconds, runPgbench } from '../api/infra';
-import { percentile, table } from '../api/stats';
+import { latencies, table } from '../api/stats';
 import { Teardown } from '../dispatch/teardown';
 import { Client } from 'pg';
 import { cpuProfilerEnv } from '../api/cpu-profiler-env';
@@ -36,6 +37,7 @@ import { Hops, hopsOf } from './hops';
 import { CycleUse, cycleSnapshot, cyclesBetween } from './cycle-steps';
 import { batchSnapshot, meanBatches } from '../api/batch-sizes';
 import { ReportWatch } from './report-watch';
+import { ISSUE_SLURM_ROW as SLURM, SlurmRow, readSlurmReport, slurmRowOf } from './slurm/slurm-row';
 
 const config = {
   jobs: num('BENCH_JOBS', 500),
@@ -58,15 +60,14 @@ const config = {
   logLevel: process.env.BENCH_LOG_LEVEL || 'warn',
   /** When set, every service writes a V8 CPU profile to <dir>/<service>/<pid>.cpuprofile when it stops (bench/api/cpu-profiler). */
   profileDir: process.env.BENCH_PROFILE_DIR ?? '',
+  /** A bench:churn-slurm JSON from this host: its figures are printed beside the issue's row. */
+  slurmBaseline: process.env.BENCH_SLURM_BASELINE ?? '',
   /** 1: also time serial creates with the scheduler stopped (what its wake-ups cost the create path). */
   diagnose: num('BENCH_DIAGNOSE', 0),
 };
 
-/** Slurm 22.05 (batch_sched_delay=0, no defer) in the same scenario on this kind of machine (issue 13). */
-const SLURM = {
-  acceptSerialPerS: 280, acceptParallelPerS: 590, idleP50Ms: 400, idleP99Ms: 990, streamP99Ms: 6100, streamMakespanS: 10.4,
-  burstP50Ms: 5300, burstP99Ms: 9200, burstMakespanS: 9.3,
-};
+/** Slurm measured on this host by bench:churn-slurm: a second column beside the issue's row. */
+const slurmHere = process.env.BENCH_SLURM_BASELINE ? readSlurmReport(process.env.BENCH_SLURM_BASELINE) : null;
 
 const root = join(__dirname, '..', '..', '..');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -195,11 +196,6 @@ function until<T>(what: string, probe: () => Promise<T | false | undefined> | T 
     teardown.check();
     return probe();
   }, { timeoutMs: config.phaseTimeoutS * 1000, intervalMs });
-}
-
-function latencies(values: number[]): { p50: number; p99: number; max: number; n: number } {
-  const s = [...values].sort((a, b) => a - b);
-  return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] ?? NaN, n: s.length };
 }
 
 interface BrokerWarmup {
@@ -426,27 +422,41 @@ async function main(): Promise<void> {
   say(`burst: makespan ${burst.makespanS.toFixed(2)} s, release -> start p99 ${burst.releaseToStartMs.p99} ms`);
   admin.destroy();
 
+  const here = slurmHere ? slurmRowOf(slurmHere) : null;
   const report = {
     bench: 'churn', startedAt: stamp, config,
     conditions: { ...cond, loadAvgBefore: loadBefore, loadAvgAtEnd: loadavg(), command: 'npm run bench:churn' },
     pgbench: { tps: pgbench.tps, latencyAvgMs: pgbench.latencyAvgMs, command: pgbench.command },
-    brokerWarmup, idle, stream, accept, acceptWithoutScheduler, burst, refusals, cpu, cycles, batches, slurm: SLURM, logs: relative(root, logDir),
+    brokerWarmup, idle, stream, accept, acceptWithoutScheduler, burst, refusals, cpu, cycles, batches, slurm: SLURM,
+    slurmHere: here ? { file: config.slurmBaseline, startedAt: slurmHere!.startedAt, ...here } : null, logs: relative(root, logDir),
   };
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
   writeFileSync(outFile, JSON.stringify(report, null, 2));
   const r0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
   const r2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+  const gantry: SlurmRow = {
+    acceptSerialPerS: accept.serial.perS, acceptParallelPerS: accept.parallel.perS,
+    idleP50Ms: idle.submitToStartMs.p50, idleP99Ms: idle.submitToStartMs.p99,
+    streamP99Ms: stream.submitToStartMs.p99, streamMakespanS: stream.makespanS,
+    burstP50Ms: burst.releaseToStartMs.p50, burstP99Ms: burst.releaseToStartMs.p99, burstMakespanS: burst.makespanS,
+  };
+  const figures: Array<[string, keyof SlurmRow, 'higher' | 'lower', (x: number) => string]> = [
+    ['accept, one client (jobs/s)', 'acceptSerialPerS', 'higher', r0],
+    [`accept, ${config.acceptClients} clients (jobs/s)`, 'acceptParallelPerS', 'higher', r0],
+    ['idle submit -> start p50 (ms)', 'idleP50Ms', 'lower', r0],
+    ['idle submit -> start p99 (ms)', 'idleP99Ms', 'lower', r0],
+    [`stream of ${config.jobs}: submit -> start p99 (ms)`, 'streamP99Ms', 'lower', r0],
+    ['stream makespan (s)', 'streamMakespanS', 'lower', r2],
+    [`burst of ${config.jobs}: release -> start p50 (ms)`, 'burstP50Ms', 'lower', r0],
+    ['burst release -> start p99 (ms)', 'burstP99Ms', 'lower', r0],
+    ['burst makespan (s)', 'burstMakespanS', 'lower', r2],
+  ];
+  const beats = (k: keyof SlurmRow, better: 'higher' | 'lower', row: SlurmRow) => String(better === 'higher' ? gantry[k] > row[k] : gantry[k] < row[k]);
   console.log(table([
-    ['figure', 'Slurm (lowlat)', 'Gantry', 'better?'],
-    ['accept, one client (jobs/s)', r0(SLURM.acceptSerialPerS), r0(accept.serial.perS), String(accept.serial.perS > SLURM.acceptSerialPerS)],
-    [`accept, ${config.acceptClients} clients (jobs/s)`, r0(SLURM.acceptParallelPerS), r0(accept.parallel.perS), String(accept.parallel.perS > SLURM.acceptParallelPerS)],
-    ['idle submit -> start p50 (ms)', r0(SLURM.idleP50Ms), r0(idle.submitToStartMs.p50), String(idle.submitToStartMs.p50 < SLURM.idleP50Ms)],
-    ['idle submit -> start p99 (ms)', r0(SLURM.idleP99Ms), r0(idle.submitToStartMs.p99), String(idle.submitToStartMs.p99 < SLURM.idleP99Ms)],
-    [`stream of ${config.jobs}: submit -> start p99 (ms)`, r0(SLURM.streamP99Ms), r0(stream.submitToStartMs.p99), String(stream.submitToStartMs.p99 < SLURM.streamP99Ms)],
-    ['stream makespan (s)', r2(SLURM.streamMakespanS), r2(stream.makespanS), String(stream.makespanS < SLURM.streamMakespanS)],
-    [`burst of ${config.jobs}: release -> start p50 (ms)`, r0(SLURM.burstP50Ms), r0(burst.releaseToStartMs.p50), String(burst.releaseToStartMs.p50 < SLURM.burstP50Ms)],
-    ['burst release -> start p99 (ms)', r0(SLURM.burstP99Ms), r0(burst.releaseToStartMs.p99), String(burst.releaseToStartMs.p99 < SLURM.burstP99Ms)],
-    ['burst makespan (s)', r2(SLURM.burstMakespanS), r2(burst.makespanS), String(burst.makespanS < SLURM.burstMakespanS)],
+    ['figure', 'Slurm (issue 13)', ...(here ? [`Slurm (this host, ${slurmHere!.startedAt})`] : []), 'Gantry', 'better?', ...(here ? ['better than here?'] : [])],
+    ...figures.map(([name, k, better, f]) => [
+      name, f(SLURM[k]), ...(here ? [f(here[k])] : []), f(gantry[k]), beats(k, better, SLURM), ...(here ? [beats(k, better, here)] : []),
+    ]),
   ]));
   const hopRow = (name: string, h: Hops) => {
     const f = (s: { p50: number; p99: number } | null) => (s ? `${r0(s.p50)} / ${r0(s.p99)}` : '-');
