@@ -37,7 +37,7 @@ import { Hops, hopsOf } from './hops';
 import { CycleUse, cycleSnapshot, cyclesBetween } from './cycle-steps';
 import { batchSnapshot, meanBatches } from '../api/batch-sizes';
 import { ReportWatch } from './report-watch';
-import { ISSUE_SLURM_ROW as SLURM, SlurmRow, readSlurmReport, slurmRowOf } from './slurm/slurm-row';
+import { ISSUE_SLURM_ROW as SLURM, beats, churnFigures, churnRowOf, readSlurmReport } from './churn-row';
 
 const config = {
   jobs: num('BENCH_JOBS', 500),
@@ -422,7 +422,7 @@ async function main(): Promise<void> {
   say(`burst: makespan ${burst.makespanS.toFixed(2)} s, release -> start p99 ${burst.releaseToStartMs.p99} ms`);
   admin.destroy();
 
-  const here = slurmHere ? slurmRowOf(slurmHere) : null;
+  const here = slurmHere ? churnRowOf(slurmHere) : null;
   const report = {
     bench: 'churn', startedAt: stamp, config,
     conditions: { ...cond, loadAvgBefore: loadBefore, loadAvgAtEnd: loadavg(), command: 'npm run bench:churn' },
@@ -433,29 +433,12 @@ async function main(): Promise<void> {
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
   writeFileSync(outFile, JSON.stringify(report, null, 2));
   const r0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
-  const r2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
-  const gantry: SlurmRow = {
-    acceptSerialPerS: accept.serial.perS, acceptParallelPerS: accept.parallel.perS,
-    idleP50Ms: idle.submitToStartMs.p50, idleP99Ms: idle.submitToStartMs.p99,
-    streamP99Ms: stream.submitToStartMs.p99, streamMakespanS: stream.makespanS,
-    burstP50Ms: burst.releaseToStartMs.p50, burstP99Ms: burst.releaseToStartMs.p99, burstMakespanS: burst.makespanS,
-  };
-  const figures: Array<[string, keyof SlurmRow, 'higher' | 'lower', (x: number) => string]> = [
-    ['accept, one client (jobs/s)', 'acceptSerialPerS', 'higher', r0],
-    [`accept, ${config.acceptClients} clients (jobs/s)`, 'acceptParallelPerS', 'higher', r0],
-    ['idle submit -> start p50 (ms)', 'idleP50Ms', 'lower', r0],
-    ['idle submit -> start p99 (ms)', 'idleP99Ms', 'lower', r0],
-    [`stream of ${config.jobs}: submit -> start p99 (ms)`, 'streamP99Ms', 'lower', r0],
-    ['stream makespan (s)', 'streamMakespanS', 'lower', r2],
-    [`burst of ${config.jobs}: release -> start p50 (ms)`, 'burstP50Ms', 'lower', r0],
-    ['burst release -> start p99 (ms)', 'burstP99Ms', 'lower', r0],
-    ['burst makespan (s)', 'burstMakespanS', 'lower', r2],
-  ];
-  const beats = (k: keyof SlurmRow, better: 'higher' | 'lower', row: SlurmRow) => String(better === 'higher' ? gantry[k] > row[k] : gantry[k] < row[k]);
+  const gantry = churnRowOf({ startedAt: stamp, accept, idle, stream, burst });
   console.log(table([
     ['figure', 'Slurm (issue 13)', ...(here ? [`Slurm (this host, ${slurmHere!.startedAt})`] : []), 'Gantry', 'better?', ...(here ? ['better than here?'] : [])],
-    ...figures.map(([name, k, better, f]) => [
-      name, f(SLURM[k]), ...(here ? [f(here[k])] : []), f(gantry[k]), beats(k, better, SLURM), ...(here ? [beats(k, better, here)] : []),
+    ...churnFigures(config).map((fig) => [
+      fig.label, fig.format(SLURM[fig.key]), ...(here ? [fig.format(here[fig.key])] : []), fig.format(gantry[fig.key]),
+      String(beats(fig, gantry, SLURM)), ...(here ? [String(beats(fig, gantry, here))] : []),
     ]),
   ]));
   const hopRow = (name: string, h: Hops) => {

@@ -27,6 +27,7 @@ import { CpuUse, cpuBetween, cpuSnapshot, runPgbench } from '../../api/infra';
 import { latencies, table } from '../../api/stats';
 import { Teardown } from '../../dispatch/teardown';
 import { SlurmCluster } from './slurm-cluster';
+import { churnFigures, churnRowOf } from '../churn-row';
 
 const config = {
   jobs: num('BENCH_JOBS', 500),
@@ -192,25 +193,16 @@ async function main(): Promise<void> {
   };
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
   writeFileSync(outFile, JSON.stringify(report, null, 2));
-  const r0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
-  const r2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+  const row = churnRowOf(report);
   console.log(table([
     ['figure', `${version}, this host`],
-    ['accept, one client (jobs/s)', r0(accept.serial.perS)],
-    [`accept, ${config.acceptClients} clients (jobs/s)`, r0(accept.parallel.perS)],
-    ['idle submit -> start p50 (ms)', r0(idle.submitToStartMs.p50)],
-    ['idle submit -> start p99 (ms)', r0(idle.submitToStartMs.p99)],
-    [`stream of ${config.jobs}: submit -> start p99 (ms)`, r0(stream.submitToStartMs.p99)],
-    ['stream makespan (s)', r2(stream.makespanS)],
-    [`burst of ${config.jobs}: release -> start p50 (ms)`, r0(burst.releaseToStartMs.p50)],
-    ['burst release -> start p99 (ms)', r0(burst.releaseToStartMs.p99)],
-    ['burst makespan (s)', r2(burst.makespanS)],
+    ...churnFigures(config).map((fig) => [fig.label, fig.format(row[fig.key])]),
   ]));
   for (const [name, use] of Object.entries(cpu)) {
     console.log(`cpu ${name} (${use.wallS} s, machine ${(use.machineBusy * 100).toFixed(0)}% busy): ` +
       Object.entries(use.components).slice(0, 8).map(([k, v]) => `${k} ${v.cpuS}`).join(', '));
   }
-  console.log(`pgbench single-row INSERT, 1 client, same run: ${r0(pgbench.tps)} tps; written ${relative(root, outFile)}`);
+  console.log(`pgbench single-row INSERT, 1 client, same run: ${pgbench.tps.toFixed(0)} tps; written ${relative(root, outFile)}`);
 }
 
 teardown.runMain(main);
