@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { fmt } from '../api/stats';
 
 /** The figures of bench:churn's scenario, Gantry's (bench:churn) or Slurm's (bench:churn-slurm). */
 export interface ChurnRow {
@@ -49,8 +50,8 @@ export function readSlurmReport(file: string): ChurnReport {
   return r;
 }
 
-const r0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
-const r2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+const r0 = (x: number) => fmt(x, 0);
+const r2 = (x: number) => fmt(x, 2);
 
 export interface ChurnFigure {
   label: string;

@@ -28,7 +28,7 @@ import {
   waitFor,
 } from '@gantry/stack';
 import { freshBenchState, CpuUse, conditions, cpuBetween, cpuSnapshot, jitCpuSeconds, runPgbench } from '../api/infra';
-import { latencies, table } from '../api/stats';
+import { fmt, latencies, table } from '../api/stats';
 import { Teardown } from '../dispatch/teardown';
 import { Client } from 'pg';
 import { cpuProfilerEnv } from '../api/cpu-profiler-env';
@@ -67,7 +67,7 @@ const config = {
 };
 
 /** Slurm measured on this host by bench:churn-slurm: a second column beside the issue's row. */
-const slurmHere = process.env.BENCH_SLURM_BASELINE ? readSlurmReport(process.env.BENCH_SLURM_BASELINE) : null;
+const slurmHere = config.slurmBaseline ? readSlurmReport(config.slurmBaseline) : null;
 
 const root = join(__dirname, '..', '..', '..');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -432,7 +432,6 @@ async function main(): Promise<void> {
   };
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
   writeFileSync(outFile, JSON.stringify(report, null, 2));
-  const r0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
   const gantry = churnRowOf({ startedAt: stamp, accept, idle, stream, burst });
   console.log(table([
     ['figure', 'Slurm (issue 13)', ...(here ? [`Slurm (this host, ${slurmHere!.startedAt})`] : []), 'Gantry', 'better?', ...(here ? ['better than here?'] : [])],
@@ -442,7 +441,7 @@ async function main(): Promise<void> {
     ]),
   ]));
   const hopRow = (name: string, h: Hops) => {
-    const f = (s: { p50: number; p99: number } | null) => (s ? `${r0(s.p50)} / ${r0(s.p99)}` : '-');
+    const f = (s: { p50: number; p99: number } | null) => (s ? `${fmt(s.p50, 0)} / ${fmt(s.p99, 0)}` : '-');
     return [name, f(h.createdToPlaced), f(h.placedToRunPublished), f(h.runPublishedToStarted), f(h.endedToApplied), f(h.freedToPlaced)];
   };
   console.log('');
@@ -465,7 +464,7 @@ async function main(): Promise<void> {
       `the last three rounds ${(brokerWarmup.lastRoundsJitCores * 100).toFixed(1)} % of a core (${brokerWarmup.quiet ? 'quiet' : 'not quiet yet'})`
     : 'broker not warmed before the phases (BENCH_BROKER_WARMUP_MAX_S=0, or not its pid)');
   console.log(`creates refused (503/429) and sent again after Retry-After: ${refusals}`);
-  console.log(`pgbench single-row INSERT, 1 client, same run: ${r0(pgbench.tps)} tps; written ${relative(root, outFile)}`);
+  console.log(`pgbench single-row INSERT, 1 client, same run: ${fmt(pgbench.tps, 0)} tps; written ${relative(root, outFile)}`);
 }
 
 teardown.runMain(main);

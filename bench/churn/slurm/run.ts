@@ -18,11 +18,11 @@
  * A same-run pgbench single-row INSERT baseline sits beside the figures, as in every bench.
  * Writes .cache/bench/churn-slurm-<time>.json.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, relative } from 'node:path';
-import { numberFromEnv as num, waitFor, withDb } from '@gantry/stack';
+import { numberFromEnv as num, runCommand, waitFor } from '@gantry/stack';
 import { CpuUse, cpuBetween, cpuSnapshot, runPgbench } from '../../api/infra';
 import { latencies, table } from '../../api/stats';
 import { Teardown } from '../../dispatch/teardown';
@@ -60,13 +60,8 @@ interface Sent {
 /** Runs submit.sh: `n` jobs back to back from one shell; what it sent, and when the shell ended. */
 async function submit(c: SlurmCluster, n: number, tag: string, mode?: 'wait'): Promise<{ sent: Sent[]; endedAtMs: number }> {
   const log = join(c.dir, `submit-${tag}.log`);
-  const code = await new Promise<number | null>((ok, fail) => {
-    const p = spawn('bash', [submitScript, String(n), c.jobsDir, log, ...(mode ? [mode] : [])], { env: c.env, stdio: ['ignore', 'ignore', 'inherit'] });
-    p.once('error', fail);
-    p.once('exit', ok);
-  });
+  await runCommand('bash', [submitScript, String(n), c.jobsDir, log, ...(mode ? [mode] : [])], { env: c.slurmEnv });
   const endedAtMs = Date.now();
-  if (code !== 0) throw new Error(`submit.sh ${tag} exited ${code}`);
   const sent = readFileSync(log, 'utf8').trim().split('\n').map((line) => {
     const [t, id] = line.split(' ');
     return { id, sentAtMs: Number(t) * 1000 };
@@ -105,16 +100,6 @@ async function phase<T>(name: string, c: SlurmCluster, fn: () => Promise<T>): Pr
   return out;
 }
 
-async function ensureDatabase(url: string): Promise<void> {
-  const u = new URL(url);
-  const name = u.pathname.slice(1);
-  u.pathname = '/postgres';
-  await withDb(u.toString(), async (db) => {
-    const found = await db.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (found.rowCount === 0) await db.query(`CREATE DATABASE "${name.replace(/"/g, '')}"`);
-  });
-}
-
 async function main(): Promise<void> {
   say(`config ${JSON.stringify(config)}`);
   const installed = spawnSync('bash', [join(root, 'scripts', 'slurm', 'install.sh')], { stdio: 'inherit' });
@@ -128,7 +113,7 @@ async function main(): Promise<void> {
   const warm = await submit(c, config.warmupJobs, 'warmup');
   await startsOf(c, warm.sent.map((s) => s.id));
 
-  await ensureDatabase(config.databaseUrl);
+  await runCommand(process.execPath, [join(root, 'dist', 'tools', 'infra', 'ensure-databases.js'), config.databaseUrl], { cwd: root });
   say(`pgbench baseline (${config.pgbenchS} s, cluster idle)`);
   const pgbench = await runPgbench(config.databaseUrl, { durationS: config.pgbenchS, clients: 1, threads: 1 });
   const loadBefore = loadavg();

@@ -36,9 +36,13 @@ export class SlurmCluster {
 
   constructor(private readonly o: SlurmClusterOptions) {}
 
-  /** The environment every Slurm command of the bench runs with. */
-  get env(): NodeJS.ProcessEnv {
-    return { ...process.env, SLURM_CONF: this.conf, LC_ALL: 'C' };
+  /** What every Slurm command of the bench runs with, on top of this process's environment. */
+  get slurmEnv(): Record<string, string> {
+    return { SLURM_CONF: this.conf, LC_ALL: 'C' };
+  }
+
+  private get env(): NodeJS.ProcessEnv {
+    return { ...process.env, ...this.slurmEnv };
   }
 
   /** Pids by daemon name (`slurmctld`, `slurmd-n1`.., `munged`), for the CPU accounting. */
