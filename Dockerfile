@@ -36,6 +36,12 @@ RUN npm run build \
 FROM ${NODE_IMAGE} AS runtime
 WORKDIR /app
 
+# python3 runs the node agent's spawn helper (vfork and exec instead of a fork of the whole agent per attempt,
+# ADR 0032); the other services never start it.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 \
+ && rm -rf /var/lib/apt/lists/*
+
 # --max-semi-space-size: see SERVICE_NODE_FLAGS in libs/stack/src/service-process.ts (ADR 0010).
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=32 \

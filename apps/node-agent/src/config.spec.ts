@@ -50,6 +50,7 @@ describe('AgentEnv', () => {
 
   it.each([
     ['GANTRY_AGENT_IMAGE_POLICY', 'maybe'],
+    ['GANTRY_AGENT_SPAWN', 'posix'],
     ['GANTRY_AGENT_ON_STOP', 'kill'],
     ['GANTRY_AGENT_CGROUP_ROOT', 'sys/fs/cgroup'],
   ])('refuses %s=%s, naming it', (name, value) => {

@@ -85,6 +85,12 @@ export class AgentEnv extends ServiceEnv {
   /** A job with an `image` on a node without a container runtime: run its command `direct`ly, or `refuse` it (FAILED, reason IMAGE_UNSUPPORTED). */
   @IsIn(['direct', 'refuse']) GANTRY_AGENT_IMAGE_POLICY: 'direct' | 'refuse' = 'direct';
   /**
+   * What starts an attempt's shim: `helper`, a small python3 process that spawns with vfork (falls back
+   * to `node`, with a warning, where python3 cannot run or the helper dies), or `node`, Node's
+   * spawn, which forks the agent for every attempt (ADR 0032).
+   */
+  @IsIn(['helper', 'node']) GANTRY_AGENT_SPAWN: 'helper' | 'node' = 'helper';
+  /**
    * The control plane's command-signing public key(s), PEM (SPKI), from GET /v1/cluster/command-key
    * or the enrollment answer. Several PEM blocks may be given (key rotation). No command that does
    * not verify against one of them is carried out (contract 4.1).

@@ -12,6 +12,8 @@ import { AttemptCgroups } from './cgroups/attempt-cgroups';
 import { createCommandConsumer } from './command-consumer';
 import { findContainerRuntime } from './containers/container-runtime';
 import { Executor } from './executors/executor';
+import { NodeSpawner } from './executors/node-spawner';
+import { SpawnHelper } from './executors/spawn-helper';
 import { ProcessExecutor } from './executors/process-executor';
 import { SleepExecutor } from './executors/sleep-executor';
 import { simulatedNode } from './fleet/fleet-layout';
@@ -54,6 +56,8 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   /** What this host lets the agent do, for the start-up log line. */
   private hostCapabilities: object = {};
   private cgroups: AttemptCgroups | null = null;
+  /** Starts the attempts' shims when GANTRY_AGENT_SPAWN=helper; null otherwise. */
+  private spawnHelper: SpawnHelper | null = null;
 
   constructor(
     @Inject(KAFKA_PRODUCER) producer: MessageProducer,
@@ -149,9 +153,11 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     this.cgroups = cgroups;
     this.hostCapabilities = { cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', containerRuntime: found.runtime ?? 'none', stateDir };
     hostLimits.set({ cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', container_runtime: found.runtime ?? 'none' }, 1);
+    const spawner = c.GANTRY_AGENT_SPAWN === 'helper' ? new SpawnHelper(this.logger) : new NodeSpawner();
+    this.spawnHelper = spawner instanceof SpawnHelper ? spawner : null;
     const executor = new ProcessExecutor({
       workdir: join(c.GANTRY_AGENT_WORKDIR, c.GANTRY_AGENT_ID), stateDir, agentId: c.GANTRY_AGENT_ID, killGraceMs: c.GANTRY_KILL_GRACE_MS,
-      cgroups, containerRuntime: found.runtime, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY, logger: this.logger,
+      cgroups, containerRuntime: found.runtime, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY, spawner, logger: this.logger,
     });
     return { executor: new LoggedExecutor(executor, this.logs), store: new FileAttemptStore(stateDir, this.logger) };
   }
@@ -170,7 +176,8 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     this.housekeeper.start();
     await this.beats.start();
     this.beating = true;
-    this.logger.info({ nodes: this.nodes.size, executor: this.config.GANTRY_SIM_EXECUTOR, ...this.hostCapabilities }, 'agent started');
+    const spawn = this.spawnHelper ? ((await this.spawnHelper.ready) ? 'helper' : 'node (helper unavailable)') : this.config.GANTRY_SIM_EXECUTOR === 'process' ? 'node' : 'none';
+    this.logger.info({ nodes: this.nodes.size, executor: this.config.GANTRY_SIM_EXECUTOR, spawn, ...this.hostCapabilities }, 'agent started');
   }
 
   /**

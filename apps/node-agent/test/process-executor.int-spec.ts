@@ -8,6 +8,7 @@ import { AttemptCgroups } from '../src/cgroups/attempt-cgroups';
 import { attemptCgroupDirs } from '../src/cgroups/cgroup-layout';
 import { SHIM_NAME, SHIM_SCRIPT, shimArgv } from '../src/executors/attempt-shim';
 import { ExecutionResult, ExecutionSpec } from '../src/executors/executor';
+import { SpawnHelper } from '../src/executors/spawn-helper';
 import { ProcessExecutor, ProcessExecutorOptions } from '../src/executors/process-executor';
 import { shimPid } from '../src/executors/shim-process';
 import { attemptPaths } from '../src/state/attempt-paths';
@@ -24,9 +25,11 @@ jest.setTimeout(60_000);
 
 const dir = mkdtempSync(join(tmpdir(), 'gantry-exec-int-'));
 const agentId = uniqueTag('exec');
+// What a real agent starts its shims with by default (GANTRY_AGENT_SPAWN=helper); spawners.int-spec.ts compares it with Node's spawn.
+const spawner = new SpawnHelper({ warn: () => undefined });
 const options = (over: Partial<ProcessExecutorOptions> = {}): ProcessExecutorOptions => ({
   workdir: join(dir, 'work'), stateDir: join(dir, 'state'), agentId, killGraceMs: 1000, cgroups: null, containerRuntime: null, imagePolicy: 'direct',
-  logger: { warn: () => undefined }, ...over,
+  spawner, logger: { warn: () => undefined }, ...over,
 });
 const spec = (jobId: string, command: string[], over: Partial<ExecutionSpec> = {}): ExecutionSpec => ({
   nodeId: 'n1', jobId, attempt: 1, image: 'none', command, env: {}, gang: { size: 1, rank: 0, nodeIds: ['n1'] }, ...over,

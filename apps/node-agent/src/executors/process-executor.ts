@@ -1,5 +1,5 @@
-import { execFile, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ATTEMPT_END_REASONS, NO_IMAGE } from '@gantry/contracts';
 import { AttemptCgroup, AttemptCgroups } from '../cgroups/attempt-cgroups';
@@ -9,6 +9,7 @@ import { AttemptRef, Execution, ExecutionResult, ExecutionSpec, Executor } from 
 import { jobEnvironment } from './job-environment';
 import { parseShimStatus, shimArgv } from './attempt-shim';
 import { isShimAlive, shimPid } from './shim-process';
+import { SpawnedProcess, Spawner } from './spawner';
 
 export interface ProcessExecutorOptions {
   /** Job logs (`<jobId>-<attempt>.log`) and large gangs' node-id files. */
@@ -23,6 +24,8 @@ export interface ProcessExecutorOptions {
   containerRuntime: ContainerRuntimeName | null;
   /** With `image` set and no runtime: run the command directly, or refuse (IMAGE_UNSUPPORTED). */
   imagePolicy: 'direct' | 'refuse';
+  /** What starts the shims: SpawnHelper, or NodeSpawner (ADR 0032). */
+  spawner: Spawner;
   logger: { warn(o: object, m: string): void };
 }
 
@@ -83,22 +86,20 @@ export class ProcessExecutor implements Executor {
       }
     }
     const { file, args } = shimArgv(paths.status, cgroup?.procsFiles ?? [], command);
-    const log = openSync(join(this.o.workdir, `${spec.jobId}-${spec.attempt}.log`), 'a');
-    let watch: Watch;
+    let proc: SpawnedProcess;
     try {
-      let child;
-      try {
-        child = spawn(file, args, { detached: true, stdio: ['ignore', log, log], env: childEnv });
-      } catch (err) {
-        cgroup?.remove();
-        throw err;
-      }
-      watch = new Watch(this.o, paths, cgroup, container, onExit, () => child.pid ?? null);
-      child.on('error', (err) => watch.end({ exitCode: null, signal: null, error: err.message }));
-      child.on('exit', (code, signal) => watch.end(watch.shimResult(code, signal)));
-    } finally {
-      closeSync(log);
+      proc = this.o.spawner.spawn(file, args, { env: childEnv, logPath: join(this.o.workdir, `${spec.jobId}-${spec.attempt}.log`) });
+    } catch (err) {
+      cgroup?.remove();
+      throw err;
     }
+    // Until the spawner says the pid (the helper answers later), the shim's pid file may.
+    const watch = new Watch(this.o, paths, cgroup, container, onExit, () => proc.pid ?? shimPid(paths.pid));
+    proc.onSpawned(() => watch.spawned());
+    proc.onError((err) => watch.end({ exitCode: null, signal: null, error: err.message }));
+    proc.onExit((code, signal) => watch.end(watch.shimResult(code, signal)));
+    // Its reaper died: watched as an adopted attempt from now on, after its shim had time to write its pid.
+    proc.onLost(() => watchFromFiles(watch, paths, ADOPTED_POLL_MS));
     return watch;
   }
 
@@ -107,20 +108,33 @@ export class ProcessExecutor implements Executor {
     const cgroup = this.o.cgroups?.find(ref.jobId, ref.attempt) ?? null;
     const container = this.o.containerRuntime ? { runtime: this.o.containerRuntime, name: containerName(this.o.agentId, ref.jobId, ref.attempt) } : null;
     const watch = new Watch(this.o, paths, cgroup, container, onExit, () => shimPid(paths.pid));
-    const look = () => {
-      const status = readStatus(paths.status);
-      if (status) return watch.end(status);
-      const pid = shimPid(paths.pid);
-      if (pid !== null && isShimAlive(pid, paths.status)) return;
-      // Gone: it may have written its status between the two looks.
-      watch.end(readStatus(paths.status) ?? { exitCode: null, signal: null, reason: ATTEMPT_END_REASONS.exitUnknown });
-    };
-    setImmediate(look);
-    const timer = setInterval(look, ADOPTED_POLL_MS);
-    timer.unref();
-    watch.onEnd = () => clearInterval(timer);
+    watchFromFiles(watch, paths, 0);
     return watch;
   }
+}
+
+/**
+ * Watches an attempt whose shim is not this process's child through its files: ended when its
+ * status is written, or when its pid is gone (or was never written) without one. First look after
+ * `firstLookMs` (0: at once, still after the caller returned), then every ADOPTED_POLL_MS.
+ */
+function watchFromFiles(watch: Watch, paths: { status: string; pid: string }, firstLookMs: number): void {
+  const look = () => {
+    const status = readStatus(paths.status);
+    if (status) return watch.end(status);
+    const pid = shimPid(paths.pid);
+    if (pid !== null && isShimAlive(pid, paths.status)) return;
+    // Gone: it may have written its status between the two looks.
+    watch.end(readStatus(paths.status) ?? { exitCode: null, signal: null, reason: ATTEMPT_END_REASONS.exitUnknown });
+  };
+  const first = firstLookMs === 0 ? setImmediate(look) : setTimeout(look, firstLookMs);
+  const timer = setInterval(look, ADOPTED_POLL_MS);
+  timer.unref();
+  watch.onEnd = () => {
+    clearInterval(timer);
+    if (firstLookMs === 0) clearImmediate(first as NodeJS.Immediate);
+    else clearTimeout(first as NodeJS.Timeout);
+  };
 }
 
 function readStatus(path: string): Omit<ExecutionResult, 'stoppedFor'> | null {
@@ -149,6 +163,11 @@ class Watch implements Execution {
   /** The end of a shim this process started: what its status file says, else how the shim itself ended. */
   shimResult(code: number | null, signal: string | null): Omit<ExecutionResult, 'stoppedFor'> {
     return readStatus(this.paths.status) ?? { exitCode: code, signal };
+  }
+
+  /** Its pid became known: a stop that came before could not signal it, so it is sent now. */
+  spawned(): void {
+    if (this.stoppedFor !== null && !this.done) this.signal('SIGTERM');
   }
 
   end(r: Omit<ExecutionResult, 'stoppedFor'>): void {
