@@ -64,6 +64,8 @@ const config = {
   slurmBaseline: process.env.BENCH_SLURM_BASELINE ?? '',
   /** 1: also time serial creates with the scheduler stopped (what its wake-ups cost the create path). */
   diagnose: num('BENCH_DIAGNOSE', 0),
+  /** How the agents start attempts (GANTRY_AGENT_SPAWN, passed through to them; ADR 0032): recorded so runs can be told apart. */
+  agentSpawn: process.env.GANTRY_AGENT_SPAWN || 'helper',
 };
 
 /** Slurm measured on this host by bench:churn-slurm: a second column beside the row. */
