@@ -176,7 +176,8 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     this.housekeeper.start();
     await this.beats.start();
     this.beating = true;
-    const spawn = this.spawnHelper ? ((await this.spawnHelper.ready) ? 'helper' : 'node (helper unavailable)') : this.config.GANTRY_SIM_EXECUTOR === 'process' ? 'node' : 'none';
+    // Not awaited: a helper slow to start must not hold the agent back (its requests wait for it).
+    const spawn = this.spawnHelper?.mode ?? (this.config.GANTRY_SIM_EXECUTOR === 'process' ? 'node' : 'none');
     this.logger.info({ nodes: this.nodes.size, executor: this.config.GANTRY_SIM_EXECUTOR, spawn, ...this.hostCapabilities }, 'agent started');
   }
 

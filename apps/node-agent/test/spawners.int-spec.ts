@@ -68,6 +68,13 @@ describe.each([
     expect(await run(spawner, ['-c', 'kill -KILL $$'], {}, log)).toMatchObject({ code: null, signal: 'SIGKILL' });
   });
 
+  it('refuses an argument or an environment value holding a NUL byte at once, and goes on', async () => {
+    const log = join(dir, `${tag}-nul.log`);
+    expect(() => spawner.spawn('/bin/sh', ['-c', 'a\0b'], { env: {}, logPath: log })).toThrow(/null bytes|NUL/);
+    expect(() => spawner.spawn('/bin/sh', ['-c', 'true'], { env: { A: 'x\0y' }, logPath: log })).toThrow(/null bytes|NUL/);
+    expect(await run(spawner, ['-c', 'exit 0'], {}, log)).toMatchObject({ code: 0, signal: null });
+  });
+
   it('reports a program that cannot be started as an error', async () => {
     const p = spawner.spawn('/nonexistent/sh', [], { env: {}, logPath: join(dir, `${tag}-missing.log`) });
     const err = await new Promise<Error>((resolve) => p.onError(resolve));
@@ -116,6 +123,18 @@ describe('the spawn helper under ProcessExecutor', () => {
     x.start(spec('after', ['sh', '-c', 'exit 5']), e2.onExit);
     expect(await e2.result()).toEqual({ exitCode: 5, signal: null, stoppedFor: null });
     expect(warnings).toEqual([expect.objectContaining({ why: expect.stringContaining('SIGKILL') })]);
+  });
+
+  it('a request the helper cannot carry out ends that request only, never the helper', async () => {
+    // Not something the agent sends: an argv entry that is not a string, as a bug could.
+    const p = helper.spawn('/bin/sh', [{ not: 'a string' } as unknown as string], { env: {}, logPath: join(dir, 'bad-request.log') });
+    const err = await new Promise<Error>((resolve, reject) => {
+      p.onError(resolve);
+      p.onLost(() => reject(new Error('the helper died of the request')));
+    });
+    expect(err.message).toContain('TypeError');
+    expect(helper.active).toBe(true);
+    expect(await run(helper, ['-c', 'exit 2'], {}, join(dir, 'bad-request.log'))).toMatchObject({ code: 2 });
   });
 
   it('where python3 cannot run, attempts start with Node\'s spawn and the agent says so once', async () => {

@@ -49,8 +49,10 @@ def start(q):
             os.close(log)
         children[p.pid] = p
         say({"id": q["id"], "pid": p.pid})
-    except OSError as e:
-        say({"id": q["id"], "error": "spawn %s %s: %s" % (q["file"], errno.errorcode.get(e.errno, e.errno), e.strerror)})
+    except Exception as e:
+        # Anything a request can cause ends that request, never the helper.
+        code = errno.errorcode.get(getattr(e, "errno", None), type(e).__name__)
+        say({"id": q["id"], "error": "spawn %s %s: %s" % (q["file"], code, getattr(e, "strerror", None) or e)})
 poll = select.poll()
 poll.register(0, select.POLLIN)
 poll.register(wake_r, select.POLLIN)
@@ -167,8 +169,16 @@ export class SpawnHelper implements Spawner {
     return this.helper !== null;
   }
 
+  /** For the agent's start-up line: who starts attempts now. */
+  get mode(): 'helper' | 'helper (starting)' | 'node (helper unavailable)' {
+    return !this.helper ? 'node (helper unavailable)' : this.isReady ? 'helper' : 'helper (starting)';
+  }
+
   spawn(file: string, args: string[], o: { env: Record<string, string>; logPath: string }): SpawnedProcess {
     if (!this.helper) return this.fallback.spawn(file, args, o);
+    // What Node's spawn refuses at once is refused at once here too (the caller fails the attempt with it).
+    const nul = [file, ...args, ...Object.entries(o.env).flat()].find((s) => typeof s === 'string' && s.includes('\0'));
+    if (nul !== undefined) throw new Error(`cannot spawn ${file}: an argument or environment entry holds a NUL byte (${JSON.stringify(nul.slice(0, 40))})`);
     const proc = new HelperProcess();
     const req: Request = { id: this.nextId++, file, argv: [file, ...args], env: o.env, log: o.logPath };
     if (this.isReady) this.send(req, proc);
