@@ -153,8 +153,8 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     this.cgroups = cgroups;
     this.hostCapabilities = { cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', containerRuntime: found.runtime ?? 'none', stateDir };
     hostLimits.set({ cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', container_runtime: found.runtime ?? 'none' }, 1);
-    const spawner = c.GANTRY_AGENT_SPAWN === 'helper' ? new SpawnHelper(this.logger) : new NodeSpawner();
-    this.spawnHelper = spawner instanceof SpawnHelper ? spawner : null;
+    this.spawnHelper = c.GANTRY_AGENT_SPAWN === 'helper' ? new SpawnHelper(this.logger) : null;
+    const spawner = this.spawnHelper ?? new NodeSpawner();
     const executor = new ProcessExecutor({
       workdir: join(c.GANTRY_AGENT_WORKDIR, c.GANTRY_AGENT_ID), stateDir, agentId: c.GANTRY_AGENT_ID, killGraceMs: c.GANTRY_KILL_GRACE_MS,
       cgroups, containerRuntime: found.runtime, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY, spawner, logger: this.logger,

@@ -116,7 +116,7 @@ export class ProcessExecutor implements Executor {
 /**
  * Watches an attempt whose shim is not this process's child through its files: ended when its
  * status is written, or when its pid is gone (or was never written) without one. First look after
- * `firstLookMs` (0: at once, still after the caller returned), then every ADOPTED_POLL_MS.
+ * `firstLookMs` (0: as soon as the caller has returned), then every ADOPTED_POLL_MS.
  */
 function watchFromFiles(watch: Watch, paths: { status: string; pid: string }, firstLookMs: number): void {
   const look = () => {
@@ -127,13 +127,12 @@ function watchFromFiles(watch: Watch, paths: { status: string; pid: string }, fi
     // Gone: it may have written its status between the two looks.
     watch.end(readStatus(paths.status) ?? { exitCode: null, signal: null, reason: ATTEMPT_END_REASONS.exitUnknown });
   };
-  const first = firstLookMs === 0 ? setImmediate(look) : setTimeout(look, firstLookMs);
+  const first = setTimeout(look, firstLookMs);
   const timer = setInterval(look, ADOPTED_POLL_MS);
   timer.unref();
   watch.onEnd = () => {
+    clearTimeout(first);
     clearInterval(timer);
-    if (firstLookMs === 0) clearImmediate(first as NodeJS.Immediate);
-    else clearTimeout(first as NodeJS.Timeout);
   };
 }
 

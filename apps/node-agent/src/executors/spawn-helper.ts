@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { NodeSpawner } from './node-spawner';
 import { SpawnedProcess, Spawner } from './spawner';
@@ -70,9 +71,8 @@ while True:
         chunk = os.read(0, 65536)
         if not chunk:
             sys.exit(0)
-        buf += chunk
-        while b"\\n" in buf:
-            line, buf = buf.split(b"\\n", 1)
+        *lines, buf = (buf + chunk).split(b"\\n")
+        for line in lines:
             start(json.loads(line))
 `;
 
@@ -150,8 +150,9 @@ export class SpawnHelper implements Spawner {
     this.helper = helper;
     // The helper must not keep the agent alive: when the agent exits, its stdin closes and it follows.
     helper.unref();
-    (helper.stdin as unknown as { unref?: () => void }).unref?.();
-    (helper.stdout as unknown as { unref?: () => void }).unref?.();
+    // Its stdio pipes are sockets (typed as plain streams).
+    (helper.stdin as Socket).unref();
+    (helper.stdout as Socket).unref();
     helper.stdin!.on('error', () => undefined); // EPIPE once it died: 'exit' says so.
     createInterface({ input: helper.stdout! }).on('line', (line) => this.reply(line));
     helper.on('error', (err) => this.gone(`not started: ${err.message}`));
