@@ -105,6 +105,17 @@ describe('the spawn helper under ProcessExecutor', () => {
     expect(await e.result()).toEqual({ exitCode: null, signal: 'SIGTERM', stoppedFor: 'CANCELLED_BY_USER' });
   });
 
+  it('a stop signals the process its spawner holds even while its command line is not the shim\'s (an exec under way)', async () => {
+    // What the executor sees for a moment after the pid is reported, made to last: the process is
+    // ours (nobody has reaped it) but /proc shows another command line than the shim's.
+    const other: Spawner = { spawn: (_file, _args, o) => new NodeSpawner().spawn('/bin/sh', ['-c', 'sleep 60; :'], o) };
+    const e = ended();
+    const x = executor(other).start(spec('exec-window', ['true']), e.onExit);
+    x.stop('CANCELLED_BY_USER');
+    // Checked against the command line, the SIGTERM would be skipped and the grace's SIGKILL end it.
+    expect(await e.result()).toEqual({ exitCode: null, signal: 'SIGTERM', stoppedFor: 'CANCELLED_BY_USER' });
+  });
+
   it('when the helper dies, what it started is still seen to end (from the shim\'s files), and later attempts start with Node\'s spawn', async () => {
     const warnings: object[] = [];
     const own = new SpawnHelper({ warn: (o) => warnings.push(o) });

@@ -94,7 +94,7 @@ export class ProcessExecutor implements Executor {
       throw err;
     }
     // Until the spawner says the pid (the helper answers later), the shim's pid file may.
-    const watch = new Watch(this.o, paths, cgroup, container, onExit, () => proc.pid ?? shimPid(paths.pid));
+    const watch = new Watch(this.o, paths, cgroup, container, onExit, () => proc.pid);
     proc.onSpawned(() => watch.spawned());
     proc.onError((err) => watch.end({ exitCode: null, signal: null, error: err.message }));
     proc.onExit((code, signal) => watch.end(watch.shimResult(code, signal)));
@@ -107,7 +107,7 @@ export class ProcessExecutor implements Executor {
     const paths = attemptPaths(this.o.stateDir, ref.nodeId, ref.jobId, ref.attempt);
     const cgroup = this.o.cgroups?.find(ref.jobId, ref.attempt) ?? null;
     const container = this.o.containerRuntime ? { runtime: this.o.containerRuntime, name: containerName(this.o.agentId, ref.jobId, ref.attempt) } : null;
-    const watch = new Watch(this.o, paths, cgroup, container, onExit, () => shimPid(paths.pid));
+    const watch = new Watch(this.o, paths, cgroup, container, onExit, () => null);
     watchFromFiles(watch, paths, 0);
     return watch;
   }
@@ -156,7 +156,8 @@ class Watch implements Execution {
     private readonly cgroup: AttemptCgroup | null,
     private readonly container: { runtime: ContainerRuntimeName; name: string } | null,
     private readonly onExit: (r: ExecutionResult) => void,
-    private readonly pid: () => number | null,
+    /** The shim's pid while a spawner holds it (started, not yet reaped); null: only its pid file knows. */
+    private readonly heldPid: () => number | null,
   ) {}
 
   /** The end of a shim this process started: what its status file says, else how the shim itself ended. */
@@ -194,9 +195,15 @@ class Watch implements Execution {
   }
 
   private signal(sig: NodeJS.Signals): void {
-    const pid = this.pid();
-    // Never a group that is not the shim's any more (a pid reused while the agent was down).
-    if (pid === null || !isShimAlive(pid, this.paths.status)) return;
+    // A held pid cannot have been reused (nobody has reaped it), and is signalled even while its
+    // exec is under way (its command line is empty until the new program's is set up). One read
+    // from the pid file is only signalled if its command line is still the shim's: never a group
+    // that is not the shim's any more (a pid reused while the agent was down).
+    let pid = this.heldPid();
+    if (pid === null) {
+      pid = shimPid(this.paths.pid);
+      if (pid === null || !isShimAlive(pid, this.paths.status)) return;
+    }
     try {
       process.kill(-pid, sig);
     } catch {

@@ -116,6 +116,8 @@ class HelperProcess implements SpawnedProcess {
     this.failed(err);
   }
   lost(): void {
+    // Nobody will reap it now: its pid may be reused once it ends, so it is no longer vouched for.
+    this.pid = null;
     this.lostIt();
   }
 }

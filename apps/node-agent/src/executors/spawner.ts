@@ -11,7 +11,7 @@ export interface Spawner {
 
 /**
  * One process a Spawner started. Exactly one of `exit`, `error` or `lost` ends it, and `exit` comes
- * only after `spawned`; `pid` is set once `spawned` was called.
+ * only after `spawned`; `pid` is set once `spawned` was called, and null again once it is lost.
  */
 export interface SpawnedProcess {
   readonly pid: number | null;
@@ -23,7 +23,7 @@ export interface SpawnedProcess {
   onError(cb: (err: Error) => void): void;
   /**
    * Whoever would have reaped it is gone (the helper died): it may still run, its end must be read
-   * from the shim's files; `pid` is null when it is not known whether it started at all.
+   * from the shim's files, and its pid file is what names it from now on.
    */
   onLost(cb: () => void): void;
 }
