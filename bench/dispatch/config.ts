@@ -21,6 +21,11 @@ function load() {
     curveWarmupS: num('BENCH_CURVE_WARMUP_S', 10),
     curveMeasureS: num('BENCH_CURVE_S', 30),
     curveSettleS: num('BENCH_CURVE_SETTLE_S', 30),
+    /** Before the curve: open-loop rounds at this rate until the broker's JIT is quiet (stack-warmup.ts); 0 or a max of 0 s: none. */
+    curveWarmRate: num('BENCH_CURVE_WARM_RATE', 250),
+    curveWarmRoundS: num('BENCH_CURVE_WARM_ROUND_S', 10),
+    brokerWarmupMaxS: num('BENCH_BROKER_WARMUP_MAX_S', 120),
+    brokerJitQuiet: num('BENCH_BROKER_JIT_QUIET', 0.02),
     /** Open-loop phases (curve, phase 1): sockets the client may hold at once, its concurrency ceiling. */
     openLoopSockets: num('BENCH_OPEN_LOOP_SOCKETS', 512),
     /** Phase 1: submissions per second through the gateway, for how long, over how many connections. */

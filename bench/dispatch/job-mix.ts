@@ -9,6 +9,7 @@ export const RATE_WARMUP_JOB_NAME = 'bench-dispatch-rate-warmup';
 export const BACKLOG_JOB_NAME = 'bench-dispatch-backlog';
 export const PROBE_JOB_NAME = 'bench-dispatch-probe';
 export const CURVE_JOB_NAME = 'bench-dispatch-curve';
+export const CURVE_WARMUP_JOB_NAME = 'bench-dispatch-curve-warmup';
 export const GANG_JOB_NAME = 'bench-dispatch-gang';
 
 export interface RateMix {

@@ -7,6 +7,7 @@
  * Each step runs `warmupS + measureS` seconds; only requests due after the warm-up count. Between
  * steps the bench waits until every RUN of the step has been seen (or `settleS` passed).
  */
+import { CpuUse } from '../api/infra';
 import { LatencySummary } from '../api/stats';
 import { OpenLoopResult, measuredPart, runOpenLoop } from '../api/open-loop';
 import { CommandWatch } from './command-watch';
@@ -28,6 +29,8 @@ export interface CurveStep {
   notDispatched: number;
   /** How far the generator itself fell behind its schedule (its own event loop), ms. */
   maxSendLagMs: number;
+  /** CPU per process over the counted window (from the end of the warm-up to the last send). */
+  cpu: CpuUse;
 }
 
 export interface CurveOptions {
@@ -38,10 +41,14 @@ export interface CurveOptions {
   maxSockets: number;
 }
 
+/** Starts a CPU measurement; the function it returns ends it. */
+export type CpuWindow = () => () => CpuUse;
+
 export async function runCurve(
   target: { baseUrl: string; token: string; body: (i: number) => string },
   watch: CommandWatch,
   opts: CurveOptions,
+  cpuWindow: CpuWindow,
   say: (msg: string) => void,
   check: () => void,
 ): Promise<CurveStep[]> {
@@ -49,8 +56,12 @@ export async function runCurve(
   for (const rate of opts.rates) {
     check();
     say(`curve: ${rate}/s for ${opts.warmupS + opts.measureS} s (first ${opts.warmupS} s not counted)`);
+    let endCpu: (() => CpuUse) | null = null;
+    const warmedUp = setTimeout(() => (endCpu = cpuWindow()), opts.warmupS * 1000);
     const run = await runOpenLoop(target, { rate, durationS: opts.warmupS + opts.measureS, maxSockets: opts.maxSockets });
-    const step = await measure(run, rate, watch, opts, check);
+    clearTimeout(warmedUp);
+    const cpu = (endCpu ?? cpuWindow())();
+    const step = { ...(await measure(run, rate, watch, opts, check)), cpu };
     say(`curve: ${rate}/s -> POST p99 ${fmtMs(step.postMs?.p99)}, submit -> RUN p50 ${fmtMs(step.dispatchMs?.p50)} p99 ${fmtMs(step.dispatchMs?.p99)}; ` +
       `${step.non2xx} non-2xx, ${step.connectionErrors} connection errors, ${step.notDispatched} not dispatched`);
     steps.push(step);
@@ -58,7 +69,7 @@ export async function runCurve(
   return steps;
 }
 
-async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, opts: CurveOptions, check: () => void): Promise<CurveStep> {
+async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, opts: CurveOptions, check: () => void): Promise<Omit<CurveStep, 'cpu'>> {
   const measured = measuredPart(run, Math.round(rate * opts.warmupS));
   const counted = measured.samples;
   const created = counted.filter((s) => s.status >= 200 && s.status < 300 && s.jobId);

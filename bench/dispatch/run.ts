@@ -37,8 +37,9 @@ import { DrainSampler, metricSeries, placementTimes, runTimes, seriesOf } from '
 import { CommandWatch } from './command-watch';
 import { inheritedGantryEnv, loadConfig } from './config';
 import { DispatchReport, dispatchLatency } from './dispatch-latency';
-import { BACKLOG_JOB_NAME, CURVE_JOB_NAME, GANG_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, RATE_WARMUP_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
+import { BACKLOG_JOB_NAME, CURVE_JOB_NAME, CURVE_WARMUP_JOB_NAME, GANG_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, RATE_WARMUP_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
 import { runCurve } from './open-loop-curve';
+import { warmStack } from './stack-warmup';
 import { bigGangJob, measureGangMemory } from './gang-memory';
 import { DispatchResults, floorVerdicts, printReport } from './report';
 import { Teardown } from './teardown';
@@ -219,10 +220,23 @@ async function main(): Promise<void> {
 
   /* The open-loop curve. */
   let curve: DispatchResults['curve'] = null;
+  let curveWarmup: DispatchResults['curveWarmup'] = null;
   if (config.phases.includes('curve')) {
+    const warmBody = JSON.stringify(singleGpuJob(CURVE_WARMUP_JOB_NAME, config.rateSimDurationMs));
+    curveWarmup = await warmStack({ baseUrl: s.gatewayUrl, token, body: () => warmBody }, {
+      brokerPid: kafka.pid(), rate: config.curveWarmRate, roundS: config.curveWarmRoundS, maxS: config.brokerWarmupMaxS, jitQuietCores: config.brokerJitQuiet, maxSockets: config.openLoopSockets,
+    }, () => teardown.check());
+    if (curveWarmup) {
+      say(`stack warm-up at ${curveWarmup.rate}/s: ${curveWarmup.rounds} rounds in ${curveWarmup.seconds.toFixed(0)} s, the broker's JIT ${curveWarmup.jitS.toFixed(2)} CPU s; ` +
+        `last three rounds ${curveWarmup.lastRoundsJitCores.toFixed(3)} of a core (${curveWarmup.quiet ? 'quiet' : 'NOT quiet: max time reached'})`);
+      await drainJobs(db, CURVE_WARMUP_JOB_NAME, 'the warm-up', config.rateDrainTimeoutS);
+    }
     const single = JSON.stringify(singleGpuJob(CURVE_JOB_NAME, config.rateSimDurationMs));
     curve = await runCurve({ baseUrl: s.gatewayUrl, token, body: () => single }, watch, {
       rates: config.curveRates, warmupS: config.curveWarmupS, measureS: config.curveMeasureS, settleS: config.curveSettleS, maxSockets: config.openLoopSockets,
+    }, () => {
+      const from = cpuSnapshot();
+      return () => cpuBetween(from, cpuSnapshot(), servicePids(s));
     }, say, () => teardown.check());
     await drainJobs(db, CURVE_JOB_NAME, 'the curve', config.rateDrainTimeoutS);
   }
@@ -269,6 +283,7 @@ async function main(): Promise<void> {
     fleet,
     idleCpu,
     gang,
+    curveWarmup,
     curve,
     rate,
     backlog,
