@@ -3,12 +3,12 @@ import { ReconcilerEnv } from './config';
 
 describe('ReconcilerEnv', () => {
   it.each([
-    ['the defaults', {}, [5000, 15000, 10000]],
-    ['slow heartbeats: the phantom grace and the stall follow', { GANTRY_HEARTBEAT_MS: '20000', GANTRY_NODE_SUSPECT_MS: '60000', GANTRY_NODE_DEAD_MS: '120000' }, [20000, 60000, 40000]],
-    ['fast heartbeats: never below 15 s and 10 s', { GANTRY_NODE_SUSPECT_MS: '2000', GANTRY_NODE_DEAD_MS: '5000' }, [667, 15000, 10000]],
-    ['values set explicitly are kept', { GANTRY_HEARTBEAT_MS: '20000', GANTRY_NODE_SUSPECT_MS: '60000', GANTRY_NODE_DEAD_MS: '120000', GANTRY_PHANTOM_GRACE_MS: '3000', GANTRY_INGEST_STALL_MS: '3000' }, [20000, 3000, 3000]],
-  ])('%s', (_n, env, [heartbeat, phantom, stall]) => {
+    ['the defaults', {}, [5000, 15000, 10000, 2000]],
+    ['slow heartbeats: the phantom grace, the stall and the detector round follow', { GANTRY_HEARTBEAT_MS: '20000', GANTRY_NODE_SUSPECT_MS: '60000', GANTRY_NODE_DEAD_MS: '120000' }, [20000, 60000, 40000, 6000]],
+    ['fast heartbeats: never below 15 s, 10 s and 2 s', { GANTRY_NODE_SUSPECT_MS: '2000', GANTRY_NODE_DEAD_MS: '5000' }, [667, 15000, 10000, 2000]],
+    ['values set explicitly are kept', { GANTRY_HEARTBEAT_MS: '20000', GANTRY_NODE_SUSPECT_MS: '60000', GANTRY_NODE_DEAD_MS: '120000', GANTRY_PHANTOM_GRACE_MS: '3000', GANTRY_INGEST_STALL_MS: '3000', GANTRY_DETECTOR_INTERVAL_MS: '500' }, [20000, 3000, 3000, 500]],
+  ])('%s', (_n, env, [heartbeat, phantom, stall, detector]) => {
     const c = loadConfig(ReconcilerEnv, env);
-    expect([c.GANTRY_HEARTBEAT_MS, c.GANTRY_PHANTOM_GRACE_MS, c.GANTRY_INGEST_STALL_MS]).toEqual([heartbeat, phantom, stall]);
+    expect([c.GANTRY_HEARTBEAT_MS, c.GANTRY_PHANTOM_GRACE_MS, c.GANTRY_INGEST_STALL_MS, c.GANTRY_DETECTOR_INTERVAL_MS]).toEqual([heartbeat, phantom, stall, detector]);
   });
 });

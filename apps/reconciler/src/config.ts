@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { IsInt, IsNumber, IsOptional, IsString, Max, Min } from 'class-validator';
-import { StatefulServiceEnv, defaultIngestStallMs, defaultPhantomGraceMs } from '@gantry/platform';
+import { StatefulServiceEnv, defaultDetectorIntervalMs, defaultIngestStallMs, defaultPhantomGraceMs } from '@gantry/platform';
 
 export class ReconcilerEnv extends StatefulServiceEnv {
   /** Job-report partitions consumed at once by this replica; their batches share each write (one at a time). */
@@ -15,7 +15,7 @@ export class ReconcilerEnv extends StatefulServiceEnv {
   @IsInt() @Min(0) @Max(1000) GANTRY_REPORT_MAX_GAP_MS: number = 50;
   /** How long a RUNNING attempt may be missing from its node's beats before it is lost, ms; default three heartbeat periods, at least 15000. */
   @IsInt() @Min(100) GANTRY_PHANTOM_GRACE_MS: number = 15000;
-  /** How often the failure detector looks for dead nodes, ms. */
+  /** How often the failure detector looks for dead nodes, ms; default a twentieth of GANTRY_NODE_DEAD_MS, at least 2000. */
   @IsInt() @Min(100) GANTRY_DETECTOR_INTERVAL_MS: number = 2000;
   /** Newest beat older than this means ingestion has stalled: nobody is judged dead, ms; default two heartbeat periods, at least 10000. */
   @IsInt() @Min(100) GANTRY_INGEST_STALL_MS: number = 10000;
@@ -38,5 +38,6 @@ export class ReconcilerEnv extends StatefulServiceEnv {
     super.applyDerivedDefaults(given);
     if (!given.has('GANTRY_PHANTOM_GRACE_MS')) this.GANTRY_PHANTOM_GRACE_MS = defaultPhantomGraceMs(this.GANTRY_HEARTBEAT_MS);
     if (!given.has('GANTRY_INGEST_STALL_MS')) this.GANTRY_INGEST_STALL_MS = defaultIngestStallMs(this.GANTRY_HEARTBEAT_MS);
+    if (!given.has('GANTRY_DETECTOR_INTERVAL_MS')) this.GANTRY_DETECTOR_INTERVAL_MS = defaultDetectorIntervalMs(this.GANTRY_NODE_DEAD_MS);
   }
 }

@@ -1,4 +1,4 @@
-import { defaultFenceMs, defaultHeartbeatMs, defaultIngestStallMs, defaultPhantomGraceMs, timingProblems } from './timings';
+import { defaultDetectorIntervalMs, defaultFenceMs, defaultHeartbeatMs, defaultIngestStallMs, defaultPhantomGraceMs, timingProblems } from './timings';
 import { ConfigError, loadConfig } from './load-config';
 import { ServiceEnv } from './env';
 
@@ -16,6 +16,9 @@ describe('timing defaults', () => {
     ['phantom grace at least 15 s', defaultPhantomGraceMs, 1000, 15000],
     ['ingest stall from a slow heartbeat', defaultIngestStallMs, 20000, 40000],
     ['ingest stall at least 10 s', defaultIngestStallMs, 5000, 10000],
+    ['detector round at the default dead timeout', defaultDetectorIntervalMs, 40000, 2000],
+    ['detector round from a long dead timeout', defaultDetectorIntervalMs, 240000, 12000],
+    ['detector round at least 2 s', defaultDetectorIntervalMs, 5000, 2000],
   ])('%s', (_name, derive, from, expected) => expect(derive(from)).toBe(expected));
 });
 
