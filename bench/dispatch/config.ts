@@ -21,6 +21,8 @@ function load() {
     curveWarmupS: num('BENCH_CURVE_WARMUP_S', 10),
     curveMeasureS: num('BENCH_CURVE_S', 30),
     curveSettleS: num('BENCH_CURVE_SETTLE_S', 30),
+    /** The same-run pgbench baseline (one client, before the services start), seconds; 0: none. */
+    pgbenchS: num('BENCH_PGBENCH_S', 10),
     /** Before the curve: open-loop rounds at this rate until the broker's JIT is quiet (stack-warmup.ts); 0 or a max of 0 s: none. */
     curveWarmRate: num('BENCH_CURVE_WARM_RATE', 250),
     curveWarmRoundS: num('BENCH_CURVE_WARM_ROUND_S', 10),

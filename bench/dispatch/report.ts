@@ -103,10 +103,10 @@ const lat = (l: DispatchLatency) => {
 };
 
 export function printReport(r: DispatchResults, outFile: string): void {
-  const c = r.conditions as { commit?: string; treeClean?: boolean; cpu?: string; loadAvgBeforeRate?: number[] };
+  const c = r.conditions as { commit?: string; treeClean?: boolean; cpu?: string; loadAvgBeforeRate?: number[]; pgbench?: { tps: number } | null };
   const v = r.floors ?? floorVerdicts(r);
   const out: string[] = [];
-  out.push('', `bench:dispatch  ${c.commit ?? '?'}${c.treeClean ? '' : ' (dirty tree)'}  ${c.cpu ?? ''}`);
+  out.push('', `bench:dispatch  ${c.commit ?? '?'}${c.treeClean ? '' : ' (dirty tree)'}  ${c.cpu ?? ''}  pgbench (one client) ${c.pgbench ? `${fmt(c.pgbench.tps, 0)} tps` : 'not run'}`);
   out.push(`fleet: ${r.config.nodes} simulated nodes (${r.fleet.gpus} GPUs), heartbeat every ${r.config.heartbeatMs} ms ` +
     `(${Math.round((r.config.nodes * 1000) / r.config.heartbeatMs)} beats/s; suspect ${r.config.nodeSuspectMs} ms, dead ${r.config.nodeDeadMs} ms), ` +
     `load average before phase 1 ${c.loadAvgBeforeRate?.join(' ') ?? '?'}`);

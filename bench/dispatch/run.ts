@@ -29,7 +29,7 @@ import { spawnSync } from 'node:child_process';
 import { Client } from 'pg';
 import { TOPIC_PARTITIONS } from '@gantry/contracts';
 import { LocalKafkaBroker, Stack, fleetStack, kafkaSecurityFor, waitFor } from '@gantry/stack';
-import { freshBenchState, CpuSnapshot, conditions, cpuBetween, cpuSnapshot } from '../api/infra';
+import { freshBenchState, CpuSnapshot, PgbenchResult, conditions, cpuBetween, cpuSnapshot, runPgbench } from '../api/infra';
 import { runCreatePhase } from '../api/load';
 import { measuredPart, runOpenLoop } from '../api/open-loop';
 import { summarisePhase } from '../api/stats';
@@ -65,6 +65,8 @@ teardown.installHandlers();
 
 /* ---- The stack ---- */
 
+let pgbench: PgbenchResult | null = null;
+
 async function prepare(): Promise<Stack> {
   say(`Kafka on ${brokers}`);
   kafkaStartedHere = await kafka.startIfAbsent();
@@ -75,6 +77,13 @@ async function prepare(): Promise<Stack> {
   say(`database ${new URL(config.databaseUrl).pathname.slice(1)} (recreated), Redis ${config.redisUrl} (flushed), topics`);
   await freshBenchState(root, kafka, config.databaseUrl, config.redisUrl);
   teardown.check();
+  // The same-run baseline every figure is read against, taken before the services and the fleet
+  // start so that their load does not colour it (one client, as bench:churn's).
+  if (config.pgbenchS > 0) {
+    say(`pgbench baseline (${config.pgbenchS} s, one client, nothing else of the bench running)`);
+    pgbench = await runPgbench(config.databaseUrl, { durationS: config.pgbenchS, clients: 1, threads: 1 });
+    say(`pgbench: ${Math.round(pgbench.tps)} tps`);
+  }
 
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-bench-dispatch-'));
   teardown.add('agent work dir', async () => rmSync(agentWork, { recursive: true, force: true }));
@@ -268,6 +277,7 @@ async function main(): Promise<void> {
     config,
     conditions: {
       ...cond,
+      pgbench,
       loadAvgBeforeRate: loadAvgBeforeRate.map((x) => Math.round(x * 100) / 100),
       loadAvgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100),
       gantry: {

@@ -36,8 +36,41 @@ describe('LivenessSnapshot', () => {
     zset.clear(); // a Redis flush
     await snap.refresh(3_000, 40_000);
     expect(snap.lastHeard('a')).toBe(1_000); // kept (and ageing) until the next full read
-    await snap.refresh(62_000, 40_000);
+    await snap.refresh(62_000, 40_000); // the full read starts beside this refresh
+    await new Promise((r) => setImmediate(r));
+    await snap.refresh(62_500, 40_000); // and is taken in here
     expect(snap.lastHeard('a')).toBeNull();
+    expect(snap.takeChanges()).toBe('all');
+  });
+
+  it('does not hold a refresh for the periodic full read; taken in, it keeps what the reads since it began heard', async () => {
+    const zset = new Map([['a', 1_000], ['b', 1_000], ['gone', 1_000]]);
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((r) => (release = r));
+    const since: number[] = [];
+    const live = {
+      async heardSince(s: number) {
+        since.push(s);
+        const answer = new Map([...zset].filter(([, at]) => at >= s));
+        if (since.length === 2) await slow; // the second full read: what Redis held when it was asked
+        return answer;
+      },
+    } as unknown as NodeLiveStore;
+    const snap = new LivenessSnapshot(live, 500, 60_000);
+    await snap.refresh(2_000, 40_000);
+    zset.delete('gone'); // a node removed from Redis
+    zset.set('a', 61_000);
+    await snap.refresh(62_000, 40_000); // the full read starts (and sees a at 61,000); changes are read meanwhile
+    zset.set('b', 62_500);
+    zset.set('c', 62_600); // a node first heard after the full read began
+    await snap.refresh(63_000, 40_000);
+    expect([snap.lastHeard('a'), snap.lastHeard('b'), snap.lastHeard('c'), snap.lastHeard('gone')]).toEqual([61_000, 62_500, 62_600, 1_000]);
+    expect(since).toHaveLength(4);
+    release();
+    await new Promise((r) => setImmediate(r));
+    snap.takeChanges();
+    await snap.refresh(64_000, 40_000);
+    expect([snap.lastHeard('a'), snap.lastHeard('b'), snap.lastHeard('c'), snap.lastHeard('gone')]).toEqual([61_000, 62_500, 62_600, null]);
     expect(snap.takeChanges()).toBe('all');
   });
 });

@@ -1,11 +1,12 @@
 import { NodeLiveStore } from '@gantry/persistence';
+import { BackgroundRead } from './background-read';
 
 /**
  * When each node was last heard, kept between cycles: a refresh reads only the beats written since
  * the newest one it has seen (less `lagMs`, for beats written a little after they were stamped),
- * not all 50,000 scores. Everything is re-read every `fullEveryMs`, which also forgets nodes that a
- * Redis flush removed. Health is judged from these times at each cycle's clock, so a node still
- * ages into DEGRADED and UNHEALTHY between reads.
+ * not all 50,000 scores. Everything is re-read every `fullEveryMs` (beside the cycles, see
+ * refresh), which also forgets nodes that a Redis flush removed. Health is judged from these
+ * times at each cycle's clock, so a node still ages into DEGRADED and UNHEALTHY between reads.
  */
 export class LivenessSnapshot {
   private heard = new Map<string, number>();
@@ -13,6 +14,8 @@ export class LivenessSnapshot {
   private changes: Set<string> | 'all' = 'all';
   private newest = Number.NEGATIVE_INFINITY;
   private fullAt = Number.NEGATIVE_INFINITY;
+  /** The periodic full read while it runs beside the cycles, and the nodes the reads since it began heard. */
+  private fullRead: { read: BackgroundRead<Map<string, number>>; heardSince: Set<string> } | null = null;
 
   constructor(
     private readonly live: NodeLiveStore,
@@ -20,20 +23,51 @@ export class LivenessSnapshot {
     private readonly fullEveryMs: number,
   ) {}
 
+  /**
+   * Reads the beats written since the newest seen (less the lag). The first read is a full one;
+   * after it, the full read due every `fullEveryMs` runs in the background (BackgroundRead) and is
+   * taken in by the first refresh after it ends: its times, each raised to what the reads since it
+   * began saw, plus the nodes those reads heard that it lacks. What it lacks and nothing heard
+   * since it began (a Redis flush, a node silent past the dead timeout) is forgotten.
+   */
   async refresh(nowMs: number, deadMs: number): Promise<void> {
-    const full = nowMs - this.fullAt >= this.fullEveryMs;
-    const read = await this.live.heardSince(full ? nowMs - deadMs : this.newest - this.lagMs);
-    if (full) {
-      this.heard = read;
+    if (this.fullAt === Number.NEGATIVE_INFINITY) {
       this.fullAt = nowMs;
-      this.changes = 'all';
-    } else {
-      for (const [id, at] of read) {
-        if (at <= (this.heard.get(id) ?? Number.NEGATIVE_INFINITY)) continue;
-        this.heard.set(id, at);
-        if (this.changes !== 'all') this.changes.add(id);
-      }
+      this.takeFull(await this.live.heardSince(nowMs - deadMs), new Set());
+      return;
     }
+    if (this.fullRead === null && nowMs - this.fullAt >= this.fullEveryMs) {
+      this.fullAt = nowMs;
+      this.fullRead = { read: new BackgroundRead(this.live.heardSince(nowMs - deadMs)), heardSince: new Set() };
+    }
+    const full = this.fullRead?.read.settled();
+    if (full && this.fullRead) {
+      const { heardSince } = this.fullRead;
+      this.fullRead = null;
+      if (!full.ok) {
+        this.fullAt = Number.NEGATIVE_INFINITY; // read again, in full, by the next refresh
+        throw full.error;
+      }
+      this.takeFull(full.value, heardSince);
+    }
+    const read = await this.live.heardSince(this.newest - this.lagMs);
+    for (const [id, at] of read) {
+      if (at <= (this.heard.get(id) ?? Number.NEGATIVE_INFINITY)) continue;
+      this.heard.set(id, at);
+      if (this.changes !== 'all') this.changes.add(id);
+      this.fullRead?.heardSince.add(id);
+    }
+    for (const at of read.values()) if (at > this.newest) this.newest = at;
+  }
+
+  /** Replaces the times with a full read, keeping what the reads since it began heard (newer than it, or missing from it). */
+  private takeFull(read: Map<string, number>, heardSince: ReadonlySet<string>): void {
+    for (const id of heardSince) {
+      const at = this.heard.get(id)!;
+      if (at > (read.get(id) ?? Number.NEGATIVE_INFINITY)) read.set(id, at);
+    }
+    this.heard = read;
+    this.changes = 'all';
     for (const at of read.values()) if (at > this.newest) this.newest = at;
   }
 

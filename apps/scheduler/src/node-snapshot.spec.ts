@@ -12,15 +12,20 @@ function row(id: string, over: Record<string, unknown> = {}) {
   };
 }
 
-/** A fake Sql answering loadNodesChangedSince with the rows given for each call, and recording `since` (null: a full read, which takes none). */
-function fakeSql(answers: Array<Array<Record<string, unknown>>>) {
+/**
+ * A fake Sql answering loadNodesChangedSince with the rows given for each call, and recording `since` (null: a full read, which takes none).
+ * `before` runs first in each call (numbered from 1): it may wait, or throw.
+ */
+function fakeSql(answers: Array<Array<Record<string, unknown>>>, before: (call: number) => Promise<void> | void = () => undefined) {
   const since: unknown[] = [];
   let call = 0;
   const sql: Sql = {
     async rows<T>(_text: string, params: unknown[] = []) {
       since.push(params.length > 0 ? params[0] : null);
-      const rows = answers[call++] ?? [];
-      const horizon = String(100 + call);
+      const n = ++call;
+      await before(n);
+      const rows = answers[n - 1] ?? [];
+      const horizon = String(100 + n);
       return (rows.length ? rows.map((r) => ({ horizon, ...r })) : [{ horizon, id: null }]) as T[];
     },
     afterCommit: (fn) => fn(),
@@ -73,9 +78,42 @@ describe('NodeSnapshot', () => {
     const nodes = snap.placementNodes(liveness({ a: 0, b: 0 }), 1_000, t);
     expect(nodes.map((n) => [n.id, n.gpusAllocated, n.version])).toEqual([['a', 0, 1], ['b', 2, 2]]);
     expect(snap.version('b')).toBe(2);
-    await snap.refresh(sql, 61_000);
-    expect(since).toEqual([null, '101', null]);
-    expect(snap.placementNodes(liveness({ a: 61_000 }), 61_000, t).map((n) => n.id)).toEqual(['a']);
+    await snap.refresh(sql, 61_000); // the full read starts beside the cycle, which reads changes meanwhile
+    expect(snap.placementNodes(liveness({ a: 61_000, b: 61_000 }), 61_000, t).map((n) => n.id)).toEqual(['a', 'b']);
+    await snap.refresh(sql, 62_000); // taken in, then the changes since its horizon
+    expect(since).toEqual([null, '101', null, '102', '103']);
+    expect(snap.placementNodes(liveness({ a: 62_000 }), 62_000, t).map((n) => n.id)).toEqual(['a']);
+  });
+
+  it('does not hold a refresh for the periodic full read, and takes it in once it has ended', async () => {
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((r) => (release = r));
+    // The second call is the periodic full read: it takes as long as the test says.
+    const { sql, since } = fakeSql([[row('a'), row('b')], [row('a')]], (n) => (n === 2 ? slow : undefined));
+    const snap = new NodeSnapshot(60_000);
+    const heard = liveness({ a: 0, b: 0 });
+    await snap.refresh(sql, 0);
+    await snap.refresh(sql, 60_000); // due: started, not waited for
+    await snap.refresh(sql, 61_000); // still under way: changes only, no second full read
+    expect(since).toEqual([null, null, '101', '103']);
+    expect(snap.placementNodes(heard, 61_000, t).map((n) => n.id)).toEqual(['a', 'b']);
+    release();
+    await new Promise((r) => setImmediate(r)); // every promise the read chained has settled by the next turn
+    await snap.refresh(sql, 62_000);
+    expect(since.slice(4)).toEqual(['102']);
+    expect(snap.placementNodes(heard, 62_000, t).map((n) => n.id)).toEqual(['a']); // b was removed: the full read says so
+  });
+
+  it('fails the refresh that finds the full read failed, and reads everything again at the next', async () => {
+    const { sql, since } = fakeSql([[row('a')], [], [row('a')], [row('a')], [row('a')]], (n) => {
+      if (n === 2) throw new Error('connection lost');
+    });
+    const snap = new NodeSnapshot(60_000);
+    await snap.refresh(sql, 0);
+    await snap.refresh(sql, 60_000); // the full read (call 2) fails in the background
+    await expect(snap.refresh(sql, 61_000)).rejects.toThrow('connection lost');
+    await snap.refresh(sql, 62_000); // a new full read starts at once
+    expect(since.filter((x) => x === null)).toHaveLength(3);
   });
 
   it.each([
@@ -128,7 +166,8 @@ describe('NodeSnapshot', () => {
     await snap.refresh(sql, 1_000); // b changed, d is new (and never heard: UNHEALTHY)
     live.hear('d', 2_000);
     same(snap.placementNodes(live, 16_000, t)); // a, b and c are DEGRADED by now; d is HEALTHY
-    await snap.refresh(sql, 61_000); // the full period: everything read again
+    await snap.refresh(sql, 61_000); // the full period: everything read again, beside this refresh
+    await snap.refresh(sql, 61_500); // and taken in here
     same(snap.placementNodes(liveness({ a: 61_000, b: 61_000, c: 61_000, d: 61_000 }), 61_000, t));
   });
 

@@ -4,6 +4,7 @@ import { ClusterCapacity, FitIndex, GangCandidates, HealthThresholds, PlacementN
 const GANG_SHAPE_SWEEP_MS = 60_000;
 const NOTHING_RESERVED: ReadonlySet<string> = new Set();
 import { NodeRecord, Sql, loadNodesChangedSince } from '@gantry/persistence';
+import { BackgroundRead } from './background-read';
 
 interface Entry {
   row: NodeRecord;
@@ -30,7 +31,8 @@ const NO_CAPACITY: ClusterCapacity = { gpus: 0, cpuCores: 0, memoryMiB: 0 };
  * only at the nodes whose row or last-heard time changed, or all of them once some node's health
  * judgement runs out (a node silent past a threshold). A stale row costs at most a lost race: the
  * commit's compare-and-set on each node's version is the guarantee (ADR 0003). Everything is
- * re-read every `fullEveryMs` anyway, which bounds what the change feed could miss.
+ * re-read every `fullEveryMs` anyway (beside the cycles, see refresh), which bounds what the
+ * change feed could miss.
  */
 export class NodeSnapshot {
   private readonly byId = new Map<string, Entry>();
@@ -49,6 +51,8 @@ export class NodeSnapshot {
   private capacityNow: ClusterCapacity = { ...NO_CAPACITY };
   private horizon: string | null = null;
   private fullAt = Number.NEGATIVE_INFINITY;
+  /** The periodic full read while it runs beside the cycles. */
+  private fullRead: BackgroundRead<Awaited<ReturnType<typeof loadNodesChangedSince>>> | null = null;
   /** Kept in step with the entries' views; rebuilt whole after a full read. */
   private index = new FitIndex([]);
   private gangs = new GangCandidates(this.index);
@@ -57,16 +61,42 @@ export class NodeSnapshot {
 
   constructor(private readonly fullEveryMs: number) {}
 
-  /** Reads what changed; returns how many rows were read. */
+  /**
+   * Reads what changed; returns how many rows were read. The first read is a full one; after it,
+   * the full read due every `fullEveryMs` runs in the background (BackgroundRead) and is taken in
+   * by the first refresh after it ends, followed at once by the changes since its horizon, so the
+   * rows it brings are no older than a cycle. Until then every refresh reads changes only.
+   */
   async refresh(sql: Sql, nowMs: number): Promise<number> {
-    const full = this.horizon === null || nowMs - this.fullAt >= this.fullEveryMs;
-    const changes = await loadNodesChangedSince(sql, full ? null : this.horizon);
+    if (this.horizon === null) {
+      // Nothing to serve a cycle from before the first read ends.
+      this.fullAt = nowMs;
+      return this.apply(await loadNodesChangedSince(sql, null), true);
+    }
+    if (this.fullRead === null && nowMs - this.fullAt >= this.fullEveryMs) {
+      this.fullAt = nowMs;
+      this.fullRead = new BackgroundRead(loadNodesChangedSince(sql, null));
+    }
+    let read = 0;
+    const full = this.fullRead?.settled();
+    if (full) {
+      this.fullRead = null;
+      if (!full.ok) {
+        this.fullAt = Number.NEGATIVE_INFINITY; // tried again at the next refresh
+        throw full.error;
+      }
+      read += this.apply(full.value, true);
+    }
+    return read + this.apply(await loadNodesChangedSince(sql, this.horizon), false);
+  }
+
+  /** Takes in one read: every node (`full`: the fleet is replaced by it) or the rows changed since the horizon. */
+  private apply(changes: Awaited<ReturnType<typeof loadNodesChangedSince>>, full: boolean): number {
     if (full) {
       this.byId.clear();
       this.entries = [];
       this.dirty = [];
       this.unheard = [];
-      this.fullAt = nowMs;
       this.rebuildIndex = true;
       this.wholeFleet = true;
     }
