@@ -13,7 +13,8 @@ function row(id: string, over: Record<string, unknown> = {}) {
 }
 
 /**
- * A fake Sql answering loadNodesChangedSince with the rows given for each call, and recording `since` (null: a full read, which takes none).
+ * A fake Sql answering loadNodesChangedSince with the rows given for each call, and recording `since` (null: a full read; each answer
+ * here is shorter than a page, so it is one call).
  * `before` runs first in each call (numbered from 1): it may wait, or throw.
  */
 function fakeSql(answers: Array<Array<Record<string, unknown>>>, before: (call: number) => Promise<void> | void = () => undefined) {
@@ -21,7 +22,7 @@ function fakeSql(answers: Array<Array<Record<string, unknown>>>, before: (call: 
   let call = 0;
   const sql: Sql = {
     async rows<T>(_text: string, params: unknown[] = []) {
-      since.push(params.length > 0 ? params[0] : null);
+      since.push(params.length === 1 ? params[0] : null); // a full read's pages take (after, limit)
       const n = ++call;
       await before(n);
       const rows = answers[n - 1] ?? [];

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { randomUUID } from 'node:crypto';
 import {
   JobRecord, PlacementWrite, autocommit, casUpdateJob, commitPlacementsThatHold, findJob, inTransaction, insertQueue, loadNodes,
-  loadNodesChangedSince, loadQueuedJobsPerQueue, loadRanks, setPendingReasons,
+  loadNodesChangedSince, removeNode, loadQueuedJobsPerQueue, loadRanks, setPendingReasons,
 } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource, placeJob } from '@gantry/testing';
 
@@ -52,6 +52,35 @@ describe('loadNodesChangedSince (the scheduler\'s incremental node snapshot)', (
     expect(after.nodes.find((n) => n.id === b.id)!.cpuAllocated).toBe(1);
     expect(ids.includes(untouched.id)).toBe(untouchedXid >= BigInt(during.horizon));
     expect(BigInt(during.horizon)).toBeGreaterThanOrEqual(BigInt(first.horizon));
+  });
+
+  it('reads every node in pages, and what was written behind the pages comes with the next read', async () => {
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await makeNode().gpus(8).insert(ds));
+    const [behind, removedBehind] = [made[0], made[1]];
+    // After the first page, change a node whose page may already be read and remove another: the
+    // read is not one snapshot, and the next incremental read must make up for it.
+    let pages = 0;
+    const base = autocommit(ds);
+    const sql = {
+      ...base,
+      rows: async <T>(text: string, params?: unknown[]) => {
+        const answer = await base.rows<T>(text, params);
+        if (++pages === 1) {
+          await ds.query(`UPDATE nodes SET cpu_allocated = 3, version = version + 1 WHERE id = $1`, [behind.id]);
+          expect(await removeNode(ds, removedBehind.id, new Date())).not.toBe('not-found');
+        }
+        return answer;
+      },
+    };
+    const all = await loadNodesChangedSince(sql, null, 2);
+    expect(pages).toBeGreaterThan(3); // pages of two rows over at least five nodes
+    const ids = all.nodes.map((n) => n.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(expect.arrayContaining(made.slice(2).map((n) => n.id)));
+    const next = await loadNodesChangedSince(autocommit(ds), all.horizon);
+    expect(next.nodes.find((n) => n.id === behind.id)?.cpuAllocated).toBe(3);
+    expect(next.removed).toContain(removedBehind.id);
   });
 });
 
