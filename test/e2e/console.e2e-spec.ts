@@ -153,6 +153,9 @@ describe('jobs', () => {
     await logs.filter({ hasText: 'last-words' }).waitFor({ timeout: 30_000 });
     await t.page.locator('.logs-note').filter({ hasText: 'The log is complete' }).waitFor({ timeout: 30_000 });
     expect((await logs.textContent())?.trim()).toBe('first-words\nlast-words');
+    // The page asks a QUEUED job for its explanation; placed between that read and the ask, the job
+    // answers 409 (nothing to explain; the page shows none) and Chromium logs the refused request.
+    t.errors.splice(0, t.errors.length, ...t.errors.filter((e) => !/status of 409 .*\/explain\)$/.test(e)));
   });
 
   it('cancels a running job from its page', async () => {
