@@ -27,7 +27,8 @@ import {
   LocalKafkaBroker, SERVICES, ServiceProcess, Stack, fleetAgentEnv, fleetStack, kafkaSecurityFor, numberFromEnv as num,
   waitFor,
 } from '@gantry/stack';
-import { freshBenchState, CpuUse, conditions, cpuBetween, cpuSnapshot, jitCpuSeconds, runPgbench } from '../api/infra';
+import { freshBenchState, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench } from '../api/infra';
+import { BrokerWarmup, warmUntilBrokerQuiet } from '../api/broker-warmup';
 import { fmt, latencies, table } from '../api/stats';
 import { Teardown } from '../dispatch/teardown';
 import { Client } from 'pg';
@@ -200,45 +201,18 @@ function until<T>(what: string, probe: () => Promise<T | false | undefined> | T 
   }, { timeoutMs: config.phaseTimeoutS * 1000, intervalMs });
 }
 
-interface BrokerWarmup {
-  rounds: number;
-  seconds: number;
-  /** CPU seconds the broker's JIT compiler threads used over the rounds. */
-  jitS: number;
-  /** Its share of one core over the last three rounds. */
-  lastRoundsJitCores: number;
-  quiet: boolean;
-}
-
 /**
- * Rounds of `BENCH_WARMUP_JOBS` more jobs until the broker's JIT compiler is quiet (under
- * `BENCH_BROKER_JIT_QUIET` of a core over the last three rounds: it compiles in bursts, and one
- * quiet round was followed by 0.8 CPU s of compiling in the stream) or `BENCH_BROKER_WARMUP_MAX_S`
- * have passed. A broker started for the bench spends most of its first minute compiling (the
- * `kafka JIT` line), which a long-running broker, the one users meet, has behind it; the phases
- * then measure serving. The same rounds warm the services' own JIT: the broker's compiler is only
- * the slowest to settle, and the one visible from outside.
+ * Rounds of `BENCH_WARMUP_JOBS` more jobs until the broker's JIT compiler is quiet
+ * (`BENCH_BROKER_JIT_QUIET` of a core over three rounds) or `BENCH_BROKER_WARMUP_MAX_S` have passed
+ * (warmUntilBrokerQuiet); the phases then measure serving.
  */
 async function warmBroker(base: string, token: string, watch: ReportWatch): Promise<BrokerWarmup | null> {
   const pid = kafka.pid();
   if (pid === null || config.brokerWarmupMaxS <= 0) return null;
-  const t0 = performance.now();
-  const out: BrokerWarmup = { rounds: 0, seconds: 0, jitS: 0, lastRoundsJitCores: NaN, quiet: false };
-  const last: Array<{ jit: number; wallS: number }> = [];
-  while (!out.quiet && (performance.now() - t0) / 1000 < config.brokerWarmupMaxS) {
-    const [jit0, round0] = [jitCpuSeconds(pid), performance.now()];
+  return warmUntilBrokerQuiet(pid, async () => {
     const ids = (await submitSerially(base, token, 'churn-warmup', config.warmupJobs)).map((j) => j.id);
     await until('warm-up round ended', () => watch.countEnded(ids) === ids.length);
-    const jit = jitCpuSeconds(pid) - jit0;
-    out.rounds++;
-    out.jitS += jit;
-    last.push({ jit, wallS: (performance.now() - round0) / 1000 });
-    if (last.length > 3) last.shift();
-    out.lastRoundsJitCores = last.reduce((x, r) => x + r.jit, 0) / Math.max(last.reduce((x, r) => x + r.wallS, 0), 0.1);
-    out.quiet = last.length === 3 && out.lastRoundsJitCores < config.brokerJitQuiet;
-  }
-  out.seconds = (performance.now() - t0) / 1000;
-  return out;
+  }, { maxS: config.brokerWarmupMaxS, jitQuietCores: config.brokerJitQuiet });
 }
 
 async function idlePhase(base: string, token: string, watch: ReportWatch) {

@@ -3,7 +3,7 @@ import { ClusterCapacity, FitIndex, GangCandidates, HealthThresholds, PlacementN
 /** Gang shapes no cycle asked for within this long are forgotten (each costs work per node change). */
 const GANG_SHAPE_SWEEP_MS = 60_000;
 const NOTHING_RESERVED: ReadonlySet<string> = new Set();
-import { NodeRecord, Sql, loadNodesChangedSince } from '@gantry/persistence';
+import { NodeChanges, NodeRecord, Sql, loadNodesChangedSince } from '@gantry/persistence';
 import { BackgroundRead } from './background-read';
 
 interface Entry {
@@ -52,7 +52,7 @@ export class NodeSnapshot {
   private horizon: string | null = null;
   private fullAt = Number.NEGATIVE_INFINITY;
   /** The periodic full read while it runs beside the cycles. */
-  private fullRead: BackgroundRead<Awaited<ReturnType<typeof loadNodesChangedSince>>> | null = null;
+  private fullRead: BackgroundRead<NodeChanges> | null = null;
   /** Kept in step with the entries' views; rebuilt whole after a full read. */
   private index = new FitIndex([]);
   private gangs = new GangCandidates(this.index);
@@ -91,7 +91,7 @@ export class NodeSnapshot {
   }
 
   /** Takes in one read: every node (`full`: the fleet is replaced by it) or the rows changed since the horizon. */
-  private apply(changes: Awaited<ReturnType<typeof loadNodesChangedSince>>, full: boolean): number {
+  private apply(changes: NodeChanges, full: boolean): number {
     if (full) {
       this.byId.clear();
       this.entries = [];
