@@ -15,6 +15,9 @@ if (dir) {
   session.post('Profiler.enable');
   session.post('Profiler.setSamplingInterval', { interval: Number(process.env.GANTRY_CPU_PROF_INTERVAL_US ?? 1000) });
   session.post('Profiler.start');
+  // V8's times are on a monotonic clock; the wall clock at the start lets a window of the profile
+  // be lined up with logs and the benches' timestamps (cpuprofile-summary.ts --from/--to).
+  const wallStartMs = Date.now();
   let written = false;
   // The in-thread inspector answers synchronously, so this also works inside 'exit'.
   const write = () => {
@@ -23,7 +26,7 @@ if (dir) {
     session.post('Profiler.stop', (err, res) => {
       if (err || !res) return;
       mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, `${process.pid}.cpuprofile`), JSON.stringify(res.profile));
+      writeFileSync(join(dir, `${process.pid}.cpuprofile`), JSON.stringify({ ...res.profile, wallStartMs }));
     });
   };
   process.on('exit', write);

@@ -1,7 +1,10 @@
 /**
  * Where a service's CPU went: reads a V8 .cpuprofile and prints self time by
  * package (node_modules/<pkg>, node: internals, the repo's own apps/libs, GC, idle) and the hottest
- * functions. Usage: node dist/bench/api/cpuprofile-summary.js <file.cpuprofile> [top=25]
+ * functions. Usage: node dist/bench/api/cpuprofile-summary.js <file.cpuprofile> [top=25] [from] [to]
+ * With from/to (wall clock, ISO or HH:MM:SS[.mmm] of the profile's UTC day), only the samples in
+ * that window count, and a timeline shows how busy the thread was in each 100 ms and under which
+ * of the repo's functions (what held a service's event loop during a stall).
  *
  * To profile every service during the bench (see cpu-profiler.ts):
  *   BENCH_PROFILE_DIR=$PWD/.cache/bench/prof npm run bench:api
@@ -19,6 +22,56 @@ interface Profile {
   timeDeltas: number[];
   startTime: number;
   endTime: number;
+  /** Date.now() when the profiler started (cpu-profiler.ts); absent in other tools' profiles. */
+  wallStartMs?: number;
+}
+
+/** Keeps the samples taken between `fromMs` and `toMs` (wall clock): their deltas, with the rest set to 0. */
+export function windowOf(profile: Profile, fromMs: number, toMs: number): Profile {
+  if (profile.wallStartMs === undefined) throw new Error('this profile has no wallStartMs (not written by cpu-profiler.ts): cannot cut a window');
+  let t = profile.wallStartMs * 1000;
+  const timeDeltas = profile.timeDeltas.map((d) => {
+    t += d;
+    return t >= fromMs * 1000 && t < toMs * 1000 ? d : 0;
+  });
+  return { ...profile, timeDeltas, startTime: 0, endTime: (toMs - fromMs) * 1000 };
+}
+
+const SLICE_MS = 100;
+
+/** Busy ms per 100 ms slice of the window, and the repo function deepest on the stack for most of it. */
+export function timeline(profile: Profile, fromMs: number, toMs: number): string[] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const slices = new Map<number, { busyUs: number; by: Map<string, number> }>();
+  let t = profile.wallStartMs! * 1000;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i];
+    const ms = t / 1000;
+    if (ms < fromMs || ms >= toMs) continue;
+    const leaf = byId.get(profile.samples[i])!;
+    if (leaf.callFrame.functionName === '(idle)') continue;
+    const k = Math.floor((ms - fromMs) / SLICE_MS);
+    const slice = slices.get(k) ?? { busyUs: 0, by: new Map<string, number>() };
+    slices.set(k, slice);
+    slice.busyUs += profile.timeDeltas[i];
+    let where = leaf.callFrame.functionName || '(anonymous)';
+    for (let cur: number | undefined = leaf.id; cur !== undefined; cur = parent.get(cur)) {
+      const f = byId.get(cur)!.callFrame;
+      if (/\/dist\/(apps|libs)\//.test(f.url)) {
+        where = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/dist\//, '')}:${f.lineNumber + 1}`;
+        break;
+      }
+    }
+    slice.by.set(where, (slice.by.get(where) ?? 0) + profile.timeDeltas[i]);
+  }
+  return [...slices.keys()].sort((a, b) => a - b).map((k) => {
+    const s = slices.get(k)!;
+    const [top, us] = [...s.by].sort((a, b) => b[1] - a[1])[0];
+    const at = new Date(fromMs + k * SLICE_MS).toISOString().slice(11, 23);
+    return `  ${at}  busy ${String(Math.round(s.busyUs / 1000)).padStart(3)} ms  mostly (${Math.round(us / 1000)} ms) ${top}`;
+  });
 }
 
 function bucket(url: string, fn: string): string {
@@ -85,10 +138,20 @@ export function summarise(profile: Profile, top = 25): string {
 }
 
 if (require.main === module) {
-  const [file, top] = process.argv.slice(2);
+  const [file, top, from, to] = process.argv.slice(2);
   if (!file) {
-    console.error('usage: node dist/bench/api/cpuprofile-summary.js <file.cpuprofile> [top]');
+    console.error('usage: node dist/bench/api/cpuprofile-summary.js <file.cpuprofile> [top] [from] [to]');
     process.exit(2);
   }
-  console.log(summarise(JSON.parse(readFileSync(file, 'utf8')) as Profile, top ? Number(top) : 25));
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  if (from && to) {
+    const day = new Date(profile.wallStartMs ?? Date.now()).toISOString().slice(0, 10);
+    const wall = (s: string) => Date.parse(s.includes('T') ? s : `${day}T${s}Z`);
+    const [fromMs, toMs] = [wall(from), wall(to)];
+    if (!(fromMs < toMs)) throw new Error(`from/to: need two wall-clock times, from before to (got ${from}, ${to})`);
+    console.log(summarise(windowOf(profile, fromMs, toMs), top ? Number(top) : 25));
+    console.log(['', `busy per ${SLICE_MS} ms:`, ...timeline(profile, fromMs, toMs)].join('\n'));
+  } else {
+    console.log(summarise(profile, top ? Number(top) : 25));
+  }
 }

@@ -49,6 +49,32 @@ export function summarise(values: number[]): LatencySummary | null {
   };
 }
 
+export interface LatencyWindow {
+  /** Seconds from the first due time to the window's start. */
+  fromS: number;
+  /** The window's start, wall clock (ISO): to line it up with the services' logs. */
+  at: string;
+  jobs: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** Latencies grouped by when their request was due, in windows of `windowMs` from `firstDueMs`. */
+export function latencyWindows(samples: Array<{ dueMs: number; ms: number }>, firstDueMs: number, windowMs: number): LatencyWindow[] {
+  const byWindow = new Map<number, number[]>();
+  for (const { dueMs, ms } of samples) {
+    const w = Math.floor((dueMs - firstDueMs) / windowMs);
+    const list = byWindow.get(w);
+    if (list) list.push(ms);
+    else byWindow.set(w, [ms]);
+  }
+  return [...byWindow.entries()].sort((a, b) => a[0] - b[0]).map(([w, v]) => {
+    const sum = summarise(v)!;
+    return { fromS: (w * windowMs) / 1000, at: new Date(firstDueMs + w * windowMs).toISOString(), jobs: sum.count, p50: Math.round(sum.p50), p99: Math.round(sum.p99), max: Math.round(sum.max) };
+  });
+}
+
 interface JobRow {
   id: string;
   created_at: Date;
@@ -86,21 +112,12 @@ export async function dispatchLatency(db: Client, watch: CommandWatch, jobName: 
   }
   const seconds = [...perSecond.keys()].sort((a, b) => a - b);
   const createdPerSecond = seconds.length ? Array.from({ length: seconds[seconds.length - 1] - seconds[0] + 1 }, (_, i) => perSecond.get(seconds[0] + i) ?? 0) : [];
-  const byWindow = new Map<number, number[]>();
   const firstDue = rows.reduce((min, j) => Math.min(min, dueOf(j)), Infinity);
-  for (const j of rows) {
+  const dispatched = rows.flatMap((j) => {
     const at = watch.dispatchedAt(j.id);
-    if (at === null) continue;
-    const due = dueOf(j);
-    const w = Math.floor((due - firstDue) / WINDOW_MS);
-    const list = byWindow.get(w);
-    if (list) list.push(at - due);
-    else byWindow.set(w, [at - due]);
-  }
-  const windows = [...byWindow.entries()].sort((a, b) => a[0] - b[0]).map(([w, v]) => {
-    const sum = summarise(v)!;
-    return { fromS: (w * WINDOW_MS) / 1000, jobs: sum.count, p50: Math.round(sum.p50), p99: Math.round(sum.p99), max: Math.round(sum.max) };
+    return at === null ? [] : [{ dueMs: dueOf(j), ms: at - dueOf(j) }];
   });
+  const windows = latencyWindows(dispatched, firstDue, WINDOW_MS).map(({ fromS, jobs, p50, p99, max }) => ({ fromS, jobs, p50, p99, max }));
   return {
     all: measure(rows),
     single: measure(rows.filter((j) => j.nodes === 1)),

@@ -11,7 +11,7 @@ import { CpuUse } from '../api/infra';
 import { LatencySummary } from '../api/stats';
 import { OpenLoopResult, measuredPart, runOpenLoop } from '../api/open-loop';
 import { CommandWatch } from './command-watch';
-import { summarise } from './dispatch-latency';
+import { LatencyWindow, latencyWindows, summarise } from './dispatch-latency';
 
 export interface CurveStep {
   rate: number;
@@ -25,6 +25,8 @@ export interface CurveStep {
   postMs: LatencySummary | null;
   /** Due -> RUN published, over the created jobs whose RUN was seen. */
   dispatchMs: LatencySummary | null;
+  /** The seconds (by due time) with the slowest submit -> RUN, worst first: when a tail comes in one burst, when it happened. */
+  worstSeconds: LatencyWindow[];
   /** Created jobs whose RUN was not seen within the settle time. */
   notDispatched: number;
   /** How far the generator itself fell behind its schedule (its own event loop), ms. */
@@ -64,6 +66,8 @@ export async function runCurve(
     const step = { ...(await measure(run, rate, watch, opts, check)), cpu };
     say(`curve: ${rate}/s -> POST p99 ${fmtMs(step.postMs?.p99)}, submit -> RUN p50 ${fmtMs(step.dispatchMs?.p50)} p99 ${fmtMs(step.dispatchMs?.p99)}; ` +
       `${step.non2xx} non-2xx, ${step.connectionErrors} connection errors, ${step.notDispatched} not dispatched`);
+    const worst = step.worstSeconds[0];
+    if (worst) say(`curve: ${rate}/s slowest second due at ${worst.at}: ${worst.jobs} jobs, max ${worst.max} ms`);
     steps.push(step);
   }
   return steps;
@@ -78,11 +82,14 @@ async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, o
     check();
     await new Promise((r) => setTimeout(r, 200));
   }
-  const dispatch: number[] = [];
+  const dispatched: Array<{ dueMs: number; ms: number }> = [];
   for (const s of created) {
     const at = watch.dispatchedAt(s.jobId!);
-    if (at !== null) dispatch.push(at - s.dueAtMs);
+    if (at !== null) dispatched.push({ dueMs: s.dueAtMs, ms: at - s.dueAtMs });
   }
+  const dispatch = dispatched.map((d) => d.ms);
+  const firstDue = dispatched.reduce((min, d) => Math.min(min, d.dueMs), Infinity);
+  const worstSeconds = latencyWindows(dispatched, firstDue, 1_000).sort((a, b) => b.max - a.max).slice(0, WORST_SECONDS);
   const failures = measured.failures;
   const errorKinds = measured.errors;
   return {
@@ -94,9 +101,11 @@ async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, o
     errorKinds,
     postMs: summarise(counted.filter((s) => s.status >= 200 && s.status < 300).map((s) => s.latencyMs)),
     dispatchMs: summarise(dispatch),
+    worstSeconds,
     notDispatched: created.length - dispatch.length,
     maxSendLagMs: Math.round(run.maxSendLagMs),
   };
 }
 
+const WORST_SECONDS = 5;
 const fmtMs = (v: number | undefined) => (v === undefined ? '-' : `${Math.round(v)} ms`);

@@ -126,6 +126,10 @@ export function printReport(r: DispatchResults, outFile: string): void {
       ...r.curve.map((c) => [String(c.rate), String(c.due), String(c.created), String(c.non2xx), String(c.connectionErrors),
         ms(c.postMs?.p50), ms(c.postMs?.p99), ms(c.dispatchMs?.p50), ms(c.dispatchMs?.p99), ms(c.dispatchMs?.max), String(c.notDispatched)]),
     ]));
+    for (const c of r.curve) {
+      const worst = c.worstSeconds ?? [];
+      if (worst.length) out.push(`  ${c.rate}/s, slowest seconds by due time (max ms @ wall clock): ${worst.map((w) => `${w.max} @ ${w.at.slice(11, 19)}`).join(', ')}`);
+    }
   }
   if (r.rate) printRatePhase(r, out);
 

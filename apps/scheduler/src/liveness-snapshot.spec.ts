@@ -33,6 +33,7 @@ describe('LivenessSnapshot', () => {
     const { live } = store(zset);
     const snap = new LivenessSnapshot(live, 500, 60_000);
     await snap.refresh(2_000, 40_000);
+    expect(snap.takeChanges()).toBe('all');
     zset.clear(); // a Redis flush
     await snap.refresh(3_000, 40_000);
     expect(snap.lastHeard('a')).toBe(1_000); // kept (and ageing) until the next full read
@@ -40,7 +41,29 @@ describe('LivenessSnapshot', () => {
     await new Promise((r) => setImmediate(r));
     await snap.refresh(62_500, 40_000); // and is taken in here
     expect(snap.lastHeard('a')).toBeNull();
-    expect(snap.takeChanges()).toBe('all');
+    expect([...(snap.takeChanges() as Set<string>)]).toEqual(['a']);
+  });
+
+  it('counts as changed only the nodes whose time a full read changes, and passes its paging on', async () => {
+    const zset = new Map([['same', 30_000], ['moved', 30_000]]);
+    const pagings: unknown[] = [];
+    const paging = { pageSize: 7 };
+    const live = {
+      async heardSince(s: number, p?: unknown) {
+        pagings.push(p);
+        return new Map([...zset].filter(([, at]) => at >= s));
+      },
+    } as unknown as NodeLiveStore;
+    const snap = new LivenessSnapshot(live, 500, 60_000, paging);
+    await snap.refresh(2_000, 40_000);
+    snap.takeChanges();
+    zset.set('moved', 25_000); // lower than what the snapshot holds: only a full read brings it
+    await snap.refresh(62_000, 40_000);
+    await new Promise((r) => setImmediate(r));
+    await snap.refresh(62_500, 40_000);
+    expect([snap.lastHeard('same'), snap.lastHeard('moved')]).toEqual([30_000, 25_000]);
+    expect([...(snap.takeChanges() as Set<string>)]).toEqual(['moved']);
+    expect(pagings).toEqual([undefined, paging, undefined, undefined]); // the first full read is not paced; the periodic one is
   });
 
   it('does not hold a refresh for the periodic full read; taken in, it keeps what the reads since it began heard', async () => {
@@ -71,6 +94,7 @@ describe('LivenessSnapshot', () => {
     snap.takeChanges();
     await snap.refresh(64_000, 40_000);
     expect([snap.lastHeard('a'), snap.lastHeard('b'), snap.lastHeard('c'), snap.lastHeard('gone')]).toEqual([61_000, 62_500, 62_600, null]);
-    expect(snap.takeChanges()).toBe('all');
+    // Only what the full read changed counts as changed: here the node it forgot.
+    expect([...(snap.takeChanges() as Set<string>)]).toEqual(['gone']);
   });
 });

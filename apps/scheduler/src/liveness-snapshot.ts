@@ -1,16 +1,16 @@
-import { NodeLiveStore } from '@gantry/persistence';
+import { NodeLiveStore, PagedReadOptions } from '@gantry/persistence';
 import { BackgroundRead } from './background-read';
 
 /**
  * When each node was last heard, kept between cycles: a refresh reads only the beats written since
  * the newest one it has seen (less `lagMs`, for beats written a little after they were stamped),
- * not all 50,000 scores. Everything is re-read every `fullEveryMs` (beside the cycles, see
+ * not all 50,000 scores. Everything is re-read every `fullEveryMs` (beside the cycles, paced, see
  * refresh), which also forgets nodes that a Redis flush removed. Health is judged from these
  * times at each cycle's clock, so a node still ages into DEGRADED and UNHEALTHY between reads.
  */
 export class LivenessSnapshot {
   private heard = new Map<string, number>();
-  /** Nodes whose time changed since the last takeChanges(); 'all' after a full read. */
+  /** Nodes whose time changed since the last takeChanges(); 'all' until the first is taken. */
   private changes: Set<string> | 'all' = 'all';
   private newest = Number.NEGATIVE_INFINITY;
   private fullAt = Number.NEGATIVE_INFINITY;
@@ -21,6 +21,8 @@ export class LivenessSnapshot {
     private readonly live: NodeLiveStore,
     private readonly lagMs: number,
     private readonly fullEveryMs: number,
+    /** Paces the periodic full read (not the first, which the first cycle waits for). */
+    private readonly fullPaging: PagedReadOptions = {},
   ) {}
 
   /**
@@ -38,7 +40,7 @@ export class LivenessSnapshot {
     }
     if (this.fullRead === null && nowMs - this.fullAt >= this.fullEveryMs) {
       this.fullAt = nowMs;
-      this.fullRead = { read: new BackgroundRead(this.live.heardSince(nowMs - deadMs)), heardSince: new Set() };
+      this.fullRead = { read: new BackgroundRead(this.live.heardSince(nowMs - deadMs, this.fullPaging)), heardSince: new Set() };
     }
     const full = this.fullRead?.read.settled();
     if (full && this.fullRead) {
@@ -60,14 +62,22 @@ export class LivenessSnapshot {
     for (const at of read.values()) if (at > this.newest) this.newest = at;
   }
 
-  /** Replaces the times with a full read, keeping what the reads since it began heard (newer than it, or missing from it). */
+  /**
+   * Replaces the times with a full read, keeping what the reads since it began heard (newer than it,
+   * or missing from it). Only the nodes whose time it changes (or that it forgets) count as changed:
+   * 'all' would have every node looked up and judged again by the next cycle.
+   */
   private takeFull(read: Map<string, number>, heardSince: ReadonlySet<string>): void {
     for (const id of heardSince) {
       const at = this.heard.get(id)!;
       if (at > (read.get(id) ?? Number.NEGATIVE_INFINITY)) read.set(id, at);
     }
+    const changes = this.changes;
+    if (changes !== 'all') {
+      for (const [id, at] of read) if (this.heard.get(id) !== at) changes.add(id);
+      for (const id of this.heard.keys()) if (!read.has(id)) changes.add(id);
+    }
     this.heard = read;
-    this.changes = 'all';
     for (const at of read.values()) if (at > this.newest) this.newest = at;
   }
 

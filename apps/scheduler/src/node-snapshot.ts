@@ -3,11 +3,11 @@ import { ClusterCapacity, FitIndex, GangCandidates, HealthThresholds, PlacementN
 /** Gang shapes no cycle asked for within this long are forgotten (each costs work per node change). */
 const GANG_SHAPE_SWEEP_MS = 60_000;
 const NOTHING_RESERVED: ReadonlySet<string> = new Set();
-import { NodeChanges, NodeRecord, Sql, loadNodesChangedSince } from '@gantry/persistence';
+import { NodeChanges, NodeWriters, PagedReadOptions, Sql, WrittenNode, loadNodeWriters, loadNodesById, loadNodesChangedSince } from '@gantry/persistence';
 import { BackgroundRead } from './background-read';
 
 interface Entry {
-  row: NodeRecord;
+  row: WrittenNode;
   /** The planner's view of the row, rebuilt when the row or its health changes. */
   node: PlacementNode | null;
   /** The view the fit index holds for this node (the previous `node` until the index catches up). */
@@ -30,9 +30,9 @@ const NO_CAPACITY: ClusterCapacity = { gpus: 0, cpuCores: 0, memoryMiB: 0 };
  * written since the last one (loadNodesChangedSince), not all 50,000, and each cycle looks again
  * only at the nodes whose row or last-heard time changed, or all of them once some node's health
  * judgement runs out (a node silent past a threshold). A stale row costs at most a lost race: the
- * commit's compare-and-set on each node's version is the guarantee (ADR 0003). Everything is
- * re-read every `fullEveryMs` anyway (beside the cycles, see refresh), which bounds what the
- * change feed could miss.
+ * commit's compare-and-set on each node's version is the guarantee (ADR 0003). Every node's last
+ * writer is checked every `fullEveryMs` (beside the cycles, paced, see refresh), which bounds what
+ * the change feed could miss; what that check finds different is read again (checkWriters).
  */
 export class NodeSnapshot {
   private readonly byId = new Map<string, Entry>();
@@ -51,31 +51,35 @@ export class NodeSnapshot {
   private capacityNow: ClusterCapacity = { ...NO_CAPACITY };
   private horizon: string | null = null;
   private fullAt = Number.NEGATIVE_INFINITY;
-  /** The periodic full read while it runs beside the cycles. */
-  private fullRead: BackgroundRead<NodeChanges> | null = null;
+  /** The periodic check of every node's last writer while it runs beside the cycles. */
+  private fullRead: BackgroundRead<NodeWriters> | null = null;
   /** Kept in step with the entries' views; rebuilt whole after a full read. */
   private index = new FitIndex([]);
   private gangs = new GangCandidates(this.index);
   private rebuildIndex = true;
   private sweptAt = 0;
 
-  constructor(private readonly fullEveryMs: number) {}
+  /** `fullPaging` paces the periodic check (not the first read, which the first cycle waits for). */
+  constructor(
+    private readonly fullEveryMs: number,
+    private readonly fullPaging: PagedReadOptions = {},
+  ) {}
 
   /**
-   * Reads what changed; returns how many rows were read. The first read is a full one; after it,
-   * the full read due every `fullEveryMs` runs in the background (BackgroundRead) and is taken in
-   * by the first refresh after it ends, followed at once by the changes since its horizon, so the
-   * rows it brings are no older than a cycle. Until then every refresh reads changes only.
+   * Reads what changed; returns how many rows were read. The first read is of every row; after it,
+   * the check due every `fullEveryMs` runs in the background (BackgroundRead): which transaction last
+   * wrote each node, paced by `fullPaging`. The first refresh after it ends takes it in (checkWriters),
+   * then reads the changes since its horizon, so the rows it brings are no older than a cycle.
    */
   async refresh(sql: Sql, nowMs: number): Promise<number> {
     if (this.horizon === null) {
       // Nothing to serve a cycle from before the first read ends.
       this.fullAt = nowMs;
-      return this.apply(await loadNodesChangedSince(sql, null), true);
+      return this.apply(await loadNodesChangedSince(sql, null));
     }
     if (this.fullRead === null && nowMs - this.fullAt >= this.fullEveryMs) {
       this.fullAt = nowMs;
-      this.fullRead = new BackgroundRead(loadNodesChangedSince(sql, null));
+      this.fullRead = new BackgroundRead(loadNodeWriters(sql, this.fullPaging));
     }
     let read = 0;
     const full = this.fullRead?.settled();
@@ -85,21 +89,28 @@ export class NodeSnapshot {
         this.fullAt = Number.NEGATIVE_INFINITY; // tried again at the next refresh
         throw full.error;
       }
-      read += this.apply(full.value, true);
+      read += await this.checkWriters(sql, full.value);
     }
-    return read + this.apply(await loadNodesChangedSince(sql, this.horizon), false);
+    return read + this.apply(await loadNodesChangedSince(sql, this.horizon));
   }
 
-  /** Takes in one read: every node (`full`: the fleet is replaced by it) or the rows changed since the horizon. */
-  private apply(changes: NodeChanges, full: boolean): number {
-    if (full) {
-      this.byId.clear();
-      this.entries = [];
-      this.dirty = [];
-      this.unheard = [];
-      this.rebuildIndex = true;
-      this.wholeFleet = true;
-    }
+  /**
+   * Takes in the periodic check: nodes whose last writer is not the one their row was read at are
+   * read again, and nodes missing from it are dropped, unless their row was written after the check
+   * began (then the check proves nothing about them). Nothing else is touched, so the cycle after it
+   * costs what it found, not a rebuild of every node's view and of the fit index. What the change
+   * feed brings can never differ here; the check bounds what a fault in it could hide.
+   */
+  private async checkWriters(sql: Sql, check: NodeWriters): Promise<number> {
+    const stale = [...check.writers].filter(([id, xid]) => this.byId.get(id)?.row.changedXid !== xid).map(([id]) => id);
+    const before = BigInt(check.horizon);
+    const removed = [...this.byId.values()].filter((e) => !check.writers.has(e.row.id) && BigInt(e.row.changedXid) < before).map((e) => e.row.id);
+    const rows = await loadNodesById(sql, stale);
+    return this.apply({ horizon: check.horizon, nodes: rows, removed });
+  }
+
+  /** Takes in one read: the rows changed since the horizon (all of them at first), and the nodes removed. */
+  private apply(changes: NodeChanges): number {
     for (const row of changes.nodes) {
       const entry = this.byId.get(row.id);
       if (entry) {

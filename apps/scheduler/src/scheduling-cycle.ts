@@ -10,6 +10,7 @@ import { SchedulerEnv } from './config';
 import { HoldingsSnapshot } from './holdings-snapshot';
 import { LivenessSnapshot } from './liveness-snapshot';
 import { NodeSnapshot } from './node-snapshot';
+import { pacedPaging } from './paced-paging';
 import { CycleClock } from './cycle-clock';
 import { PlacementCommitter } from './placement-committer';
 import { holdArraysAtParallelism } from './array-parallelism';
@@ -19,13 +20,16 @@ const placementOutcomes = new Counter({ name: 'gantry_scheduler_placements_total
 const placementsPerCommit = new Histogram({ name: 'gantry_scheduler_placements_per_commit', help: 'Placements one commit statement was asked to write', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] });
 
 /**
- * Everything is re-read this often even though only changes are read in between (see the
- * snapshots): a backstop, rare because a full read of 50,000 rows or scores costs up to a second
- * under load. Cached last-heard times age between reads, so a node that stops beating still turns
- * DEGRADED on time.
+ * Every node's last writer is checked, and every last-heard time re-read, this often even though
+ * only changes are read in between (see the snapshots): a backstop, rare because reading 50,000
+ * scores (or rows) costs a tenth of a second of CPU (most of a second). Cached last-heard times age
+ * between reads, so a node that stops beating still turns DEGRADED on time.
  */
 const FULL_NODE_READ_MS = 300_000;
 const FULL_LIVENESS_READ_MS = 300_000;
+/** Those reads take at most this share of the scheduler's thread while they run (pacedPaging): ~5 s each at 50,000 nodes. */
+const FULL_READ_SHARE = 0.25;
+const FULL_READ_MAX_PAUSE_MS = 1_000;
 /** How often queue holdings are re-read (see HoldingsSnapshot); in between, own placements move them on. */
 const HOLDINGS_READ_MS = 1_000;
 /** A cycle slower than this is logged at info with its steps. */
@@ -67,7 +71,7 @@ interface CommitTally {
 @Injectable()
 export class SchedulingCycle {
   private readonly leases: NodeLeases;
-  private readonly nodes = new NodeSnapshot(FULL_NODE_READ_MS);
+  private readonly nodes = new NodeSnapshot(FULL_NODE_READ_MS, pacedPaging(FULL_READ_SHARE, FULL_READ_MAX_PAUSE_MS));
   private readonly holdings = new HoldingsSnapshot(HOLDINGS_READ_MS);
   private readonly liveness: LivenessSnapshot;
   /** Some queue had preemption lowerPriority at the last read: only then is what is stopping read. */
@@ -81,7 +85,7 @@ export class SchedulingCycle {
     private readonly committer: PlacementCommitter,
     private readonly preemption: PreemptionStep,
   ) {
-    this.liveness = new LivenessSnapshot(nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS), LIVENESS_LAG_MS, FULL_LIVENESS_READ_MS);
+    this.liveness = new LivenessSnapshot(nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS), LIVENESS_LAG_MS, FULL_LIVENESS_READ_MS, pacedPaging(FULL_READ_SHARE, FULL_READ_MAX_PAUSE_MS));
     const instance = config.GANTRY_INSTANCE_ID ?? `${require('node:os').hostname()}-${process.pid}`;
     this.leases = new NodeLeases(redis, instance, config.GANTRY_NODE_LEASE_MS);
   }

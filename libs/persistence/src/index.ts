@@ -2,6 +2,7 @@ export * from './entities';
 export * from './data-source';
 export * from './migrations';
 export * from './sql/sql';
+export * from './paged-read-options';
 export * from './micro-batcher';
 export * from './sql/outbox';
 export * from './sql/job-events';

@@ -24,6 +24,11 @@ describe('NodeLiveStore reads of the last-seen index', () => {
       const mine = new Map([...heard].filter(([id]) => id.startsWith(`${tag}-`)));
       expect(mine).toEqual(expected);
       expect(await live.heardSince(base + 1).then((m) => [...m.keys()].filter((id) => id.startsWith(`${tag}-`)).length)).toBe(333);
+      // Paced (the scheduler's background full read): the same answer, with a pause after every full page.
+      let pauses = 0;
+      const paced = await live.heardSince(base, { pageSize: 1_000, betweenPages: async () => void pauses++ });
+      expect(new Map([...paced].filter(([id]) => id.startsWith(`${tag}-`)))).toEqual(expected);
+      expect(pauses).toBeGreaterThanOrEqual(5);
 
       const ids = [...expected.keys(), `${tag}-never`];
       const scores = await live.lastSeenMany(ids);

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { randomUUID } from 'node:crypto';
 import {
   JobRecord, PlacementWrite, autocommit, casUpdateJob, commitPlacementsThatHold, findJob, inTransaction, insertQueue, loadNodes,
-  loadNodesChangedSince, removeNode, loadQueuedJobsPerQueue, loadRanks, setPendingReasons,
+  loadNodeWriters, loadNodesById, loadNodesChangedSince, removeNode, loadQueuedJobsPerQueue, loadRanks, setPendingReasons,
 } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource, placeJob } from '@gantry/testing';
 
@@ -61,6 +61,7 @@ describe('loadNodesChangedSince (the scheduler\'s incremental node snapshot)', (
     // After the first page, change a node whose page may already be read and remove another: the
     // read is not one snapshot, and the next incremental read must make up for it.
     let pages = 0;
+    let pauses = 0;
     const base = autocommit(ds);
     const sql = {
       ...base,
@@ -73,14 +74,35 @@ describe('loadNodesChangedSince (the scheduler\'s incremental node snapshot)', (
         return answer;
       },
     };
-    const all = await loadNodesChangedSince(sql, null, 2);
+    const all = await loadNodesChangedSince(sql, null, { pageSize: 2, betweenPages: async () => void pauses++ });
     expect(pages).toBeGreaterThan(3); // pages of two rows over at least five nodes
+    expect(pauses).toBe(pages - 1); // a pause between pages, none after the last
     const ids = all.nodes.map((n) => n.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toEqual(expect.arrayContaining(made.slice(2).map((n) => n.id)));
     const next = await loadNodesChangedSince(autocommit(ds), all.horizon);
     expect(next.nodes.find((n) => n.id === behind.id)?.cpuAllocated).toBe(3);
     expect(next.removed).toContain(removedBehind.id);
+  });
+});
+
+describe('loadNodeWriters and loadNodesById (the scheduler\'s periodic check of its copy)', () => {
+  it('names the transaction that last wrote each node, as the change feed\'s rows carry it, and a write changes it', async () => {
+    const [a, b] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
+    const read = await loadNodesChangedSince(autocommit(ds), null);
+    const xidOf = (id: string) => read.nodes.find((n) => n.id === id)!.changedXid;
+    let pauses = 0;
+    const check = await loadNodeWriters(autocommit(ds), { pageSize: 2, betweenPages: async () => void pauses++ });
+    expect([check.writers.get(a.id), check.writers.get(b.id)]).toEqual([xidOf(a.id), xidOf(b.id)]);
+    expect(pauses).toBeGreaterThan(0); // two nodes or more in pages of two: a full page, then a pause
+
+    await placeJob(ds, await makeJob().gpus(2).insert(ds), [b.id]);
+    const again = await loadNodeWriters(autocommit(ds));
+    expect(again.writers.get(a.id)).toBe(xidOf(a.id));
+    expect(again.writers.get(b.id)).not.toBe(xidOf(b.id));
+    expect(BigInt(again.writers.get(b.id)!)).toBeGreaterThanOrEqual(BigInt(check.horizon));
+    const [reread] = await loadNodesById(autocommit(ds), [b.id, 'no-such-node']);
+    expect([reread.id, reread.gpusAllocated, reread.changedXid]).toEqual([b.id, 2, again.writers.get(b.id)]);
   });
 });
 

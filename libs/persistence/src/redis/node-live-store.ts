@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { PagedReadOptions } from '../paged-read-options';
 
 /** Redis layout of live node state; this file is the only place that knows it. */
 export const REDIS_KEYS = {
@@ -238,19 +239,22 @@ export class NodeLiveStore {
    * (the LIMIT offset then skips one too many). A caller that judges absence must re-read the
    * nodes it finds absent or silent with lastSeenMany, as the failure detector does.
    */
-  async heardSince(sinceMs: number): Promise<Map<string, number>> {
+  async heardSince(sinceMs: number, paging: PagedReadOptions = {}): Promise<Map<string, number>> {
+    const pageSize = paging.pageSize ?? HEARD_PAGE;
     const result = new Map<string, number>();
     let from = sinceMs;
     let skip = 0; // members already read at score `from`
     for (;;) {
-      const flat = await this.redis.zrangebyscore(REDIS_KEYS.lastSeen, from, '+inf', 'WITHSCORES', 'LIMIT', skip, HEARD_PAGE);
+      const asked = performance.now();
+      const flat = await this.redis.zrangebyscore(REDIS_KEYS.lastSeen, from, '+inf', 'WITHSCORES', 'LIMIT', skip, pageSize);
       for (let i = 0; i < flat.length; i += 2) {
         const score = Number(flat[i + 1]);
         result.set(flat[i], score);
         if (score === from) skip++;
         else [from, skip] = [score, 1];
       }
-      if (flat.length < HEARD_PAGE * 2) return result;
+      if (flat.length < pageSize * 2) return result;
+      await paging.betweenPages?.(performance.now() - asked);
     }
   }
 
