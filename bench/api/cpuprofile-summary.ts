@@ -26,14 +26,25 @@ interface Profile {
   wallStartMs?: number;
 }
 
-/** Keeps the samples taken between `fromMs` and `toMs` (wall clock): their deltas, with the rest set to 0. */
-export function windowOf(profile: Profile, fromMs: number, toMs: number): Profile {
+/** When each sample was taken, wall clock in µs (the profile's deltas summed from `wallStartMs`). */
+function sampleWallUs(profile: Profile): number[] {
   if (profile.wallStartMs === undefined) throw new Error('this profile has no wallStartMs (not written by cpu-profiler.ts): cannot cut a window');
   let t = profile.wallStartMs * 1000;
-  const timeDeltas = profile.timeDeltas.map((d) => {
-    t += d;
-    return t >= fromMs * 1000 && t < toMs * 1000 ? d : 0;
-  });
+  return profile.timeDeltas.map((d) => (t += d));
+}
+
+/** The call tree's nodes by id, and each node's parent. */
+function treeOf(profile: Profile): { byId: Map<number, ProfileNode>; parent: Map<number, number> } {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  return { byId, parent };
+}
+
+/** Keeps the samples taken between `fromMs` and `toMs` (wall clock): their deltas, with the rest set to 0. */
+export function windowOf(profile: Profile, fromMs: number, toMs: number): Profile {
+  const at = sampleWallUs(profile);
+  const timeDeltas = profile.timeDeltas.map((d, i) => (at[i] >= fromMs * 1000 && at[i] < toMs * 1000 ? d : 0));
   return { ...profile, timeDeltas, startTime: 0, endTime: (toMs - fromMs) * 1000 };
 }
 
@@ -41,14 +52,11 @@ const SLICE_MS = 100;
 
 /** Busy ms per 100 ms slice of the window, and the repo function deepest on the stack for most of it. */
 export function timeline(profile: Profile, fromMs: number, toMs: number): string[] {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const { byId, parent } = treeOf(profile);
+  const at = sampleWallUs(profile);
   const slices = new Map<number, { busyUs: number; by: Map<string, number> }>();
-  let t = profile.wallStartMs! * 1000;
   for (let i = 0; i < profile.samples.length; i++) {
-    t += profile.timeDeltas[i];
-    const ms = t / 1000;
+    const ms = at[i] / 1000;
     if (ms < fromMs || ms >= toMs) continue;
     const leaf = byId.get(profile.samples[i])!;
     if (leaf.callFrame.functionName === '(idle)') continue;
@@ -90,7 +98,7 @@ function bucket(url: string, fn: string): string {
 }
 
 export function summarise(profile: Profile, top = 25): string {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const { byId, parent } = treeOf(profile);
   const selfUs = new Map<number, number>();
   for (let i = 0; i < profile.samples.length; i++) {
     selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
@@ -109,8 +117,6 @@ export function summarise(profile: Profile, top = 25): string {
     byFn.set(name, (byFn.get(name) ?? 0) + us);
   }
   // Inclusive: the share of busy time with at least one frame of the package on the stack.
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const inclusive = new Map<string, number>();
   for (const [id, us] of selfUs) {
     if (byId.get(id)!.callFrame.functionName === '(idle)') continue;

@@ -27,9 +27,8 @@ const placementsPerCommit = new Histogram({ name: 'gantry_scheduler_placements_p
  */
 const FULL_NODE_READ_MS = 300_000;
 const FULL_LIVENESS_READ_MS = 300_000;
-/** Those reads take at most this share of the scheduler's thread while they run (pacedPaging): ~5 s each at 50,000 nodes. */
-const FULL_READ_SHARE = 0.25;
-const FULL_READ_MAX_PAUSE_MS = 1_000;
+/** Those reads take at most a quarter of the scheduler's thread while they run, pausing at most 1 s between pages. */
+const FULL_READ_PAGING = pacedPaging(0.25, 1_000);
 /** How often queue holdings are re-read (see HoldingsSnapshot); in between, own placements move them on. */
 const HOLDINGS_READ_MS = 1_000;
 /** A cycle slower than this is logged at info with its steps. */
@@ -71,7 +70,7 @@ interface CommitTally {
 @Injectable()
 export class SchedulingCycle {
   private readonly leases: NodeLeases;
-  private readonly nodes = new NodeSnapshot(FULL_NODE_READ_MS, pacedPaging(FULL_READ_SHARE, FULL_READ_MAX_PAUSE_MS));
+  private readonly nodes = new NodeSnapshot(FULL_NODE_READ_MS, FULL_READ_PAGING);
   private readonly holdings = new HoldingsSnapshot(HOLDINGS_READ_MS);
   private readonly liveness: LivenessSnapshot;
   /** Some queue had preemption lowerPriority at the last read: only then is what is stopping read. */
@@ -85,7 +84,7 @@ export class SchedulingCycle {
     private readonly committer: PlacementCommitter,
     private readonly preemption: PreemptionStep,
   ) {
-    this.liveness = new LivenessSnapshot(nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS), LIVENESS_LAG_MS, FULL_LIVENESS_READ_MS, pacedPaging(FULL_READ_SHARE, FULL_READ_MAX_PAUSE_MS));
+    this.liveness = new LivenessSnapshot(nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS), LIVENESS_LAG_MS, FULL_LIVENESS_READ_MS, FULL_READ_PAGING);
     const instance = config.GANTRY_INSTANCE_ID ?? `${require('node:os').hostname()}-${process.pid}`;
     this.leases = new NodeLeases(redis, instance, config.GANTRY_NODE_LEASE_MS);
   }

@@ -1,6 +1,6 @@
 import { NodeRecord, toNodeRecord } from './nodes';
 import { PagedReadOptions } from '../paged-read-options';
-import { Sql, prepared } from './sql';
+import { PreparedStatement, Sql, prepared } from './sql';
 
 /** A node's row as read, with the transaction that last wrote it: (id, changedXid) names the row's version. */
 export type WrittenNode = NodeRecord & { changedXid: string };
@@ -90,7 +90,7 @@ export async function loadNodesById(sql: Sql, ids: string[]): Promise<WrittenNod
  * is the first page's, so whatever was written while the pages were read (a node changed, added or
  * removed behind the read) is in the next loadNodesChangedSince(sql, horizon).
  */
-async function pagesById(sql: Sql, page: ReturnType<typeof prepared>, paging: PagedReadOptions): Promise<{ horizon: string; rows: Array<Record<string, unknown>> }> {
+async function pagesById(sql: Sql, page: PreparedStatement, paging: PagedReadOptions): Promise<{ horizon: string; rows: Array<Record<string, unknown>> }> {
   const pageSize = paging.pageSize ?? FULL_READ_PAGE;
   let horizon: string | null = null;
   let after = '';
