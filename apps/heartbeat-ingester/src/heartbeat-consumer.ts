@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HeartbeatMessage, parseHeartbeat, TOPICS } from '@gantry/contracts';
-import { TerminalFailure } from '@gantry/messaging';
+import { HEARTBEAT_FETCH, TerminalFailure } from '@gantry/messaging';
 import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, reauthenticateNodeMessages } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 import { HeartbeatBatchWriter } from './heartbeat-batch-writer';
@@ -33,6 +33,7 @@ export class HeartbeatConsumer {
       },
       onAssignment: () => writer.forgetCursors(),
       partitionsConsumedConcurrently: config.GANTRY_INGEST_CONCURRENCY,
+      ...HEARTBEAT_FETCH,
     });
   }
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HeartbeatMessage, TOPICS, parseHeartbeat } from '@gantry/contracts';
+import { HEARTBEAT_FETCH } from '@gantry/messaging';
 import { CONFIG, Consumers, NodeCredentialDirectory, admitNodeMessage, authenticateNodeMessage, reauthenticateNodeMessages } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
 import { NodeReconciler } from './node-reconciler';
@@ -32,6 +33,7 @@ export class HeartbeatReconcileConsumer {
       noDeadLetters: true,
       countRejections: false,
       partitionsConsumedConcurrently: 4,
+      ...HEARTBEAT_FETCH,
     });
   }
 }

@@ -107,6 +107,13 @@ export interface BatchConsumerOptions<T> {
   /** How often an idle consumer asks the broker for more (ms, 1000); it answers at once when a message arrives. */
   maxWaitTimeInMs?: number;
   /**
+   * Bytes a fetch waits for, up to maxWaitTimeInMs, before the broker answers (1: answer as soon as
+   * any message is there). Above 1 only where a message may wait that long: a steady stream of small
+   * messages (heartbeats) is then taken in fewer, larger batches, and what costs per batch (a fetch,
+   * a Redis pipeline, a database read) is paid less often.
+   */
+  minBytes?: number;
+  /**
    * How long the group waits for a silent member before giving its partitions to others (10 s).
    * A replica killed with -9 holds its partitions this long, so it bounds that recovery; heartbeats
    * go every 3 s, also while a batch is retried.
@@ -196,6 +203,7 @@ export class BatchConsumer<T> {
       // costs no latency; it only sets how often an idle consumer asks (at 100 ms the polls of the
       // five services' consumers were a tenth of a core in the broker and clients, doing nothing).
       maxWaitTimeInMs: o.maxWaitTimeInMs ?? 1_000,
+      minBytes: o.minBytes ?? 1,
       retry: { retries: 1_000_000, initialRetryTime: 300, maxRetryTime: 5_000 },
       ...(o.partitionAssigner ? { partitionAssigners: o.partitionAssigner } : {}),
     });

@@ -15,6 +15,7 @@ export * from './failure-kind';
 export * from './rejections';
 export * from './partition-progress';
 export * from './batch-consumer';
+export * from './heartbeat-fetch';
 export * from './outbox-relay';
 export * from './signing/node-signature';
 export * from './signing/command-signature';
