@@ -11,6 +11,7 @@ import { CpuUse } from '../api/infra';
 import { LatencySummary } from '../api/stats';
 import { OpenLoopResult, measuredPart, runOpenLoop } from '../api/open-loop';
 import { CommandWatch } from './command-watch';
+import { DoorRefusals, refusalsBetween } from './door-refusals';
 import { LatencyWindow, latencyWindows, summarise } from './dispatch-latency';
 
 export interface CurveStep {
@@ -27,6 +28,13 @@ export interface CurveStep {
   dispatchMs: LatencySummary | null;
   /** The seconds (by due time) with the slowest submit -> RUN, worst first: when a tail comes in one burst, when it happened. */
   worstSeconds: LatencyWindow[];
+  /**
+   * Why the non-2xx answers came: the gateway's door (its limit on creates in progress, its
+   * event-loop shedding; counted by the gateway from the end of the warm-up to the step's end, so
+   * approximate at both edges) and every answer by HTTP status (admission waits and shedding
+   * behind the door are 503s too, rate limits 429). Absent in older runs.
+   */
+  refused?: DoorRefusals & { byStatus: Record<string, number> };
   /** Created jobs whose RUN was not seen within the settle time. */
   notDispatched: number;
   /** How far the generator itself fell behind its schedule (its own event loop), ms. */
@@ -53,19 +61,27 @@ export async function runCurve(
   cpuWindow: CpuWindow,
   say: (msg: string) => void,
   check: () => void,
+  /** The gateway's door refusals so far, read at the end of each warm-up and of each step. */
+  readRefusals: () => Promise<DoorRefusals>,
 ): Promise<CurveStep[]> {
   const steps: CurveStep[] = [];
   for (const rate of opts.rates) {
     check();
     say(`curve: ${rate}/s for ${opts.warmupS + opts.measureS} s (first ${opts.warmupS} s not counted)`);
     let endCpu: (() => CpuUse) | null = null;
-    const warmedUp = setTimeout(() => (endCpu = cpuWindow()), opts.warmupS * 1000);
+    let refusedBefore: Promise<DoorRefusals> | null = null;
+    const warmedUp = setTimeout(() => {
+      endCpu = cpuWindow();
+      refusedBefore = readRefusals();
+    }, opts.warmupS * 1000);
     const run = await runOpenLoop(target, { rate, durationS: opts.warmupS + opts.measureS, maxSockets: opts.maxSockets });
     clearTimeout(warmedUp);
     const cpu = (endCpu ?? cpuWindow())();
-    const step = { ...(await measure(run, rate, watch, opts, check)), cpu };
+    const door = refusalsBetween(await (refusedBefore ?? readRefusals()), await readRefusals());
+    const measured = await measure(run, rate, watch, opts, check);
+    const step: CurveStep = { ...measured, refused: { ...door, byStatus: measured.byStatus }, cpu };
     say(`curve: ${rate}/s -> POST p99 ${fmtMs(step.postMs?.p99)}, submit -> RUN p50 ${fmtMs(step.dispatchMs?.p50)} p99 ${fmtMs(step.dispatchMs?.p99)}; ` +
-      `${step.non2xx} non-2xx, ${step.connectionErrors} connection errors, ${step.notDispatched} not dispatched`);
+      `${step.non2xx} non-2xx (${door.door} by the door's limit, ${door.eventLoop} by its event-loop shedding), ${step.connectionErrors} connection errors, ${step.notDispatched} not dispatched`);
     const worst = step.worstSeconds[0];
     if (worst) say(`curve: ${rate}/s slowest second due at ${worst.at}: ${worst.jobs} jobs, max ${worst.max} ms`);
     steps.push(step);
@@ -73,7 +89,7 @@ export async function runCurve(
   return steps;
 }
 
-async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, opts: CurveOptions, check: () => void): Promise<Omit<CurveStep, 'cpu'>> {
+async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, opts: CurveOptions, check: () => void): Promise<Omit<CurveStep, 'cpu' | 'refused'> & { byStatus: Record<string, number> }> {
   const measured = measuredPart(run, Math.round(rate * opts.warmupS));
   const counted = measured.samples;
   const created = counted.filter((s) => s.status >= 200 && s.status < 300 && s.jobId);
@@ -90,6 +106,8 @@ async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, o
   const dispatch = dispatched.map((d) => d.ms);
   const firstDue = dispatched.reduce((min, d) => Math.min(min, d.dueMs), Infinity);
   const worstSeconds = latencyWindows(dispatched, firstDue, 1_000).sort((a, b) => b.max - a.max).slice(0, WORST_SECONDS);
+  const byStatus: Record<string, number> = {};
+  for (const s of counted) if (s.status < 200 || s.status >= 300) byStatus[s.status] = (byStatus[s.status] ?? 0) + 1;
   const failures = measured.failures;
   const errorKinds = measured.errors;
   return {
@@ -104,6 +122,7 @@ async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, o
     worstSeconds,
     notDispatched: created.length - dispatch.length,
     maxSendLagMs: Math.round(run.maxSendLagMs),
+    byStatus,
   };
 }
 

@@ -130,6 +130,12 @@ export function printReport(r: DispatchResults, outFile: string): void {
       const worst = c.worstSeconds ?? [];
       if (worst.length) out.push(`  ${c.rate}/s, slowest seconds by due time (max ms @ wall clock): ${worst.map((w) => `${w.max} @ ${w.at.slice(11, 19)}`).join(', ')}`);
     }
+    for (const c of r.curve) {
+      if (!c.refused || c.non2xx === 0) continue;
+      const statuses = Object.entries(c.refused.byStatus).map(([status, n]) => `${n} x ${status}`).join(', ');
+      out.push(`  ${c.rate}/s, ${c.non2xx} non-2xx (${statuses}): ${c.refused.door} by the door's limit on creates in progress, ` +
+        `${c.refused.eventLoop} by its event-loop shedding, the rest behind the door (admission wait, shedding, rate limit)`);
+    }
   }
   if (r.rate) printRatePhase(r, out);
 

@@ -39,11 +39,11 @@ import { inheritedGantryEnv, loadConfig } from './config';
 import { DispatchReport, dispatchLatency } from './dispatch-latency';
 import { BACKLOG_JOB_NAME, CURVE_JOB_NAME, CURVE_WARMUP_JOB_NAME, GANG_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, RATE_WARMUP_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
 import { runCurve } from './open-loop-curve';
+import { DoorRefusals, doorRefusals, refusalsBetween } from './door-refusals';
 import { warmStack } from './stack-warmup';
 import { bigGangJob, measureGangMemory } from './gang-memory';
 import { DispatchResults, floorVerdicts, printReport } from './report';
 import { Teardown } from './teardown';
-import { scrapeMetrics, sumByLabel } from '../heartbeats/prometheus-text';
 import { runPreemptionPhase } from './preemption-phase';
 
 const config = loadConfig();
@@ -246,7 +246,7 @@ async function main(): Promise<void> {
     }, () => {
       const from = cpuSnapshot();
       return () => cpuBetween(from, cpuSnapshot(), servicePids(s));
-    }, say, () => teardown.check());
+    }, say, () => teardown.check(), () => doorRefusals(s.gatewayUrl));
     await drainJobs(db, CURVE_JOB_NAME, 'the curve', config.rateDrainTimeoutS);
   }
 
@@ -319,10 +319,10 @@ async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: strin
   const warmBody = rateBodies(mix, RATE_WARMUP_JOB_NAME);
   const nextBody = rateBodies(mix);
   let rateA: CpuSnapshot = cpuSnapshot();
-  let shedA: Promise<ShedCounts> = shedCounts(s.gatewayUrl);
+  let shedA: Promise<DoorRefusals> = doorRefusals(s.gatewayUrl);
   const warmTimer = setTimeout(() => {
     rateA = cpuSnapshot();
-    shedA = shedCounts(s.gatewayUrl);
+    shedA = doorRefusals(s.gatewayUrl);
   }, config.rateWarmupS * 1000);
   const whole = await runOpenLoop(
     { baseUrl: s.gatewayUrl, token, body: (i) => (i < warmup ? warmBody() : nextBody()) },
@@ -334,8 +334,8 @@ async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: strin
   const rateCpu = cpuBetween(rateA, cpuSnapshot(), servicePids(s));
   teardown.check();
   const rateSubmit = summarisePhase(rateRun, config.rateS);
-  const [shedBefore, shedAfter] = await Promise.all([shedA, shedCounts(s.gatewayUrl)]);
-  const refusedBy = { door: shedAfter.door - shedBefore.door, eventLoop: shedAfter.eventLoop - shedBefore.eventLoop };
+  const [shedBefore, shedAfter] = await Promise.all([shedA, doorRefusals(s.gatewayUrl)]);
+  const refusedBy = refusalsBetween(shedBefore, shedAfter);
   say(`phase 1: ${rateSubmit.createsPerS.toFixed(1)} submissions/s achieved, p99 ${rateSubmit.latencyMs.p99.toFixed(0)} ms; ` +
     `refused by the door ${refusedBy.door}, by the event-loop shedding ${refusedBy.eventLoop}, otherwise ${rateSubmit.non2xx - refusedBy.door - refusedBy.eventLoop}`);
   const drainA = cpuSnapshot();
@@ -348,14 +348,6 @@ async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: strin
     `${dispatch.all.notDispatchedInPhase} not dispatched within the phase`);
 
   return { submit: rateSubmit, refusedBy, dispatch, cpu: rateCpu, drain: rateDrain, drainCpu: rateDrainCpu, watchDelayMs: delaySummary(watch.receiveDelaysMs) };
-}
-
-interface ShedCounts { door: number; eventLoop: number }
-
-/** The gateway's refusals at its door so far (gantry_creates_shed_total by reason; approximate across the warm-up's end). */
-async function shedCounts(gatewayUrl: string): Promise<ShedCounts> {
-  const byReason = sumByLabel(await scrapeMetrics(gatewayUrl), 'gantry_creates_shed_total', 'reason');
-  return { door: byReason.get('in-flight') ?? 0, eventLoop: byReason.get('event-loop') ?? 0 };
 }
 
 /** How far behind the bench's own consumer ran (it must not be the bottleneck). */
