@@ -78,8 +78,8 @@ export async function runCurve(
     clearTimeout(warmedUp);
     const cpu = (endCpu ?? cpuWindow())();
     const door = refusalsBetween(await (refusedBefore ?? readRefusals()), await readRefusals());
-    const measured = await measure(run, rate, watch, opts, check);
-    const step: CurveStep = { ...measured, refused: { ...door, byStatus: measured.byStatus }, cpu };
+    const { byStatus, ...measured } = await measure(run, rate, watch, opts, check);
+    const step: CurveStep = { ...measured, refused: { ...door, byStatus }, cpu };
     say(`curve: ${rate}/s -> POST p99 ${fmtMs(step.postMs?.p99)}, submit -> RUN p50 ${fmtMs(step.dispatchMs?.p50)} p99 ${fmtMs(step.dispatchMs?.p99)}; ` +
       `${step.non2xx} non-2xx (${door.door} by the door's limit, ${door.eventLoop} by its event-loop shedding), ${step.connectionErrors} connection errors, ${step.notDispatched} not dispatched`);
     const worst = step.worstSeconds[0];

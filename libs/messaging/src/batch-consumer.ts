@@ -104,7 +104,7 @@ export interface BatchConsumerOptions<T> {
   onFetch?: (atMs: number) => void;
   onInterrupted?: () => void;
   onBatchDone?: (stats: { size: number; deadLettered: number; partition: number; lag: number }) => void;
-  /** How often an idle consumer asks the broker for more (ms, 1000); it answers at once when a message arrives. */
+  /** How often an idle consumer asks the broker for more (ms, 1000); it answers at once when a message arrives (or, with minBytes, that many bytes). */
   maxWaitTimeInMs?: number;
   /**
    * Bytes a fetch waits for, up to maxWaitTimeInMs, before the broker answers (1: answer as soon as
