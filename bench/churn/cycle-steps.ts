@@ -10,6 +10,8 @@ export interface CycleSnapshot {
   seconds: number;
   steps: Map<string, number>;
   placed: number;
+  /** Placements that lost their compare-and-set or a node lease (planned again). */
+  lost: number;
 }
 
 export interface CycleUse {
@@ -18,17 +20,21 @@ export interface CycleUse {
   meanMs: number;
   /** Placements per cycle, on average. */
   placedPerCycle: number;
+  /** Placements lost (a node or job changed since the cycle read it, or another replica's lease), in all. */
+  lostRaces: number;
   /** Mean wall time per cycle of each step, ms, largest first. */
   stepMs: Record<string, number>;
 }
 
 export function cycleSnapshotOf(samples: Sample[]): CycleSnapshot {
-  const placed = sumByLabel(samples, 'gantry_scheduler_placements_total', 'outcome').get('placed') ?? 0;
+  const outcomes = sumByLabel(samples, 'gantry_scheduler_placements_total', 'outcome');
+  const placed = outcomes.get('placed') ?? 0;
   return {
     cycles: sum(samples, 'gantry_scheduler_cycle_seconds_count'),
     seconds: sum(samples, 'gantry_scheduler_cycle_seconds_sum'),
     steps: sumByLabel(samples, 'gantry_scheduler_cycle_step_seconds_sum', 'step'),
     placed,
+    lost: outcomes.get('lost_race') ?? 0,
   };
 }
 
@@ -42,5 +48,5 @@ export function cyclesBetween(a: CycleSnapshot, b: CycleSnapshot): CycleUse {
   const stepMs: Record<string, number> = {};
   const steps = [...b.steps].map(([k, v]) => [k, (v - (a.steps.get(k) ?? 0)) * 1000] as const).sort((x, y) => y[1] - x[1]);
   for (const [k, v] of steps) if (v > 0) stepMs[k] = per(v);
-  return { cycles, meanMs: per((b.seconds - a.seconds) * 1000), placedPerCycle: per(b.placed - a.placed), stepMs };
+  return { cycles, meanMs: per((b.seconds - a.seconds) * 1000), placedPerCycle: per(b.placed - a.placed), lostRaces: b.lost - a.lost, stepMs };
 }

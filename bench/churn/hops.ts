@@ -11,7 +11,9 @@ import { summarise } from '../dispatch/dispatch-latency';
 import { ReportWatch } from './report-watch';
 
 export interface Hops {
-  /** Job created (committed row) -> placed (its SCHEDULED event). */
+  /** The client sent the POST -> the job's created_at (the gateway's clock when it took the create in, before its write). */
+  sentToCreated: LatencySummary | null;
+  /** Job created (taken in by the gateway; includes its write and commit) -> placed (its SCHEDULED event). */
   createdToPlaced: LatencySummary | null;
   /** Placed -> its RUN published on Kafka (the scheduler's outbox relay). */
   placedToRunPublished: LatencySummary | null;
@@ -33,13 +35,15 @@ interface Row {
   placed_at: Date | null;
 }
 
-export async function hopsOf(db: Client, ids: string[], runs: CommandWatch, reports: ReportWatch): Promise<Hops> {
+/** `sentAtMs`: when the client sent each job's POST, where known (the first hop). */
+export async function hopsOf(db: Client, ids: string[], runs: CommandWatch, reports: ReportWatch, sentAtMs?: ReadonlyMap<string, number>): Promise<Hops> {
   const { rows } = await db.query<Row>(
     `SELECT j.id, j.created_at, j.finished_at,
        (SELECT min(e.at) FROM job_events e WHERE e.job_id = j.id AND e.to_state = 'SCHEDULED') AS placed_at
      FROM jobs j WHERE j.id = ANY($1::uuid[])`,
     [ids],
   );
+  const sentToCreated: number[] = [];
   const createdToPlaced: number[] = [];
   const placedToRun: number[] = [];
   const runToStart: number[] = [];
@@ -49,6 +53,8 @@ export async function hopsOf(db: Client, ids: string[], runs: CommandWatch, repo
     const run = runs.dispatchedAt(r.id);
     const started = reports.startedAt(r.id);
     const ended = reports.endedAt(r.id);
+    const sent = sentAtMs?.get(r.id);
+    if (sent !== undefined) sentToCreated.push(r.created_at.getTime() - sent);
     if (placed !== null) createdToPlaced.push(placed - r.created_at.getTime());
     if (placed !== null && run !== null) placedToRun.push(run - placed);
     if (run !== null && started !== null) runToStart.push(started - run);
@@ -66,6 +72,7 @@ export async function hopsOf(db: Client, ids: string[], runs: CommandWatch, repo
     freedToPlaced.push(placed - applied[k]);
   }
   return {
+    sentToCreated: summarise(sentToCreated),
     createdToPlaced: summarise(createdToPlaced),
     placedToRunPublished: summarise(placedToRun),
     runPublishedToStarted: summarise(runToStart),

@@ -215,22 +215,24 @@ async function warmBroker(base: string, token: string, watch: ReportWatch): Prom
   }, { maxS: config.brokerWarmupMaxS, jitQuietCores: config.brokerJitQuiet });
 }
 
-async function idlePhase(base: string, token: string, watch: ReportWatch) {
+async function idlePhase(base: string, token: string, watch: ReportWatch, hops: (ids: string[], sentAtMs: ReadonlyMap<string, number>) => Promise<Hops>) {
   const a = client();
   const lat: number[] = [];
+  const sent = new Map<string, number>();
   for (let i = 0; i < config.idleJobs; i++) {
     const sentAtMs = Date.now();
     const r = await call(a, base, token, 'POST', '/v1/jobs', job('churn-idle'));
     if (r.status !== 201) throw new Error(`POST /v1/jobs answered ${r.status}`);
     const id = String(r.json!.id);
+    sent.set(id, sentAtMs);
     await until(`idle job ${i} ended`, () => watch.endedAt(id) !== null, 5);
     lat.push(watch.startedAt(id)! - sentAtMs);
   }
   a.destroy();
-  return { submitToStartMs: latencies(lat) };
+  return { submitToStartMs: latencies(lat), hops: await hops([...sent.keys()], sent) };
 }
 
-async function streamPhase(base: string, token: string, watch: ReportWatch, hops: (ids: string[]) => Promise<Hops>) {
+async function streamPhase(base: string, token: string, watch: ReportWatch, hops: (ids: string[], sentAtMs: ReadonlyMap<string, number>) => Promise<Hops>) {
   const jobs = await submitSerially(base, token, 'churn-stream', config.jobs);
   const ids = jobs.map((j) => j.id);
   await until('stream jobs ended', () => watch.countEnded(ids) === ids.length);
@@ -241,7 +243,7 @@ async function streamPhase(base: string, token: string, watch: ReportWatch, hops
     submitSeconds: (jobs[jobs.length - 1].sentAtMs - first) / 1000,
     makespanS: (lastEnd - first) / 1000,
     failed: ids.filter((id) => watch.jobs.get(id)?.state !== 'SUCCEEDED').length,
-    hops: await hops(ids),
+    hops: await hops(ids, new Map(jobs.map((j) => [j.id, j.sentAtMs]))),
   };
 }
 
@@ -347,10 +349,10 @@ async function main(): Promise<void> {
   await db.connect();
   teardown.add('bench database connection', () => db.end());
   // The relay's and the reconciler's commits settle a moment after the agents' reports.
-  const hops = async (ids: string[]) => {
+  const hops = async (ids: string[], sentAtMs?: ReadonlyMap<string, number>) => {
     await until('every end applied in Postgres', async () =>
       Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE id = ANY($1::uuid[]) AND finished_at IS NULL`, [ids])).rows[0].n) === 0, 100);
-    return hopsOf(db, ids, runs, watch);
+    return hopsOf(db, ids, runs, watch, sentAtMs);
   };
 
   const queuedCount = async () => {
@@ -373,7 +375,7 @@ async function main(): Promise<void> {
   const loadBefore = loadavg();
 
   say('idle: one job at a time');
-  const idle = await phase('idle', () => idlePhase(base, token, watch));
+  const idle = await phase('idle', () => idlePhase(base, token, watch, hops));
   say(`idle: submit -> start p50 ${idle.submitToStartMs.p50} ms, p99 ${idle.submitToStartMs.p99} ms`);
   say(`stream: ${config.jobs} jobs back to back`);
   const stream = await phase('stream', () => streamPhase(base, token, watch, hops));
@@ -418,11 +420,12 @@ async function main(): Promise<void> {
   ]));
   const hopRow = (name: string, h: Hops) => {
     const f = (s: { p50: number; p99: number } | null) => (s ? `${fmt(s.p50, 0)} / ${fmt(s.p99, 0)}` : '-');
-    return [name, f(h.createdToPlaced), f(h.placedToRunPublished), f(h.runPublishedToStarted), f(h.endedToApplied), f(h.freedToPlaced)];
+    return [name, f(h.sentToCreated), f(h.createdToPlaced), f(h.placedToRunPublished), f(h.runPublishedToStarted), f(h.endedToApplied), f(h.freedToPlaced)];
   };
   console.log('');
   console.log(table([
-    ['hops, ms p50 / p99', 'created -> placed', 'placed -> RUN sent', 'RUN sent -> started', 'ended -> applied', 'freed -> placed'],
+    ['hops, ms p50 / p99', 'sent -> created', 'created -> placed', 'placed -> RUN sent', 'RUN sent -> started', 'ended -> applied', 'freed -> placed'],
+    hopRow('idle', idle.hops),
     hopRow('stream', stream.hops),
     hopRow('burst', burst.hops),
   ]));
@@ -433,7 +436,7 @@ async function main(): Promise<void> {
   for (const [name, c] of Object.entries(cycles)) {
     const steps = Object.entries(c.stepMs).slice(0, 6).map(([k, v]) => `${k} ${v}`).join(', ');
     const mean = Object.entries(batches[name] ?? {}).map(([k, v]) => `${k} ${v.mean}`).join(', ');
-    console.log(`scheduler ${name}: ${c.cycles} cycles, ${c.meanMs} ms each (${steps}), ${c.placedPerCycle} placed per cycle; mean batches: ${mean || '-'}`);
+    console.log(`scheduler ${name}: ${c.cycles} cycles, ${c.meanMs} ms each (${steps}), ${c.placedPerCycle} placed per cycle, ${c.lostRaces} placements lost; mean batches: ${mean || '-'}`);
   }
   console.log(brokerWarmup
     ? `broker warmed before the phases: ${brokerWarmup.rounds} rounds of ${config.warmupJobs} jobs, ${brokerWarmup.seconds.toFixed(1)} s, its JIT ${brokerWarmup.jitS.toFixed(2)} CPU s, ` +

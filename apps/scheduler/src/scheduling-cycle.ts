@@ -43,7 +43,10 @@ const LIVENESS_LAG_MS = 1_000;
 export interface CycleResult {
   considered: number;
   placed: number;
+  /** Placements lost, of both kinds: */
   lostRaces: number;
+  /** ... of which left out because another replica held a node's lease (the rest failed their compare-and-set). */
+  lostLeases: number;
   /** Whether some queue had more jobs than this cycle could look at: cycle again at once if it placed any. */
   moreQueued: boolean;
   /** Milliseconds per step, for profiling (also in gantry_scheduler_cycle_step_seconds). */
@@ -63,6 +66,7 @@ interface Snapshot {
 interface CommitTally {
   placed: number;
   lostRaces: number;
+  lostLeases: number;
   failed: number;
 }
 
@@ -103,7 +107,7 @@ export class SchedulingCycle {
     const { jobs, held, written } = await this.readQueueHeads(sql, clock);
     if (jobs.length === 0) {
       if (held.length > 0) await this.explainWaits(sql, held, written, clock);
-      return this.finish(clock, 0, { placed: 0, lostRaces: 0, failed: 0 }, false);
+      return this.finish(clock, 0, { placed: 0, lostRaces: 0, lostLeases: 0, failed: 0 }, false);
     }
     const snapshot = await this.snapshot(sql, nowMs, clock);
     const decision = this.decide(jobs, snapshot, clock);
@@ -169,7 +173,8 @@ export class SchedulingCycle {
     const mine = placements.filter((p) => p.nodeIds.every((id) => leased.has(id)));
     const versions = new Map<string, number>();
     for (const p of mine) for (const id of p.nodeIds) versions.set(id, this.nodes.version(id)!);
-    const tally: CommitTally = { placed: 0, lostRaces: placements.length - mine.length, failed: 0 };
+    const lostLeases = placements.length - mine.length;
+    const tally: CommitTally = { placed: 0, lostRaces: lostLeases, lostLeases, failed: 0 };
     try {
       const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds, gpuIndices: p.gpuIndices })), versions, new Date());
       if (mine.length > 0) placementsPerCommit.observe(mine.length);
@@ -222,11 +227,11 @@ export class SchedulingCycle {
 
   private finish(clock: CycleClock, considered: number, tally: CommitTally, moreQueued: boolean): CycleResult {
     const steps = clock.end();
-    if (considered === 0) return { considered, placed: 0, lostRaces: 0, moreQueued, steps };
+    if (considered === 0) return { considered, placed: 0, lostRaces: 0, lostLeases: 0, moreQueued, steps };
     if (tally.lostRaces > 0) this.logger.debug({ lostRaces: tally.lostRaces }, 'placements lost to concurrent writers; retrying next cycle');
     const took = { considered, placed: tally.placed, lostRaces: tally.lostRaces, steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, Math.round(v)])) };
     if (clock.elapsedMs() > SLOW_CYCLE_MS) this.logger.info(took, 'slow scheduling cycle');
     else this.logger.debug(took, 'scheduling cycle');
-    return { considered, placed: tally.placed, lostRaces: tally.lostRaces, moreQueued, steps };
+    return { considered, placed: tally.placed, lostRaces: tally.lostRaces, lostLeases: tally.lostLeases, moreQueued, steps };
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { LifecycleType } from '@gantry/contracts';
-import { LoadGap, WakeKind, nextCycleDelayMs } from '@gantry/domain';
+import { LoadGap, WakeKind, lostRaceBackoffMs, nextCycleDelayMs } from '@gantry/domain';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -30,6 +30,8 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
   private loop: Promise<void> | null = null;
   /** Blocked cycles in a row (0: the last one placed, or looked at nothing). */
   private blockedCycles = 0;
+  /** Cycles in a row that placed nothing and lost only compare-and-sets (see lostRaceBackoffMs). */
+  private changeStreak = 0;
   /** What the last cycle placed (the longer the next waits, loadGapMs) and whether it left jobs waiting. */
   private last = NOTHING_PLACED;
 
@@ -67,8 +69,10 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
         this.blockedCycles = blocked ? this.blockedCycles + 1 : 0;
         // Placements with more queued behind the lookahead, or a lost race: more may be placeable right now.
         if ((r.moreQueued && r.placed > 0) || r.lostRaces > 0) this.pending = 'capacity';
-        // Another replica holds the leases: retry soon, but not in a tight loop.
-        if (r.lostRaces > 0 && r.placed === 0) await new Promise((res) => setTimeout(res, 20 + Math.random() * 80));
+        const lostChanges = r.lostRaces - r.lostLeases;
+        this.changeStreak = r.placed === 0 && lostChanges > 0 && r.lostLeases === 0 ? this.changeStreak + 1 : 0;
+        const backoffMs = lostRaceBackoffMs({ placed: r.placed, lostLeases: r.lostLeases, lostChanges, changeStreak: this.changeStreak, random: Math.random() });
+        if (backoffMs > 0) await new Promise((res) => setTimeout(res, backoffMs));
       } catch (e) {
         this.last = NOTHING_PLACED;
         this.logger.warn({ err: e }, 'scheduling cycle failed; retrying');

@@ -194,4 +194,30 @@ describe('SchedulingCycle', () => {
     await cycle().run();
     expect(await findJob(autocommit(ds), small.id)).toMatchObject({ state: 'QUEUED', pendingReason: 'INSUFFICIENT_CAPACITY:gpus' });
   });
+
+  it('tells a placement lost to another replica\'s lease from one whose node changed under it (the loop waits only after the first)', async () => {
+    const model = uniqueTag('GPU');
+    const node = await makeNode().gpus(8, model).insert(ds);
+    await heard(node.id);
+    const job = await makeJob().gpus(1).model(model).insert(ds);
+
+    // Another replica holds the node's lease.
+    await fixture.redis.set(`gantry:lease:node:${node.id}`, uniqueTag('other-replica'), 'PX', 10_000);
+    expect(await cycle().run()).toMatchObject({ placed: 0, lostRaces: 1, lostLeases: 1 });
+    await fixture.redis.del(`gantry:lease:node:${node.id}`);
+
+    // Another writer holds the node's row (a release being committed): the compare-and-set counts it changed.
+    const writer = ds.createQueryRunner();
+    await writer.connect();
+    try {
+      await writer.startTransaction();
+      await writer.query(`SELECT 1 FROM nodes WHERE id = $1 FOR UPDATE`, [node.id]);
+      expect(await cycle().run()).toMatchObject({ placed: 0, lostRaces: 1, lostLeases: 0 });
+      await writer.commitTransaction();
+    } finally {
+      await writer.release();
+    }
+    expect(await cycle().run()).toMatchObject({ placed: 1, lostRaces: 0, lostLeases: 0 });
+    expect((await findJob(autocommit(ds), job.id))!.state).toBe('SCHEDULED');
+  });
 });

@@ -9,6 +9,7 @@ export * from './placement/placement';
 export * from './placement/cycle-plan';
 export * from './placement/preemption';
 export * from './placement/cycle-pacing';
+export * from './placement/lost-race-backoff';
 export * from './jobs/cancel-decision';
 export * from './jobs/log-target';
 export * from './reconciliation/node-reconciliation';
