@@ -65,6 +65,18 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
     expect((await loadNodes(autocommit(ds), [a.id]))[0]).toMatchObject({ gpusAllocated: 3, gpusHeld: [2, 3, 4] });
   });
 
+  it('keeps a plan read before a release: the release gives back without moving the version, and the placement still holds', async () => {
+    const node = await makeNode().gpus(8).insert(ds);
+    const first = await placeJob(ds, await makeJob().gpus(6).insert(ds), [node.id]);
+    const versions = await versionsOf([node.id]);
+    // Planned on what was free then (GPUs 6 and 7); the first job ends before the plan is committed.
+    const next = await makeJob().gpus(2).insert(ds);
+    expect(await inTransaction(ds, (sql) => releaseRank(sql, first.id, 1, node.id, new Date()))).toBe(true);
+    expect((await loadNodes(autocommit(ds), [node.id]))[0]).toMatchObject({ gpusAllocated: 0, gpusHeld: [], version: versions.get(node.id) });
+    expect(await commit([write(next, [node.id], [[6, 7]])], versions)).toEqual({ placed: [next.id], lost: [] });
+    expect((await loadNodes(autocommit(ds), [node.id]))[0]).toMatchObject({ gpusAllocated: 2, gpusHeld: [6, 7], version: versions.get(node.id)! + 1 });
+  });
+
   it.each<[string, number[], number[][]]>([
     ['a device another live rank holds', [0, 1, 2, 3, 4, 5, 6, 7], [[3, 4]]],
     ['a device the node does not report healthy', [0, 1, 2, 4, 5, 6, 7], [[2, 3]]],

@@ -66,7 +66,7 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
        RETURNING a.node_id, a.gpus, a.cpu_cores, a.memory_mib, a.gpu_indices
      ), node_freed AS (
        UPDATE nodes n SET gpus_allocated = n.gpus_allocated - f.gpus, cpu_allocated = n.cpu_allocated - f.cpu,
-         memory_allocated = n.memory_allocated - f.mem, version = n.version + 1, updated_at = $9,
+         memory_allocated = n.memory_allocated - f.mem, updated_at = $9,
          gpus_held = ARRAY(SELECT d FROM unnest(n.gpus_held) AS d WHERE NOT d = ANY(COALESCE(f.devices, '{}')))
        FROM (
          SELECT s.*, fd.devices FROM (SELECT node_id, sum(gpus) AS gpus, sum(cpu_cores) AS cpu, sum(memory_mib) AS mem FROM rank_freed GROUP BY node_id) s
@@ -97,6 +97,8 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
  * whole and is not in the returned set; the caller reads it again and decides again.
  * Capacity is given back exactly once: only a rank whose released_at this statement flips from
  * NULL frees anything on its node; `freed` says whether any did (the caller then wakes the scheduler).
+ * A release leaves the node's version as it is: it only gives capacity and devices back, so a
+ * placement planned before it still holds (ADR 0003).
  */
 export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[], messages: readonly ReportMessage[], now: Date): Promise<JobReportsWritten> {
   if (writes.length === 0 && messages.length === 0) return { written: new Set(), freed: false };

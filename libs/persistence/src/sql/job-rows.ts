@@ -127,6 +127,7 @@ export async function findJobsWithRanks(sql: Sql, ids: readonly string[]): Promi
 /**
  * Frees what one rank held on its node (its capacity and its GPU devices), exactly once: only the
  * update that flips released_at from NULL gives anything back. Returns whether this call released it.
+ * The node's version does not move: a placement planned before a release still holds (ADR 0003).
  */
 export async function releaseRank(sql: Sql, jobId: string, attempt: number, nodeId: string, now: Date): Promise<boolean> {
   const rows = await sql.rows(
@@ -135,7 +136,7 @@ export async function releaseRank(sql: Sql, jobId: string, attempt: number, node
        WHERE job_id = $1 AND attempt = $2 AND node_id = $3 AND released_at IS NULL
        RETURNING node_id, gpus, cpu_cores, memory_mib, gpu_indices)
      UPDATE nodes n SET gpus_allocated = n.gpus_allocated - r.gpus, cpu_allocated = n.cpu_allocated - r.cpu_cores,
-       memory_allocated = n.memory_allocated - r.memory_mib, version = n.version + 1, updated_at = $4,
+       memory_allocated = n.memory_allocated - r.memory_mib, updated_at = $4,
        gpus_held = ARRAY(SELECT d FROM unnest(n.gpus_held) AS d WHERE NOT d = ANY(r.gpu_indices))
      FROM r WHERE n.id = r.node_id RETURNING n.id`,
     [jobId, attempt, nodeId, now],
