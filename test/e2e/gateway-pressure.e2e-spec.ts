@@ -96,8 +96,10 @@ describe('per-token rate limits', () => {
   it('keeps tokens apart, and puts RateLimit headers on every answer, errors included', async () => {
     const a = new GatewayClient(gateways[0], await userToken());
     const b = new GatewayClient(gateways[1], await userToken());
-    await Promise.all(Array.from({ length: USER_BURST + 3 }, () => a.request('GET', '/v1/queues')));
-    expect((await a.request('GET', '/v1/queues')).status).toBe(429);
+    // a past its burst. Judged on the burst's own answers: a request sent after them found a token
+    // refilled whenever they took over 200 ms (one token per 1/USER_RPS s), as on a busy CI machine.
+    const burst = await Promise.all(Array.from({ length: 3 * USER_BURST }, () => a.request('GET', '/v1/queues')));
+    expect(burst.filter((r) => r.status === 429).length).toBeGreaterThan(0);
     const notFound = await b.request('GET', '/v1/queues/no-such-queue');
     expect(notFound.status).toBe(404);
     expect(notFound.headers.get('ratelimit-limit')).toBe(String(USER_BURST));
