@@ -37,6 +37,12 @@ export interface CurveStep {
   refused?: DoorRefusals & { byStatus: Record<string, number> };
   /** Created jobs whose RUN was not seen within the settle time. */
   notDispatched: number;
+  /**
+   * Non-2xx answers per REFUSAL_WINDOW_S window of due time over the whole step, warm-up included:
+   * whether a step refuses while the stack takes up the new rate (its first seconds) or throughout.
+   * Absent in older runs.
+   */
+  refusedByWindow?: number[];
   /** How far the generator itself fell behind its schedule (its own event loop), ms. */
   maxSendLagMs: number;
   /** CPU per process over the counted window (from the end of the warm-up to the last send). */
@@ -82,6 +88,7 @@ export async function runCurve(
     const step: CurveStep = { ...measured, refused: { ...door, byStatus }, cpu };
     say(`curve: ${rate}/s -> POST p99 ${fmtMs(step.postMs?.p99)}, submit -> RUN p50 ${fmtMs(step.dispatchMs?.p50)} p99 ${fmtMs(step.dispatchMs?.p99)}; ` +
       `${step.non2xx} non-2xx (${door.door} by the door's limit, ${door.eventLoop} by its event-loop shedding), ${step.connectionErrors} connection errors, ${step.notDispatched} not dispatched`);
+    if (step.refusedByWindow?.some((n) => n > 0)) say(`curve: ${rate}/s non-2xx per ${REFUSAL_WINDOW_S} s from the step's start (warm-up included): ${step.refusedByWindow.join(' ')}`);
     const worst = step.worstSeconds[0];
     if (worst) say(`curve: ${rate}/s slowest second due at ${worst.at}: ${worst.jobs} jobs, max ${worst.max} ms`);
     steps.push(step);
@@ -108,6 +115,13 @@ async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, o
   const worstSeconds = latencyWindows(dispatched, firstDue, 1_000).sort((a, b) => b.max - a.max).slice(0, WORST_SECONDS);
   const byStatus: Record<string, number> = {};
   for (const s of counted) if (s.status < 200 || s.status >= 300) byStatus[s.status] = (byStatus[s.status] ?? 0) + 1;
+  const refusedByWindow = Array.from({ length: Math.ceil((opts.warmupS + opts.measureS) / REFUSAL_WINDOW_S) }, () => 0);
+  const stepStartMs = run.samples.reduce((min, x) => Math.min(min, x.dueAtMs - x.index * (1000 / rate)), Infinity);
+  for (const x of run.samples) {
+    if (x.status >= 200 && x.status < 300) continue;
+    const w = Math.min(refusedByWindow.length - 1, Math.floor((x.dueAtMs - stepStartMs) / (REFUSAL_WINDOW_S * 1000)));
+    refusedByWindow[w]++;
+  }
   const failures = measured.failures;
   const errorKinds = measured.errors;
   return {
@@ -121,10 +135,12 @@ async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, o
     dispatchMs: summarise(dispatch),
     worstSeconds,
     notDispatched: created.length - dispatch.length,
+    refusedByWindow,
     maxSendLagMs: Math.round(run.maxSendLagMs),
     byStatus,
   };
 }
 
 const WORST_SECONDS = 5;
+const REFUSAL_WINDOW_S = 5;
 const fmtMs = (v: number | undefined) => (v === undefined ? '-' : `${Math.round(v)} ms`);
