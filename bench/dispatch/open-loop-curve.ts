@@ -116,11 +116,10 @@ async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, o
   const byStatus: Record<string, number> = {};
   for (const s of counted) if (s.status < 200 || s.status >= 300) byStatus[s.status] = (byStatus[s.status] ?? 0) + 1;
   const refusedByWindow = Array.from({ length: Math.ceil((opts.warmupS + opts.measureS) / REFUSAL_WINDOW_S) }, () => 0);
-  const stepStartMs = run.samples.reduce((min, x) => Math.min(min, x.dueAtMs - x.index * (1000 / rate)), Infinity);
+  // Request i is due i / rate seconds after the step's start (open-loop schedule).
   for (const x of run.samples) {
     if (x.status >= 200 && x.status < 300) continue;
-    const w = Math.min(refusedByWindow.length - 1, Math.floor((x.dueAtMs - stepStartMs) / (REFUSAL_WINDOW_S * 1000)));
-    refusedByWindow[w]++;
+    refusedByWindow[Math.min(refusedByWindow.length - 1, Math.floor(x.index / (rate * REFUSAL_WINDOW_S)))]++;
   }
   const failures = measured.failures;
   const errorKinds = measured.errors;
