@@ -15,9 +15,11 @@ export class SchedulerEnv extends StatefulServiceEnv {
    * Pacing under load (loadGapMs): after a cycle that placed n jobs, the next starts no sooner than
    * min(n x GANTRY_SCHEDULER_GAP_PER_PLACEMENT_MS, GANTRY_SCHEDULER_MAX_GAP_MS) after it began. A
    * cycle costs about the same for 10 placements as for 40, so a steady stream is placed in fewer,
-   * larger cycles; after a lone placement the next waits at most one placement's gap. 0 max: off.
+   * larger cycles; after a lone placement the next waits at most one placement's gap. A stream
+   * batches only when it is faster than one job per gap: 20 ms puts that at 50 jobs/s (at 5 ms,
+   * 100/s cost a cycle per job and as much CPU as 500/s; ADR 0030). 0 max: off.
    */
-  @IsInt() @Min(0) @Max(100) GANTRY_SCHEDULER_GAP_PER_PLACEMENT_MS: number = 5;
+  @IsInt() @Min(0) @Max(100) GANTRY_SCHEDULER_GAP_PER_PLACEMENT_MS: number = 20;
   @IsInt() @Min(0) @Max(1000) GANTRY_SCHEDULER_MAX_GAP_MS: number = 50;
   /** Jobs considered from the head of each queue per cycle (FIFO lookahead past a job that cannot go yet). */
   @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 1000;
