@@ -43,6 +43,12 @@ const SUITES = {
   drain: { basePort: 18420, redisDb: 25 },
   'job-arrays': { basePort: 18320, redisDb: 26 },
   preemption: { basePort: 18440, redisDb: 28 },
+  // issue 40: a job is a tenant, a node is trusted for what was declared, sessions
+  sessions: { basePort: 18340, redisDb: 31 },
+  'node-inventory': { basePort: 18360, redisDb: 32 },
+  'start-timeout': { basePort: 18460, redisDb: 33 },
+  'agent-delivery': { basePort: 18500, redisDb: 34 },
+  'tenant-sandbox': { basePort: 18520, redisDb: 35 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;
