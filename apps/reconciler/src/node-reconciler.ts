@@ -4,7 +4,7 @@ import { Counter } from 'prom-client';
 import { AgentCommandMessage, HeartbeatMessage, TOPICS, buildRunCommand } from '@gantry/contracts';
 import { BeatCursor, isTerminal, judgeBeat, reconcileNode } from '@gantry/domain';
 import { CommandSigner, MessageProducer, SIGNATURE_HEADER } from '@gantry/messaging';
-import { autocommit, loadLiveRanksOnNodes } from '@gantry/persistence';
+import { autocommit, hostIpcQueues, loadLiveRanksOnNodes } from '@gantry/persistence';
 import { COMMAND_SIGNER, CONFIG, KAFKA_PRODUCER } from '@gantry/runtime';
 import { AttemptLossApplier } from './attempt-loss-applier';
 import { ReconcilerEnv } from './config';
@@ -67,6 +67,7 @@ export class NodeReconciler {
     for (const r of live) byNode.set(r.nodeId, [...(byNode.get(r.nodeId) ?? []), r]);
 
     const commands: AgentCommandMessage[] = [];
+    const repeats: Array<{ job: (typeof live)[number]['job']; nodeId: string }> = [];
     const lost: Array<{ jobId: string; attempt: number; nodeId: string }> = [];
     for (const beat of newest.values()) {
       const ranks = byNode.get(beat.nodeId) ?? [];
@@ -84,9 +85,15 @@ export class NodeReconciler {
         } else if (a.kind === 'KILL') {
           commands.push({ type: 'KILL', nodeId: beat.nodeId, jobId: a.jobId, attempt: a.attempt, issuedAt: nowMs, reason: a.reason });
         } else {
-          const job = ranks.find((r) => r.job.id === a.jobId)!.job;
-          commands.push(buildRunCommand(job, job.attempt, job.nodeIds, job.nodeIds.indexOf(beat.nodeId), nowMs));
+          repeats.push({ job: ranks.find((r) => r.job.id === a.jobId)!.job, nodeId: beat.nodeId });
         }
+      }
+    }
+    if (repeats.length > 0) {
+      // A repeated RUN is built as the scheduler's was, with its queue's IPC setting read now.
+      const hostIpc = await hostIpcQueues(autocommit(this.ds), repeats.map((r) => r.job.queue));
+      for (const { job, nodeId } of repeats) {
+        commands.push(buildRunCommand({ ...job, hostIpc: hostIpc.has(job.queue) }, job.attempt, job.nodeIds, job.nodeIds.indexOf(nodeId), nowMs));
       }
     }
     if (commands.length > 0) {

@@ -1,6 +1,6 @@
 import { OUTBOX_DISPATCH, TOPICS, runCommandsOf } from '@gantry/contracts';
 import { OutboxExpander, OutboxRow, TopicMessage } from '@gantry/messaging';
-import { OutboxMessage, findJobs } from '@gantry/persistence';
+import { OutboxMessage, findJobs, hostIpcQueues } from '@gantry/persistence';
 
 /** What the scheduler writes to the outbox for one placement: the RUNs of every rank are built from it. */
 export interface DispatchRow {
@@ -25,12 +25,13 @@ export const runDispatchExpander: OutboxExpander = {
   async prepare(sql, rows) {
     const ids = [...new Set(rows.map((r) => (JSON.parse(r.value) as DispatchRow).jobId))];
     const jobs = new Map((await findJobs(sql, ids)).map((j) => [j.id, j]));
+    const hostIpc = await hostIpcQueues(sql, [...jobs.values()].map((j) => j.queue));
     const issuedAt = Date.now();
     return function* expand(row: OutboxRow): Iterable<TopicMessage> {
       const { jobId, attempt } = JSON.parse(row.value) as DispatchRow;
       const job = jobs.get(jobId);
       if (!job || job.attempt !== attempt || (job.state !== 'SCHEDULED' && job.state !== 'RUNNING')) return;
-      for (const run of runCommandsOf(job, attempt, job.nodeIds, issuedAt)) {
+      for (const run of runCommandsOf({ ...job, hostIpc: hostIpc.has(job.queue) }, attempt, job.nodeIds, issuedAt)) {
         yield { topic: TOPICS.agentCommands, message: { key: run.nodeId, value: JSON.stringify(run), headers: row.headers } };
       }
     };

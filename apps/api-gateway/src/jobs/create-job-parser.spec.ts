@@ -31,6 +31,11 @@ async function expectAgreement(input: unknown): Promise<CreateJobDto | null> {
 }
 
 const str = (n: number, c = 'a') => c.repeat(n);
+/** The longest reference the grammar takes within imageMax: a 255-character name, a 128-character tag and a digest. */
+const longestImage = (() => {
+  const head = `${str(255)}:${str(128, 'b')}@sha256:`;
+  return head + str(JOB_LIMITS.imageMax - head.length, '0');
+})();
 const full = {
   queue: 'research-1', name: 'train-7b', image: 'registry/pytorch:24.05', command: ['python', 'train.py'],
   env: { EPOCHS: '3', _X: '' }, labels: { team: 'nlp', 'a.b/c': 'd' },
@@ -38,6 +43,16 @@ const full = {
   retryPolicy: { maxRetries: 2, backoffSeconds: 5, maxBackoffSeconds: 60, retryOnExitCodes: [3, 75] },
 };
 const minimal = { name: 'n', image: 'i', command: ['true'] };
+
+it.each<[string, object, RegExp]>([
+  ['an image that is a runtime option', { ...minimal, image: '--privileged' }, /image must be .{1,3}none.{1,3} or an image reference/],
+  ['variables the agent sets', { ...minimal, env: { A: '1', RANK: '0', GANTRY_NODE_ID: 'n' } }, /env may not set RANK, GANTRY_NODE_ID \(the agent sets them\)/],
+  ['a line break in a container job\'s env', { ...minimal, env: { S: 'a\nb' } }, /env of a job with an image may not hold a line break \(S\)/],
+])('the class refuses %s with a 400 that says why', async (_n, body, message) => {
+  const err = await pipe.transform(plain(body), BODY).then(() => null, (e: unknown) => e as { status: number; response?: unknown });
+  expect(err).toMatchObject({ status: 400 });
+  expect(JSON.stringify((err as { response?: unknown }).response ?? err)).toMatch(message);
+});
 
 it('the class answers a 400, not a 500, for a bad body whose labels have a key named constructor', async () => {
   expect(await classVerdict({ ...minimal, command: [], labels: { constructor: 'c' } })).toEqual({ ok: false });
@@ -57,7 +72,7 @@ describe('parseCreateJob', () => {
     ['labels and env keys named toString, constructor, valueOf', { ...minimal, labels: { toString: '', constructor: 'c' }, env: { valueOf: 'v', hasOwnProperty: 'h' } }],
     ['resources with a null GPU model', { ...minimal, resources: { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1 } }],
     ['every bound at its largest', {
-      ...minimal, name: str(JOB_LIMITS.nameMax), image: str(JOB_LIMITS.imageMax),
+      ...minimal, name: str(JOB_LIMITS.nameMax), image: longestImage,
       command: Array.from({ length: JOB_LIMITS.commandTotalBytesMax / JOB_LIMITS.commandArgMax }, () => str(JOB_LIMITS.commandArgMax)),
       env: Object.fromEntries(Array.from({ length: ENV_LIMITS.maxEntries }, (_, i) => [`V${i}`, ''])),
       labels: Object.fromEntries(Array.from({ length: LABEL_LIMITS.maxEntries }, (_, i) => [`l${i}`, str(LABEL_LIMITS.maxValueLength)])),
@@ -72,6 +87,9 @@ describe('parseCreateJob', () => {
     ['every bound at its smallest', { ...minimal, resources: { gpus: 0, cpuCores: 0, memoryMiB: 0 }, nodes: 1, maxRetries: 0, maxRuntimeSeconds: 1, env: {}, labels: {},
       retryPolicy: { maxRetries: 0, backoffSeconds: 1, maxBackoffSeconds: 1, retryOnExitCodes: [] } }],
     ['the smallest exit code', { ...minimal, retryPolicy: { retryOnExitCodes: [JOB_LIMITS.retryExitCodeMin] } }],
+    ['no image', { name: 'n', command: ['true'] }],
+    ['a multi-line env value in a job without an image', { ...minimal, image: 'none', env: { SCRIPT: 'a\nb' } }],
+    ['a variable whose name only contains a reserved one', { ...minimal, env: { MY_RANK: '1', CUDA_DEVICE_ORDER: 'FASTEST_FIRST' } }],
   ])('accepts %s, as the class does', async (_n, input) => {
     expect(await expectAgreement(input)).not.toBeNull();
   });
@@ -133,6 +151,12 @@ describe('parseCreateJob', () => {
     ['dependencies (the fast path leaves every body with dependsOn to the class)', { ...minimal, dependsOn: [{ jobId: '00000000-0000-4000-8000-000000000000', condition: 'succeeded' }] }],
     ['an array of jobs (left to the class, as dependsOn)', { ...minimal, array: { size: 3 } }],
     ['an array body', [minimal]],
+    ['an image that is a runtime option', { ...minimal, image: '--privileged' }],
+    ['an image that is not a reference', { ...minimal, image: 'Registry/PyTorch' }],
+    ['an image over the grammar\'s name length', { ...minimal, image: str(JOB_LIMITS.imageMax) }],
+    ['a variable the agent sets', { ...minimal, env: { CUDA_VISIBLE_DEVICES: '0' } }],
+    ['a GANTRY_ variable', { ...minimal, env: { GANTRY_JOB_ID: 'x' } }],
+    ['a multi-line env value in a job with an image', { ...minimal, env: { SCRIPT: 'a\nb' } }],
     ['an empty body', {}],
     ['a string body', 'job'],
     ['no body', undefined],
@@ -165,7 +189,7 @@ describe('parseCreateJob', () => {
       ...['gpus', 'gpuModel', 'cpuCores', 'memoryMiB', 'extra'].map((k) => set(['resources', k])),
       ...['maxRetries', 'backoffSeconds', 'maxBackoffSeconds', 'retryOnExitCodes', 'extra'].map((k) => set(['retryPolicy', k])),
       set(['retryPolicy', 'retryOnExitCodes', '0']), set(['retryPolicy', 'retryOnExitCodes', '2']),
-      set(['command', '0']), set(['command', '1']), set(['env', 'EPOCHS']), set(['env', 'bad key']), set(['labels', 'team']), set(['labels', str(64)]),
+      set(['command', '0']), set(['command', '1']), set(['env', 'EPOCHS']), set(['env', 'bad key']), set(['env', 'RANK']), set(['env', 'GANTRY_X']), set(['labels', 'team']), set(['labels', str(64)]),
     ];
     const bounds = [0, 1, 10, 11, 32, 33, 63, 64, 65, 252, 253, 254, 255, 256, 511, 512, 513, 1023, 1024, 1025, 3600, 3601, 4096, 4097, 86_400, 86_401, JOB_LIMITS.memoryMiBMax, JOB_LIMITS.memoryMiBMax + 1];
     const value = fc.oneof(
@@ -205,7 +229,7 @@ describe('parseCreateJob', () => {
       {
         queue: fc.oneof(fc.constantFrom('default', 'research-1', 'a', 'Bad', '-a', str(63), str(64)), fc.constant(null)),
         name: text(1, JOB_LIMITS.nameMax),
-        image: text(1, JOB_LIMITS.imageMax),
+        image: fc.oneof({ arbitrary: text(1, JOB_LIMITS.imageMax), weight: 1 }, { arbitrary: fc.constantFrom('none', 'i', 'reg.io:5000/a/b:c', longestImage, '--privileged'), weight: 3 }),
         command: around(1, 20).chain((n) => fc.array(fc.oneof(fc.string({ maxLength: 10 }), text(0, JOB_LIMITS.commandArgMax)), { minLength: Math.max(0, n), maxLength: Math.max(0, n) })),
         env: fc.oneof(record(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/), 3, ENV_LIMITS.maxValueLength), record(fc.string({ maxLength: 4 }), 3, 8), fc.constant(null)),
         // fast-check's strings include "__proto__", which the pipe strips and the fast path leaves to it (a decline, not a disagreement).

@@ -1,6 +1,7 @@
 import { isInt, length, matches, max, maxLength, min } from 'class-validator';
 import {
-  CreateJobDto, ENV_LIMITS, JOB_LIMITS, LABEL_LIMITS, QUEUE_NAME_PATTERN, ResourcesDto, RetryPolicyDto, StringRecordLimits, isStringRecord, totalBytes,
+  CreateJobDto, ENV_LIMITS, JOB_LIMITS, LABEL_LIMITS, NO_IMAGE, QUEUE_NAME_PATTERN, ResourcesDto, RetryPolicyDto, StringRecordLimits,
+  agentSetEnvNames, containerUnsafeEnvNames, isStringRecord, isValidJobImage, totalBytes,
 } from '@gantry/contracts';
 
 /*
@@ -60,12 +61,15 @@ export function parseCreateJob(body: unknown): CreateJobDto | null {
   const { queue, name, image, command, env, labels, nodes, maxRetries, maxRuntimeSeconds } = body;
   // matches() checks that the value is a string itself, whatever its declared parameter type says.
   if (!absent(queue) && !matches(queue as string, QUEUE_NAME_PATTERN)) return null;
-  if (!length(name, 1, JOB_LIMITS.nameMax) || !length(image, 1, JOB_LIMITS.imageMax)) return null;
+  if (!length(name, 1, JOB_LIMITS.nameMax)) return null;
+  if (!absent(image) && (!length(image, 1, JOB_LIMITS.imageMax) || !isValidJobImage(image))) return null;
   if (!Array.isArray(command) || command.length < 1 || command.length > JOB_LIMITS.commandMaxItems) return null;
   if (!command.every((arg) => maxLength(arg, JOB_LIMITS.commandArgMax))) return null;
   if (totalBytes(command) > JOB_LIMITS.commandTotalBytesMax) return null;
   if (!stringRecord(env, ENV_LIMITS) || !stringRecord(labels, LABEL_LIMITS)) return null;
   if (totalBytes(env) > JOB_LIMITS.envTotalBytesMax) return null;
+  if (!absent(env) && agentSetEnvNames(env as Record<string, string>).length > 0) return null;
+  if (!absent(env) && !absent(image) && image !== NO_IMAGE && containerUnsafeEnvNames(env as Record<string, string>).length > 0) return null;
   if (!absent(nodes) && !intIn(nodes, 1, JOB_LIMITS.nodesMax)) return null;
   if (!absent(maxRetries) && !intIn(maxRetries, 0, JOB_LIMITS.maxRetriesMax)) return null;
   if (!absent(maxRuntimeSeconds) && !intIn(maxRuntimeSeconds, 1, JOB_LIMITS.maxRuntimeSecondsMax)) return null;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Histogram } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { CreateJobDto, DEFAULT_RESOURCES, DependencyDto, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
+import { CreateJobDto, DEFAULT_RESOURCES, DependencyDto, KillCommand, TOPICS, JOB_ID_PATTERN, NO_IMAGE } from '@gantry/contracts';
 import { ARRAY_COPIED_BYTES_MAX, ArrayChildCounts, admitDependencies, assertTransition, decideCancel, isTerminal, resolveRetryPolicy } from '@gantry/domain';
 import { TraceHeaders, WakeUpSender } from '@gantry/messaging';
 import {
@@ -81,7 +81,7 @@ export class JobsService {
     if (dto.array) checkArray(dto);
     const creation: JobCreation = {
       job: {
-        id, owner: who.owner, queue, name: dto.name, image: dto.image,
+        id, owner: who.owner, queue, name: dto.name, image: dto.image ?? NO_IMAGE,
         command: dto.command, env: dto.env ?? {}, labels: dto.labels ?? {},
         gpus: resources.gpus, gpuModel: resources.gpuModel ?? null, cpuCores: resources.cpuCores, memoryMiB: resources.memoryMiB,
         nodes: dto.nodes ?? 1, maxRetries: retry.policy.maxRetries, traceParent: trace.traceparent ?? null, createdAt: now,

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions, OmitType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsInt, IsNumber, IsOptional, IsPositive, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsPositive, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { QUEUE_NAME_PATTERN } from '@gantry/contracts';
 import { PREEMPTION_POLICIES, PreemptionPolicy } from '@gantry/domain';
 import { OWNER_PATTERN } from '../tokens/create-token.dto';
@@ -27,6 +27,11 @@ const ALLOWED_OWNERS_DOC: ApiPropertyOptions = {
 const PREEMPTION_DOC: ApiPropertyOptions = {
   enum: PREEMPTION_POLICIES, default: 'never',
   description: 'lowerPriority: a job of this queue that cannot fit may end running attempts of strictly lower bands (they are requeued, reason PREEMPTED, no retry used)',
+};
+
+const HOST_IPC_DOC: ApiPropertyOptions = {
+  type: Boolean, default: false,
+  description: "true: the queue's attempts share their node's IPC namespace and /dev/shm (work that needs the host's IPC); false: each attempt has its own",
 };
 
 /** Validation of allowedOwners; null passes (everyone). */
@@ -63,6 +68,10 @@ export class CreateQueueDto {
   @ApiPropertyOptional(PREEMPTION_DOC)
   @IsOptional() @IsIn(PREEMPTION_POLICIES, { message: `preemption must be one of ${PREEMPTION_POLICIES.join(', ')}` })
   preemption?: PreemptionPolicy;
+
+  @ApiPropertyOptional(HOST_IPC_DOC)
+  @IsOptional() @IsBoolean()
+  hostIpc?: boolean;
 }
 
 /** Any field of a queue but its name; each optional, validated as at creation. */
@@ -81,6 +90,7 @@ export class QueueView {
   @ApiProperty({ description: 'Fair-share weight within the priority band' }) weight!: number;
   @ApiProperty({ type: [String], nullable: true, description: 'Owners whose users may submit; null: everyone' }) allowedOwners!: string[] | null;
   @ApiProperty({ enum: PREEMPTION_POLICIES, description: 'Whether its jobs may preempt strictly lower bands' }) preemption!: PreemptionPolicy;
+  @ApiProperty({ description: "Whether its attempts share their node's IPC namespace and /dev/shm" }) hostIpc!: boolean;
   @ApiProperty({ type: QueueUsageView }) usage!: QueueUsageView;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;

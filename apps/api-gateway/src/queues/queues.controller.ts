@@ -11,7 +11,7 @@ import { CreateQueueDto, QueueList, QueueView, UpdateQueueDto } from './queue.dt
 
 function toView(q: QueueRecord, usage: QueueUsage): QueueView {
   return {
-    name: q.name, priority: q.priority, quota: { gpus: q.quotaGpus }, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, usage,
+    name: q.name, priority: q.priority, quota: { gpus: q.quotaGpus }, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc, usage,
     createdAt: q.createdAt.toISOString(), updatedAt: q.updatedAt.toISOString(),
   };
 }
@@ -40,11 +40,11 @@ export class QueuesController {
   @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
   async create(@Body() dto: CreateQueueDto, @CurrentPrincipal() who: Principal): Promise<QueueView> {
     const sql = autocommit(this.ds);
-    const q = { name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null, weight: dto.weight ?? 1, allowedOwners: dto.allowedOwners ?? null, preemption: dto.preemption ?? 'never' } as const;
+    const q = { name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null, weight: dto.weight ?? 1, allowedOwners: dto.allowedOwners ?? null, preemption: dto.preemption ?? 'never', hostIpc: dto.hostIpc ?? false } as const;
     if (!(await insertQueue(sql, q, new Date()))) {
       throw new ApiError(ErrorCode.CONFLICT, `queue ${dto.name} already exists`);
     }
-    await this.audit.record(who, 'queues.create', dto.name, { priority: q.priority, quotaGpus: q.quotaGpus, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption });
+    await this.audit.record(who, 'queues.create', dto.name, { priority: q.priority, quotaGpus: q.quotaGpus, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc });
     return this.get(dto.name);
   }
 
@@ -83,6 +83,7 @@ export class QueuesController {
     if (dto.quota !== undefined) changes.quotaGpus = dto.quota.gpus;
     if (dto.allowedOwners !== undefined) changes.allowedOwners = dto.allowedOwners;
     if (dto.preemption !== undefined) changes.preemption = dto.preemption;
+    if (dto.hostIpc !== undefined) changes.hostIpc = dto.hostIpc;
     const q = await updateQueue(autocommit(this.ds), name, changes, new Date());
     if (!q) throw new ApiError(ErrorCode.NOT_FOUND, `queue ${name} not found`);
     await this.audit.record(who, 'queues.update', name, changes);

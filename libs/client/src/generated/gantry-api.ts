@@ -486,10 +486,14 @@ export interface components {
             /** @default default */
             queue?: string;
             name: string;
-            image: string;
+            /**
+             * @description `none` (the command runs in the node's sandbox) or an image reference, `[host[:port]/]path[:tag][@digest]` by the distribution grammar
+             * @default none
+             */
+            image?: string;
             /** @description At most 65536 bytes (UTF-8) in all */
             command: string[];
-            /** @description Names match ^[A-Za-z_][A-Za-z0-9_]*$, at most 256 characters; at most 65536 bytes (UTF-8) of keys and values in all */
+            /** @description Names match ^[A-Za-z_][A-Za-z0-9_]*$, at most 256 characters; at most 65536 bytes (UTF-8) of keys and values in all. Names the agent sets are refused: GANTRY_*, CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT. With an image, no value may hold a line break */
             env?: {
                 [key: string]: string;
             };
@@ -692,6 +696,11 @@ export interface components {
              * @enum {string}
              */
             preemption?: "never" | "lowerPriority";
+            /**
+             * @description true: the queue's attempts share their node's IPC namespace and /dev/shm (work that needs the host's IPC); false: each attempt has its own
+             * @default false
+             */
+            hostIpc?: boolean;
         };
         QueueUsageView: {
             gpusHeld: number;
@@ -711,6 +720,8 @@ export interface components {
              * @enum {string}
              */
             preemption: "never" | "lowerPriority";
+            /** @description Whether its attempts share their node's IPC namespace and /dev/shm */
+            hostIpc: boolean;
             usage: components["schemas"]["QueueUsageView"];
             /** Format: date-time */
             createdAt: string;
@@ -737,6 +748,11 @@ export interface components {
              * @enum {string}
              */
             preemption?: "never" | "lowerPriority";
+            /**
+             * @description true: the queue's attempts share their node's IPC namespace and /dev/shm (work that needs the host's IPC); false: each attempt has its own
+             * @default false
+             */
+            hostIpc?: boolean;
         };
         CreateTokenDto: {
             /**

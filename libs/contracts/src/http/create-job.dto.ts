@@ -5,7 +5,10 @@ import {
   ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
 } from 'class-validator';
 import { IsStringRecord, StringRecordLimits } from './is-string-record';
+import { AGENT_SET_ENV_NAMES } from './agent-set-env';
 import { MaxTotalBytes } from './max-total-bytes';
+import { HasNoAgentSetEnvNames, IsJobImage } from './job-body-rules';
+import { NO_IMAGE } from '../kafka/attempt-end-reasons';
 import { JOB_ID_PATTERN } from '../kafka/field-schemas';
 
 export const QUEUE_NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -125,17 +128,20 @@ export class CreateJobDto {
   @IsString() @Length(1, JOB_LIMITS.nameMax)
   name!: string;
 
-  @ApiProperty({ maxLength: JOB_LIMITS.imageMax })
-  @IsString() @Length(1, JOB_LIMITS.imageMax)
-  image!: string;
+  @ApiPropertyOptional({
+    default: NO_IMAGE, maxLength: JOB_LIMITS.imageMax,
+    description: `\`${NO_IMAGE}\` (the command runs in the node's sandbox) or an image reference, \`[host[:port]/]path[:tag][@digest]\` by the distribution grammar`,
+  })
+  @IsOptional() @IsString() @Length(1, JOB_LIMITS.imageMax) @IsJobImage()
+  image?: string;
 
   @ApiProperty({ type: [String], minItems: 1, maxItems: JOB_LIMITS.commandMaxItems, description: `At most ${JOB_LIMITS.commandTotalBytesMax} bytes (UTF-8) in all` })
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(JOB_LIMITS.commandMaxItems) @IsString({ each: true }) @MaxLength(JOB_LIMITS.commandArgMax, { each: true })
   @MaxTotalBytes(JOB_LIMITS.commandTotalBytesMax)
   command!: string[];
 
-  @ApiPropertyOptional({ type: 'object', maxProperties: ENV_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: ENV_LIMITS.maxValueLength }, description: `Names match ${ENV_LIMITS.keyPattern!.source}, at most ${ENV_LIMITS.maxKeyLength} characters; at most ${JOB_LIMITS.envTotalBytesMax} bytes (UTF-8) of keys and values in all` })
-  @IsOptional() @IsStringRecord(ENV_LIMITS) @MaxTotalBytes(JOB_LIMITS.envTotalBytesMax) @AsSentRecord()
+  @ApiPropertyOptional({ type: 'object', maxProperties: ENV_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: ENV_LIMITS.maxValueLength }, description: `Names match ${ENV_LIMITS.keyPattern!.source}, at most ${ENV_LIMITS.maxKeyLength} characters; at most ${JOB_LIMITS.envTotalBytesMax} bytes (UTF-8) of keys and values in all. Names the agent sets are refused: GANTRY_*, ${[...AGENT_SET_ENV_NAMES].join(', ')}. With an image, no value may hold a line break` })
+  @IsOptional() @IsStringRecord(ENV_LIMITS) @MaxTotalBytes(JOB_LIMITS.envTotalBytesMax) @HasNoAgentSetEnvNames() @AsSentRecord()
   env?: Record<string, string>;
 
   @ApiPropertyOptional({ type: 'object', maxProperties: LABEL_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: LABEL_LIMITS.maxValueLength }, description: `Keys of at most ${LABEL_LIMITS.maxKeyLength} characters` })

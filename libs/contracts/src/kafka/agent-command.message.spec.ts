@@ -1,7 +1,7 @@
 import { parseAgentCommand } from './agent-command.message';
 import { buildRunCommand } from './run-commands';
 
-const job = { id: '0b7e3f0a-58d4-4c1e-9a55-3f5a3c1d2e4f', image: 'registry/pytorch:24.05', command: ['python', 'train.py'], env: { EPOCHS: '3' }, gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 };
+const job = { id: '0b7e3f0a-58d4-4c1e-9a55-3f5a3c1d2e4f', owner: 'alice', image: 'registry/pytorch:24.05', command: ['python', 'train.py'], env: { EPOCHS: '3' }, gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 };
 const run = buildRunCommand(job, 2, ['gpu-0042', 'gpu-0043'], 1, 1_796_000_000_000);
 const kill = { type: 'KILL', nodeId: 'gpu-0042', jobId: job.id, attempt: 2, issuedAt: 1_796_000_000_000, reason: 'CANCELLED_BY_USER' };
 const buf = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));

@@ -39,6 +39,8 @@ export const RunCommandSchema = OpenObject({
   gpuIndices: Type.Optional(Type.Array(Int(0, 63), { maxItems: 64, description: "the GPU devices this rank holds on its node: CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES" })),
   maxRuntimeSeconds: Type.Optional(Int(1, 31_536_000, 'the agent kills the attempt after this long and reports FAILED, reason DEADLINE_EXCEEDED')),
   arrayIndex: Type.Optional(Int(0, 9_999, "an array's child: its index, which the agent gives the job as GANTRY_ARRAY_INDEX")),
+  owner: Type.Optional(Text({ minLength: 1, maxLength: 64, description: "the job's owner: attempts of different owners never share a uid on a node (ADR 0033)" })),
+  hostIpc: Type.Optional(Type.Boolean({ description: "the job's queue lets it share the node's IPC namespace and /dev/shm; absent: false" })),
 });
 
 /** Stop one attempt on one node. */

@@ -29,7 +29,7 @@ const SAMPLES: Array<{ topic: string; parse: MessageParser<unknown>; value: Reco
     value: {
       type: 'RUN', nodeId: 'gpu-0042', jobId, attempt: 1, issuedAt: 1796000000000, image: 'img', command: ['python', 'train.py'], env: { EPOCHS: '3', LR: '0.1' },
       resources: { gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 }, gang: { size: 2, rank: 0, nodeIds: ['gpu-0042', 'gpu-0043'], masterAddr: '10.0.0.42', masterPort: 29500 },
-      gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], maxRuntimeSeconds: 3600,
+      gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], maxRuntimeSeconds: 3600, owner: 'alice', hostIpc: true,
     },
   },
   { topic: TOPICS.agentCommands, parse: parseAgentCommand, value: { type: 'KILL', nodeId: 'gpu-0042', jobId, attempt: 1, issuedAt: 1796000000000, reason: 'CANCELLED_BY_USER' } },

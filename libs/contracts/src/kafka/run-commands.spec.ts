@@ -1,7 +1,7 @@
 import { RunnableJob, buildRunCommand, runCommandsOf } from './run-commands';
 
 const job = (over: Partial<RunnableJob> = {}): RunnableJob => ({
-  id: '0b7e3f0a-58d4-4c1e-9a55-3f5a3c1d2e4f', image: 'img', command: ['true'], env: {}, gpus: 2, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1,
+  id: '0b7e3f0a-58d4-4c1e-9a55-3f5a3c1d2e4f', owner: 'alice', image: 'img', command: ['true'], env: {}, gpus: 2, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1,
   gpuIndices: [4, 5, 0, 1], masterAddr: '10.0.0.1', maxRuntimeSeconds: null, ...over,
 });
 const nodes = ['gpu-a', 'gpu-b'];
@@ -24,9 +24,12 @@ describe('buildRunCommand', () => {
     ["an array's child says its index", { arrayIndex: 7 }, { arrayIndex: 7 }],
     ['index 0 is an index', { arrayIndex: 0 }, { arrayIndex: 0 }],
     ['any other job, no field', { arrayIndex: null }, { arrayIndex: undefined }],
+    ['the owner travels with the RUN (the node keeps owners apart by uid)', {}, { owner: 'alice' }],
+    ["a queue with the host's IPC says so", { hostIpc: true }, { hostIpc: true }],
+    ['any other queue, no field', { hostIpc: false }, { hostIpc: undefined }],
   ])('%s', (_n, over, expected) => {
     const run = buildRunCommand(job(over), 1, nodes, 1, 1);
-    const seen = { gpuIndices: run.gpuIndices, masterAddr: run.gang.masterAddr, maxRuntimeSeconds: run.maxRuntimeSeconds, arrayIndex: run.arrayIndex };
+    const seen = { gpuIndices: run.gpuIndices, masterAddr: run.gang.masterAddr, maxRuntimeSeconds: run.maxRuntimeSeconds, arrayIndex: run.arrayIndex, owner: run.owner, hostIpc: run.hostIpc };
     expect(seen).toMatchObject(expected);
     for (const [k, v] of Object.entries(expected)) if (v === undefined) expect(k in run ? (run as unknown as Record<string, unknown>)[k] : undefined).toBeUndefined();
   });

@@ -3,6 +3,9 @@ import { RunCommand } from './agent-command.message';
 
 export interface RunnableJob {
   id: string;
+  owner: string;
+  /** Its queue lets it share the node's IPC (queues' hostIpc, read when the RUN is built); absent: false. */
+  hostIpc?: boolean;
   image: string;
   command: string[];
   env: Record<string, string>;
@@ -29,6 +32,7 @@ export function buildRunCommand(job: RunnableJob, attempt: number, nodeIds: stri
     jobId: job.id,
     attempt,
     issuedAt,
+    owner: job.owner,
     image: job.image,
     command: job.command,
     env: job.env,
@@ -44,6 +48,7 @@ export function buildRunCommand(job: RunnableJob, attempt: number, nodeIds: stri
   if (job.gpus === 0 || covered) run.gpuIndices = rankGpuIndices(flat, job.gpus, nodeIds.length, rank);
   if (job.maxRuntimeSeconds) run.maxRuntimeSeconds = job.maxRuntimeSeconds;
   if (job.arrayIndex !== null && job.arrayIndex !== undefined) run.arrayIndex = job.arrayIndex;
+  if (job.hostIpc) run.hostIpc = true;
   return run;
 }
 

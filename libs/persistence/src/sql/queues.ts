@@ -12,6 +12,8 @@ export interface QueueRecord {
   allowedOwners: string[] | null;
   /** Whether its jobs may end running attempts of strictly lower bands (ADR 0026). */
   preemption: PreemptionPolicy;
+  /** Whether its attempts share the node's IPC namespace and /dev/shm (ADR 0033). */
+  hostIpc: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -23,17 +25,17 @@ export interface QueueUsage {
 }
 
 const toQueue = (r: Record<string, any>): QueueRecord => ({
-  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, weight: Number(r.weight), allowedOwners: r.allowed_owners ?? null, preemption: r.preemption ?? 'never', createdAt: r.created_at, updatedAt: r.updated_at,
+  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, weight: Number(r.weight), allowedOwners: r.allowed_owners ?? null, preemption: r.preemption ?? 'never', hostIpc: r.host_ipc === true, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 /** Inserts a queue; false when the name is taken (the primary key decides, not a prior read). */
 export async function insertQueue(
-  sql: Sql, q: { name: string; priority: number; quotaGpus: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy }, now: Date,
+  sql: Sql, q: { name: string; priority: number; quotaGpus: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy; hostIpc?: boolean }, now: Date,
 ): Promise<boolean> {
   const rows = await sql.rows(
-    `INSERT INTO queues (name, priority, quota_gpus, weight, created_at, updated_at, allowed_owners, preemption) VALUES ($1, $2, $3, $4, $5, $5, $6, $7)
+    `INSERT INTO queues (name, priority, quota_gpus, weight, created_at, updated_at, allowed_owners, preemption, host_ipc) VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8)
      ON CONFLICT (name) DO NOTHING RETURNING name`,
-    [q.name, q.priority, q.quotaGpus, q.weight ?? 1, now, q.allowedOwners ?? null, q.preemption ?? 'never'],
+    [q.name, q.priority, q.quotaGpus, q.weight ?? 1, now, q.allowedOwners ?? null, q.preemption ?? 'never', q.hostIpc ?? false],
   );
   return rows.length === 1;
 }
@@ -48,15 +50,16 @@ export async function listQueues(sql: Sql): Promise<QueueRecord[]> {
 }
 
 export async function updateQueue(
-  sql: Sql, name: string, changes: { priority?: number; quotaGpus?: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy }, now: Date,
+  sql: Sql, name: string, changes: { priority?: number; quotaGpus?: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy; hostIpc?: boolean }, now: Date,
 ): Promise<QueueRecord | null> {
   const [row] = await sql.rows(
     `UPDATE queues SET priority = COALESCE($2, priority),
        quota_gpus = CASE WHEN $3::boolean THEN $4 ELSE quota_gpus END, weight = COALESCE($6::double precision, weight), updated_at = $5,
-       allowed_owners = CASE WHEN $7::boolean THEN $8::text[] ELSE allowed_owners END, preemption = COALESCE($9, preemption)
+       allowed_owners = CASE WHEN $7::boolean THEN $8::text[] ELSE allowed_owners END, preemption = COALESCE($9, preemption),
+       host_ipc = COALESCE($10, host_ipc)
      WHERE name = $1 RETURNING *`,
     [name, changes.priority ?? null, 'quotaGpus' in changes, changes.quotaGpus ?? null, now, changes.weight ?? null,
-      'allowedOwners' in changes, changes.allowedOwners ?? null, changes.preemption ?? null],
+      'allowedOwners' in changes, changes.allowedOwners ?? null, changes.preemption ?? null, changes.hostIpc ?? null],
   );
   return row ? toQueue(row) : null;
 }
@@ -108,4 +111,11 @@ export async function queueHoldings(sql: Sql): Promise<Map<string, QueueHoldings
      FROM jobs WHERE state IN ('SCHEDULED', 'RUNNING') GROUP BY queue`,
   );
   return new Map(rows.map((r) => [r.queue, { gpus: Number(r.gpus), cpuCores: Number(r.cpu), memoryMiB: Number(r.mem) }]));
+}
+
+/** Of the queues named, those whose attempts share the node's IPC (ADR 0033): read when RUNs are built. */
+export async function hostIpcQueues(sql: Sql, names: readonly string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const rows = await sql.rows<{ name: string }>(`SELECT name FROM queues WHERE host_ipc AND name = ANY($1::text[])`, [[...new Set(names)]]);
+  return new Set(rows.map((r) => r.name));
 }
