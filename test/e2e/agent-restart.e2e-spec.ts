@@ -1,8 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ServiceProcess, waitFor } from '@gantry/stack';
-import { TestStack, startTestStack, uniqueTag } from '@gantry/testing';
+import { TestStack, jobProcesses, jobScratchDir, startTestStack, uniqueTag } from '@gantry/testing';
 
 /*
  * Contract 4.4 on a real agent process on this machine (ADR 0020): an agent killed with kill -9
@@ -17,7 +16,8 @@ import { TestStack, startTestStack, uniqueTag } from '@gantry/testing';
 
 let e2e: TestStack;
 let agent: ServiceProcess;
-const dir = mkdtempSync(join(tmpdir(), 'gantry-restart-e2e-'));
+// Jobs write their markers here: a scratch path the sandboxed attempts may write (ADR 0033).
+const dir = jobScratchDir('gantry-restart-e2e-');
 const prefix = uniqueTag('restart');
 const nodeId = `${prefix}-node`;
 
@@ -44,25 +44,20 @@ async function healthy() {
   await waitFor(`${nodeId} registered and healthy`, async () => (await e2e.admin.getNode(nodeId).catch(() => null))?.health === 'HEALTHY', { timeoutMs: 60_000, intervalMs: 200 });
 }
 
-/** A job that appends to its marker file, writes its pid, prints `started`, then waits for its release file (or release-all), prints `released-<attempt>` and exits 0. */
+/**
+ * A job that appends to its marker file, prints `started`, then waits for its release file (or
+ * release-all), prints `released-<attempt>` and exits 0. `alive`: whether a process of it runs on
+ * this host (found by its env: a sandboxed job cannot say its host pid).
+ */
 async function markerJob(name: string) {
   const marker = join(dir, `${name}.runs`);
   const release = join(dir, `${name}.release`);
-  const pidFile = join(dir, `${name}.pid`);
-  const script = `echo "$GANTRY_ATTEMPT" >> "${marker}"; echo started; echo $$ > "${pidFile}"; while [ ! -e "${release}" ] && [ ! -e "${dir}/release-all" ]; do sleep 0.1; done; echo "released-$GANTRY_ATTEMPT"`;
+  const startedFile = join(dir, `${name}.started`);
+  const script = `echo "$GANTRY_ATTEMPT" >> "${marker}"; echo started; touch "${startedFile}"; while [ ! -e "${release}" ] && [ ! -e "${dir}/release-all" ]; do sleep 0.1; done; echo "released-$GANTRY_ATTEMPT"`;
   const { job } = await e2e.admin.createJob({ name, image: 'none', command: ['sh', '-c', script], maxRetries: 2, resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 } });
-  await waitFor(`${name} running`, async () => (await e2e.admin.getJob(job.id)).state === 'RUNNING' && existsSync(pidFile), { timeoutMs: 60_000, intervalMs: 100 });
-  return { id: job.id, marker, release, pid: Number(readFileSync(pidFile, 'utf8')) };
+  await waitFor(`${name} running`, async () => (await e2e.admin.getJob(job.id)).state === 'RUNNING' && existsSync(startedFile), { timeoutMs: 60_000, intervalMs: 100 });
+  return { id: job.id, marker, release, alive: () => jobProcesses(job.id).length > 0 };
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function killAgent() {
   agent.kill('SIGKILL');
@@ -96,7 +91,7 @@ describe('an agent killed with kill -9', () => {
   it('during a run: the job keeps running, the restarted agent re-adopts it and reports its end; attempt 1, run once', async () => {
     const job = await markerJob(uniqueTag('through'));
     await killAgent();
-    expect(alive(job.pid)).toBe(true); // its process does not die with the agent
+    expect(job.alive()).toBe(true); // its process does not die with the agent
     await restartAgent(job.id);
     // The restarted agent lists it in its beats: still RUNNING at attempt 1 after a phantom grace would have judged it.
     expect(await e2e.admin.getJob(job.id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
@@ -120,7 +115,7 @@ describe('an agent killed with kill -9', () => {
     const job = await markerJob(uniqueTag('finish'));
     await killAgent();
     writeFileSync(job.release, '');
-    await waitFor('the job process ended', () => !alive(job.pid), { timeoutMs: 10_000, intervalMs: 20 });
+    await waitFor('the job process ended', () => !job.alive(), { timeoutMs: 10_000, intervalMs: 20 });
     expect((await e2e.admin.getJob(job.id)).state).toBe('RUNNING'); // nobody has said otherwise yet
     await restartAgent();
     expect(await ended(job.id)).toMatchObject({ state: 'SUCCEEDED', attempt: 1 });

@@ -1,9 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack, waitFor } from '@gantry/stack';
-import { TestStack, logGrantHeader, startTestStack, testSuite, uniqueTag } from '@gantry/testing';
+import { TestStack, jobScratchDir, logGrantHeader, startTestStack, testSuite, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
 
 /*
@@ -15,7 +14,8 @@ import { GatewayClient } from './gateway-client';
 let e2e: TestStack;
 let stack: Stack;
 let admin: GatewayClient;
-const dir = mkdtempSync(join(tmpdir(), 'gantry-logs-e2e-'));
+// Jobs wait for release files here: a scratch path the sandboxed attempts may read (ADR 0033).
+const dir = jobScratchDir('gantry-logs-e2e-');
 const node = uniqueTag('logs-node');
 const LOGS_PORT = testSuite('job-logs').basePort + 15;
 const CAP = 64 * 1024;

@@ -27,12 +27,13 @@ build
 # The console's browser tests (test/e2e/console.e2e-spec.ts) drive Debian's Chromium through
 # playwright-core: Playwright's own browser downloads cannot be fetched here. GANTRY_CHROMIUM
 # names another binary.
-if [ -z "${GANTRY_CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
-  say "installing chromium (apt)"
-  apt_get() { if [ "$(id -u)" = 0 ]; then apt-get "$@"; else sudo -n apt-get "$@"; fi; }
-  { apt_get install -y -q chromium >/dev/null 2>&1 || { apt_get update -q >/dev/null && apt_get install -y -q chromium >/dev/null; }; } \
-    || die "cannot install chromium with apt; install it, or set GANTRY_CHROMIUM to a Chromium binary"
-fi
+[ -n "${GANTRY_CHROMIUM:-}" ] || ensure_debian_packages chromium chromium
+ensure_sandbox_tools
+# A real container runtime for the sandbox's container tests: podman with runc, and busybox for a
+# local image (no registry is reachable), configured by the suites' own containers.conf
+# (libs/testing/src/test-container-image.ts).
+ensure_debian_packages podman podman runc
+ensure_debian_packages busybox busybox-static
 ensure_kafka $(( 29092 + off ))
 ensure_postgres "$DATABASE_URL"
 # The default test database is this script's own: every run starts from an empty one, so rows an

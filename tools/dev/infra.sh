@@ -20,6 +20,22 @@ ensure_node_modules() {
   fi
 }
 
+# Debian packages Gantry's processes run with, installed with apt where missing (as root, or
+# through sudo without a password). $1: the command that shows the package is there; the rest: packages.
+ensure_debian_packages() {
+  local probe="$1"; shift
+  command -v "$probe" >/dev/null && return 0
+  say "installing $* (apt)"
+  apt_get() { if [ "$(id -u)" = 0 ]; then apt-get "$@"; else sudo -n apt-get "$@"; fi; }
+  { apt_get install -y -q "$@" >/dev/null 2>&1 || { apt_get update -q >/dev/null && apt_get install -y -q "$@" >/dev/null; }; } \
+    || die "cannot install $* with apt: install them yourself"
+}
+
+# The node agent runs every attempt in a bubblewrap sandbox by default (ADR 0033).
+ensure_sandbox_tools() {
+  ensure_debian_packages bwrap bubblewrap
+}
+
 build() {
   say "building (swc)"
   (cd "$GANTRY_ROOT" && npm run -s build) || die "build failed"

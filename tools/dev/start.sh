@@ -18,6 +18,7 @@ trap 'exit 143' TERM
 started=$(date +%s)
 ensure_node_modules
 build
+ensure_sandbox_tools
 ensure_kafka 9092
 ensure_postgres "$DATABASE_URL"
 ensure_redis "$REDIS_URL"

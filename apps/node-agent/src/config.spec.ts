@@ -53,8 +53,18 @@ describe('AgentEnv', () => {
     ['GANTRY_AGENT_SPAWN', 'posix'],
     ['GANTRY_AGENT_ON_STOP', 'kill'],
     ['GANTRY_AGENT_CGROUP_ROOT', 'sys/fs/cgroup'],
+    ['GANTRY_AGENT_SANDBOX', 'none'],
+    ['GANTRY_AGENT_UID_RANGE', '200000'],
+    ['GANTRY_AGENT_UID_RANGE', '0-100'],
+    ['GANTRY_AGENT_UID_RANGE', '300-200'],
+    ['GANTRY_AGENT_SANDBOX_PATHS', 'usr,/bin'],
   ])('refuses %s=%s, naming it', (name, value) => {
     expect(() => loadConfig(AgentEnv, { ...KEY, [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('sandboxes attempts by default, as uids 200000-299999 that see the system paths of the host', () => {
+    const c = loadConfig(AgentEnv, KEY);
+    expect([c.GANTRY_AGENT_SANDBOX, c.GANTRY_AGENT_UID_RANGE, c.GANTRY_AGENT_SANDBOX_PATHS]).toEqual(['bwrap', '200000-299999', '/usr,/bin,/sbin,/lib,/lib32,/lib64,/libx32,/etc,/opt,/sys']);
   });
 
   it('refuses to start without the control plane\'s command key, naming it', () => {

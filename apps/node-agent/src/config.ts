@@ -3,6 +3,7 @@ import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, M
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceEnv, defaultFenceMs, timingProblems } from '@gantry/platform';
+import { parseUidRange } from './sandbox/uid-allocation';
 
 export class AgentEnv extends ServiceEnv {
   /** Simulated nodes in this process; 0 runs one real agent for this host. */
@@ -75,6 +76,36 @@ export class AgentEnv extends ServiceEnv {
    * `off`: never). Default `auto` for a real agent, `off` for a simulated fleet (its nodes share one host).
    */
   @IsOptional() @IsIn(['auto', 'off']) GANTRY_AGENT_CGROUPS?: 'auto' | 'off';
+  /**
+   * How attempts run (contract 5.1, ADR 0033): `bwrap`, each as its owner's unprivileged uid in user,
+   * PID, mount, IPC and cgroup namespaces of its own built by bubblewrap, seeing only
+   * GANTRY_AGENT_SANDBOX_PATHS of the host, read-only, and its own devices; the agent refuses to
+   * start where it cannot (no bwrap, not root, no unprivileged user namespaces). `off`: as the agent's
+   * own user, beside it, with nothing between tenants and the node: for a host that runs one
+   * trusted tenant, or to measure what the sandbox costs.
+   */
+  @IsIn(['bwrap', 'off']) GANTRY_AGENT_SANDBOX: 'bwrap' | 'off' = 'bwrap';
+  /**
+   * The uids attempts run as, `<first>-<last>` (inclusive): each owner gets one of its own on the node,
+   * kept in the state directory, never uid 0 or the agent's. Reserve the range on the host (no
+   * user of /etc/passwd in it; files the jobs write on shared storage carry these uids).
+   */
+  @Matches(/^\s*\d{1,10}-\d{1,10}\s*$/, { message: 'GANTRY_AGENT_UID_RANGE must be two uids joined by "-", e.g. 200000-299999' })
+  GANTRY_AGENT_UID_RANGE: string = '200000-299999';
+  /**
+   * Host paths a sandboxed attempt sees, read-only, comma-separated (those missing on the host are
+   * skipped): the programs and libraries jobs run with. Everything else of the host is invisible but
+   * /dev (its own, with its GPUs), /proc (its own processes) and its own /tmp and /dev/shm.
+   */
+  @Matches(/^\/[^,]*(,\/[^,]*)*$/, { message: 'GANTRY_AGENT_SANDBOX_PATHS must be absolute paths separated by commas' })
+  GANTRY_AGENT_SANDBOX_PATHS: string = '/usr,/bin,/sbin,/lib,/lib32,/lib64,/libx32,/etc,/opt,/sys';
+  /**
+   * Host paths a sandboxed attempt may write, comma-separated (shared storage: scratch, datasets,
+   * checkpoints); each attempt writes there as its owner's uid, so the paths' own permissions keep
+   * owners apart. Empty (the default): none.
+   */
+  @IsOptional() @Matches(/^\/[^,]*(,\/[^,]*)*$/, { message: 'GANTRY_AGENT_SANDBOX_WRITABLE_PATHS must be absolute paths separated by commas' })
+  GANTRY_AGENT_SANDBOX_WRITABLE_PATHS?: string;
   /** Where the cgroup hierarchies are mounted (v2 unified, or v1 cpu and memory beneath it). */
   @IsString() @Matches(/^\//, { message: 'GANTRY_AGENT_CGROUP_ROOT must be an absolute path' }) GANTRY_AGENT_CGROUP_ROOT: string = '/sys/fs/cgroup';
   /**
@@ -121,6 +152,7 @@ export class AgentEnv extends ServiceEnv {
   }
 
   override problems(given: ReadonlySet<string>): string[] {
-    return timingProblems(this, given);
+    const range = parseUidRange(this.GANTRY_AGENT_UID_RANGE);
+    return [...timingProblems(this, given), ...(typeof range === 'string' ? [`GANTRY_AGENT_UID_RANGE ${range}`] : [])];
   }
 }

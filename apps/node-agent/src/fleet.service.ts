@@ -1,8 +1,8 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Gauge } from 'prom-client';
-import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { BatchConsumer, MessageProducer, commandPublicKeys } from '@gantry/messaging';
 import { AgentCommandMessage } from '@gantry/contracts';
 import type { Logger } from '@gantry/platform';
@@ -16,6 +16,8 @@ import { NodeSpawner } from './executors/node-spawner';
 import { SpawnHelper } from './executors/spawn-helper';
 import { ProcessExecutor } from './executors/process-executor';
 import { SleepExecutor } from './executors/sleep-executor';
+import { AttemptSandbox } from './sandbox/attempt-sandbox';
+import { UidRange, parseUidRange } from './sandbox/uid-allocation';
 import { simulatedNode } from './fleet/fleet-layout';
 import { HeartbeatSender } from './heartbeat-sender';
 import { enrollThroughGateway } from './identity/enrollment-client';
@@ -34,8 +36,8 @@ import { SimulatedTelemetry } from './telemetry/simulated-telemetry';
 
 const hostLimits = new Gauge({
   name: 'gantry_agent_attempt_isolation',
-  help: 'What this real agent found at start: cgroups (v2, v1 or none: attempts run without CPU and memory limits) and a container runtime for jobs with an image (podman, docker or none); always 1',
-  labelNames: ['cgroups', 'container_runtime'],
+  help: 'What this agent found at start: cgroups (v2, v1 or none: attempts run without CPU and memory limits), a container runtime for jobs with an image (podman, docker or none) and the sandbox (bwrap, or off: attempts run as the agent); always 1',
+  labelNames: ['cgroups', 'container_runtime', 'sandbox'],
 });
 
 /** The nodes this process speaks for: one real host, or GANTRY_SIM_NODES simulated ones. */
@@ -150,16 +152,44 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const found = findContainerRuntime(c.GANTRY_AGENT_CONTAINER_RUNTIME!);
     if (!found.runtime && c.GANTRY_AGENT_CONTAINER_RUNTIME !== 'none') this.logger.warn({ why: found.why, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY }, 'no container runtime: jobs with an image run per GANTRY_AGENT_IMAGE_POLICY');
+    const sandbox = this.attemptSandbox(stateDir);
     this.cgroups = cgroups;
-    this.hostCapabilities = { cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', containerRuntime: found.runtime ?? 'none', stateDir };
-    hostLimits.set({ cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', container_runtime: found.runtime ?? 'none' }, 1);
+    this.hostCapabilities = { cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', containerRuntime: found.runtime ?? 'none', sandbox: c.GANTRY_AGENT_SANDBOX, stateDir };
+    hostLimits.set({ cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', container_runtime: found.runtime ?? 'none', sandbox: c.GANTRY_AGENT_SANDBOX }, 1);
     this.spawnHelper = c.GANTRY_AGENT_SPAWN === 'helper' ? new SpawnHelper(this.logger) : null;
     const spawner = this.spawnHelper ?? new NodeSpawner();
     const executor = new ProcessExecutor({
       workdir: join(c.GANTRY_AGENT_WORKDIR, c.GANTRY_AGENT_ID), stateDir, agentId: c.GANTRY_AGENT_ID, killGraceMs: c.GANTRY_KILL_GRACE_MS,
-      cgroups, containerRuntime: found.runtime, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY, spawner, logger: this.logger,
+      cgroups, containerRuntime: found.runtime, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY, spawner, sandbox, logger: this.logger,
     });
     return { executor: new LoggedExecutor(executor, this.logs), store: new FileAttemptStore(stateDir, this.logger) };
+  }
+
+  /**
+   * The sandbox attempts run in (ADR 0033), or null with GANTRY_AGENT_SANDBOX=off. A host that
+   * cannot build it stops the agent: running tenants' jobs as root beside it is never a fallback.
+   * What jobs must not see of the agent (its state, logs and credential file) is hidden from them
+   * even where GANTRY_AGENT_SANDBOX_PATHS would show it.
+   */
+  private attemptSandbox(stateDir: string): AttemptSandbox | null {
+    const c = this.config;
+    if (c.GANTRY_AGENT_SANDBOX === 'off') {
+      this.logger.warn('GANTRY_AGENT_SANDBOX=off: attempts run as the agent\'s own user, with nothing between them and the node');
+      return null;
+    }
+    if (c.GANTRY_NODE_CREDENTIAL_FILE) {
+      const mode = statSync(c.GANTRY_NODE_CREDENTIAL_FILE).mode & 0o077;
+      if (mode !== 0) throw new Error(`GANTRY_NODE_CREDENTIAL_FILE=${c.GANTRY_NODE_CREDENTIAL_FILE} is readable by others than its owner: chmod 600 it`);
+    }
+    const probed = AttemptSandbox.probe({
+      hostPaths: c.GANTRY_AGENT_SANDBOX_PATHS.split(','),
+      writablePaths: c.GANTRY_AGENT_SANDBOX_WRITABLE_PATHS?.split(',') ?? [],
+      agentPaths: [stateDir, c.GANTRY_AGENT_WORKDIR, ...(c.GANTRY_NODE_CREDENTIAL_FILE ? [dirname(c.GANTRY_NODE_CREDENTIAL_FILE)] : [])],
+      uidRange: parseUidRange(c.GANTRY_AGENT_UID_RANGE) as UidRange,
+      stateDir,
+    });
+    if (!(probed instanceof AttemptSandbox)) throw new Error(`GANTRY_AGENT_SANDBOX=bwrap, but this host cannot sandbox attempts: ${probed.unavailable}`);
+    return probed;
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ATTEMPT_END_REASONS, AgentCommandMessage, HeartbeatMessage, JobReportMessage, ReportedState, RunCommand } from '@gantry/contracts';
 import { DeadlineTimer, startDeadline } from './deadline-timer';
-import { Execution, ExecutionResult, Executor } from './executors/executor';
+import { Execution, ExecutionResult, Executor, UNKNOWN_OWNER } from './executors/executor';
 import type { TraceHeaders } from '@gantry/messaging';
 import { ReportSink } from './report-publisher';
 import { AttemptRecord, AttemptStore, NoAttemptStore } from './state/attempt-record';
@@ -175,6 +175,7 @@ export class NodeRuntime {
           env: cmd.env ?? {}, gang: cmd.gang!, gpuIndices: cmd.gpuIndices,
           cpuCores: cmd.resources?.cpuCores, memoryMiB: cmd.resources?.memoryMiB,
           ...(cmd.arrayIndex !== undefined ? { arrayIndex: cmd.arrayIndex } : {}),
+          owner: cmd.owner ?? UNKNOWN_OWNER, hostIpc: cmd.hostIpc === true,
         },
         (result) => this.onExit(rec, result),
       );

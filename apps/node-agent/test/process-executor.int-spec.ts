@@ -29,10 +29,10 @@ const agentId = uniqueTag('exec');
 const spawner = new SpawnHelper({ warn: () => undefined });
 const options = (over: Partial<ProcessExecutorOptions> = {}): ProcessExecutorOptions => ({
   workdir: join(dir, 'work'), stateDir: join(dir, 'state'), agentId, killGraceMs: 1000, cgroups: null, containerRuntime: null, imagePolicy: 'direct',
-  spawner, logger: { warn: () => undefined }, ...over,
+  spawner, sandbox: null, logger: { warn: () => undefined }, ...over,
 });
 const spec = (jobId: string, command: string[], over: Partial<ExecutionSpec> = {}): ExecutionSpec => ({
-  nodeId: 'n1', jobId, attempt: 1, image: 'none', command, env: {}, gang: { size: 1, rank: 0, nodeIds: ['n1'] }, ...over,
+  nodeId: 'n1', jobId, attempt: 1, image: 'none', command, env: {}, gang: { size: 1, rank: 0, nodeIds: ['n1'] }, owner: 'alice', hostIpc: false, ...over,
 });
 
 function ended(): { onExit: (r: ExecutionResult) => void; result: () => Promise<ExecutionResult> } {
@@ -71,7 +71,7 @@ describe('ProcessExecutor', () => {
     // The shim as the agent starts it, but signalled by itself right after it wrote its pid (where a stop can first reach it).
     const script = SHIM_SCRIPT.replace('echo $$ > "$s.pid"; ', () => 'echo $$ > "$s.pid"; kill -TERM $$; ');
     expect(script).toContain('kill -TERM $$;');
-    spawn('/bin/sh', ['-c', script, SHIM_NAME, p.status, '', 'touch', ran], { stdio: 'ignore' });
+    spawn('/bin/sh', ['-c', script, SHIM_NAME, p.status, '', '', '', 'touch', ran], { stdio: 'ignore' });
     await waitFor('its status', () => existsSync(p.status) && readFileSync(p.status, 'utf8').trim() === '143', { timeoutMs: 10_000, intervalMs: 20 });
     expect(existsSync(ran)).toBe(false);
   });
@@ -141,12 +141,12 @@ describe('ProcessExecutor', () => {
     expect(await e.result()).toMatchObject({ reason: 'IMAGE_UNSUPPORTED' });
   });
 
-  it('runs a job with an image through the container runtime: its argv, and env values passed by name only', async () => {
-    // A stand-in `podman` first on PATH: records its arguments and the values of the --env names it was given, exits 7.
+  it('runs a job with an image through the container runtime: its argv, and its env from a file on fd 3, never its own environment', async () => {
+    // A stand-in `podman` first on PATH: records its arguments, the env file it was given, and what its own environment says of the job's variables; exits 7.
     const bin = join(dir, 'fake-runtime');
     mkdirSync(bin, { recursive: true });
     const seen = join(dir, 'podman-argv.txt');
-    writeFileSync(join(bin, 'podman'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${seen}'\necho "RANK=$RANK GANTRY_JOB_ID=$GANTRY_JOB_ID SECRET=$SECRET" >> '${seen}'\nexit 7\n`, { mode: 0o755 });
+    writeFileSync(join(bin, 'podman'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${seen}'\ncat /dev/fd/3 >> '${seen}'\necho "own env: SECRET=$SECRET RANK=$RANK" >> '${seen}'\nexit 7\n`, { mode: 0o755 });
     const path = process.env.PATH;
     process.env.PATH = `${bin}:${path}`;
     try {
@@ -158,11 +158,17 @@ describe('ProcessExecutor', () => {
       process.env.PATH = path;
     }
     const lines = readFileSync(seen, 'utf8').trim().split('\n');
-    expect(lines.slice(0, 9)).toEqual(['run', '--rm', '--init', '--name', expect.stringMatching(/^gantry-.*-boxed-1$/), '--network', 'host', '--ipc', 'host']);
-    expect(lines).toEqual(expect.arrayContaining(['--cpus', '2', '--memory', '512m', '--device', 'nvidia.com/gpu=1', 'SECRET', 'registry.example/pytorch:24.05', 'python', 'train.py']));
-    expect(lines).not.toContain('PATH'); // the image's own PATH
-    expect(lines.slice(0, -1).join(' ')).not.toContain('v4lue');
-    expect(lines.at(-1)).toBe('RANK=0 GANTRY_JOB_ID=boxed SECRET=v4lue');
+    const image = lines.indexOf('registry.example/pytorch:24.05');
+    expect(lines.slice(0, 9)).toEqual(['run', '--rm', '--init', '--name', expect.stringMatching(/^gantry-.*-boxed-1$/), '--network', 'host', '--ipc', 'private']);
+    expect(lines).toEqual(expect.arrayContaining(['--cpus', '2', '--memory', '512m', '--device', 'nvidia.com/gpu=1', '--env-file', '/dev/fd/3', '--cap-drop', 'all']));
+    expect(lines.slice(image - 1, image + 3)).toEqual(['--', 'registry.example/pytorch:24.05', 'python', 'train.py']);
+    expect(lines.slice(0, image + 3).join(' ')).not.toContain('v4lue');
+    // The file: the job's variables and the agent's (the image's own PATH: no PATH line).
+    const file = lines.slice(image + 3, -1);
+    expect(file).toEqual(expect.arrayContaining(['SECRET=v4lue', 'RANK=0', 'GANTRY_JOB_ID=boxed']));
+    expect(file.some((l) => l.startsWith('PATH='))).toBe(false);
+    expect(lines.at(-1)).toBe('own env: SECRET= RANK=');
+    expect(existsSync(attemptPaths(join(dir, 'state'), 'n1', 'boxed', 1).fd3)).toBe(false); // deleted once it ended
   });
 
   it('keeps attempt records as files that survive the store, and skips one that is not a record', () => {

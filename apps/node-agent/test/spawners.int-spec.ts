@@ -86,13 +86,13 @@ describe.each([
 
 describe('the spawn helper under ProcessExecutor', () => {
   const spec = (jobId: string, command: string[]): ExecutionSpec => ({
-    nodeId: 'n1', jobId, attempt: 1, image: 'none', command, env: {}, gang: { size: 1, rank: 0, nodeIds: ['n1'] },
+    nodeId: 'n1', jobId, attempt: 1, image: 'none', command, env: {}, gang: { size: 1, rank: 0, nodeIds: ['n1'] }, owner: 'alice', hostIpc: false,
   });
   // A long grace: a SIGTERM that was lost shows as the grace's SIGKILL, never as a slow machine's race with it.
   const executor = (spawner: Spawner) =>
     new ProcessExecutor({
       workdir: join(dir, 'work'), stateDir: join(dir, 'state'), agentId: uniqueTag('spawn'), killGraceMs: 15_000, cgroups: null, containerRuntime: null,
-      imagePolicy: 'direct', spawner, logger: quiet,
+      imagePolicy: 'direct', spawner, sandbox: null, logger: quiet,
     });
   function ended(): { onExit: (r: ExecutionResult) => void; result: () => Promise<ExecutionResult> } {
     let got: ExecutionResult | null = null;

@@ -10,3 +10,5 @@ export * from './test-stack';
 export * from './log-grants';
 export * from './seeded-random';
 export * from './metric-value';
+export * from './job-scratch';
+export * from './job-processes';

@@ -1,8 +1,9 @@
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GantryClient } from '@gantry/client';
 import { ServiceProcess, Stack, StackOptions, fleetAgentEnv, fleetStack, flushRedisDb } from '@gantry/stack';
+import { JOB_SCRATCH_AGENT_ENV, ensureJobScratchRoot } from './job-scratch';
 import { testEnv, uniqueTag } from './test-env';
 import { TestSuiteName, testSuite } from './test-resources';
 
@@ -45,6 +46,9 @@ export async function startTestStack(opts: {
   const tag = uniqueTag('e2e');
   const adminToken = `e2e-admin-${uniqueTag()}`;
   const work = mkdtempSync(join(tmpdir(), 'gantry-e2e-'));
+  // The agents' work directories are in it: a sandboxed attempt's uid must reach them to be given its files (ADR 0033).
+  chmodSync(work, 0o755);
+  ensureJobScratchRoot();
   await flushRedisDb(redisUrl);
   const stack = fleetStack({
     root,
@@ -61,7 +65,7 @@ export async function startTestStack(opts: {
       GANTRY_SHED_EVENT_LOOP_DELAY_MS: '0', GANTRY_SHED_CREATE_WAIT_MS: '0', GANTRY_CREATE_LATENCY_TARGET_MS: '0',
       ...opts.env,
     },
-    fleet: { nodes: opts.simNodes ?? 3, prefix: opts.fleetPrefix ?? tag, executor: 'process', workDir: join(work, 'agent'), env: { GANTRY_KILL_GRACE_MS: '2000', ...opts.agentEnv } },
+    fleet: { nodes: opts.simNodes ?? 3, prefix: opts.fleetPrefix ?? tag, executor: 'process', workDir: join(work, 'agent'), env: { GANTRY_KILL_GRACE_MS: '2000', ...JOB_SCRATCH_AGENT_ENV, ...opts.agentEnv } },
     serviceEnv: opts.serviceEnv,
     replicas: opts.replicas,
     kafkaCredentials: testEnv.kafkaCredentials,
@@ -71,6 +75,6 @@ export async function startTestStack(opts: {
   return {
     stack, tag, adminToken, admin: clientFor(adminToken), work, root, clientFor,
     extraAgent: (name, fleet, env = {}) =>
-      stack.extra(name, 'node-agent', { ...fleetAgentEnv({ executor: 'process', ...fleet, workDir: join(work, name) }), ...env }),
+      stack.extra(name, 'node-agent', { ...fleetAgentEnv({ executor: 'process', ...fleet, workDir: join(work, name) }), ...JOB_SCRATCH_AGENT_ENV, ...env }),
   };
 }

@@ -11,27 +11,39 @@ import { constants } from 'node:os';
  *    stop is caught);
  * 3. moves itself into the attempt's cgroup(s) (each `cgroup.procs` file in $2, space-separated),
  *    so the command it starts is born there;
- * 4. runs the command in the foreground, unless a stop came before it started (the signal would
+ * 4. opens the file $3 names (when it names one) as fd 3: what the command reads there (a
+ *    sandbox's variables, a container's env file), written by the agent, readable by it only, and
+ *    deleted by it when the attempt ends;
+ * 5. runs the command in the foreground, unless a stop came before it started (the signal would
  *    have missed it), and writes its status to `<status>`: the exit code, or 128 + the signal
- *    number when a signal ended it (sh's $?), or the stop's 128 + signal when it never ran.
+ *    number when a signal ended it (sh's $?), or the stop's 128 + signal when it never ran. With
+ *    $4 set (a sandbox) the command starts with TERM, INT and HUP ignored: its wrappers must
+ *    outlive a stop's SIGTERM, and the sandbox gives the job its defaults back (sandbox-argv.ts).
  * Cost per attempt: one sh and the fork of the command; every step above is a builtin.
  * SIGKILL of the group (the stop's escalation) kills the shim too: no status is written, and the
  * agent that sent it knows why.
- * One window stays open: a stop that lands after the check of step 4 and before the command has
- * started is caught by the shim but misses the command, which then runs until the stop's SIGKILL
- * (after the grace); the attempt still ends as the stop's (its exit unknown). Closing it would take
- * running the command in the background and a wait loop, in every attempt, for a window of a fork.
+ * One window stays open here: a stop that lands after the check of step 5 and before the command
+ * has exec'd is caught by the shim (or ignored by a sandbox's wrappers) but misses the command.
+ * The agent closes it by sending a stop within the attempt's first seconds twice (ProcessExecutor's
+ * START_WINDOW_MS), rather than every attempt paying for a command in the background and a wait loop.
  */
 export const SHIM_SCRIPT =
-  's=$1; g=$2; shift 2; x=; trap x=143 TERM; trap x=130 INT; trap x=129 HUP; echo $$ > "$s.pid"; ' +
-  'for f in $g; do echo $$ > "$f" || exit 125; done; if [ -z "$x" ]; then "$@"; x=$?; fi; echo $x > "$s"';
+  's=$1; g=$2; e=$3; w=$4; shift 4; x=; trap x=143 TERM; trap x=130 INT; trap x=129 HUP; echo $$ > "$s.pid"; ' +
+  'for f in $g; do echo $$ > "$f" || exit 125; done; if [ -n "$e" ]; then exec 3<"$e"; fi; ' +
+  'if [ -z "$x" ]; then if [ -n "$w" ]; then (trap "" TERM INT HUP; exec "$@"); else "$@"; fi; x=$?; fi; echo $x > "$s"';
 
 /** argv[0] of every shim: what `ps` shows, and part of what a restarted agent checks before it adopts a pid. */
 export const SHIM_NAME = 'gantry-attempt';
 
+/** What the shim does besides running the command: the file it opens as fd 3, and whether the command is a sandbox. */
+export interface ShimExtras {
+  fd3File?: string;
+  sandboxed?: boolean;
+}
+
 /** The program and arguments that run `command` under the shim. */
-export function shimArgv(statusPath: string, cgroupProcsFiles: string[], command: string[]): { file: string; args: string[] } {
-  return { file: '/bin/sh', args: ['-c', SHIM_SCRIPT, SHIM_NAME, statusPath, cgroupProcsFiles.join(' '), ...command] };
+export function shimArgv(statusPath: string, cgroupProcsFiles: string[], command: string[], extras: ShimExtras = {}): { file: string; args: string[] } {
+  return { file: '/bin/sh', args: ['-c', SHIM_SCRIPT, SHIM_NAME, statusPath, cgroupProcsFiles.join(' '), extras.fd3File ?? '', extras.sandboxed ? '1' : '', ...command] };
 }
 
 export interface ShimStatus {

@@ -15,7 +15,14 @@ export interface ExecutionSpec {
   memoryMiB?: number;
   /** An array's child: its index (GANTRY_ARRAY_INDEX); absent for any other job. */
   arrayIndex?: number;
+  /** The job's owner: the sandbox's uid is chosen by it (owners never share one on a node). */
+  owner: string;
+  /** Its queue lets it share the node's IPC namespace and /dev/shm. */
+  hostIpc: boolean;
 }
+
+/** The owner of a RUN that names none (sent by a control plane older than the sandbox): such attempts share one uid. */
+export const UNKNOWN_OWNER = '-';
 
 export interface ExecutionResult {
   exitCode: number | null;

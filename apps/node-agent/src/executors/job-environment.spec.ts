@@ -4,7 +4,7 @@ import { NODE_IDS_ENV_MAX_BYTES, jobEnvironment } from './job-environment';
 const spec = (over: Partial<ExecutionSpec> = {}): ExecutionSpec => ({
   nodeId: 'gpu-b', jobId: 'job-1', attempt: 2, image: 'none', command: ['true'], env: { EPOCHS: '3' },
   gang: { size: 2, rank: 1, nodeIds: ['gpu-a', 'gpu-b'], masterAddr: '10.0.0.1', masterPort: 29504 },
-  gpuIndices: [4, 5, 6, 7],
+  gpuIndices: [4, 5, 6, 7], owner: 'alice', hostIpc: false,
   ...over,
 });
 const agent = { path: '/bin', home: '/home/agent', nodeIdsPath: '/work/job-1-2.nodes' };

@@ -3,11 +3,12 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ATTEMPT_END_REASONS, NO_IMAGE } from '@gantry/contracts';
 import { AttemptCgroup, AttemptCgroups } from '../cgroups/attempt-cgroups';
-import { ContainerRuntimeName, containerArgv, containerName, imagePlan } from '../containers/container-argv';
+import { ContainerRuntimeName, containerArgv, containerEnvFile, containerName, imagePlan } from '../containers/container-argv';
+import { AttemptSandbox, SANDBOX_PATH } from '../sandbox/attempt-sandbox';
 import { attemptPaths } from '../state/attempt-paths';
 import { AttemptRef, Execution, ExecutionResult, ExecutionSpec, Executor } from './executor';
 import { jobEnvironment } from './job-environment';
-import { parseShimStatus, shimArgv } from './attempt-shim';
+import { ShimExtras, parseShimStatus, shimArgv } from './attempt-shim';
 import { isShimAlive, shimPid } from './shim-process';
 import { SpawnedProcess, Spawner } from './spawner';
 
@@ -26,6 +27,11 @@ export interface ProcessExecutorOptions {
   imagePolicy: 'direct' | 'refuse';
   /** What starts the shims: SpawnHelper, or NodeSpawner (ADR 0032). */
   spawner: Spawner;
+  /**
+   * Runs attempts as their owners' unprivileged uids in namespaces of their own (ADR 0033); null
+   * (GANTRY_AGENT_SANDBOX=off): they run as the agent's own user, with its environment's PATH and HOME.
+   */
+  sandbox: AttemptSandbox | null;
   logger: { warn(o: object, m: string): void };
 }
 
@@ -36,6 +42,15 @@ const RUNTIME_OWN = new Set(['PATH', 'HOME']);
 function pick(env: NodeJS.ProcessEnv, names: string[]): Record<string, string> {
   return Object.fromEntries(names.filter((n) => env[n] !== undefined).map((n) => [n, env[n]!]));
 }
+
+/**
+ * A stop within this long of an attempt's start sends its SIGTERM twice, the second after
+ * TERM_AGAIN_MS: the first can land while the command is not yet there to get it (the shim has
+ * forked it but it has not exec'd yet, or the sandbox's wrappers, which ignore TERM, are still
+ * setting up) and would be lost until the grace's SIGKILL. Later stops send it once.
+ */
+const START_WINDOW_MS = 2_000;
+const TERM_AGAIN_MS = 500;
 
 /** How often an adopted attempt (not this process's child) is looked at, ms. */
 const ADOPTED_POLL_MS = 500;
@@ -59,38 +74,58 @@ export class ProcessExecutor implements Executor {
       onExit({ exitCode: null, signal: null, stoppedFor: null, reason: ATTEMPT_END_REASONS.imageUnsupported });
       return { stop: () => undefined };
     }
+    const sandbox = this.o.sandbox;
     const paths = attemptPaths(this.o.stateDir, spec.nodeId, spec.jobId, spec.attempt);
-    mkdirSync(paths.dir, { recursive: true });
+    mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
     rmSync(paths.status, { force: true });
     const nodeIdsPath = join(this.o.workdir, `${spec.jobId}-${spec.attempt}.nodes`);
-    const { env, nodeIdsFile } = jobEnvironment(spec, { path: process.env.PATH, home: process.env.HOME, nodeIdsPath });
-    if (nodeIdsFile !== null) writeFileSync(nodeIdsPath, nodeIdsFile);
+    // In a sandbox the agent's PATH and HOME may name what the job cannot see.
+    const base = sandbox ? { path: SANDBOX_PATH, home: '/tmp' } : { path: process.env.PATH, home: process.env.HOME };
+    const { env, nodeIdsFile } = jobEnvironment(spec, { ...base, nodeIdsPath });
+    if (nodeIdsFile !== null) writeFileSync(nodeIdsPath, nodeIdsFile, { mode: 0o644 });
     const limits = { cpuCores: spec.cpuCores ?? 0, memoryMiB: spec.memoryMiB ?? 0 };
+    const readOnlyFiles = nodeIdsFile !== null ? [nodeIdsPath] : [];
     let cgroup: AttemptCgroup | null = null;
     let command = spec.command;
     let container: { runtime: ContainerRuntimeName; name: string } | null = null;
     let childEnv = env;
+    let extras: ShimExtras = {};
     if (plan.kind === 'container') {
       // The runtime gives the container a cgroup with the limits itself.
       container = { runtime: plan.runtime, name: containerName(this.o.agentId, spec.jobId, spec.attempt) };
       // The image's own PATH and HOME, unless the job sets them: the agent's mean nothing inside it.
       const inside = Object.fromEntries(Object.entries(env).filter(([k]) => !RUNTIME_OWN.has(k) || k in spec.env));
-      command = containerArgv({ ...container, image: spec.image, command: spec.command, env: inside, gpuIndices: spec.gpuIndices, ...limits, mounts: nodeIdsFile !== null ? [nodeIdsPath] : [] });
-      // The runtime client runs with what it needs to find its storage or daemon, plus the values `--env NAME` passes on.
-      childEnv = { ...pick(process.env, RUNTIME_ENV), ...env };
-    } else if (this.o.cgroups) {
-      try {
-        cgroup = this.o.cgroups.create(spec.jobId, spec.attempt, limits);
-      } catch (err) {
-        this.o.logger.warn({ err, jobId: spec.jobId, attempt: spec.attempt }, 'attempt cgroup not created; it runs without limits');
+      writeFileSync(paths.fd3, containerEnvFile(inside), { mode: 0o600 });
+      const uid = sandbox?.uidOf(spec.owner);
+      const user = uid !== undefined ? { uid, gid: uid } : null;
+      command = containerArgv({ ...container, image: spec.image, command: spec.command, user, envFile: '/dev/fd/3', hostIpc: spec.hostIpc, gpuIndices: spec.gpuIndices, ...limits, mounts: readOnlyFiles });
+      // The runtime client runs with what it needs to find its storage or daemon, and nothing of the job's.
+      childEnv = pick(process.env, RUNTIME_ENV);
+      extras = { fd3File: paths.fd3 };
+    } else {
+      if (this.o.cgroups) {
+        try {
+          cgroup = this.o.cgroups.create(spec.jobId, spec.attempt, limits);
+        } catch (err) {
+          this.o.logger.warn({ err, jobId: spec.jobId, attempt: spec.attempt }, 'attempt cgroup not created; it runs without limits');
+        }
+      }
+      if (sandbox) {
+        const s = sandbox.plan({ owner: spec.owner, command: spec.command, env, gpuIndices: spec.gpuIndices, hostIpc: spec.hostIpc, memoryMiB: limits.memoryMiB, readOnlyFiles });
+        writeFileSync(paths.fd3, s.fd3, { mode: 0o600 });
+        command = s.argv;
+        // The shim, setpriv and bwrap run as root: none of them sees the job's env (sandbox-argv.ts).
+        childEnv = { PATH: SANDBOX_PATH };
+        extras = { fd3File: paths.fd3, sandboxed: true };
       }
     }
-    const { file, args } = shimArgv(paths.status, cgroup?.procsFiles ?? [], command);
+    const { file, args } = shimArgv(paths.status, cgroup?.procsFiles ?? [], command, extras);
     let proc: SpawnedProcess;
     try {
       proc = this.o.spawner.spawn(file, args, { env: childEnv, logPath: join(this.o.workdir, `${spec.jobId}-${spec.attempt}.log`) });
     } catch (err) {
       cgroup?.remove();
+      rmSync(paths.fd3, { force: true });
       throw err;
     }
     // Until the spawner says the pid (the helper answers later), the shim's pid file may.
@@ -148,11 +183,12 @@ function readStatus(path: string): Omit<ExecutionResult, 'stoppedFor'> | null {
 class Watch implements Execution {
   private stoppedFor: string | null = null;
   private done = false;
+  private readonly startedAt = Date.now();
   onEnd: () => void = () => undefined;
 
   constructor(
     private readonly o: ProcessExecutorOptions,
-    private readonly paths: { status: string; pid: string },
+    private readonly paths: { status: string; pid: string; fd3: string },
     private readonly cgroup: AttemptCgroup | null,
     private readonly container: { runtime: ContainerRuntimeName; name: string } | null,
     private readonly onExit: (r: ExecutionResult) => void,
@@ -167,7 +203,7 @@ class Watch implements Execution {
 
   /** Its pid became known: a stop that came before could not signal it, so it is sent now. */
   spawned(): void {
-    if (this.stoppedFor !== null && !this.done) this.signal('SIGTERM');
+    if (this.stoppedFor !== null && !this.done) this.terminate();
   }
 
   end(r: Omit<ExecutionResult, 'stoppedFor'>): void {
@@ -180,18 +216,28 @@ class Watch implements Execution {
     // Only now: the end is in the attempt's record (onExit saved it), the shim's files are no longer needed.
     rmSync(this.paths.status, { force: true });
     rmSync(this.paths.pid, { force: true });
+    rmSync(this.paths.fd3, { force: true });
   }
 
   stop(reason: string, graceMs?: number): void {
     if (this.done) return;
     this.stoppedFor ??= reason;
-    this.signal('SIGTERM');
+    this.terminate();
     setTimeout(() => {
       if (this.done) return;
       this.signal('SIGKILL');
       // A container's processes are not in the shim's group (the runtime's monitor holds them).
       if (this.container) execFile(this.container.runtime, ['rm', '-f', this.container.name], () => undefined);
     }, graceMs ?? this.o.killGraceMs).unref();
+  }
+
+  private terminate(): void {
+    this.signal('SIGTERM');
+    if (Date.now() - this.startedAt < START_WINDOW_MS) {
+      setTimeout(() => {
+        if (!this.done) this.signal('SIGTERM');
+      }, TERM_AGAIN_MS).unref();
+    }
   }
 
   private signal(sig: NodeJS.Signals): void {
