@@ -37,9 +37,10 @@ FROM ${NODE_IMAGE} AS runtime
 WORKDIR /app
 
 # python3 runs the node agent's spawn helper (vfork and exec instead of a fork of the whole agent per attempt,
-# ADR 0032); the other services never start it.
+# ADR 0032); bubblewrap builds each attempt's sandbox, with util-linux's setpriv (ADR 0033). The other
+# services never start them.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 \
+ && apt-get install -y --no-install-recommends python3 bubblewrap \
  && rm -rf /var/lib/apt/lists/*
 
 # --max-semi-space-size: see SERVICE_NODE_FLAGS in libs/stack/src/service-process.ts (ADR 0010).

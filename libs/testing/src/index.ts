@@ -12,3 +12,4 @@ export * from './seeded-random';
 export * from './metric-value';
 export * from './job-scratch';
 export * from './job-processes';
+export * from './test-container-image';
