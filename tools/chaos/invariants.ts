@@ -19,14 +19,17 @@ const result = (name: string, bad: string[], detail: string): InvariantResult =>
   name, ok: bad.length === 0, violations: bad.length, detail, examples: bad.slice(0, 10),
 });
 
-/** 1. Every job the gateway accepted exists, once, under the key it was submitted with; no job exists that nobody submitted. */
-async function acceptedJobsExistOnce(c: Client, records: SubmitRecord[], owner: string): Promise<InvariantResult[]> {
+/**
+ * 1. Every job the gateway accepted exists, once, under the key it was submitted with; no job exists
+ * that nobody submitted (`others`: owners whose jobs another part of the run accounts for).
+ */
+async function acceptedJobsExistOnce(c: Client, records: SubmitRecord[], owner: string, others: string[]): Promise<InvariantResult[]> {
   const accepted = records.filter((r) => r.jobId);
   const unknownKeys = new Set(records.filter((r) => !r.jobId).map((r) => r.key));
   const { rows: jobs } = await c.query<{ id: string; key: string | null }>(
     `SELECT j.id, k.key FROM jobs j LEFT JOIN idempotency_keys k ON k.job_id = j.id AND k.owner = $1 WHERE j.owner = $1`, [owner],
   );
-  const { rows: others } = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE owner <> $1`, [owner]);
+  const { rows: strangers } = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE owner <> $1 AND NOT owner = ANY($2::text[])`, [owner, others]);
   const byId = new Map(jobs.map((j) => [j.id, j.key]));
   const missing = accepted.filter((r) => !byId.has(r.jobId!)).map((r) => `${r.jobId} (key ${r.key}, answered ${r.status})`);
   const wrongKey = accepted.filter((r) => byId.has(r.jobId!) && byId.get(r.jobId!) !== r.key).map((r) => `${r.jobId}: key ${r.key}, db ${byId.get(r.jobId!)}`);
@@ -38,7 +41,7 @@ async function acceptedJobsExistOnce(c: Client, records: SubmitRecord[], owner: 
     result('accepted jobs exist', missing, `${accepted.length} accepted, ${missing.length} missing from the database`),
     result('one job per idempotency key', [...wrongKey, ...(dupIds ? [`${dupIds} answers named a job another key had`] : [])],
       `${jobs.length} jobs in the database for ${acceptedIds.size} accepted ids; ${createdUnanswered} created whose answer the client never got (allowed)`),
-    result('no job nobody submitted', [...unasked, ...(others[0].n ? [`${others[0].n} jobs of another owner`] : [])], `${unasked.length} jobs without an accepted or unanswered create`),
+    result('no job nobody submitted', [...unasked, ...(strangers[0].n ? [`${strangers[0].n} jobs of another owner`] : [])], `${unasked.length} jobs without an accepted or unanswered create`),
   ];
 }
 
@@ -184,10 +187,10 @@ async function overloadRefusals(c: Client, overload: OverloadRecord[], owner: st
   ];
 }
 
-export async function checkInvariants(databaseUrl: string, loadRecords: SubmitRecord[], owner: string, overload: OverloadRecord[] = []): Promise<InvariantResult[]> {
+export async function checkInvariants(databaseUrl: string, loadRecords: SubmitRecord[], owner: string, overload: OverloadRecord[] = [], otherOwners: string[] = []): Promise<InvariantResult[]> {
   const records = [...loadRecords, ...asSubmitRecords(overload)];
   return withDb(databaseUrl, async (c) => [
-    ...(await acceptedJobsExistOnce(c, records, owner)),
+    ...(await acceptedJobsExistOnce(c, records, owner, otherOwners)),
     ...(await statesAndHistories(c)),
     ...(await placements(c)),
     await accounting(c),

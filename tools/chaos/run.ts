@@ -46,6 +46,7 @@ import { OwnRedis } from './own-redis';
 import { FaultWindow, faultWindow } from './fault-window';
 import { InvariantResult, checkInvariants } from './invariants';
 import { LoadGenerator } from './load-generator';
+import { HostileTenant, TENANT_OWNER } from './hostile-tenant';
 import { Recovery, measureRecovery, waitSteady } from './recovery-probe';
 import { seconds, textTable } from './text-table';
 
@@ -64,6 +65,7 @@ const cleanups: { what: string; fn: () => Promise<void> }[] = [];
 let cleaning: Promise<void> | null = null;
 let stack: Stack | null = null;
 let load: LoadGenerator | null = null;
+let tenant: HostileTenant | null = null;
 const broker = new LocalKafkaBroker(root, config.kafkaPort);
 const redis = new OwnRedis(config.redisPort, logDir);
 const postgres = config.ownPostgres ? new OwnPostgres(POSTGRES_BIN, config.postgresPort) : null;
@@ -75,6 +77,7 @@ function cleanup(): Promise<void> {
     supervising = false;
     killRunningCommands();
     await load?.stop().catch(() => undefined);
+    tenant?.stop();
     while (cleanups.length) {
       const { what, fn } = cleanups.pop()!;
       say(`stopping ${what}`);
@@ -105,7 +108,7 @@ const crashes: { service: string; at: number; logTail: string }[] = [];
 
 function supervise(): void {
   if (!supervising || !stack) return;
-  for (const s of stack.services) {
+  for (const s of [...stack.services, ...(tenant ? [tenant.agent] : [])]) {
     if (s.running) continue;
     crashes.push({ service: s.opts.name, at: Date.now(), logTail: s.logTail(20) });
     say(`${s.opts.name} exited on its own: restarting it (log ${relative(root, s.logFile)})`);
@@ -154,6 +157,11 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   cleanups.push({ what: 'services', fn: () => s.stop() });
   say(`services on ${config.basePort}..${config.basePort + s.services.length - 1} (logs ${relative(root, logDir)})`);
   await s.start();
+  if (config.hostileIntervalMs > 0) {
+    tenant = new HostileTenant({ stack: s, root, workDir: join(agentWork, 'tenant'), intervalMs: config.hostileIntervalMs, adminToken, gatewayUrl: s.gatewayUrl });
+    const agent = tenant.agent;
+    cleanups.push({ what: 'the hostile tenant\'s agent', fn: () => agent.stop() });
+  }
   say(`waiting for ${config.simNodes} simulated nodes to register`);
   await waitFor(`${config.simNodes} nodes registered`, () => count(`SELECT count(*)::int AS n FROM nodes`).then((n) => n >= config.simNodes), {
     timeoutMs: 120_000, intervalMs: 500,
@@ -273,6 +281,10 @@ async function main(): Promise<number> {
   cleanups.push({ what: 'load-average sampler', fn: async () => clearInterval(sampler) });
   const runStart = Date.now();
   load.start();
+  if (tenant) {
+    say(`hostile tenant: a job every ${config.hostileIntervalMs} ms on ${tenant.nodeId} (a real agent, sandboxed)`);
+    await tenant.start();
+  }
   supervising = true;
   const supervisor = setInterval(supervise, 500);
   cleanups.push({ what: 'supervisor', fn: async () => clearInterval(supervisor) });
@@ -312,6 +324,7 @@ async function main(): Promise<number> {
   }
 
   say('stopping the load; waiting for the stack to drain');
+  tenant?.stop();
   await load.stop();
   const loadEnd = Date.now();
   const drained = await drain();
@@ -319,7 +332,8 @@ async function main(): Promise<number> {
   supervising = false;
 
   say('checking invariants');
-  const invariants: InvariantResult[] = await checkInvariants(config.databaseUrl, load.records, OWNER, overload.records);
+  const invariants: InvariantResult[] = await checkInvariants(config.databaseUrl, load.records, OWNER, overload.records, [TENANT_OWNER]);
+  if (tenant) invariants.push(...(await tenant.check(secretsOf(s, adminToken), crashes)));
   const audit = await auditExecutions(broker.brokers, kafkaSecurityFor(broker.credentials()), config.databaseUrl, agentStops);
   invariants.push(...faultInvariants(results, audit.lostAttempts, agentStops));
   invariants.push(...audit.results);
@@ -367,6 +381,13 @@ async function main(): Promise<number> {
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What no job may ever read: the admin token, the control plane's secrets, every Kafka password. */
+function secretsOf(s: Stack, adminToken: string): string[] {
+  const kafka = broker.credentials();
+  const passwords = kafka ? Object.values(kafka.users).map((u) => u.password) : [];
+  return [adminToken, s.secrets.nodeCredentialSecret, s.secrets.commandSigningKey.split('\n')[1], ...passwords].filter((x) => typeof x === 'string' && x.length >= 8);
+}
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 /**
