@@ -12,7 +12,12 @@
  *   accept    nodes cordoned: one client creating back to back, then four at once (jobs/s);
  *             what they created is cancelled before the next phase;
  *   burst     BENCH_JOBS jobs queued on cordoned nodes, then all four uncordoned at once:
- *             release -> start p50/p99 and the makespan from release to the last end.
+ *             release -> start p50/p99 and the makespan from release to the last end;
+ *   sandbox   the cost of the attempt sandbox (ADR 0033): BENCH_SANDBOX_JOBS idle jobs, in blocks
+ *             of ten alternating between one of the four nodes and a fifth, unsandboxed one
+ *             (GANTRY_AGENT_SANDBOX=off, cordoned until then), each the only node open: submit ->
+ *             RUNNING (reported once the process is asked for) and submit -> end (its process
+ *             started, ran `true` and exited), p50/p99 per mode, and the machine's CPU per job.
  * A same-run pgbench single-row INSERT baseline (stack idle) sits beside the figures.
  * Writes .cache/bench/churn-<time>.json; prints a table against Slurm's row in issue 13 and, with
  * BENCH_SLURM_BASELINE=<a bench:churn-slurm JSON>, against Slurm measured on this host (slurm/run.ts).
@@ -20,7 +25,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import {
@@ -51,6 +56,8 @@ const config = {
   acceptSerial: num('BENCH_ACCEPT_SERIAL', 1000),
   acceptParallel: num('BENCH_ACCEPT_PARALLEL', 2000),
   acceptClients: num('BENCH_ACCEPT_CLIENTS', 4),
+  /** Jobs of the sandbox phase, half on a sandboxed node, half on an unsandboxed one; 0: no such phase (and no fifth agent). */
+  sandboxJobs: num('BENCH_SANDBOX_JOBS', 200),
   agents: num('BENCH_AGENTS', 4),
   pgbenchS: num('BENCH_PGBENCH_S', 10),
   basePort: num('BENCH_BASE_PORT', 19100),
@@ -232,6 +239,53 @@ async function idlePhase(base: string, token: string, watch: ReportWatch, hops: 
   return { submitToStartMs: latencies(lat), hops: await hops([...sent.keys()], sent) };
 }
 
+/** The fifth agent's prefix: its node runs attempts unsandboxed, the sandbox phase's baseline. */
+const UNSANDBOXED_PREFIX = 'churnoff';
+
+/**
+ * Idle jobs in blocks of ten, alternating between a sandboxed node and the unsandboxed one, each
+ * the only node open while its block runs (drift on the host lands on both modes alike).
+ */
+async function sandboxPhase(base: string, token: string, watch: ReportWatch, [sandboxedId, unsandboxedId]: [string, string], allIds: string[]) {
+  const BLOCK = 10;
+  const lat = { sandboxed: { run: [] as number[], end: [] as number[], cpuS: 0, jobs: 0 }, unsandboxed: { run: [] as number[], end: [] as number[], cpuS: 0, jobs: 0 } };
+  await setCordon(base, allIds, true);
+  const a = client();
+  const blocks = Math.ceil(config.sandboxJobs / BLOCK);
+  for (let b = 0; b < blocks; b++) {
+    const mode = b % 2 === 0 ? 'sandboxed' : 'unsandboxed';
+    const node = mode === 'sandboxed' ? sandboxedId : unsandboxedId;
+    await setCordon(base, [node], false);
+    const before = cpuSnapshot();
+    for (let i = 0; i < BLOCK; i++) {
+      const sentAtMs = Date.now();
+      const r = await call(a, base, token, 'POST', '/v1/jobs', job('churn-sandbox'));
+      if (r.status !== 201) throw new Error(`POST /v1/jobs answered ${r.status}`);
+      const id = String(r.json!.id);
+      await until(`sandbox job ${b}/${i} ended`, () => watch.endedAt(id) !== null, 5);
+      lat[mode].run.push(watch.startedAt(id)! - sentAtMs);
+      lat[mode].end.push(watch.endedAt(id)! - sentAtMs);
+    }
+    const use = cpuBetween(before, cpuSnapshot(), {});
+    lat[mode].cpuS += use.machineBusy * use.wallS * cpus().length;
+    lat[mode].jobs += BLOCK;
+    await setCordon(base, [node], true);
+  }
+  a.destroy();
+  await setCordon(base, allIds.filter((id) => id !== unsandboxedId), false);
+  const of = (m: typeof lat.sandboxed) => ({ jobs: m.jobs, toRunningMs: latencies(m.run), toEndMs: latencies(m.end), cpuMsPerJob: (m.cpuS * 1000) / Math.max(1, m.jobs) });
+  const sandboxed = of(lat.sandboxed);
+  const unsandboxed = of(lat.unsandboxed);
+  return {
+    sandboxed, unsandboxed,
+    added: {
+      toRunningP50: sandboxed.toRunningMs.p50 - unsandboxed.toRunningMs.p50, toRunningP99: sandboxed.toRunningMs.p99 - unsandboxed.toRunningMs.p99,
+      toEndP50: sandboxed.toEndMs.p50 - unsandboxed.toEndMs.p50, toEndP99: sandboxed.toEndMs.p99 - unsandboxed.toEndMs.p99,
+      cpuMsPerJob: sandboxed.cpuMsPerJob - unsandboxed.cpuMsPerJob,
+    },
+  };
+}
+
 async function streamPhase(base: string, token: string, watch: ReportWatch, hops: (ids: string[], sentAtMs: ReadonlyMap<string, number>) => Promise<Hops>) {
   const jobs = await submitSerially(base, token, 'churn-stream', config.jobs);
   const ids = jobs.map((j) => j.id);
@@ -325,14 +379,25 @@ async function main(): Promise<void> {
     teardown.add(`agent ${p}`, () => a.stop());
     a.start();
   }
+  // The sandbox phase's baseline: a fifth node whose agent runs attempts unsandboxed, cordoned until then.
+  const unsandboxedId = `${UNSANDBOXED_PREFIX}-00000`;
+  if (config.sandboxJobs > 0) {
+    const a = s.extra(`node-agent-${UNSANDBOXED_PREFIX}`, 'node-agent', {
+      ...fleetAgentEnv({ nodes: 1, prefix: UNSANDBOXED_PREFIX, executor: 'process', workDir: join(work, UNSANDBOXED_PREFIX) }), GANTRY_AGENT_SANDBOX: 'off', ...profiling(`node-agent-${UNSANDBOXED_PREFIX}`),
+    });
+    agents.push(a);
+    teardown.add(`agent ${UNSANDBOXED_PREFIX}`, () => a.stop());
+    a.start();
+  }
   await Promise.all(agents.map((a) => a.ready(120_000)));
   const nodeIds = prefixes.map((p) => `${p}-00000`);
   const base = s.gatewayUrl;
   const admin = new Agent({ keepAlive: true });
-  await until('four nodes of 8 GPUs HEALTHY', async () => {
+  await until('every node of 8 GPUs HEALTHY', async () => {
     const r = await call(admin, base, adminToken, 'GET', '/v1/cluster/summary');
-    return Number((r.json?.nodesByHealth as Record<string, number> | undefined)?.HEALTHY ?? 0) >= nodeIds.length;
+    return Number((r.json?.nodesByHealth as Record<string, number> | undefined)?.HEALTHY ?? 0) >= nodeIds.length + (config.sandboxJobs > 0 ? 1 : 0);
   }, 500);
+  if (config.sandboxJobs > 0) await setCordon(base, [unsandboxedId], true);
   const minted = await call(admin, base, adminToken, 'POST', '/v1/tokens', { owner: 'bench', role: 'user' });
   if (minted.status !== 201) throw new Error(`POST /v1/tokens answered ${minted.status}`);
   const token = String(minted.json!.token);
@@ -398,6 +463,8 @@ async function main(): Promise<void> {
   say(`burst: ${config.jobs} jobs queued, then released`);
   const burst = await phase('burst', () => burstPhase(base, token, nodeIds, watch, queuedCount, hops));
   say(`burst: makespan ${burst.makespanS.toFixed(2)} s, release -> start p99 ${burst.releaseToStartMs.p99} ms`);
+  const sandbox = config.sandboxJobs > 0 ? await sandboxPhase(base, token, watch, [nodeIds[0], unsandboxedId], [...nodeIds, unsandboxedId]) : null;
+  if (sandbox) say(`sandbox: added submit -> RUNNING p50 ${sandbox.added.toRunningP50} ms, p99 ${sandbox.added.toRunningP99} ms; submit -> end p50 ${sandbox.added.toEndP50} ms, p99 ${sandbox.added.toEndP99} ms`);
   admin.destroy();
 
   const here = slurmHere ? churnRowOf(slurmHere) : null;
@@ -405,7 +472,7 @@ async function main(): Promise<void> {
     bench: 'churn', startedAt: stamp, config,
     conditions: { ...cond, loadAvgBefore: loadBefore, loadAvgAtEnd: loadavg(), command: 'npm run bench:churn' },
     pgbench: { tps: pgbench.tps, latencyAvgMs: pgbench.latencyAvgMs, command: pgbench.command },
-    brokerWarmup, idle, stream, accept, acceptWithoutScheduler, burst, refusals, cpu, cycles, batches, slurm: SLURM,
+    brokerWarmup, idle, stream, accept, acceptWithoutScheduler, burst, sandbox, refusals, cpu, cycles, batches, slurm: SLURM,
     slurmHere: here ? { file: config.slurmBaseline, startedAt: slurmHere!.startedAt, ...here } : null, logs: relative(root, logDir),
   };
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
@@ -442,6 +509,14 @@ async function main(): Promise<void> {
     ? `broker warmed before the phases: ${brokerWarmup.rounds} rounds of ${config.warmupJobs} jobs, ${brokerWarmup.seconds.toFixed(1)} s, its JIT ${brokerWarmup.jitS.toFixed(2)} CPU s, ` +
       `the last three rounds ${(brokerWarmup.lastRoundsJitCores * 100).toFixed(1)} % of a core (${brokerWarmup.quiet ? 'quiet' : 'not quiet yet'})`
     : 'broker not warmed before the phases (BENCH_BROKER_WARMUP_MAX_S=0, or not its pid)');
+  if (sandbox) {
+    const row = (mode: 'sandboxed' | 'unsandboxed') => {
+      const m = sandbox[mode];
+      return [mode, `${fmt(m.toRunningMs.p50, 0)} / ${fmt(m.toRunningMs.p99, 0)}`, `${fmt(m.toEndMs.p50, 0)} / ${fmt(m.toEndMs.p99, 0)}`, fmt(m.cpuMsPerJob, 1)];
+    };
+    console.log('');
+    console.log(table([['sandbox phase (same run, alternating blocks)', 'submit -> RUNNING ms p50 / p99', 'submit -> end ms p50 / p99', 'machine CPU ms per job'], row('sandboxed'), row('unsandboxed')]));
+  }
   console.log(`creates refused (503/429) and sent again after Retry-After: ${refusals}`);
   console.log(`pgbench single-row INSERT, 1 client, same run: ${fmt(pgbench.tps, 0)} tps; written ${relative(root, outFile)}`);
 }
