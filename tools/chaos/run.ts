@@ -135,7 +135,7 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   await flushRedisDb(config.redisUrl);
   await broker.createTopics();
 
-  const adminToken = `chaos-admin-${randomBytes(12).toString('base64url')}`;
+  const adminToken = `chaos-admin-${randomBytes(24).toString('base64url')}`;
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-chaos-agent-'));
   cleanups.push({ what: 'agent work dir', fn: async () => rmSync(agentWork, { recursive: true, force: true }) });
   stack = fleetStack({
