@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateStackSecrets, persistentStackSecrets } from './stack-secrets';
+import { generateStackSecrets, persistentStackSecrets, stackSecretsFromEnv } from './stack-secrets';
 
 describe('persistentStackSecrets', () => {
   let dir: string;
@@ -26,5 +26,33 @@ describe('persistentStackSecrets', () => {
     expect(s).toMatchObject(older);
     expect(s.cursorSecret.length).toBeGreaterThanOrEqual(32);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(s);
+  });
+});
+
+describe('stackSecretsFromEnv', () => {
+  const names = ['GANTRY_COMMAND_SIGNING_KEY', 'GANTRY_COMMAND_PUBLIC_KEY', 'GANTRY_NODE_CREDENTIAL_SECRET', 'GANTRY_CURSOR_SECRET'];
+  const saved = Object.fromEntries(names.map((n) => [n, process.env[n]]));
+  afterEach(() => {
+    for (const n of names) {
+      if (saved[n] === undefined) delete process.env[n];
+      else process.env[n] = saved[n];
+    }
+  });
+
+  it.each<[string, Record<string, string>, (kept: ReturnType<typeof generateStackSecrets>) => object]>([
+    ['none set: the kept ones', {}, (kept) => kept],
+    ['only the cursor secret: it, and the kept others', { GANTRY_CURSOR_SECRET: 'c'.repeat(32) }, (kept) => ({ ...kept, cursorSecret: 'c'.repeat(32) })],
+    ['half of the key pair: the kept pair', { GANTRY_COMMAND_SIGNING_KEY: 'lonely-half' }, (kept) => kept],
+  ])('%s', (_name, env, expected) => {
+    for (const n of names) delete process.env[n];
+    Object.assign(process.env, env);
+    const kept = generateStackSecrets();
+    expect(stackSecretsFromEnv(() => kept)).toEqual(expected(kept));
+  });
+
+  it('takes all four from the environment without asking for kept ones', () => {
+    const s = generateStackSecrets();
+    Object.assign(process.env, { GANTRY_COMMAND_SIGNING_KEY: s.commandSigningKey, GANTRY_COMMAND_PUBLIC_KEY: s.commandPublicKey, GANTRY_NODE_CREDENTIAL_SECRET: s.nodeCredentialSecret, GANTRY_CURSOR_SECRET: s.cursorSecret });
+    expect(stackSecretsFromEnv(() => { throw new Error('not asked'); })).toEqual(s);
   });
 });

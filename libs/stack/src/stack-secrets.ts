@@ -39,16 +39,17 @@ export function persistentStackSecrets(dir: string): StackSecrets {
 }
 
 /**
- * Secrets from the environment where all are set (GANTRY_COMMAND_SIGNING_KEY,
- * GANTRY_COMMAND_PUBLIC_KEY, GANTRY_NODE_CREDENTIAL_SECRET, GANTRY_CURSOR_SECRET), else `fallback`.
+ * Each secret from the environment where it is set (GANTRY_COMMAND_SIGNING_KEY with
+ * GANTRY_COMMAND_PUBLIC_KEY, a pair; GANTRY_NODE_CREDENTIAL_SECRET; GANTRY_CURSOR_SECRET), the
+ * rest from `fallback` (asked only when one is missing).
  */
 export function stackSecretsFromEnv(fallback: () => StackSecrets): StackSecrets {
   const e = process.env;
-  if (e.GANTRY_COMMAND_SIGNING_KEY && e.GANTRY_COMMAND_PUBLIC_KEY && e.GANTRY_NODE_CREDENTIAL_SECRET && e.GANTRY_CURSOR_SECRET) {
-    return {
-      commandSigningKey: e.GANTRY_COMMAND_SIGNING_KEY, commandPublicKey: e.GANTRY_COMMAND_PUBLIC_KEY,
-      nodeCredentialSecret: e.GANTRY_NODE_CREDENTIAL_SECRET, cursorSecret: e.GANTRY_CURSOR_SECRET,
-    };
-  }
-  return fallback();
+  const pair = e.GANTRY_COMMAND_SIGNING_KEY && e.GANTRY_COMMAND_PUBLIC_KEY ? { commandSigningKey: e.GANTRY_COMMAND_SIGNING_KEY, commandPublicKey: e.GANTRY_COMMAND_PUBLIC_KEY } : null;
+  const given: Partial<StackSecrets> = {
+    ...pair,
+    ...(e.GANTRY_NODE_CREDENTIAL_SECRET ? { nodeCredentialSecret: e.GANTRY_NODE_CREDENTIAL_SECRET } : {}),
+    ...(e.GANTRY_CURSOR_SECRET ? { cursorSecret: e.GANTRY_CURSOR_SECRET } : {}),
+  };
+  return Object.keys(given).length === 4 ? (given as StackSecrets) : { ...fallback(), ...given };
 }
