@@ -37,9 +37,10 @@ afterAll(async () => {
   await e2e?.stack.stop();
 });
 
-async function mint(expiresAt?: Date): Promise<{ id: string; token: string; owner: string }> {
+/** A user token, minted through `via` (the first replica unless said): known there at once, on the other replica after its next token sync. */
+async function mint(expiresAt?: Date, via = gateways[0]): Promise<{ id: string; token: string; owner: string }> {
   const owner = uniqueTag('team').toLowerCase();
-  const r = await admin.request('POST', '/v1/tokens', { owner, role: 'user', ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}) });
+  const r = await new GatewayClient(via, e2e.adminToken).request('POST', '/v1/tokens', { owner, role: 'user', ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}) });
   expect(r.status).toBe(201);
   return { id: r.body.id, token: r.body.token, owner };
 }
@@ -202,16 +203,20 @@ describe('requests without a valid token', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 32 });
     try {
       const url = `${gateways[1]}/v1/queues`;
+      const t0 = performance.now();
       const answers = await Promise.all(Array.from({ length: ANON_RPS + 10 }, (_, i) => send(agent, '127.0.0.50', url, { method: 'GET', token: i % 2 ? undefined : `gnt_${randomBytes(16).toString('hex')}` })));
+      const elapsedS = (performance.now() - t0) / 1000;
       const refused = answers.filter((a) => a.status === 401);
       const limited = answers.filter((a) => a.status === 429);
       expect(refused.length + limited.length).toBe(answers.length);
       // The burst, plus what refilled while they were answered (20/s).
       expect(refused.length).toBeGreaterThanOrEqual(ANON_RPS);
-      expect(refused.length).toBeLessThanOrEqual(ANON_RPS + 4);
+      expect(refused.length).toBeLessThanOrEqual(ANON_RPS + Math.ceil(elapsedS * ANON_RPS));
+      expect(limited.length).toBeGreaterThan(0);
       for (const l of limited) expect(Number(l.retryAfter)).toBeGreaterThanOrEqual(1);
       expect((await send(agent, '127.0.0.51', url, { method: 'GET' })).status).toBe(401);
-      const valid = await mint();
+      // Minted through this replica: a valid token it knows never spends the address's budget.
+      const valid = await mint(undefined, gateways[1]);
       expect((await send(agent, '127.0.0.50', url, { method: 'GET', token: valid.token })).status).toBe(200);
     } finally {
       agent.destroy();
