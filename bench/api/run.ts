@@ -150,7 +150,7 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   await freshBenchState(root, kafka, config.databaseUrl, config.redisUrl);
   checkInterrupted();
 
-  const adminToken = `bench-admin-${randomBytes(12).toString('base64url')}`;
+  const adminToken = `bench-admin-${randomBytes(24).toString('base64url')}`;
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-bench-agent-'));
   cleanups.push({ what: 'agent work dir', fn: async () => rmSync(agentWork, { recursive: true, force: true }) });
   stack = fleetStack({

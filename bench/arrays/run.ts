@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   let stack: Stack | null = null;
   try {
     await freshBenchState(root, kafka, config.databaseUrl, config.redisUrl);
-    const token = `bench-admin-${randomBytes(12).toString('base64url')}`;
+    const token = `bench-admin-${randomBytes(24).toString('base64url')}`;
     stack = new Stack({
       root,
       logDir: join(root, '.cache', 'bench', 'logs', `arrays-${stamp}`),

@@ -85,7 +85,7 @@ const outFile = join(root, '.cache', 'bench', `churn-${stamp}.json`);
 const logDir = join(root, '.cache', 'bench', 'logs', `churn-${stamp}`);
 const kafka = new LocalKafkaBroker(root, config.kafkaPort);
 const say = (msg: string) => console.error(`[bench:churn] ${new Date().toISOString().slice(11, 19)} ${msg}`);
-const adminToken = `bench-admin-${randomBytes(12).toString('base64url')}`;
+const adminToken = `bench-admin-${randomBytes(24).toString('base64url')}`;
 
 let stack: Stack | null = null;
 const agents: ServiceProcess[] = [];

@@ -14,6 +14,7 @@
  * last beat was written (both the control plane's clock); 4. watch the steady fleet for the whole
  * run: any DEGRADED or UNHEALTHY event on it is a false positive; 5. print p50/p99/max as JSON.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   const common = { KAFKA_BROKERS: cfg.kafka, DATABASE_URL: cfg.databaseUrl, REDIS_URL: cfg.redisUrl, LOG_LEVEL: 'info' };
   const stack = new Stack({
     root, logDir, basePort: cfg.basePort,
-    env: { ...common, GANTRY_ADMIN_TOKEN: `bench-admin-${tag}` },
+    env: { ...common, GANTRY_ADMIN_TOKEN: `bench-admin-${tag}-${randomBytes(16).toString('base64url')}` },
     serviceEnv: { 'node-agent': { GANTRY_SIM_NODES: String(cfg.steady), GANTRY_SIM_PREFIX: `${tag}-s`, GANTRY_AGENT_ID: `${tag}-s`, GANTRY_SIM_EXECUTOR: 'sleep' } },
     // The broker's users: from npm test's environment, or the test broker's own file.
     kafkaCredentials: kafkaCredentialsFromEnv() ?? (existsSync(TEST_BROKER_CREDENTIALS) ? readKafkaCredentials(TEST_BROKER_CREDENTIALS) : null),

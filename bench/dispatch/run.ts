@@ -112,7 +112,7 @@ async function prepare(): Promise<Stack> {
   return s;
 }
 
-const adminToken = `bench-admin-${randomBytes(12).toString('base64url')}`;
+const adminToken = `bench-admin-${randomBytes(24).toString('base64url')}`;
 
 async function api(gatewayUrl: string, token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${gatewayUrl}${path}`, {

@@ -13,6 +13,7 @@
  * a backlog the agent sent while they were stopped, without the simulator on the CPU; skipped with
  * BENCH_DRAIN_FILL_S=0); 7. stop everything and print (and keep) the results.
  */
+import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -148,13 +149,14 @@ async function main(): Promise<void> {
 
   // 3. The whole stack as processes.
   const tag = `bench-${Date.now().toString(36)}`;
+  const adminToken = `bench-admin-${tag}-${randomBytes(16).toString('base64url')}`;
   const stack = new Stack({
     root,
     logDir: join(root, '.cache', 'bench-logs', tag),
     basePort: cfg.basePort,
     readyTimeoutMs: 180_000,
     env: {
-      GANTRY_ADMIN_TOKEN: `bench-admin-${tag}`,
+      GANTRY_ADMIN_TOKEN: adminToken,
       KAFKA_BROKERS: kafka,
       DATABASE_URL: cfg.databaseUrl,
       REDIS_URL: cfg.redisUrl,
@@ -205,7 +207,7 @@ async function main(): Promise<void> {
     const probeLagMs: number[] = [];
     let maxConsumerLag = 0;
     let summary: unknown = null;
-    const token = `bench-admin-${tag}`;
+    const token = adminToken;
     let lastLagScrape = 0;
     while (Date.now() < end) {
       const s0 = performance.now();

@@ -93,12 +93,12 @@ async function main(): Promise<void> {
   const stop = new AbortController();
   try {
     await freshBenchState(root, kafka, config.databaseUrl, config.redisUrl);
-    const token = `bench-admin-${randomBytes(12).toString('base64url')}`;
+    const token = `bench-admin-${randomBytes(24).toString('base64url')}`;
     stack = new Stack({
       root,
       logDir: join(root, '.cache', 'bench', 'logs', `streams-${stamp}`),
       basePort: config.basePort,
-      env: { GANTRY_ADMIN_TOKEN: token, KAFKA_BROKERS: kafka.brokers, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, LOG_LEVEL: 'warn', KAFKAJS_NO_PARTITIONER_WARNING: '1', GANTRY_SSE_KEEPALIVE_MS: String(config.keepAliveMs), GANTRY_SSE_MAX_STREAMS: String(config.followers * 2) },
+      env: { GANTRY_ADMIN_TOKEN: token, KAFKA_BROKERS: kafka.brokers, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, LOG_LEVEL: 'warn', KAFKAJS_NO_PARTITIONER_WARNING: '1', GANTRY_SSE_KEEPALIVE_MS: String(config.keepAliveMs), GANTRY_SSE_MAX_STREAMS: String(config.followers * 2), GANTRY_STREAMS_PER_TOKEN: String(config.followers * 2) },
       serviceEnv: { 'node-agent': { GANTRY_SIM_NODES: String(config.simNodes), GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_SIM_PREFIX: 'bench', GANTRY_AGENT_ID: 'bench-streams', GANTRY_AGENT_WORKDIR: agentWork } },
       readyTimeoutMs: 120_000,
       kafkaCredentials: kafka.credentials(),

@@ -138,7 +138,7 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   await flushRedisDb(config.redisUrl);
   await broker.createTopics();
 
-  const adminToken = `chaos-admin-${randomBytes(12).toString('base64url')}`;
+  const adminToken = `chaos-admin-${randomBytes(24).toString('base64url')}`;
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-chaos-agent-'));
   cleanups.push({ what: 'agent work dir', fn: async () => rmSync(agentWork, { recursive: true, force: true }) });
   stack = fleetStack({
@@ -386,7 +386,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function secretsOf(s: Stack, adminToken: string): string[] {
   const kafka = broker.credentials();
   const passwords = kafka ? Object.values(kafka.users).map((u) => u.password) : [];
-  return [adminToken, s.secrets.nodeCredentialSecret, s.secrets.commandSigningKey.split('\n')[1], ...passwords].filter((x) => typeof x === 'string' && x.length >= 8);
+  return [adminToken, s.secrets.nodeCredentialSecret, s.secrets.cursorSecret, s.secrets.commandSigningKey.split('\n')[1], ...passwords].filter((x) => typeof x === 'string' && x.length >= 8);
 }
 const round2 = (x: number) => Math.round(x * 100) / 100;
 

@@ -1,5 +1,4 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import { CONFIG, RuntimeModule } from '@gantry/runtime';
 import { AuditController } from './audit/audit.controller';
 import { AuditLog } from './audit/audit-log';
@@ -30,6 +29,7 @@ import { OpenStreams } from './events/open-streams';
 import { JobLogsService } from './logs/job-logs.service';
 import { LogsController } from './logs/logs.controller';
 import { OpenLogStreams } from './logs/open-log-streams';
+import { TokenStreams } from './sessions/token-streams';
 import { WhoamiController } from './whoami/whoami.controller';
 
 /** Every controller of the API, in the order the OpenAPI document lists them. */
@@ -62,12 +62,8 @@ export class GatewayModule {
         ArraySummariser,
         OpenLogStreams,
         JobLogsService,
-        {
-          provide: CursorCodec,
-          useFactory: (c: GatewayEnv) =>
-            new CursorCodec(c.GANTRY_CURSOR_SECRET ?? createHash('sha256').update(`cursor:${c.GANTRY_ADMIN_TOKEN}`).digest('hex')),
-          inject: [CONFIG],
-        },
+        TokenStreams,
+        { provide: CursorCodec, useFactory: (c: GatewayEnv) => new CursorCodec(c.GANTRY_CURSOR_SECRET), inject: [CONFIG] },
       ],
     };
   }

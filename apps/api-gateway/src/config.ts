@@ -13,11 +13,17 @@ class AtLeastVariable implements ValidatorConstraintInterface {
 }
 
 export class GatewayEnv extends StatefulServiceEnv {
-  /** Bearer token with role `operator`, owner `admin`. */
-  @IsString() @MinLength(16, { message: 'GANTRY_ADMIN_TOKEN must be at least 16 characters' })
+  /** Bearer token with role `operator`, owner `admin`; at least 32 characters. */
+  @IsString({ message: 'GANTRY_ADMIN_TOKEN is required' }) @MinLength(32, { message: 'GANTRY_ADMIN_TOKEN must be at least 32 characters' })
   GANTRY_ADMIN_TOKEN!: string;
-  /** Key that signs pagination cursors; defaults to one derived from the admin token. */
-  @IsOptional() @IsString() @MinLength(16) GANTRY_CURSOR_SECRET?: string;
+  /**
+   * The HMAC key that signs pagination cursors; at least 32 characters. A secret of its own, never
+   * derived from another: a signed cursor is public, and must not let anyone test guesses of a key
+   * that guards anything else.
+   */
+  @IsString({ message: 'GANTRY_CURSOR_SECRET is required (the key that signs pagination cursors)' })
+  @MinLength(32, { message: 'GANTRY_CURSOR_SECRET must be at least 32 characters' })
+  GANTRY_CURSOR_SECRET!: string;
   /** How long an Idempotency-Key is remembered, ms (24 h). */
   @IsInt() @Min(1000) GANTRY_IDEMPOTENCY_TTL_MS: number = 24 * 60 * 60 * 1000;
   /** Most creates written in one transaction (group commit; a lone create is never delayed). */
@@ -38,8 +44,18 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsInt() @Min(1) GANTRY_SSE_MAX_STREAMS: number = 10_000;
   /** Most log follows (GET /v1/jobs/{id}/logs?follow=true) one gateway process relays at once; past it a follow is a 503 with Retry-After (ADR 0021). */
   @IsInt() @Min(1) GANTRY_LOG_MAX_STREAMS: number = 1_000;
+  /**
+   * Most streams (event streams and log follows together) one token holds open at once, counted
+   * across every replica; past it a follow is a 429 with Retry-After (ADR 0036).
+   */
+  @IsInt() @Min(1) GANTRY_STREAMS_PER_TOKEN: number = 32;
   /** Publish every job event to gantry.job-events.v1 (one leader among the gateways does it). */
   @IsIn(['true', 'false']) GANTRY_PUBLISH_JOB_EVENTS: 'true' | 'false' = 'true';
+  /**
+   * Requests per second one client address (an IPv4 address, an IPv6 /64) may make without a valid
+   * token, sustained, and at once; past it they are 429 instead of 401. Per replica (ADR 0036).
+   */
+  @IsInt() @Min(1) GANTRY_ANON_RATE_LIMIT_RPS: number = 20;
   /** Requests per second a `user` token may make, sustained (token bucket refill rate). */
   @IsInt() @Min(1) GANTRY_RATE_LIMIT_RPS: number = 1000;
   /** Requests a `user` token may make at once (token bucket size). */
@@ -83,4 +99,13 @@ export class GatewayEnv extends StatefulServiceEnv {
   GANTRY_JOB_RETENTION_MS: number = 7 * 24 * 60 * 60 * 1000;
   /** How often expired idempotency keys, then finished jobs past their retention, are deleted, ms. */
   @IsInt() @Min(100) GANTRY_RETENTION_SWEEP_MS: number = 60_000;
+
+  override problems(given: ReadonlySet<string>): string[] {
+    const problems = super.problems(given);
+    // One secret reused for another would make a leak of either a leak of both.
+    for (const other of ['GANTRY_ADMIN_TOKEN', 'GANTRY_NODE_CREDENTIAL_SECRET'] as const) {
+      if (this.GANTRY_CURSOR_SECRET === this[other]) problems.push(`GANTRY_CURSOR_SECRET must not be the same as ${other}`);
+    }
+    return problems;
+  }
 }

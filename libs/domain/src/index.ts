@@ -31,3 +31,6 @@ export * from './explain/job-explain';
 export * from './jobs/job-arrays';
 export * from './admission/concurrency-limit';
 export * from './pacing/load-gap';
+export * from './admission/token-bucket';
+export * from './admission/anonymous-client-key';
+export * from './sessions/token-standing';

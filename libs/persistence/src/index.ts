@@ -32,4 +32,5 @@ export * from './sql/audit-log';
 export * from './sql/job-retention';
 export * from './sql/database-unavailable';
 export * from './redis/rate-limit-buckets';
+export * from './redis/token-stream-slots';
 export * from './sql/preemptions';

@@ -77,7 +77,8 @@ export class Stack {
   /**
    * The environment a process of `service` runs with: the stack's env, the service's own Kafka
    * principal, the control plane's secrets where the service needs them (an agent gets only the
-   * public key, and enrolls its nodes through the gateway with the admin token), then the
+   * public key, and enrolls its nodes through the gateway with the admin token; only the gateway
+   * gets the cursor key), then the
    * service's extra env. For extra processes a test starts next to the stack, too.
    */
   envFor(service: ServiceName, extra: Record<string, string> = {}): Record<string, string> {
@@ -90,7 +91,10 @@ export class Stack {
             GANTRY_ENROLL_URL: `http://127.0.0.1:${o.basePort}`,
             ...(o.env.GANTRY_ADMIN_TOKEN ? { GANTRY_ENROLL_TOKEN: o.env.GANTRY_ADMIN_TOKEN } : {}),
           }
-        : { GANTRY_COMMAND_SIGNING_KEY: this.secrets.commandSigningKey, GANTRY_NODE_CREDENTIAL_SECRET: this.secrets.nodeCredentialSecret };
+        : {
+            GANTRY_COMMAND_SIGNING_KEY: this.secrets.commandSigningKey, GANTRY_NODE_CREDENTIAL_SECRET: this.secrets.nodeCredentialSecret,
+            ...(service === 'api-gateway' ? { GANTRY_CURSOR_SECRET: this.secrets.cursorSecret } : {}),
+          };
     const agentKafka: Record<string, string> = service === 'api-gateway' && o.kafkaCredentials
       ? { GANTRY_AGENT_KAFKA_USERNAME: o.kafkaCredentials.users.agent.username, GANTRY_AGENT_KAFKA_PASSWORD: o.kafkaCredentials.users.agent.password }
       : {};

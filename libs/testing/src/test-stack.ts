@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +45,7 @@ export async function startTestStack(opts: {
   const { basePort, redisUrl } = testSuite(opts.suite);
   const root = join(__dirname, '..', '..', '..');
   const tag = uniqueTag('e2e');
-  const adminToken = `e2e-admin-${uniqueTag()}`;
+  const adminToken = `e2e-admin-${randomBytes(24).toString('base64url')}`;
   const work = mkdtempSync(join(tmpdir(), 'gantry-e2e-'));
   // The agents' work directories are in it: a sandboxed attempt's uid must reach them to be given its files (ADR 0033).
   chmodSync(work, 0o755);

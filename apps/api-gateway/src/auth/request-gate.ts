@@ -7,6 +7,7 @@ import { ApiError, ErrorCode, ProblemDetailsFilter } from '@gantry/platform';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
 import { translateUnavailable } from '../http/unavailable-errors';
+import { AnonymousRateLimiter } from '../rate-limit/anonymous-rate-limiter';
 import { RateLimits, TokenRateLimiter } from '../rate-limit/token-rate-limiter';
 import { CreateAdmission } from '../http/create-admission';
 import { Principal } from './principal';
@@ -15,6 +16,12 @@ import { TokenRegistry } from './token-registry';
 const decisions = new Counter({
   name: 'gantry_rate_limit_decisions_total',
   help: 'Requests judged by the per-token rate limit: allowed, limited (429), or unchecked (Redis did not answer; let through)',
+  labelNames: ['outcome'],
+});
+
+const unauthenticated = new Counter({
+  name: 'gantry_unauthenticated_requests_total',
+  help: 'Requests without a valid token: refused (401), or limited (429) past their address\'s GANTRY_ANON_RATE_LIMIT_RPS',
   labelNames: ['outcome'],
 });
 
@@ -32,11 +39,16 @@ const shed = new Counter({
 const isCreate = (req: FastifyRequest) => req.method === 'POST' && req.routeOptions.url === '/v1/jobs';
 
 /**
- * The gateway's `onRequest` hook for every `/v1/` route, before the body is read: for a create,
- * whether the door lets one more in (CreateAdmission; a 503 at once otherwise); who is calling
- * (401 for a missing, unknown, expired or revoked token; no database round trip, see TokenRegistry)
- * and whether the token has budget left (429 with Retry-After). Every answer past this point
- * carries RateLimit-Limit and RateLimit-Remaining. Roles are the guard's (BearerAuthGuard).
+ * The gateway's `onRequest` hook for every `/v1/` route, before the body is read, in this order:
+ * 1. who is calling: 401 for a missing, unknown, expired or revoked token, 429 past the caller's
+ *    address's budget for such requests (AnonymousRateLimiter); it costs a hash and a map lookup,
+ *    and a secret this replica has never seen a share of one read of the tokens (TokenRegistry),
+ *    so a request without a valid token never reaches anything below (contract §5.3);
+ * 2. for a create, whether the door lets one more in (CreateAdmission; a 503 at once otherwise);
+ * 3. whether the token has budget left (429 with Retry-After); every answer past this point
+ *    carries RateLimit-Limit and RateLimit-Remaining;
+ * 4. for a create, whether the event loop is too late to take it (503).
+ * Roles are the guard's (BearerAuthGuard).
  */
 @Injectable()
 export class RequestGate {
@@ -47,6 +59,7 @@ export class RequestGate {
   /** Whether creates are to be refused now (load shedding, see measureEventLoopPressure). */
   private pressured: () => boolean = () => false;
   private readonly admission: CreateAdmission;
+  private readonly anonymous: AnonymousRateLimiter;
 
   constructor(private readonly tokens: TokenRegistry, @Inject(REDIS) redis: Redis, @Inject(CONFIG) config: GatewayEnv) {
     this.limiter = new TokenRateLimiter(new RateLimitBuckets(redis));
@@ -56,13 +69,16 @@ export class RequestGate {
     this.admission = new CreateAdmission(config.GANTRY_CREATE_LATENCY_TARGET_MS > 0
       ? { targetMs: config.GANTRY_CREATE_LATENCY_TARGET_MS, min: config.GANTRY_CREATE_INFLIGHT_MIN, max: config.GANTRY_CREATE_INFLIGHT_MAX, backoff: 0.9 }
       : null);
+    this.anonymous = new AnonymousRateLimiter({ ratePerS: config.GANTRY_ANON_RATE_LIMIT_RPS, burst: config.GANTRY_ANON_RATE_LIMIT_RPS });
   }
 
   readonly onRequest = async (req: GatedRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
     // Routes as declared: the ops endpoints, the docs and unknown paths (404) pass untouched.
     if (!req.routeOptions.url?.startsWith('/v1/')) return;
     try {
-      // Overload first: refusing here costs no Redis call, body parse or statement.
+      const principal = await this.authenticate(req);
+      req.principal = principal;
+      // Overload: refusing here costs no Redis call, body parse or statement.
       if (isCreate(req)) {
         const leave = this.admission.enter();
         if (!leave) {
@@ -71,8 +87,6 @@ export class RequestGate {
         }
         reply.raw.once('close', leave);
       }
-      const principal = await this.authenticate(req);
-      req.principal = principal;
       const d = await this.limiter.take(principal.tokenId ?? 'admin', principal.role === 'operator' ? this.operatorLimits : this.userLimits);
       decisions.inc({ outcome: !d.checked ? 'unchecked' : d.allowed ? 'allowed' : 'limited' });
       void reply.header('ratelimit-limit', String(d.limit)).header('ratelimit-remaining', String(d.remaining));
@@ -92,12 +106,37 @@ export class RequestGate {
     this.pressured = pressured;
   }
 
-  /** Who is calling, or the 401 (503 when an unknown token cannot be checked now). */
+  /**
+   * Who is calling, or the 401 (429 past the address's budget for requests without a valid token;
+   * 503 when a secret this replica has never seen cannot be checked now).
+   */
   async authenticate(req: FastifyRequest): Promise<Principal> {
+    const address = req.ip ?? null;
     const match = BEARER.exec(req.headers.authorization ?? '');
-    if (!match) throw new ApiError(ErrorCode.UNAUTHENTICATED, 'missing bearer token');
-    const found = await this.tokens.authenticate(match[1], req.ip ?? null);
-    if ('refused' in found) throw new ApiError(ErrorCode.UNAUTHENTICATED, REFUSED[found.refused]);
+    if (!match) {
+      this.spendAnonymous(address);
+      throw this.refused('missing bearer token');
+    }
+    const known = this.tokens.authenticateKnown(match[1], address);
+    if (known && 'principal' in known) return known.principal;
+    // Refused, or never seen here (a token minted through another replica a moment ago, or a
+    // guess): it spends its address's budget before it may cost a read of the tokens.
+    this.spendAnonymous(address);
+    const found = known ?? (await this.tokens.authenticateAfterRead(match[1], address));
+    if ('refused' in found) throw this.refused(REFUSED[found.refused]);
     return found.principal;
+  }
+
+  private spendAnonymous(address: string | null): void {
+    const t = this.anonymous.take(address);
+    if (t.allowed) return;
+    unauthenticated.inc({ outcome: 'limited' });
+    const s = Math.ceil(t.retryAfterMs / 1000);
+    throw new ApiError(ErrorCode.RATE_LIMITED, `too many requests without a valid token from this address; try again in ${s} s`).retryAfter(s);
+  }
+
+  private refused(detail: string): ApiError {
+    unauthenticated.inc({ outcome: 'refused' });
+    return new ApiError(ErrorCode.UNAUTHENTICATED, detail);
   }
 }

@@ -30,10 +30,14 @@ export class TokenService {
     return listApiTokensPage(autocommit(this.ds), after, limit);
   }
 
-  /** Revokes a token: refused (401) by every replica within GANTRY_TOKEN_SYNC_MS and one read. Repeating it is harmless. */
+  /**
+   * Revokes a token: refused (401), and its streams ended, by this replica at once and by every
+   * other within GANTRY_TOKEN_SYNC_MS and one read. Repeating it is harmless.
+   */
   async revoke(who: Principal, id: string): Promise<void> {
     const revoked = UUID.test(id) ? await revokeApiToken(autocommit(this.ds), id, new Date()) : null;
     if (!revoked) throw new ApiError(ErrorCode.NOT_FOUND, `token ${id} not found`);
+    this.registry.learnRevocation(id, revoked.revokedAt!);
     await this.audit.record(who, 'tokens.revoke', id, { owner: revoked.owner, role: revoked.role });
   }
 }

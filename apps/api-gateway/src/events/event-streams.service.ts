@@ -63,7 +63,7 @@ export class EventStreamsService {
     // Listening starts before the backlog is read, so nothing falls between the two.
     const unlisten = await this.tail.listenToJob(id, (e) => follower?.offer(e));
     try {
-      const stream = this.streams.open(reply);
+      const stream = await this.streams.open(reply, who);
       follower = new EventFollower(spec, afterSeq, stream, MAX_BUFFERED, isTerminal(job.state));
       await this.runToEnd(follower, stream);
     } finally {
@@ -94,7 +94,7 @@ export class EventStreamsService {
     try {
       // "From now" is read after listening began, so it cannot be later than what the tail hands over.
       const start = after ?? (await currentStreamPosition(autocommit(this.ds)));
-      const stream = this.streams.open(reply);
+      const stream = await this.streams.open(reply, who);
       follower = new EventFollower(spec, start, stream, MAX_BUFFERED);
       await this.runToEnd(follower, stream);
     } finally {

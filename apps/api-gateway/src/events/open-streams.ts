@@ -3,13 +3,16 @@ import { Gauge } from 'prom-client';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { CONFIG } from '@gantry/runtime';
 import type { FastifyReply } from 'fastify';
+import { Principal } from '../auth/principal';
 import { GatewayEnv } from '../config';
+import { TokenStreams } from '../sessions/token-streams';
 import { SseStream } from './sse-stream';
 
 const openStreams = new Gauge({ name: 'gantry_sse_streams_open', help: 'Event streams (SSE) this gateway holds open' });
 
 /**
- * Every event stream this process holds: a cap on their number, one timer for all their
+ * Every event stream this process holds: a cap on their number (and, through TokenStreams, on
+ * each token's, ended with the token), one timer for all their
  * keep-alives (an idle stream costs no timer of its own and no work between two keep-alives), and
  * their end at shutdown, so that draining HTTP does not wait on streams that would never finish.
  * A client reconnects to another replica with Last-Event-ID and misses nothing.
@@ -17,22 +20,41 @@ const openStreams = new Gauge({ name: 'gantry_sse_streams_open', help: 'Event st
 @Injectable()
 export class OpenStreams implements OnModuleDestroy {
   private readonly streams = new Set<SseStream>();
+  /** Streams past the cap check, waiting for their token's place. */
+  private opening = 0;
   private keepAlive: NodeJS.Timeout | null = null;
   private readonly endAll = () => this.closeAll();
 
-  constructor(@Inject(CONFIG) private readonly config: GatewayEnv) {
+  constructor(@Inject(CONFIG) private readonly config: GatewayEnv, private readonly tokens: TokenStreams) {
     // Ahead of the HTTP drain (bootstrapService listens for the same signals later).
     process.once('SIGTERM', this.endAll);
     process.once('SIGINT', this.endAll);
   }
 
-  /** Starts an SSE response, or throws 503 when this process holds as many as it may. */
-  open(reply: FastifyReply): SseStream {
-    if (this.streams.size >= this.config.GANTRY_SSE_MAX_STREAMS) {
+  /**
+   * Starts an SSE response for `who`, or throws: 503 when this process holds as many as it may,
+   * 429 when `who`'s token holds as many as it may (TokenStreams).
+   */
+  async open(reply: FastifyReply, who: Principal): Promise<SseStream> {
+    if (this.streams.size + this.opening >= this.config.GANTRY_SSE_MAX_STREAMS) {
       void reply.header('retry-after', '5');
       throw new ApiError(ErrorCode.UNAVAILABLE, `this gateway holds ${this.streams.size} event streams, its limit; retry, or connect to another replica`);
     }
-    const stream = SseStream.start(reply);
+    let stream: SseStream | null = null;
+    this.opening++;
+    let lease;
+    try {
+      lease = await this.tokens.open(who, () => stream?.end());
+    } finally {
+      this.opening--;
+    }
+    try {
+      stream = SseStream.start(reply);
+    } catch (e) {
+      lease.release();
+      throw e;
+    }
+    void stream.closed().then(() => lease.release());
     this.streams.add(stream);
     openStreams.set(this.streams.size);
     if (!this.keepAlive) {

@@ -15,7 +15,9 @@ export class SseStream {
   private readonly closeListeners = new Set<() => void>();
 
   private constructor(private readonly res: ServerResponse) {
-    res.once('close', () => this.markClosed());
+    // A client that left before the stream started has closed already: 'close' will not come again.
+    if (res.destroyed) this.open = false;
+    else res.once('close', () => this.markClosed());
   }
 
   static start(reply: FastifyReply): SseStream {

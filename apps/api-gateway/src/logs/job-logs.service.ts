@@ -56,8 +56,10 @@ export class JobLogsService {
       throw new ApiError(ErrorCode.NOT_FOUND, `node ${where.nodeId}, which ran rank ${rank} of attempt ${attempt}, does not serve logs (its agent sends no address and logsPort)`);
     }
     const follow = q.follow === 'true';
-    let finish = () => {};
-    const slot = follow ? this.streams.acquire(() => finish()) : null;
+    // Until the relay starts, an end (the token revoked or expired, shutdown) is remembered and honoured then.
+    let endedEarly = false;
+    let finish: () => void = () => void (endedEarly = true);
+    const slot = follow ? await this.streams.acquire(who, () => finish()) : null;
     let upstream: IncomingMessage;
     try {
       upstream = await requestAgentLog({
@@ -72,10 +74,11 @@ export class JobLogsService {
       }
       throw e;
     }
-    if (upstream.statusCode !== 200) {
+    if (upstream.statusCode !== 200 || endedEarly) {
       slot?.release();
       upstream.resume();
-      throw this.refusal(upstream.statusCode ?? 0, where.nodeId, attempt, rank);
+      if (endedEarly) upstream.destroy();
+      throw endedEarly ? new ApiError(ErrorCode.UNAVAILABLE, 'the follow was ended before it began (the token stopped standing, or the gateway is stopping)').retryAfter(1) : this.refusal(upstream.statusCode ?? 0, where.nodeId, attempt, rank);
     }
     this.relay(upstream, reply, follow ? { id, attempt, onEnd: () => slot!.release(), setFinish: (f) => (finish = f) } : null);
   }

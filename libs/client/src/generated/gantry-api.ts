@@ -1630,7 +1630,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The job's events, oldest first. With follow=true: Server-Sent Events (text/event-stream), one `data:` line per event holding a JobStreamEvent as JSON, its `id:` the value to send back as Last-Event-ID on reconnect (nothing is missed or repeated). Idle streams get a `: keep-alive` comment every 15 s. Here the SSE id is the event's seq; the stream starts at seq 1 and ends after the job's terminal event. */
+            /** @description The job's events, oldest first. With follow=true: Server-Sent Events (text/event-stream), one `data:` line per event holding a JobStreamEvent as JSON, its `id:` the value to send back as Last-Event-ID on reconnect (nothing is missed or repeated). Idle streams get a `: keep-alive` comment every 15 s. A stream ends within 1 s of its token's revocation or expiry; a token holds at most GANTRY_STREAMS_PER_TOKEN (32) streams and log follows at once, across replicas (429 with Retry-After past it). Here the SSE id is the event's seq; the stream starts at seq 1 and ends after the job's terminal event. */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1732,7 +1732,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description What one rank of one attempt wrote (stdout and stderr), as its node keeps it: the newest GANTRY_AGENT_LOG_MAX_BYTES (64 MiB) at most, for as long as the node's retention. Default: the latest attempt, rank 0, the whole log. With follow=true the body stays open while the attempt runs and ends once it has ended. Same rights as GET /v1/jobs/{id}: another owner's job is 404. 503 when the node's agent does not answer, or this gateway follows GANTRY_LOG_MAX_STREAMS logs already. */
+            /** @description What one rank of one attempt wrote (stdout and stderr), as its node keeps it: the newest GANTRY_AGENT_LOG_MAX_BYTES (64 MiB) at most, for as long as the node's retention. Default: the latest attempt, rank 0, the whole log. With follow=true the body stays open while the attempt runs and ends once it has ended, or within 1 s of its token's revocation or expiry. Same rights as GET /v1/jobs/{id}: another owner's job is 404. 503 when the node's agent does not answer, or this gateway follows GANTRY_LOG_MAX_STREAMS logs already; 429 when the token holds GANTRY_STREAMS_PER_TOKEN (32) streams and log follows already. */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1834,7 +1834,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Operators see every job's events, users their own, in one commit-safe order. Without follow: a page from the beginning or after `after`. With follow=true: Server-Sent Events (text/event-stream), one `data:` line per event holding a JobStreamEvent as JSON, its `id:` the value to send back as Last-Event-ID on reconnect (nothing is missed or repeated). Idle streams get a `: keep-alive` comment every 15 s. Without Last-Event-ID or `after` a stream starts from now. */
+            /** @description Operators see every job's events, users their own, in one commit-safe order. Without follow: a page from the beginning or after `after`. With follow=true: Server-Sent Events (text/event-stream), one `data:` line per event holding a JobStreamEvent as JSON, its `id:` the value to send back as Last-Event-ID on reconnect (nothing is missed or repeated). Idle streams get a `: keep-alive` comment every 15 s. A stream ends within 1 s of its token's revocation or expiry; a token holds at most GANTRY_STREAMS_PER_TOKEN (32) streams and log follows at once, across replicas (429 with Retry-After past it). Without Last-Event-ID or `after` a stream starts from now. */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

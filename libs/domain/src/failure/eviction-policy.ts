@@ -1,3 +1,5 @@
+import { refillBucket } from '../admission/token-bucket';
+
 /**
  * Which silent nodes to declare dead now. Kubernetes' node lifecycle controller is the model:
  * evictions are rate-limited by a token bucket, and when a large share of a failure domain goes
@@ -61,8 +63,7 @@ export interface EvictionPlan {
 }
 
 export function refill(bucket: BucketState, nowMs: number, p: EvictionPolicy): BucketState {
-  const elapsed = Math.max(0, nowMs - bucket.updatedAt) / 1000;
-  return { tokens: Math.min(p.burst, bucket.tokens + elapsed * p.evictionsPerSecond), updatedAt: nowMs };
+  return refillBucket(bucket, nowMs, { ratePerS: p.evictionsPerSecond, burst: p.burst });
 }
 
 export function isPartitioned(rack: RackView, p: Pick<EvictionPolicy, 'minRackSize' | 'partitionShare'>): boolean {

@@ -16,6 +16,14 @@ export interface ConfigRules {
   problems?(given: ReadonlySet<string>): string[];
 }
 
+/** Variables whose values are secrets: an error names them and says how long the value is, never what it is. */
+const SECRET_NAME = /(TOKEN|SECRET|PASSWORD|_KEY)$/;
+
+function shown(name: string, value: string | undefined): string {
+  if (value === undefined) return 'null';
+  return SECRET_NAME.test(name) ? `<${value.length} characters, not shown>` : JSON.stringify(value);
+}
+
 /**
  * Reads environment variables into a validated config class; fails listing every bad variable by name.
  * Defaults live on the class fields; strings are converted to numbers/booleans where the field says so.
@@ -27,7 +35,7 @@ export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.Proce
   const errors: ValidationError[] = validateSync(config, { whitelist: true, forbidUnknownValues: true });
   if (errors.length > 0) {
     throw new ConfigError(
-      errors.map((e) => `${e.property}=${JSON.stringify(env[e.property] ?? null)}: ${Object.values(e.constraints ?? {}).join('; ')}`),
+      errors.map((e) => `${e.property}=${shown(e.property, env[e.property])}: ${Object.values(e.constraints ?? {}).join('; ')}`),
     );
   }
   const rules = config as ConfigRules;
