@@ -31,3 +31,6 @@ export * from './explain/job-explain';
 export * from './jobs/job-arrays';
 export * from './admission/concurrency-limit';
 export * from './pacing/load-gap';
+export * from './nodes/declared-inventory';
+export * from './nodes/start-failures';
+export * from './reconciliation/start-timeout';
