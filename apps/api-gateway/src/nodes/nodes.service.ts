@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { NODE_ID_PATTERN, NodeEventView, NodeView } from '@gantry/contracts';
-import { NodeHealth, nodeHealth } from '@gantry/domain';
+import { InventoryPatchDto, NODE_ID_PATTERN, NodeEventView, NodeView } from '@gantry/contracts';
+import { NodeHealth, nodeHealth, patchInventory } from '@gantry/domain';
 import {
-  NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, nodeLiveStoreFor, removeNode, requestNodeDrain, setNodeCordoned,
+  NodeListFilter, NodeLiveStore, NodeRecord, autocommit, declareInventories, inTransaction, listNodeEvents, listNodesPage, loadNodes, lockPinnedInventory, nodeLiveStoreFor,
+  removeNode, requestNodeDrain, setNodeCordoned,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { WakeUpSender } from '@gantry/messaging';
@@ -91,6 +92,31 @@ export class NodesService {
     // An uncordoned node is capacity the scheduler should use now, not at its next tick.
     if (!cordoned) this.schedulerWake.signal('CAPACITY_RELEASED');
     await this.audit.record(who, cordoned ? 'nodes.cordon' : 'nodes.uncordon', id);
+    return (await this.views([node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
+  }
+
+  /**
+   * Changes the node's pinned inventory (contract §5.2, ADR 0035): the fields given replace the
+   * pinned ones, and placement believes the lesser of the result and what the node reports from the
+   * commit on (the node's version moves, so no plan made before can use the old capacity).
+   */
+  async update(id: string, patch: InventoryPatchDto, who: Principal): Promise<NodeView> {
+    const now = new Date();
+    const { node, declared } = await inTransaction(this.ds, async (sql) => {
+      const pinned = NODE_ID_PATTERN.test(id) ? await lockPinnedInventory(sql, id) : undefined;
+      const [known] = pinned === undefined ? [] : await loadNodes(sql, [id]);
+      if (!known) throw new ApiError(ErrorCode.NOT_FOUND, pinned === undefined ? `node ${id} not found (or not enrolled)` : `node ${id} has not reported yet: enroll it again with an inventory instead`);
+      const next = patchInventory(pinned ?? null, patch);
+      if ('missing' in next) {
+        throw new ApiError(ErrorCode.VALIDATION_FAILED, `node ${id} has no pinned inventory yet: the patch must give ${next.missing.join(' and ')}`,
+          next.missing.map((f) => ({ field: `declared.${f}`, message: 'required while nothing is pinned' })));
+      }
+      await declareInventories(sql, [{ nodeId: id, inventory: next.inventory }], now);
+      return { node: (await loadNodes(sql, [id]))[0], declared: next.inventory };
+    });
+    // More capacity may be believed now: the scheduler should use it now, not at its next tick.
+    this.schedulerWake.signal('CAPACITY_RELEASED');
+    await this.audit.record(who, 'nodes.update', id, { declared });
     return (await this.views([node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
   }
 

@@ -9,6 +9,21 @@ import { PageElement } from './page-element';
 const REFRESH_MS = 5_000;
 const DRAIN_PATH = '/v1/nodes/{id}/drain';
 
+/** Why a node is cordoned, in words (ADR 0035). */
+function cordonReasonText(reason: Node['cordonReason']): string {
+  if (reason === 'START_FAILURES') return 'start failures: it did not start its work in time, several times in a row';
+  if (reason === 'DRAIN') return 'drained';
+  if (reason === 'OPERATOR') return 'by an operator';
+  return 'reason unknown';
+}
+
+/** The node's pinned inventory: what placement may ever believe of it (ADR 0035). */
+function declaredText(n: Node): string {
+  const d = n.declared;
+  if (!d) return 'nothing pinned yet: the first inventory it reports will be';
+  return `${d.gpus ? `${d.gpus.count} × ${d.gpus.model}` : 'no GPUs'}, ${d.cpuCores} cores, ${mib(d.memoryMiB)}, address ${d.address ?? 'not pinned yet'}`;
+}
+
 /**
  * One node: capacity, live telemetry, the attempts it runs, cordon and drain (operators: others'
  * job ids are not a user's to see, contract §4.3), its history. A drain (ADR 0027) shows as
@@ -89,7 +104,7 @@ export class NodePage extends PageElement {
     return html`
       <p class="crumbs"><a href=${href.nodes()}>Nodes</a> / <code>${n.id}</code></p>
       <div class="title-row">
-        <h1>${n.id} <span class="node-status">${badge(n.health)}${n.cordoned ? html` ${badge('CORDONED')}` : nothing}${drain.kind !== 'none' ? html` ${badge(drain.kind === 'draining' ? 'DRAINING' : 'DRAINED')}` : nothing}</span></h1>
+        <h1>${n.id} <span class="node-status">${badge(n.health)}${n.cordoned ? html` ${badge('CORDONED')}` : nothing}${n.cordonReason === 'START_FAILURES' ? html` ${badge('START_FAILURES')}` : nothing}${drain.kind !== 'none' ? html` ${badge(drain.kind === 'draining' ? 'DRAINING' : 'DRAINED')}` : nothing}</span></h1>
         ${this.isOperator
           ? html`<div class="actions">
               <button type="button" ?disabled=${this.acting} @click=${this.toggleCordon}>${n.cordoned ? 'Uncordon' : 'Cordon'}</button>
@@ -108,7 +123,10 @@ export class NodePage extends PageElement {
             <dt>GPUs</dt><dd>${n.gpus.total ? `${n.gpus.allocated} of ${n.gpus.total} allocated (${n.gpus.model})` : 'none'}</dd>
             <dt>CPU cores</dt><dd>${n.cpuCores}</dd>
             <dt>Memory</dt><dd>${mib(n.memoryMiB)}</dd>
-            <dt>Cordoned</dt><dd>${n.cordoned ? 'yes: no new work is placed here' : 'no'}</dd>
+            <dt>Cordoned</dt><dd class="cordon-status">${n.cordoned ? `yes (${cordonReasonText(n.cordonReason)}): no new work is placed here` : 'no'}</dd>
+            <dt>Start failures</dt><dd>${n.startFailures} in a row</dd>
+            <dt>Declared</dt><dd class="declared">${declaredText(n)}</dd>
+            ${n.exceeded.length ? html`<dt>Reports beyond</dt><dd class="exceeded">${n.exceeded.join(', ')}: shown, never believed</dd>` : nothing}
             ${this.drainFact(drain)}
             <dt>Last heard</dt><dd>${n.lastHeartbeatAt ? html`<time datetime=${n.lastHeartbeatAt}>${time(n.lastHeartbeatAt)}</time>` : 'never (or longer ago than live state is kept)'}</dd>
             <dt>First seen</dt><dd><time datetime=${n.firstSeenAt}>${time(n.firstSeenAt)}</time></dd>

@@ -1,4 +1,4 @@
-import { InventoryResource, NodeInventory, believedTopology, inventoryOf, pinAfterReport, sameInventory } from './declared-inventory';
+import { InventoryPatch, InventoryResource, NodeInventory, believedTopology, inventoryOf, patchInventory, pinAfterReport, sameInventory } from './declared-inventory';
 import { NodeTopology } from './node-topology';
 
 const reported = (over: Partial<NodeTopology> = {}): NodeTopology => ({
@@ -72,5 +72,19 @@ describe('inventoryOf and sameInventory', () => {
     ['another address', pinned(), pinned({ address: null }), false],
   ])('sameInventory: %s', (_n, a, b, same) => {
     expect(sameInventory(a, b)).toBe(same);
+  });
+});
+
+describe('patchInventory', () => {
+  it.each<[string, NodeInventory | null, InventoryPatch, ReturnType<typeof patchInventory>]>([
+    ['a field given replaces it, the rest stay', pinned(), { gpus: { model: 'H100', count: 4 } }, { inventory: pinned({ gpus: { model: 'H100', count: 4 } }) }],
+    ['gpus null: none', pinned(), { gpus: null }, { inventory: pinned({ gpus: null }) }],
+    ['address null: unpinned', pinned(), { address: null }, { inventory: pinned({ address: null }) }],
+    ['an empty patch changes nothing', pinned(), {}, { inventory: pinned() }],
+    ['nothing pinned yet, everything given', null, { cpuCores: 8, memoryMiB: 1024 }, { inventory: { gpus: null, cpuCores: 8, memoryMiB: 1024, address: null } }],
+    ['nothing pinned yet, memory missing', null, { cpuCores: 8 }, { missing: ['memoryMiB'] }],
+    ['nothing pinned yet, both missing', null, { gpus: null }, { missing: ['cpuCores', 'memoryMiB'] }],
+  ])('%s', (_n, before, patch, after) => {
+    expect(patchInventory(before, patch)).toEqual(after);
   });
 });

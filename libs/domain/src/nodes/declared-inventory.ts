@@ -82,3 +82,26 @@ export function sameInventory(a: NodeInventory | null, b: NodeInventory | null):
   return a.gpus?.model === b.gpus?.model && (a.gpus?.count ?? 0) === (b.gpus?.count ?? 0)
     && a.cpuCores === b.cpuCores && a.memoryMiB === b.memoryMiB && a.address === b.address;
 }
+
+/** A change to a pinned inventory (PATCH /v1/nodes/{id}): each field given replaces the pinned one; null gpus means none, null address unpins. */
+export type InventoryPatch = Partial<NodeInventory>;
+
+/**
+ * The pinned inventory after an operator's patch (JSON merge patch), or the fields it lacks: a node
+ * with nothing pinned yet (enrolled without an inventory, not yet reported) needs its cores and memory.
+ */
+export function patchInventory(pinned: NodeInventory | null, patch: InventoryPatch): { inventory: NodeInventory } | { missing: Array<'cpuCores' | 'memoryMiB'> } {
+  const cpuCores = patch.cpuCores ?? pinned?.cpuCores;
+  const memoryMiB = patch.memoryMiB ?? pinned?.memoryMiB;
+  if (cpuCores === undefined || memoryMiB === undefined) {
+    return { missing: [...(cpuCores === undefined ? ['cpuCores' as const] : []), ...(memoryMiB === undefined ? ['memoryMiB' as const] : [])] };
+  }
+  return {
+    inventory: {
+      gpus: patch.gpus !== undefined ? patch.gpus : (pinned?.gpus ?? null),
+      cpuCores,
+      memoryMiB,
+      address: patch.address !== undefined ? patch.address : (pinned?.address ?? null),
+    },
+  };
+}

@@ -1,4 +1,4 @@
-import { judgeStartFailures } from './start-failures';
+import { judgeStartFailures, nodesToAvoid } from './start-failures';
 
 describe('judgeStartFailures', () => {
   it.each<[string, number, number, boolean, 'count' | 'cordon']>([
@@ -10,5 +10,18 @@ describe('judgeStartFailures', () => {
     ['a threshold of one cordons at the first', 1, 1, false, 'cordon'],
   ])('%s', (_n, inARow, threshold, cordoned, kind) => {
     expect(judgeStartFailures(inARow, threshold, cordoned).kind).toBe(kind);
+  });
+});
+
+describe('nodesToAvoid', () => {
+  const many = Array.from({ length: 16 }, (_, i) => `n${i}`);
+  it.each<[string, string[], string[], string[]]>([
+    ['the first failure', [], ['a'], ['a']],
+    ['a gang failing on two nodes', ['a'], ['b', 'c'], ['a', 'b', 'c']],
+    ['a node failed on again moves to the end, once', ['a', 'b'], ['a'], ['b', 'a']],
+    ['a node named twice counts once', [], ['a', 'a'], ['a']],
+    ['past the cap the oldest go', many, ['x'], [...many.slice(1), 'x']],
+  ])('%s', (_n, before, failedOn, after) => {
+    expect(nodesToAvoid(before, failedOn)).toEqual(after);
   });
 });

@@ -10,3 +10,15 @@ export type StartFailureVerdict = { kind: 'count' } | { kind: 'cordon' };
 export function judgeStartFailures(inARow: number, threshold: number, cordoned: boolean): StartFailureVerdict {
   return !cordoned && inARow >= threshold ? { kind: 'cordon' } : { kind: 'count' };
 }
+
+/** Most nodes a job remembers having failed to start on (a job's row carries them). */
+export const MAX_AVOIDED_NODES = 16;
+
+/**
+ * The nodes a job avoids after its attempt timed out starting on `failedOn`: those added to what
+ * it avoided before, each once, the most recent kept when there are more than MAX_AVOIDED_NODES.
+ */
+export function nodesToAvoid(before: readonly string[], failedOn: readonly string[]): string[] {
+  const kept = [...before.filter((id) => !failedOn.includes(id)), ...new Set(failedOn)];
+  return kept.slice(Math.max(0, kept.length - MAX_AVOIDED_NODES));
+}
