@@ -1,6 +1,6 @@
 import { Server, Socket, createServer } from 'node:net';
 import { Stack, waitFor } from '@gantry/stack';
-import { HandAgent, TestStack, metricValue, startTestStack, testSuite, uniqueTag } from '@gantry/testing';
+import { HandAgent, TestStack, metricValue, startTestStack, testSuite } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
 
 /*

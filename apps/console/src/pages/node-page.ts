@@ -1,6 +1,7 @@
 import { html, nothing } from 'lit';
 import type { Node, NodeEvent } from '@gantry/client';
 import { DrainStatus, drainStatus } from '../nodes/drain-status';
+import { cordonText, declaredText } from '../nodes/node-trust';
 import { mib, percent, shortId, time } from '../shell/format';
 import { href } from '../shell/router';
 import { Poller, badge, errorBox } from '../shell/ui';
@@ -8,21 +9,6 @@ import { PageElement } from './page-element';
 
 const REFRESH_MS = 5_000;
 const DRAIN_PATH = '/v1/nodes/{id}/drain';
-
-/** Why a node is cordoned, in words (ADR 0035). */
-function cordonReasonText(reason: Node['cordonReason']): string {
-  if (reason === 'START_FAILURES') return 'start failures: it did not start its work in time, several times in a row';
-  if (reason === 'DRAIN') return 'drained';
-  if (reason === 'OPERATOR') return 'by an operator';
-  return 'reason unknown';
-}
-
-/** The node's pinned inventory: what placement may ever believe of it (ADR 0035). */
-function declaredText(n: Node): string {
-  const d = n.declared;
-  if (!d) return 'nothing pinned yet: the first inventory it reports will be';
-  return `${d.gpus ? `${d.gpus.count} × ${d.gpus.model}` : 'no GPUs'}, ${d.cpuCores} cores, ${mib(d.memoryMiB)}, address ${d.address ?? 'not pinned yet'}`;
-}
 
 /**
  * One node: capacity, live telemetry, the attempts it runs, cordon and drain (operators: others'
@@ -123,7 +109,7 @@ export class NodePage extends PageElement {
             <dt>GPUs</dt><dd>${n.gpus.total ? `${n.gpus.allocated} of ${n.gpus.total} allocated (${n.gpus.model})` : 'none'}</dd>
             <dt>CPU cores</dt><dd>${n.cpuCores}</dd>
             <dt>Memory</dt><dd>${mib(n.memoryMiB)}</dd>
-            <dt>Cordoned</dt><dd class="cordon-status">${n.cordoned ? `yes (${cordonReasonText(n.cordonReason)}): no new work is placed here` : 'no'}</dd>
+            <dt>Cordoned</dt><dd class="cordon-status">${n.cordoned ? `yes (${cordonText(n)}): no new work is placed here` : 'no'}</dd>
             <dt>Start failures</dt><dd>${n.startFailures} in a row</dd>
             <dt>Declared</dt><dd class="declared">${declaredText(n)}</dd>
             ${n.exceeded.length ? html`<dt>Reports beyond</dt><dd class="exceeded">${n.exceeded.join(', ')}: shown, never believed</dd>` : nothing}

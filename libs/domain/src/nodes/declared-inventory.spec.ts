@@ -41,7 +41,8 @@ describe('pinAfterReport', () => {
   it.each<[string, NodeInventory | null, Partial<NodeTopology>, NodeInventory]>([
     ['nothing pinned: the report is', null, {}, pinned()],
     ['nothing pinned, no GPUs reported: none pinned', null, { gpuModel: null, gpusTotal: 0, gpuIndices: [] }, pinned({ gpus: null })],
-    ['nothing pinned, GPUs all unhealthy: none pinned', null, { gpusTotal: 0, gpuIndices: [] }, pinned({ gpus: null })],
+    ['nothing pinned, GPUs all unhealthy: every installed one is pinned', null, { gpusTotal: 0, gpuIndices: [], gpusInstalled: 8 }, pinned()],
+    ['nothing pinned, one GPU unhealthy: it is pinned too, and believed once it recovers', null, { gpusTotal: 7, gpuIndices: [0, 1, 2, 3, 4, 5, 6], gpusInstalled: 8 }, pinned()],
     ['a declared inventory is kept whatever the report says', pinned({ cpuCores: 4 }), { cpuCores: 512 }, pinned({ cpuCores: 4 })],
     ['a declaration without an address pins the first reported one', pinned({ address: null }), { address: '10.1.1.1' }, pinned({ address: '10.1.1.1' })],
     ['a pinned address is never replaced by a report', pinned(), { address: '10.1.1.1' }, pinned()],

@@ -18,10 +18,11 @@ export interface NodeInventory {
 export const INVENTORY_RESOURCES = ['gpus', 'cpuCores', 'memoryMiB', 'address'] as const;
 export type InventoryResource = (typeof INVENTORY_RESOURCES)[number];
 
-/** The inventory a report amounts to: what is pinned for a node enrolled without one. */
+/** The inventory a report amounts to: what is pinned for a node enrolled without one (its GPUs healthy or not). */
 export function inventoryOf(reported: NodeTopology): NodeInventory {
+  const count = Math.max(reported.gpusInstalled ?? 0, reported.gpusTotal);
   return {
-    gpus: reported.gpuModel !== null && reported.gpusTotal > 0 ? { model: reported.gpuModel, count: reported.gpusTotal } : null,
+    gpus: reported.gpuModel !== null && count > 0 ? { model: reported.gpuModel, count } : null,
     cpuCores: reported.cpuCores,
     memoryMiB: reported.memoryMiB,
     address: reported.address,
