@@ -128,6 +128,15 @@ describe('declared inventory', () => {
     for (const id of jobs) await admin.request('POST', `/v1/jobs/${id}/cancel`);
   });
 
+  it('the simulated fleet declares its nodes as they are when it enrolls them, so they are believed whole', async () => {
+    const sim = await waitFor('the simulated node', async () => {
+      const n = await node(`${tag}-00000`);
+      return n.declared ? n : undefined;
+    }, { timeoutMs: 30_000 });
+    // Node 0 of a fleet is an 8-GPU H100 node (fleet-layout.ts).
+    expect(sim).toMatchObject({ declared: { gpus: { model: 'H100', count: 8 }, cpuCores: 96, memoryMiB: 1_048_576, address: '127.0.0.1' }, gpus: { total: 8 }, exceeded: [] });
+  });
+
   it('without a declaration the first report is pinned; enrolling again with an inventory replaces it', async () => {
     const tofu = `${tag}-tofu`;
     const model = `TOFU-${tag}`;

@@ -155,6 +155,9 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
   const now = new Date();
   const ranks = await loadRanks(sql, jobId, attempt);
   const startFailedOn = reason === 'START_TIMEOUT' ? ranks.filter((r) => !r.released && r.state === 'SCHEDULED').map((r) => r.nodeId) : [];
+  // Judged from a beat; its RUNNING report may have been applied since (the job's version would
+  // then have moved, and this is the retry): a rank that started is not a start failure.
+  if (reason === 'START_TIMEOUT' && !startFailedOn.includes(lostNodeId)) return { outcome: 'ignored', startFailedOn: [] };
   // The job first, then its ranks: every writer locks in that order (the report path too), so none waits on another in a cycle.
   const to = decision.kind === 'requeue' ? 'QUEUED' : 'FAILED';
   const changes: JobChanges = to === 'QUEUED'

@@ -52,7 +52,7 @@ export class EnrollmentService {
     const ids = [...new Set(nodeIds)];
     // Written in id order: every writer of enrollments and node rows locks them in that order (node-inventory.ts).
     const sorted = [...ids].sort();
-    const inventory = declared ? inventoryOf(declared) : null;
+    const inventory = declared ? declaredInventory(declared) : null;
     const now = new Date();
     const generations = await inTransaction(this.ds, async (sql) => {
       const enrolled = await enrollNodes(sql, sorted, now);
@@ -76,6 +76,6 @@ export class EnrollmentService {
 }
 
 /** A declared inventory as the domain keeps it: absent GPUs and address are null. */
-export function inventoryOf(d: NodeInventoryDto): NodeInventory {
+export function declaredInventory(d: NodeInventoryDto): NodeInventory {
   return { gpus: d.gpus ? { model: d.gpus.model, count: d.gpus.count } : null, cpuCores: d.cpuCores, memoryMiB: d.memoryMiB, address: d.address ?? null };
 }

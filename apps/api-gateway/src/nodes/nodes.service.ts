@@ -102,22 +102,26 @@ export class NodesService {
    */
   async update(id: string, patch: InventoryPatchDto, who: Principal): Promise<NodeView> {
     const now = new Date();
-    const { node, declared } = await inTransaction(this.ds, async (sql) => {
+    // Refusals are answered after the transaction: it is rolled back by returning, not by throwing.
+    const outcome = await inTransaction(this.ds, async (sql) => {
       const pinned = NODE_ID_PATTERN.test(id) ? await lockPinnedInventory(sql, id) : undefined;
-      const [known] = pinned === undefined ? [] : await loadNodes(sql, [id]);
-      if (!known) throw new ApiError(ErrorCode.NOT_FOUND, pinned === undefined ? `node ${id} not found (or not enrolled)` : `node ${id} has not reported yet: enroll it again with an inventory instead`);
-      const next = patchInventory(pinned ?? null, patch);
-      if ('missing' in next) {
-        throw new ApiError(ErrorCode.VALIDATION_FAILED, `node ${id} has no pinned inventory yet: the patch must give ${next.missing.join(' and ')}`,
-          next.missing.map((f) => ({ field: `declared.${f}`, message: 'required while nothing is pinned' })));
-      }
+      if (pinned === undefined) return { kind: 'not-enrolled' as const };
+      if ((await loadNodes(sql, [id])).length === 0) return { kind: 'not-registered' as const };
+      const next = patchInventory(pinned, patch);
+      if ('missing' in next) return { kind: 'incomplete' as const, missing: next.missing };
       await declareInventories(sql, [{ nodeId: id, inventory: next.inventory }], now);
-      return { node: (await loadNodes(sql, [id]))[0], declared: next.inventory };
+      return { kind: 'declared' as const, node: (await loadNodes(sql, [id]))[0], declared: next.inventory };
     });
+    if (outcome.kind === 'not-enrolled') throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found (or not enrolled)`);
+    if (outcome.kind === 'not-registered') throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} has not reported yet: enroll it again with an inventory instead`);
+    if (outcome.kind === 'incomplete') {
+      throw new ApiError(ErrorCode.VALIDATION_FAILED, `node ${id} has no pinned inventory yet: the patch must give ${outcome.missing.join(' and ')}`,
+        outcome.missing.map((f) => ({ field: `declared.${f}`, message: 'required while nothing is pinned' })));
+    }
     // More capacity may be believed now: the scheduler should use it now, not at its next tick.
     this.schedulerWake.signal('CAPACITY_RELEASED');
-    await this.audit.record(who, 'nodes.update', id, { declared });
-    return (await this.views([node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
+    await this.audit.record(who, 'nodes.update', id, { declared: outcome.declared });
+    return (await this.views([outcome.node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
   }
 
   /** Cordons the node now and has the reconciler end what still runs there after the grace (contract §4.7). */

@@ -64,19 +64,19 @@ export class NodeInventoryDto {
 
 /** PATCH /v1/nodes/{id} `declared`: the fields given replace the pinned ones (JSON merge patch); the rest stay. */
 export class InventoryPatchDto {
-  @ApiPropertyOptional({ type: DeclaredGpusDto, nullable: true, description: `${GPUS_DOC}; null: none` })
+  @ApiPropertyOptional({ type: DeclaredGpusDto, nullable: true, description: 'GPUs the node has; omitted: unchanged; null: none' })
   @ValidateIf((_o, v) => v !== null && v !== undefined) @IsObject() @ValidateNested() @Type(() => DeclaredGpusDto)
   gpus?: DeclaredGpusDto | null;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: INVENTORY_LIMITS.cpuCoresMax, description: CPU_DOC })
+  @ApiPropertyOptional({ minimum: 0, maximum: INVENTORY_LIMITS.cpuCoresMax, description: `${CPU_DOC}; omitted: unchanged` })
   @IsOptional() @IsInt() @Min(0) @Max(INVENTORY_LIMITS.cpuCoresMax)
   cpuCores?: number;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: INVENTORY_LIMITS.memoryMiBMax, description: MEMORY_DOC })
+  @ApiPropertyOptional({ minimum: 0, maximum: INVENTORY_LIMITS.memoryMiBMax, description: `${MEMORY_DOC}; omitted: unchanged` })
   @IsOptional() @IsInt() @Min(0) @Max(INVENTORY_LIMITS.memoryMiBMax)
   memoryMiB?: number;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: INVENTORY_LIMITS.addressMax, description: `${ADDRESS_DOC.split('. Omitted')[0]}. null: unpinned (the next address the node reports is pinned)` })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: INVENTORY_LIMITS.addressMax, description: `${ADDRESS_DOC.split('. Omitted')[0]}. Omitted: unchanged; null: the address the node reports is pinned (now, if it has reported one)` })
   @ValidateIf((_o, v) => v !== null && v !== undefined) @IsNodeAddress()
   address?: string | null;
 }
