@@ -964,13 +964,13 @@ export interface components {
             count: number;
         };
         InventoryPatchDto: {
-            /** @description GPUs the node has; omitted or null: none; null: none */
+            /** @description GPUs the node has; omitted: unchanged; null: none */
             gpus?: components["schemas"]["DeclaredGpusDto"] | null;
-            /** @description CPU cores */
+            /** @description CPU cores; omitted: unchanged */
             cpuCores?: number;
-            /** @description Memory, MiB */
+            /** @description Memory, MiB; omitted: unchanged */
             memoryMiB?: number;
-            /** @description Where the node listens (host name or IP): the gateway reads logs only there, and a gang whose rank 0 is here gets it as MASTER_ADDR. null: unpinned (the next address the node reports is pinned) */
+            /** @description Where the node listens (host name or IP): the gateway reads logs only there, and a gang whose rank 0 is here gets it as MASTER_ADDR. Omitted: unchanged; null: the address the node reports is pinned (now, if it has reported one) */
             address?: string | null;
         };
         UpdateNodeDto: {
