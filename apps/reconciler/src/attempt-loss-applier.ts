@@ -145,8 +145,8 @@ const DEADLOCK_DETECTED = '40P01';
 async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: string, reason: LossReason): Promise<{ outcome: LossOutcome; startFailedOn: string[] }> {
   const job = await findJob(sql, jobId);
   if (!job) return { outcome: 'ignored', startFailedOn: [] };
-  // Ended by the control plane's own choice (a drain), or by a node that did not start it: the
-  // job did nothing wrong, and both nodes are alive and must stop it too.
+  // Ended by the control plane's own choice (a drain) or because a node did not start it: the job
+  // did nothing wrong, and that node is alive and must stop the attempt too.
   const notTheJobs = reason === 'NODE_DRAINED' || reason === 'START_TIMEOUT';
   // An attempt already stopping for a preemptor uses no retry, whatever ends it (ADR 0026).
   const forgiven = notTheJobs || job.preemptedAttempt === attempt;
