@@ -58,6 +58,20 @@ export const NODE_COLUMNS: Column<Node>[] = [
   { header: 'LAST SEEN', value: (n) => age(n.lastHeartbeatAt) },
 ];
 
+/** What `gantry nodes describe` says about a node's trust (ADR 0035): why it is cordoned, what is pinned, what it reports beyond it. */
+export function nodeTrustLines(n: Node): string[] {
+  const d = n.declared;
+  const declared = d
+    ? `${d.gpus ? `${d.gpus.count}×${d.gpus.model}` : 'no GPUs'}, ${d.cpuCores} cores, ${d.memoryMiB}Mi, address ${d.address ?? '(first reported)'}`
+    : 'nothing pinned yet (the first inventory the node reports will be)';
+  return [
+    `Cordoned:       ${n.cordoned ? `yes (${n.cordonReason ?? 'unknown reason'})` : 'no'}`,
+    `Start failures: ${n.startFailures} in a row`,
+    `Declared:       ${declared}`,
+    ...(n.exceeded.length > 0 ? [`Reports beyond: ${n.exceeded.join(', ')} (not believed)`] : []),
+  ];
+}
+
 /** `gantry top`, for people. */
 export function summaryLines(s: ClusterSummary): string[] {
   const counts = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join('  ');

@@ -4,7 +4,8 @@ import { GantryApiError, GantryClient, Job } from '@gantry/client';
 import { CliError, EXIT, UsageError, describeFailure } from './cli-error';
 import { DEFAULT_URL, configPath, loadConfig, resolveConnection, saveConfig } from './cli-config';
 import { COMPLETION_SCRIPTS, completionCandidates } from './completion';
-import { EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS, eventLine, explanationLines, retryPolicyLine, summaryLines } from './format';
+import { EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS, eventLine, explanationLines, nodeTrustLines, retryPolicyLine, summaryLines } from './format';
+import { InventoryFlags, declaredInventory, inventoryFromFlags } from './inventory-flags';
 import { SubmitFlags, buildJobSpec } from './job-spec';
 import { OutputFormat, Printer, outputOption } from './output';
 
@@ -379,6 +380,8 @@ ${examples(['gantry explain 0b7c8f4e-…', 'gantry explain 0b7c8f4e-… -o json 
       out.show({ ...node, events }, () => {
         out.table([node], NODE_COLUMNS);
         out.line();
+        for (const l of nodeTrustLines(node)) out.line(l);
+        out.line();
         out.line('Events:');
         out.table(events, [
           { header: 'AT', value: (e) => e.at },
@@ -418,13 +421,25 @@ ${examples(['gantry nodes drain gpu-0042 --grace 600', 'gantry nodes drain gpu-0
       for (const id of ids) done.push(await api.drainNode(id, grace));
       printer(opts).show(done, (list) => list.forEach((n) => printer(opts).line(`${n.id}: cordoned, draining (what runs there is requeued after ${grace} s)`)));
     });
-  nodes
-    .command('enroll')
-    .argument('<node-id>')
-    .description("Issue (or rotate) a node's agent credential: everything its agent needs (operators)")
-    .option('--revoke', "revoke the node's credential instead")
+  const inventoryOptions = (c: ReturnType<typeof nodes.command>) =>
+    c
+      .option('--gpus <model:count>', 'its GPUs, e.g. H100:8, or none')
+      .option('--cpu-cores <n>', 'its CPU cores')
+      .option('--memory-mib <n>', 'its memory, MiB')
+      .option('--address <host>', 'where it listens (logs are read only there), or none to pin what it reports');
+  inventoryOptions(
+    nodes
+      .command('enroll')
+      .argument('<node-id>')
+      .description("Issue (or rotate) a node's agent credential: everything its agent needs, and optionally its inventory (operators)")
+      .option('--revoke', "revoke the node's credential instead"),
+  )
     .addOption(outputOption())
-    .action(async (id: string, opts: { revoke?: boolean; output: OutputFormat }) => {
+    .addHelpText('after', `
+With an inventory, placement never believes more of the node than it (whatever it reports); without
+one, the first inventory the node reports is pinned.
+${examples(['gantry nodes enroll gpu-0042 --gpus H100:8 --cpu-cores 96 --memory-mib 1048576 --address 10.0.4.2'])}`)
+    .action(async (id: string, opts: InventoryFlags & { revoke?: boolean; output: OutputFormat }) => {
       const api = client();
       const path = `/v1/nodes/${encodeURIComponent(id)}/enrollment`;
       if (opts.revoke) {
@@ -432,8 +447,23 @@ ${examples(['gantry nodes drain gpu-0042 --grace 600', 'gantry nodes drain gpu-0
         io.stdout.write(`revoked the credential of ${id}\n`);
         return;
       }
-      const body = await ensureOk(await api.request('POST', path));
+      const inventory = declaredInventory(opts);
+      const body = await ensureOk(await api.request('POST', path, inventory ? { inventory } : undefined));
       printer(opts).json(body); // shown once: the credential is in it
+    });
+  inventoryOptions(
+    nodes
+      .command('declare')
+      .argument('<node-id>')
+      .description("Change a node's pinned inventory: the flags given replace those fields (operators)"),
+  )
+    .addOption(outputOption())
+    .addHelpText('after', examples(['gantry nodes declare gpu-0042 --gpus H100:4', 'gantry nodes declare gpu-0042 --address 10.0.4.3']))
+    .action(async (id: string, opts: InventoryFlags & { output: OutputFormat }) => {
+      const patch = inventoryFromFlags(opts);
+      if (Object.keys(patch).length === 0) throw new UsageError('give at least one of --gpus, --cpu-cores, --memory-mib, --address');
+      const node = await client().updateNodeInventory(id, patch);
+      printer(opts).show(node, (n) => nodeTrustLines(n).forEach((l) => printer(opts).line(l)));
     });
 
   program

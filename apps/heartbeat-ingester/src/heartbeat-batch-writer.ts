@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
 import { HeartbeatMessage, TelemetryBeat, hasTelemetry } from '@gantry/contracts';
 import { BeatCursor, NodeTopology, judgeBeat, topologyOf, topologySignature, utilisationContribution } from '@gantry/domain';
-import { NodeLiveStore, autocommit, nodeLiveStoreFor, upsertNodeTopology } from '@gantry/persistence';
+import { NodeLiveStore, nodeLiveStoreFor, recordReportedTopology } from '@gantry/persistence';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 
@@ -20,6 +20,11 @@ const batchSize = new Histogram({ name: 'gantry_heartbeat_batch_size', help: 'He
 const writeSeconds = new Histogram({ name: 'gantry_heartbeat_batch_write_seconds', help: 'Time to write one batch (Postgres topology + Redis pipeline)', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1] });
 const telemetryBeats = new Counter({ name: 'gantry_heartbeats_with_telemetry_total', help: 'Heartbeats with telemetry, the newest per node in each batch (the rest are liveness beats, ADR 0010)' });
 const topologyWrites = new Counter({ name: 'gantry_node_topology_writes_total', help: 'Node registrations and topology changes written to Postgres' });
+const inventoryExceeded = new Counter({
+  name: 'gantry_node_inventory_exceeded_total',
+  help: 'Topology changes recorded in which a node reported more than its pinned inventory (more GPUs, cores or memory, or another address): counted, never believed (ADR 0035)',
+  labelNames: ['resource'],
+});
 
 /** One heartbeat as consumed: its offset places it in receive order. */
 export interface ReceivedBeat {
@@ -116,7 +121,7 @@ export class HeartbeatBatchWriter {
       if (this.knownTopology.get(t.id) !== topologySignature(t) && !registered.has(t.id)) changed.push(t);
     }
     if (changed.length > 0) {
-      topologyWrites.inc(await upsertNodeTopology(autocommit(this.ds), changed, new Date(receivedAt)));
+      await this.recordTopology(changed, receivedAt);
       for (const t of changed) {
         this.knownTopology.set(t.id, topologySignature(t));
         registered.add(t.id);
@@ -151,7 +156,7 @@ export class HeartbeatBatchWriter {
       if (t && !writtenNow.has(id) && !registered.has(id)) recheck.push(topologyOf(t));
     }
     if (recheck.length > 0) {
-      topologyWrites.inc(await upsertNodeTopology(autocommit(this.ds), recheck, new Date(receivedAt)));
+      await this.recordTopology(recheck, receivedAt);
       for (const t of recheck) this.knownTopology.set(t.id, topologySignature(t));
     }
     const now = Date.now();
@@ -169,6 +174,12 @@ export class HeartbeatBatchWriter {
     return { replayed: result.replayed, lost };
   }
 
+  /** Writes reported topologies (pinning first reports, believing the lesser of pinned and reported: ADR 0035) and counts what was written. */
+  private async recordTopology(reports: NodeTopology[], receivedAt: number): Promise<void> {
+    const written = await recordReportedTopology(this.ds, reports, new Date(receivedAt));
+    topologyWrites.inc(written.length);
+    for (const w of written) for (const resource of w.exceeded) inventoryExceeded.inc({ resource });
+  }
 
   /** Forgets the cursors of nodes whose partitions this replica no longer reads (their next reader moves them on). */
   forgetCursors(): void {

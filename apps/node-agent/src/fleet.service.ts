@@ -20,7 +20,7 @@ import { AttemptSandbox } from './sandbox/attempt-sandbox';
 import { UidRange, parseUidRange } from './sandbox/uid-allocation';
 import { simulatedNode } from './fleet/fleet-layout';
 import { HeartbeatSender } from './heartbeat-sender';
-import { enrollThroughGateway } from './identity/enrollment-client';
+import { DeclaredInventory, enrollThroughGateway } from './identity/enrollment-client';
 import { nodeAddress } from './identity/node-address';
 import { NodeKeys } from './identity/node-keys';
 import { NodeRuntime } from './node-runtime';
@@ -44,6 +44,8 @@ const hostLimits = new Gauge({
 @Injectable()
 export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly nodes = new Map<string, NodeRuntime>();
+  /** What each node declares when this agent enrolls it: a simulated node's shape; a real node's first report is pinned instead (null). */
+  private readonly declared = new Map<string, DeclaredInventory | null>();
   private readonly reports: ReportPublisher;
   private readonly commands: BatchConsumer<AgentCommandMessage>;
   private readonly beats: HeartbeatSender;
@@ -81,10 +83,16 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
         const telemetry = new SimulatedTelemetry(spec, () => runtime?.busyGpus() ?? 0);
         runtime = new NodeRuntime({ nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack, ...(this.address ? { address: this.address } : {}) }, executor, telemetry, this.reports, split, store);
         this.nodes.set(spec.nodeId, runtime);
+        // A simulated node is what its spec says: declared as such, so placement believes it whole (ADR 0035).
+        this.declared.set(spec.nodeId, {
+          gpus: spec.gpuModel !== null && spec.gpuCount > 0 ? { model: spec.gpuModel, count: spec.gpuCount } : null,
+          cpuCores: spec.cpuCores, memoryMiB: spec.memoryMiB, address: this.address,
+        });
       }
     } else {
       const nodeId = config.GANTRY_NODE_ID ?? hostname();
       this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK, address: this.address! }, executor, new HostTelemetry(config.GANTRY_NVIDIA_SMI), this.reports, split, store));
+      this.declared.set(nodeId, null);
     }
     this.recover();
     this.commands = createCommandConsumer(consumers, {
@@ -219,7 +227,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     const c = this.config;
     if (c.GANTRY_ENROLL_URL && c.GANTRY_ENROLL_TOKEN) {
       const t0 = Date.now();
-      const credentials = await enrollThroughGateway(c.GANTRY_ENROLL_URL, c.GANTRY_ENROLL_TOKEN, [...this.nodes.keys()]);
+      const credentials = await enrollThroughGateway(c.GANTRY_ENROLL_URL, c.GANTRY_ENROLL_TOKEN, this.declared);
       for (const [nodeId, credential] of credentials) this.keys.set(nodeId, credential);
       this.logger.info({ nodes: credentials.size, ms: Date.now() - t0 }, 'nodes enrolled');
     } else if (c.GANTRY_SIM_NODES === 0 && (c.GANTRY_NODE_CREDENTIAL || c.GANTRY_NODE_CREDENTIAL_FILE)) {

@@ -2,20 +2,22 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
 import { KillCommand, TOPICS } from '@gantry/contracts';
-import { decideAttemptLoss } from '@gantry/domain';
+import { decideAttemptLoss, nodesToAvoid } from '@gantry/domain';
 import {
-  ConcurrentUpdateError, Leadership, OutboxMessage, Sql, appendJobEvents, appendNodeEvents, casUpdateJob, enqueueOutbox, findJob, finishNodeDrain,
-  holdsLeadership, inTransaction, loadRanks, releaseRank,
+  ConcurrentUpdateError, JobChanges, Leadership, OutboxMessage, Sql, appendJobEvents, appendNodeEvents, casUpdateJob, enqueueOutbox, findJob, finishNodeDrain,
+  holdsLeadership, inTransaction, loadRanks, recordStartFailures, releaseRank,
 } from '@gantry/persistence';
 import type { WakeUpSender } from '@gantry/messaging';
-import { SCHEDULER_WAKE } from '@gantry/runtime';
+import { CONFIG, SCHEDULER_WAKE } from '@gantry/runtime';
+import { ReconcilerEnv } from './config';
 
-export type LossReason = 'NODE_LOST' | 'PHANTOM' | 'NODE_DRAINED';
+export type LossReason = 'NODE_LOST' | 'PHANTOM' | 'NODE_DRAINED' | 'START_TIMEOUT';
 /** Why a job's attempt was looked at without changing it (a RECONCILED event). */
 export type NoteReason = 'NODE_PARTITION_HELD' | 'NODE_RETURNED';
 export type LossOutcome = 'requeued' | 'failed' | 'ignored' | 'deposed';
 
-const losses = new Counter({ name: 'gantry_attempts_lost_total', help: 'Attempts ended because their node died or they vanished from it', labelNames: ['reason', 'outcome'] });
+const losses = new Counter({ name: 'gantry_attempts_lost_total', help: 'Attempts ended because their node died, they vanished from it, it was drained or it did not start them in time', labelNames: ['reason', 'outcome'] });
+const startFailureCordons = new Counter({ name: 'gantry_nodes_cordoned_for_start_failures_total', help: 'Nodes cordoned (reason START_FAILURES) after GANTRY_NODE_START_FAILURES start timeouts in a row (ADR 0035)' });
 
 /**
  * Ends an attempt the control plane has lost: every rank's capacity is released, live ranks on other
@@ -24,14 +26,32 @@ const losses = new Counter({ name: 'gantry_attempts_lost_total', help: 'Attempts
  */
 @Injectable()
 export class AttemptLossApplier {
-  constructor(@Inject(DataSource) private readonly ds: DataSource, @Inject(SCHEDULER_WAKE) private readonly schedulerWake: WakeUpSender) {}
+  private readonly startFailureThreshold: number;
 
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(SCHEDULER_WAKE) private readonly schedulerWake: WakeUpSender,
+    @Inject(CONFIG) config: Pick<ReconcilerEnv, 'GANTRY_NODE_START_FAILURES'>,
+  ) {
+    this.startFailureThreshold = config.GANTRY_NODE_START_FAILURES;
+  }
+
+  /**
+   * Ends one lost attempt. START_TIMEOUT (its node did not start it in time, ADR 0035) is the
+   * node's failure, not the job's: no retry used, every rank killed (that node is alive), the job
+   * avoids the nodes that did not start it, and each such node counts a start failure (cordoned
+   * with reason START_FAILURES at GANTRY_NODE_START_FAILURES in a row), all in the one transaction.
+   */
   async lose(jobId: string, attempt: number, lostNodeId: string, reason: LossReason, leadership: Leadership | null = null): Promise<LossOutcome> {
+    let cordoned: string[] = [];
     const outcome = await this.retried(() => inTransaction(this.ds, async (sql): Promise<LossOutcome> => {
       if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed';
-      return loseIn(sql, jobId, attempt, lostNodeId, reason);
+      const ended = await loseIn(sql, jobId, attempt, lostNodeId, reason);
+      cordoned = ended.startFailedOn.length > 0 ? await recordStartFailures(sql, ended.startFailedOn, this.startFailureThreshold, new Date()) : [];
+      return ended.outcome;
     }));
     losses.inc({ reason, outcome });
+    startFailureCordons.inc(cordoned.length);
     if (outcome === 'requeued' || outcome === 'failed') this.schedulerWake.signal('CAPACITY_RELEASED');
     return outcome;
   }
@@ -49,7 +69,7 @@ export class AttemptLossApplier {
     const result = await this.retried(() => inTransaction(this.ds, async (sql) => {
       if (!(await holdsLeadership(sql, leadership))) return { deposed: true as const };
       const ended: Array<{ jobId: string; outcome: LossOutcome }> = [];
-      for (const r of ordered) ended.push({ jobId: r.jobId, outcome: await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_LOST') });
+      for (const r of ordered) ended.push({ jobId: r.jobId, outcome: (await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_LOST')).outcome });
       const jobIds = ended.filter((e) => e.outcome !== 'ignored').map((e) => e.jobId);
       await appendNodeEvents(sql, [{ nodeId, type: 'EVICTED', at, toHealth: 'UNHEALTHY', reason: why, jobIds }], leadership.epoch);
       return { deposed: false as const, jobIds, ended };
@@ -73,7 +93,7 @@ export class AttemptLossApplier {
     const result = await this.retried(() => inTransaction(this.ds, async (sql) => {
       if (!(await holdsLeadership(sql, leadership))) return { deposed: true as const };
       const ended: Array<{ jobId: string; outcome: LossOutcome }> = [];
-      for (const r of ordered) ended.push({ jobId: r.jobId, outcome: await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_DRAINED') });
+      for (const r of ordered) ended.push({ jobId: r.jobId, outcome: (await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_DRAINED')).outcome });
       const jobIds = ended.filter((e) => e.outcome !== 'ignored').map((e) => e.jobId);
       await appendNodeEvents(sql, [{ nodeId, type: 'DRAINED', at, reason: 'NODE_DRAINED', jobIds }], leadership.epoch);
       await finishNodeDrain(sql, nodeId);
@@ -118,37 +138,47 @@ export class AttemptLossApplier {
 /** Postgres SQLSTATE for a deadlock it detected and broke by aborting this transaction. */
 const DEADLOCK_DETECTED = '40P01';
 
-/** The loss of one attempt, inside the caller's transaction (see AttemptLossApplier.lose). */
-async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: string, reason: LossReason): Promise<LossOutcome> {
+/**
+ * The loss of one attempt, inside the caller's transaction (see AttemptLossApplier.lose), and the
+ * nodes that had not started their ranks of it when it ended for START_TIMEOUT (none otherwise).
+ */
+async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: string, reason: LossReason): Promise<{ outcome: LossOutcome; startFailedOn: string[] }> {
   const job = await findJob(sql, jobId);
-  if (!job) return 'ignored';
-  const drained = reason === 'NODE_DRAINED';
+  if (!job) return { outcome: 'ignored', startFailedOn: [] };
+  // Ended by the control plane's own choice (a drain) or because a node did not start it: the job
+  // did nothing wrong, and that node is alive and must stop the attempt too.
+  const notTheJobs = reason === 'NODE_DRAINED' || reason === 'START_TIMEOUT';
   // An attempt already stopping for a preemptor uses no retry, whatever ends it (ADR 0026).
-  const forgiven = drained || job.preemptedAttempt === attempt;
+  const forgiven = notTheJobs || job.preemptedAttempt === attempt;
   const decision = decideAttemptLoss(job, attempt, forgiven ? 'drained' : 'lost');
-  if (decision.kind === 'ignore') return 'ignored';
+  if (decision.kind === 'ignore') return { outcome: 'ignored', startFailedOn: [] };
   const now = new Date();
+  const ranks = await loadRanks(sql, jobId, attempt);
+  const startFailedOn = reason === 'START_TIMEOUT' ? ranks.filter((r) => !r.released && r.state === 'SCHEDULED').map((r) => r.nodeId) : [];
+  // Judged from a beat; its RUNNING report may have been applied since (the job's version would
+  // then have moved, and this is the retry): a rank that started is not a start failure.
+  if (reason === 'START_TIMEOUT' && !startFailedOn.includes(lostNodeId)) return { outcome: 'ignored', startFailedOn: [] };
   // The job first, then its ranks: every writer locks in that order (the report path too), so none waits on another in a cycle.
   const to = decision.kind === 'requeue' ? 'QUEUED' : 'FAILED';
-  const { firstSeq } = await casUpdateJob(
-    sql, jobId, job.version,
-    to === 'QUEUED'
-      ? { state: 'QUEUED', nodeIds: [], pendingReason: null, preemptedAttempt: null, preemptedFor: null, ...(forgiven ? { retriesForgiven: job.retriesForgiven + 1 } : {}) }
-      : { state: 'FAILED', finishedAt: now, reason, preemptedAttempt: null, preemptedFor: null },
-    1, now,
-  );
+  const changes: JobChanges = to === 'QUEUED'
+    ? {
+      state: 'QUEUED', nodeIds: [], pendingReason: null, preemptedAttempt: null, preemptedFor: null,
+      ...(forgiven ? { retriesForgiven: job.retriesForgiven + 1 } : {}),
+      ...(startFailedOn.length > 0 ? { startFailedOn: nodesToAvoid(job.startFailedOn, startFailedOn) } : {}),
+    }
+    : { state: 'FAILED', finishedAt: now, reason, preemptedAttempt: null, preemptedFor: null };
+  const { firstSeq } = await casUpdateJob(sql, jobId, job.version, changes, 1, now);
   await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);
-  const ranks = await loadRanks(sql, jobId, attempt);
   const outbox: OutboxMessage[] = [];
   for (const r of ranks) {
     if (r.released) continue;
     await releaseRank(sql, jobId, attempt, r.nodeId, now);
-    // A lost node is gone; a drained one is alive and must stop the attempt too.
-    if (r.nodeId !== lostNodeId || drained) {
+    // A lost node is gone; a drained one, or one that did not start its rank, is alive and must stop the attempt too.
+    if (r.nodeId !== lostNodeId || notTheJobs) {
       const kill: KillCommand = { type: 'KILL', nodeId: r.nodeId, jobId, attempt, issuedAt: now.getTime(), reason };
       outbox.push({ topic: TOPICS.agentCommands, key: r.nodeId, value: kill });
     }
   }
   await enqueueOutbox(sql, outbox);
-  return to === 'QUEUED' ? 'requeued' : 'failed';
+  return { outcome: to === 'QUEUED' ? 'requeued' : 'failed', startFailedOn };
 }

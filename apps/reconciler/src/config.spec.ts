@@ -11,4 +11,14 @@ describe('ReconcilerEnv', () => {
     const c = loadConfig(ReconcilerEnv, env);
     expect([c.GANTRY_HEARTBEAT_MS, c.GANTRY_PHANTOM_GRACE_MS, c.GANTRY_INGEST_STALL_MS, c.GANTRY_DETECTOR_INTERVAL_MS]).toEqual([heartbeat, phantom, stall, detector]);
   });
+
+  it.each([
+    ['the defaults', {}, []],
+    ['a start timeout of two heartbeat periods', { GANTRY_HEARTBEAT_MS: '1000', GANTRY_START_TIMEOUT_MS: '2000' }, []],
+    ['one shorter than two periods names both variables', { GANTRY_HEARTBEAT_MS: '1000', GANTRY_START_TIMEOUT_MS: '1999' }, ['GANTRY_START_TIMEOUT_MS=1999 must be at least twice GANTRY_HEARTBEAT_MS=1000']],
+  ])('start timeout: %s', (_n, env, problems) => {
+    const run = () => loadConfig(ReconcilerEnv, env);
+    if (problems.length === 0) expect(run).not.toThrow();
+    else for (const p of problems) expect(run).toThrow(p);
+  });
 });

@@ -32,6 +32,15 @@ export class ReconcilerEnv extends StatefulServiceEnv {
    * evicted at the token-bucket rate. 0 holds them until the rack returns.
    */
   @IsInt() @Min(0) @Max(86_400_000) GANTRY_PARTITION_HOLD_MS: number = 300000;
+  /**
+   * How long a placed rank may go without its node reporting it started (RUNNING, or listed in a
+   * beat) before its attempt is lost with reason START_TIMEOUT and placed again, elsewhere if it can
+   * be (no retry used), ms. Counted only while the reconciler's own view is continuous (ADR 0035).
+   * At least twice GANTRY_HEARTBEAT_MS: a lost RUN is repeated once a heartbeat period.
+   */
+  @IsInt() @Min(1000) @Max(86_400_000) GANTRY_START_TIMEOUT_MS: number = 300000;
+  /** Start timeouts in a row (a start in between resets the count) that cordon a node with reason START_FAILURES. */
+  @IsInt() @Min(1) @Max(1000) GANTRY_NODE_START_FAILURES: number = 3;
   /** Identity of this replica in leader leases; defaults to hostname-pid. */
   @IsOptional() @IsString() GANTRY_INSTANCE_ID?: string;
 
@@ -40,5 +49,14 @@ export class ReconcilerEnv extends StatefulServiceEnv {
     if (!given.has('GANTRY_PHANTOM_GRACE_MS')) this.GANTRY_PHANTOM_GRACE_MS = defaultPhantomGraceMs(this.GANTRY_HEARTBEAT_MS);
     if (!given.has('GANTRY_INGEST_STALL_MS')) this.GANTRY_INGEST_STALL_MS = defaultIngestStallMs(this.GANTRY_HEARTBEAT_MS);
     if (!given.has('GANTRY_DETECTOR_INTERVAL_MS')) this.GANTRY_DETECTOR_INTERVAL_MS = defaultDetectorIntervalMs(this.GANTRY_NODE_DEAD_MS);
+  }
+
+  override problems(given: ReadonlySet<string>): string[] {
+    const problems = super.problems(given);
+    if (this.GANTRY_START_TIMEOUT_MS < 2 * this.GANTRY_HEARTBEAT_MS) {
+      const show = (name: 'GANTRY_START_TIMEOUT_MS' | 'GANTRY_HEARTBEAT_MS') => `${name}=${this[name]}${given.has(name) ? '' : ' (default)'}`;
+      problems.push(`${show('GANTRY_START_TIMEOUT_MS')} must be at least twice ${show('GANTRY_HEARTBEAT_MS')}: a lost RUN is repeated once a heartbeat period, and a node must get that chance before it is judged`);
+    }
+    return problems;
   }
 }

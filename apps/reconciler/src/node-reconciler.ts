@@ -17,7 +17,11 @@ const MAX_CURSORS = 200_000;
 
 /**
  * Compares each heartbeat's `running` set with the ranks the control plane wants on that node and
- * sends the commands that close the gap (RUN repeated, KILL for orphans and unexecuted cancels).
+ * sends the commands that close the gap (RUN repeated, KILL for orphans and unexecuted cancels),
+ * or loses the attempt: a RUNNING rank missing for the phantom grace, or a placed rank its node has
+ * not started within GANTRY_START_TIMEOUT_MS (ADR 0035). The start timeout is judged here because
+ * this already holds every beating node's ranks with their placement times on every beat: it costs
+ * one comparison per unstarted rank, no read. A node that stops beating is the failure detector's.
  * Commands go straight to Kafka, signed: they change no durable state and agents treat repeats as
  * no-ops. Only the newest beat of a node counts (judgeBeat, receive order, with this replica's own
  * cursors: a replay is skipped here and parked by the ingester).
@@ -68,20 +72,23 @@ export class NodeReconciler {
 
     const commands: AgentCommandMessage[] = [];
     const repeats: Array<{ job: (typeof live)[number]['job']; nodeId: string }> = [];
-    const lost: Array<{ jobId: string; attempt: number; nodeId: string }> = [];
+    const lost: Array<{ jobId: string; attempt: number; nodeId: string; reason: 'PHANTOM' | 'START_TIMEOUT' }> = [];
     for (const beat of newest.values()) {
       const ranks = byNode.get(beat.nodeId) ?? [];
       // A rank of a job that already ended (a gang whose other rank failed) is no longer wanted,
       // so a lost KILL for it is repeated here as an orphan kill.
       const desired = ranks.filter((r) => !isTerminal(r.job.state)).map((r) => ({ jobId: r.job.id, attempt: r.job.attempt, rankState: r.rankState, cancelRequested: r.job.cancelRequested, placedAt: r.placedAt.getTime() }));
       // Judge from the beat's own time: a beat that sat in Kafka says nothing about the present.
-      const result = reconcileNode(beat.running, desired, Math.min(nowMs, beat.sentAt), this.config.GANTRY_HEARTBEAT_MS, this.missing.get(beat.nodeId), this.config.GANTRY_PHANTOM_GRACE_MS, absenceFrom);
+      const result = reconcileNode(
+        beat.running, desired, Math.min(nowMs, beat.sentAt), this.config.GANTRY_HEARTBEAT_MS, this.missing.get(beat.nodeId), this.config.GANTRY_PHANTOM_GRACE_MS,
+        absenceFrom, this.config.GANTRY_START_TIMEOUT_MS,
+      );
       if (result.missingSince.size > 0) this.missing.set(beat.nodeId, result.missingSince);
       else this.missing.delete(beat.nodeId);
       for (const a of result.actions) {
         actions.inc({ kind: a.kind, reason: a.reason });
         if (a.kind === 'LOST') {
-          lost.push({ jobId: a.jobId, attempt: a.attempt, nodeId: beat.nodeId });
+          lost.push({ jobId: a.jobId, attempt: a.attempt, nodeId: beat.nodeId, reason: a.reason });
         } else if (a.kind === 'KILL') {
           commands.push({ type: 'KILL', nodeId: beat.nodeId, jobId: a.jobId, attempt: a.attempt, issuedAt: nowMs, reason: a.reason });
         } else {
@@ -105,7 +112,7 @@ export class NodeReconciler {
         }),
       );
     }
-    for (const l of lost) await this.losses.lose(l.jobId, l.attempt, l.nodeId, 'PHANTOM');
+    for (const l of lost) await this.losses.lose(l.jobId, l.attempt, l.nodeId, l.reason);
     return commands.length;
   }
 }

@@ -48,7 +48,7 @@ export function detectorFixture(suite: TestSuiteName) {
     f.redis = new Redis(testSuite(suite).redisUrl);
     await f.redis.flushdb();
     wake = await testWakeUpSender('attempt-loss-test');
-    f.losses = new AttemptLossApplier(f.ds, wake.sender);
+    f.losses = new AttemptLossApplier(f.ds, wake.sender, { GANTRY_NODE_START_FAILURES: 3 });
   });
   afterAll(async () => {
     // The detectors took the real lease name with long leases: hand it back, or the next suite's

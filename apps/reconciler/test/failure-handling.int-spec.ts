@@ -51,6 +51,34 @@ describe('AttemptLossApplier', () => {
   });
 });
 
+describe('AttemptLossApplier, START_TIMEOUT (ADR 0035)', () => {
+  async function unstarted(nodes = 1): Promise<{ job: JobRecord; nodeIds: string[] }> {
+    const nodeIds: string[] = [];
+    for (let i = 0; i < nodes; i++) nodeIds.push((await makeNode().gpus(8).rack(uniqueTag('rack')).insert(fx.ds)).id);
+    const job = await makeJob().gpus(2).gang(nodes).maxRetries(0).insert(fx.ds);
+    return { job: await placeJob(fx.ds, job, nodeIds), nodeIds };
+  }
+  const kills = async (jobId: string) =>
+    (await fx.ds.query(`SELECT value FROM outbox WHERE value::jsonb->>'jobId' = $1 AND value::jsonb->>'type' = 'KILL'`, [jobId])).map((r: { value: string }) => JSON.parse(r.value).nodeId).sort();
+
+  it('requeues without using a retry, kills every rank (the silent node is alive), counts each unstarted node and has the job avoid them', async () => {
+    const { job, nodeIds } = await unstarted(2);
+    expect(await fx.losses.lose(job.id, 1, nodeIds[0], 'START_TIMEOUT')).toBe('requeued');
+    expect(await findJob(autocommit(fx.ds), job.id)).toMatchObject({ state: 'QUEUED', retriesForgiven: 1, startFailedOn: [...nodeIds].sort() });
+    expect(await kills(job.id)).toEqual([...nodeIds].sort());
+    expect((await loadNodes(autocommit(fx.ds), nodeIds)).map((n) => [n.startFailures, n.gpusAllocated])).toEqual([[1, 0], [1, 0]]);
+    expect((await listJobEvents(autocommit(fx.ds), job.id, 0, 50)).pop()).toMatchObject({ fromState: 'SCHEDULED', toState: 'QUEUED', reason: 'START_TIMEOUT', nodeIds: [nodeIds[0]] });
+  });
+
+  it('leaves alone a rank that started after the beat it was judged from', async () => {
+    const { job, nodeIds } = await unstarted();
+    await fx.ds.query(`UPDATE attempt_nodes SET state = 'RUNNING' WHERE job_id = $1`, [job.id]);
+    expect(await fx.losses.lose(job.id, 1, nodeIds[0], 'START_TIMEOUT')).toBe('ignored');
+    expect(await findJob(autocommit(fx.ds), job.id)).toMatchObject({ state: 'SCHEDULED', attempt: 1 });
+    expect((await loadNodes(autocommit(fx.ds), nodeIds))[0].startFailures).toBe(0);
+  });
+});
+
 describe('AttemptLossApplier.evict', () => {
   const nodeEvents = (nodeId: string) => fx.ds.query(`SELECT type, reason, job_ids, epoch::int AS epoch FROM node_events WHERE node_id = $1`, [nodeId]);
   const lead = async () => (await acquireLeadership(autocommit(fx.ds), uniqueTag('lease'), 'a', 60_000))!;

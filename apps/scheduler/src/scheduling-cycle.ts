@@ -153,7 +153,11 @@ export class SchedulingCycle {
 
   /** 3. The pure decision, on the fit index and gang candidates kept between cycles. */
   private decide(jobs: QueuedJobHead[], snapshot: Snapshot, clock: CycleClock): CyclePlan {
-    const queued: QueuedJob[] = jobs.map((j) => ({ id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB } }));
+    const queued: QueuedJob[] = jobs.map((j) => ({
+      id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB },
+      // Nodes that did not start an earlier attempt (START_TIMEOUT, ADR 0035): placed elsewhere while it can be.
+      ...(j.startFailedOn.length > 0 ? { avoidNodeIds: j.startFailedOn } : {}),
+    }));
     const decision = planCycle({
       jobs: queued, queues: snapshot.queues, nodes: snapshot.nodes, lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
       batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(), withheld: snapshot.stopping?.nodes,

@@ -1,7 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/gantry-api';
 import type {
-  ClusterHeatmap, ClusterSummary, CreateJob, CreateQueue, Job, JobEvent, JobExplanation, JobLogsQuery, JobPage, JobState, JobStreamEvent, JobStreamEventPage, Node, NodeEvent, NodePage, Problem,
+  ClusterHeatmap, ClusterSummary, CreateJob, CreateQueue, Job, JobEvent, JobExplanation, JobLogsQuery, JobPage, JobState, JobStreamEvent, JobStreamEventPage, InventoryPatch, Node, NodeEvent, NodePage, Problem,
   Queue, TokenCreated, UpdateQueue, Whoami,
 } from './api-types';
 import { DEFAULT_RETRY_POLICY, RetryBudget, RetryPolicy, backoffDelay, isRetryable } from './retry-policy';
@@ -274,6 +274,11 @@ export class GantryClient {
 
   async uncordonNode(id: string): Promise<Node> {
     return ok(await this.api.POST('/v1/nodes/{id}/uncordon', { params: { path: { id } } }));
+  }
+
+  /** Changes the node's pinned inventory: the fields given replace the pinned ones (ADR 0035). Operators. */
+  async updateNodeInventory(id: string, declared: InventoryPatch): Promise<Node> {
+    return ok(await this.api.PATCH('/v1/nodes/{id}', { params: { path: { id } }, body: { declared } }));
   }
 
   /** Every event of a node (health changes, evictions, cordons), oldest first. */

@@ -18,6 +18,7 @@ export * from './http/job.view';
 export * from './http/job-explanation.view';
 export * from './kafka/run-commands';
 export * from './http/node.view';
+export * from './http/node-inventory.dto';
 export * from './http/cluster-summary.view';
 export * from './http/enrollment.view';
 export * from './http/max-total-bytes';

@@ -34,3 +34,6 @@ export * from './pacing/load-gap';
 export * from './admission/token-bucket';
 export * from './admission/anonymous-client-key';
 export * from './sessions/token-standing';
+export * from './nodes/declared-inventory';
+export * from './nodes/start-failures';
+export * from './reconciliation/start-timeout';

@@ -28,6 +28,7 @@ export * from './sql/leader-leases';
 export * from './redis/cluster-utilisation';
 export * from './sql/job-report-writes';
 export * from './sql/node-enrollments';
+export * from './sql/node-inventory';
 export * from './sql/audit-log';
 export * from './sql/job-retention';
 export * from './sql/database-unavailable';

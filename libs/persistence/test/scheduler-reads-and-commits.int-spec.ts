@@ -121,6 +121,7 @@ describe('loadQueuedJobsPerQueue (a cycle\'s queue heads)', () => {
       return {
         id: r.id, queue: r.queue, state: r.state, attempt: r.attempt, version: r.version, traceParent: r.traceParent, nodes: r.nodes, gpus: r.gpus,
         gpuModel: r.gpuModel, cpuCores: r.cpuCores, memoryMiB: r.memoryMiB, pendingReason: r.pendingReason, arrayOf: r.arrayOf, arrayParallelism: r.arrayParallelism,
+        startFailedOn: r.startFailedOn,
       };
     };
     // Oldest first; exactly these fields (no command, env or times: the relay reads those when it sends the RUN).

@@ -16,10 +16,15 @@ export class HandAgent {
 
   /** Enrolls (or enrolls again, rotating) these nodes and keeps their credentials. */
   async enroll(...nodeIds: string[]): Promise<void> {
+    await this.enrollWith(null, ...nodeIds);
+  }
+
+  /** The same, declaring these nodes' inventory (contract §5.2): placement never believes more of them. */
+  async enrollWith(inventory: object | null, ...nodeIds: string[]): Promise<void> {
     const res = await fetch(`${this.gatewayUrl}/v1/nodes/enrollments`, {
       method: 'POST',
       headers: { authorization: `Bearer ${this.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ nodeIds }),
+      body: JSON.stringify({ nodeIds, ...(inventory ? { inventory } : {}) }),
     });
     if (res.status !== 201) throw new Error(`enrollment failed: ${res.status} ${await res.text()}`);
     for (const i of ((await res.json()) as { items: Array<{ nodeId: string; credential: string }> }).items) this.credentials.set(i.nodeId, i.credential);

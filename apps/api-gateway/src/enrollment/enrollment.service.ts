@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AgentKafkaView, NODE_ID_PATTERN } from '@gantry/contracts';
-import { CommandSigner } from '@gantry/messaging';
-import { autocommit, enrollNodes, revokeNodeEnrollment } from '@gantry/persistence';
+import { AgentKafkaView, NODE_ID_PATTERN, NodeInventoryDto } from '@gantry/contracts';
+import { NodeInventory } from '@gantry/domain';
+import { CommandSigner, WakeUpSender } from '@gantry/messaging';
+import { autocommit, declareInventories, enrollNodes, inTransaction, revokeNodeEnrollment } from '@gantry/persistence';
 import { ApiError, ErrorCode, requiredSetting } from '@gantry/platform';
-import { COMMAND_SIGNER, CONFIG, deriveNodeCredential } from '@gantry/runtime';
+import { COMMAND_SIGNER, CONFIG, SCHEDULER_WAKE, deriveNodeCredential } from '@gantry/runtime';
 import { AuditLog } from '../audit/audit-log';
 import { Principal } from '../auth/principal';
 import { GatewayEnv } from '../config';
@@ -13,7 +14,9 @@ import { GatewayEnv } from '../config';
  * Node identity (contract 4.1): enrolling a node gives it a credential, derived from the node id,
  * a generation and the control plane's secret, so nothing secret is stored; enrolling again bumps
  * the generation (rotation: the old credential stops verifying); revoking stops everything the
- * node sends from changing anything. The ingester and reconciler follow within a second.
+ * node sends from changing anything. The ingester and reconciler follow within a second. An
+ * enrollment may declare the node's inventory (ADR 0035): pinned, replacing any pinned before, in
+ * the same transaction.
  */
 @Injectable()
 export class EnrollmentService {
@@ -23,6 +26,7 @@ export class EnrollmentService {
     @Inject(DataSource) private readonly ds: DataSource,
     @Inject(CONFIG) private readonly config: GatewayEnv,
     @Inject(COMMAND_SIGNER) private readonly signer: CommandSigner,
+    @Inject(SCHEDULER_WAKE) private readonly schedulerWake: WakeUpSender,
     private readonly audit: AuditLog,
   ) {
     this.secret = requiredSetting(config, 'GANTRY_NODE_CREDENTIAL_SECRET', 'the gateway enrolls nodes');
@@ -43,12 +47,24 @@ export class EnrollmentService {
     };
   }
 
-  async enroll(nodeIds: string[], who: Principal): Promise<Array<{ nodeId: string; credential: string }>> {
+  async enroll(nodeIds: string[], who: Principal, declared?: NodeInventoryDto): Promise<Array<{ nodeId: string; credential: string }>> {
     for (const id of nodeIds) if (!NODE_ID_PATTERN.test(id)) throw new ApiError(ErrorCode.NOT_FOUND, `node id ${JSON.stringify(id.slice(0, 260))} is not a valid node id`);
     const ids = [...new Set(nodeIds)];
-    const generations = await enrollNodes(autocommit(this.ds), ids, new Date());
+    // Written in id order: every writer of enrollments and node rows locks them in that order (node-inventory.ts).
+    const sorted = [...ids].sort();
+    const inventory = declared ? declaredInventory(declared) : null;
+    const now = new Date();
+    const generations = await inTransaction(this.ds, async (sql) => {
+      const enrolled = await enrollNodes(sql, sorted, now);
+      if (inventory) await declareInventories(sql, sorted.map((nodeId) => ({ nodeId, inventory })), now);
+      return enrolled;
+    });
+    // A declaration may have given registered nodes capacity they were not credited with.
+    if (inventory) this.schedulerWake.signal('CAPACITY_RELEASED');
     // One entry per request: a fleet of 1,000 enrolled at once is one operator action.
-    await this.audit.record(who, 'nodes.enroll', ids.length === 1 ? ids[0] : `${ids.length} nodes`, { nodeIds: ids.slice(0, 1000), generations: ids.map((id) => generations.get(id)) });
+    await this.audit.record(who, 'nodes.enroll', ids.length === 1 ? ids[0] : `${ids.length} nodes`, {
+      nodeIds: ids.slice(0, 1000), generations: ids.map((id) => generations.get(id)), ...(inventory ? { inventory } : {}),
+    });
     return ids.map((nodeId) => ({ nodeId, credential: deriveNodeCredential(this.secret, nodeId, generations.get(nodeId)!) }));
   }
 
@@ -57,4 +73,9 @@ export class EnrollmentService {
     if (!found) throw new ApiError(ErrorCode.NOT_FOUND, `node ${nodeId} was never enrolled`);
     await this.audit.record(who, 'nodes.revokeEnrollment', nodeId);
   }
+}
+
+/** A declared inventory as the domain keeps it: absent GPUs and address are null. */
+export function declaredInventory(d: NodeInventoryDto): NodeInventory {
+  return { gpus: d.gpus ? { model: d.gpus.model, count: d.gpus.count } : null, cpuCores: d.cpuCores, memoryMiB: d.memoryMiB, address: d.address ?? null };
 }

@@ -1,6 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { DrainNodeDto, NodeEnrollmentView, NodeEnrollmentsView, NodeEventPage, NodeIdsDto, NodePage, NodeView } from '@gantry/contracts';
+import { DrainNodeDto, EnrollNodeDto, NodeEnrollmentView, NodeEnrollmentsView, NodeEventPage, NodeIdsDto, NodePage, NodeView, UpdateNodeDto } from '@gantry/contracts';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
 import { Principal } from '../auth/principal';
@@ -87,6 +87,18 @@ export class NodesController {
     return this.nodes.setCordoned(id, false, who);
   }
 
+  @Patch(':id')
+  @Roles('operator')
+  @ApiOperation({
+    summary: "Change a node's pinned inventory",
+    description: 'The fields of `declared` given replace the pinned ones (JSON merge patch). From the commit on, placement believes the lesser of the result and what the node reports; work already placed keeps what it holds. Audited',
+  })
+  @ApiOkResponse({ type: NodeView, description: 'The node, with its new `declared` and the capacity now believed' })
+  @ApiResponse({ status: 404, description: 'No such node, or it has not reported yet (enroll it again with an inventory)' })
+  async update(@Param('id') id: string, @Body() body: UpdateNodeDto, @CurrentPrincipal() who: Principal): Promise<NodeView> {
+    return this.nodes.update(id, body.declared, who);
+  }
+
   @Delete(':id')
   @HttpCode(204)
   @Roles('operator')
@@ -111,16 +123,19 @@ export class NodesController {
   @ApiOperation({ summary: 'Enroll up to 1,000 nodes at once, or enroll them again (rotation); a simulated fleet enrolls itself this way' })
   @ApiCreatedResponse({ type: NodeEnrollmentsView })
   async enrollMany(@Body() dto: NodeIdsDto, @CurrentPrincipal() who: Principal): Promise<NodeEnrollmentsView> {
-    return { items: await this.enrollment.enroll(dto.nodeIds, who), kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
+    return { items: await this.enrollment.enroll(dto.nodeIds, who, dto.inventory), kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
   }
 
   @Post(':id/enrollment')
   @HttpCode(201)
   @Roles('operator')
-  @ApiOperation({ summary: 'Enroll a node, or enroll it again: everything its agent needs, the credential shown once (the old one stops working)' })
+  @ApiOperation({
+    summary: 'Enroll a node, or enroll it again: everything its agent needs, the credential shown once (the old one stops working)',
+    description: 'The body is optional; its `inventory` is pinned (ADR 0035): placement never believes more of the node than that, whatever it reports. Without one the pinned inventory stays, or the first the node reports is pinned',
+  })
   @ApiCreatedResponse({ type: NodeEnrollmentView })
-  async enroll(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<NodeEnrollmentView> {
-    const [one] = await this.enrollment.enroll([id], who);
+  async enroll(@Param('id') id: string, @Body() body: EnrollNodeDto, @CurrentPrincipal() who: Principal): Promise<NodeEnrollmentView> {
+    const [one] = await this.enrollment.enroll([id], who, body?.inventory);
     return { ...one, kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
   }
 

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { NODE_ID_PATTERN, NodeEventView, NodeView } from '@gantry/contracts';
-import { NodeHealth, nodeHealth } from '@gantry/domain';
+import { InventoryPatchDto, NODE_ID_PATTERN, NodeEventView, NodeView } from '@gantry/contracts';
+import { NodeHealth, nodeHealth, patchInventory } from '@gantry/domain';
 import {
-  NodeListFilter, NodeLiveStore, NodeRecord, autocommit, listNodeEvents, listNodesPage, loadNodes, nodeLiveStoreFor, removeNode, requestNodeDrain, setNodeCordoned,
+  NodeListFilter, NodeLiveStore, NodeRecord, autocommit, declareInventories, inTransaction, listNodeEvents, listNodesPage, loadNodes, lockPinnedInventory, nodeLiveStoreFor,
+  removeNode, requestNodeDrain, setNodeCordoned,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { WakeUpSender } from '@gantry/messaging';
@@ -92,6 +93,35 @@ export class NodesService {
     if (!cordoned) this.schedulerWake.signal('CAPACITY_RELEASED');
     await this.audit.record(who, cordoned ? 'nodes.cordon' : 'nodes.uncordon', id);
     return (await this.views([node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
+  }
+
+  /**
+   * Changes the node's pinned inventory (contract §5.2, ADR 0035): the fields given replace the
+   * pinned ones, and placement believes the lesser of the result and what the node reports from the
+   * commit on (the node's version moves, so no plan made before can use the old capacity).
+   */
+  async update(id: string, patch: InventoryPatchDto, who: Principal): Promise<NodeView> {
+    const now = new Date();
+    // Refusals are answered after the transaction: it is rolled back by returning, not by throwing.
+    const outcome = await inTransaction(this.ds, async (sql) => {
+      const pinned = NODE_ID_PATTERN.test(id) ? await lockPinnedInventory(sql, id) : undefined;
+      if (pinned === undefined) return { kind: 'not-enrolled' as const };
+      if ((await loadNodes(sql, [id])).length === 0) return { kind: 'not-registered' as const };
+      const next = patchInventory(pinned, patch);
+      if ('missing' in next) return { kind: 'incomplete' as const, missing: next.missing };
+      await declareInventories(sql, [{ nodeId: id, inventory: next.inventory }], now);
+      return { kind: 'declared' as const, node: (await loadNodes(sql, [id]))[0], declared: next.inventory };
+    });
+    if (outcome.kind === 'not-enrolled') throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found (or not enrolled)`);
+    if (outcome.kind === 'not-registered') throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} has not reported yet: enroll it again with an inventory instead`);
+    if (outcome.kind === 'incomplete') {
+      throw new ApiError(ErrorCode.VALIDATION_FAILED, `node ${id} has no pinned inventory yet: the patch must give ${outcome.missing.join(' and ')}`,
+        outcome.missing.map((f) => ({ field: `declared.${f}`, message: 'required while nothing is pinned' })));
+    }
+    // More capacity may be believed now: the scheduler should use it now, not at its next tick.
+    this.schedulerWake.signal('CAPACITY_RELEASED');
+    await this.audit.record(who, 'nodes.update', id, { declared: outcome.declared });
+    return (await this.views([outcome.node], await this.live.lastSeenMany([id]), Date.now(), who))[0];
   }
 
   /** Cordons the node now and has the reconciler end what still runs there after the grace (contract §4.7). */

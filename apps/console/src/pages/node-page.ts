@@ -1,6 +1,7 @@
 import { html, nothing } from 'lit';
 import type { Node, NodeEvent } from '@gantry/client';
 import { DrainStatus, drainStatus } from '../nodes/drain-status';
+import { cordonText, declaredText } from '../nodes/node-trust';
 import { mib, percent, shortId, time } from '../shell/format';
 import { href } from '../shell/router';
 import { Poller, badge, errorBox } from '../shell/ui';
@@ -89,7 +90,7 @@ export class NodePage extends PageElement {
     return html`
       <p class="crumbs"><a href=${href.nodes()}>Nodes</a> / <code>${n.id}</code></p>
       <div class="title-row">
-        <h1>${n.id} <span class="node-status">${badge(n.health)}${n.cordoned ? html` ${badge('CORDONED')}` : nothing}${drain.kind !== 'none' ? html` ${badge(drain.kind === 'draining' ? 'DRAINING' : 'DRAINED')}` : nothing}</span></h1>
+        <h1>${n.id} <span class="node-status">${badge(n.health)}${n.cordoned ? html` ${badge('CORDONED')}` : nothing}${n.cordonReason === 'START_FAILURES' ? html` ${badge('START_FAILURES')}` : nothing}${drain.kind !== 'none' ? html` ${badge(drain.kind === 'draining' ? 'DRAINING' : 'DRAINED')}` : nothing}</span></h1>
         ${this.isOperator
           ? html`<div class="actions">
               <button type="button" ?disabled=${this.acting} @click=${this.toggleCordon}>${n.cordoned ? 'Uncordon' : 'Cordon'}</button>
@@ -108,7 +109,10 @@ export class NodePage extends PageElement {
             <dt>GPUs</dt><dd>${n.gpus.total ? `${n.gpus.allocated} of ${n.gpus.total} allocated (${n.gpus.model})` : 'none'}</dd>
             <dt>CPU cores</dt><dd>${n.cpuCores}</dd>
             <dt>Memory</dt><dd>${mib(n.memoryMiB)}</dd>
-            <dt>Cordoned</dt><dd>${n.cordoned ? 'yes: no new work is placed here' : 'no'}</dd>
+            <dt>Cordoned</dt><dd class="cordon-status">${n.cordoned ? `yes (${cordonText(n)}): no new work is placed here` : 'no'}</dd>
+            <dt>Start failures</dt><dd>${n.startFailures} in a row</dd>
+            <dt>Declared</dt><dd class="declared">${declaredText(n)}</dd>
+            ${n.exceeded.length ? html`<dt>Reports beyond</dt><dd class="exceeded">${n.exceeded.join(', ')}: shown, never believed</dd>` : nothing}
             ${this.drainFact(drain)}
             <dt>Last heard</dt><dd>${n.lastHeartbeatAt ? html`<time datetime=${n.lastHeartbeatAt}>${time(n.lastHeartbeatAt)}</time>` : 'never (or longer ago than live state is kept)'}</dd>
             <dt>First seen</dt><dd><time datetime=${n.firstSeenAt}>${time(n.firstSeenAt)}</time></dd>

@@ -95,7 +95,7 @@ export class NodesPage extends ListPage<Node> {
               (n) => html`<tr data-node-id=${n.id}>
                 <th scope="row"><a href=${href.node(n.id)}>${n.id}</a></th>
                 <td>${n.zone} / ${n.rack}</td>
-                <td>${badge(n.health)}${n.cordoned ? html` ${badge('CORDONED')}` : nothing}</td>
+                <td>${badge(n.health)}${n.cordoned ? html` ${badge('CORDONED')}` : nothing}${n.cordonReason === 'START_FAILURES' ? html` ${badge('START_FAILURES')}` : nothing}</td>
                 <td>${n.gpus.total ? `${n.gpus.allocated} / ${n.gpus.total} ${n.gpus.model ?? ''}` : '—'}</td>
                 <td class="num">${n.cpuCores}</td><td class="num">${mib(n.memoryMiB)}</td>
                 <td>${n.lastHeartbeatAt ? html`<time datetime=${n.lastHeartbeatAt}>${time(n.lastHeartbeatAt)}</time>` : '—'}</td>

@@ -221,7 +221,11 @@ export interface paths {
         delete: operations["nodes.delete"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a node's pinned inventory
+         * @description The fields of `declared` given replace the pinned ones (JSON merge patch). From the commit on, placement believes the lesser of the result and what the node reports; work already placed keeps what it holds. Audited
+         */
+        patch: operations["nodes.update"];
         trace?: never;
     };
     "/v1/nodes/{id}/events": {
@@ -314,7 +318,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Enroll a node, or enroll it again: everything its agent needs, the credential shown once (the old one stops working) */
+        /**
+         * Enroll a node, or enroll it again: everything its agent needs, the credential shown once (the old one stops working)
+         * @description The body is optional; its `inventory` is pinned (ADR 0035): placement never believes more of the node than that, whatever it reports. Without one the pinned inventory stays, or the first the node reports is pinned
+         */
         post: operations["nodes.enroll"];
         /** Revoke a node: from then on nothing it sends changes anything */
         delete: operations["nodes.revokeEnrollment"];
@@ -818,10 +825,22 @@ export interface components {
         NodeGpusView: {
             /** @description null for a node without GPUs */
             model?: string | null;
-            /** @description Healthy GPUs of the model */
+            /** @description Healthy GPUs of the model that placement counts: the lesser of the declared (pinned) count and what the node reports (ADR 0035) */
             total: number;
             /** @description GPUs held by placed work */
             allocated: number;
+        };
+        DeclaredGpusView: {
+            model: string;
+            count: number;
+        };
+        NodeInventoryView: {
+            /** @description null: no GPUs */
+            gpus: components["schemas"]["DeclaredGpusView"] | null;
+            cpuCores: number;
+            memoryMiB: number;
+            /** @description null: none pinned yet */
+            address: string | null;
         };
         NodeTelemetryView: {
             /**
@@ -893,13 +912,26 @@ export interface components {
             /** @description A cordoned node gets no new work */
             cordoned: boolean;
             /**
+             * @description Why it is cordoned: OPERATOR (POST cordon), DRAIN, or START_FAILURES (GANTRY_NODE_START_FAILURES start timeouts in a row); null when it is not. An uncordon clears it
+             * @enum {string|null}
+             */
+            cordonReason: "OPERATOR" | "DRAIN" | "START_FAILURES" | null;
+            /** @description Ranks in a row that timed out starting here (START_TIMEOUT); a start resets it, and so does an uncordon */
+            startFailures: number;
+            /**
              * Format: date-time
              * @description A drain is pending (POST /v1/nodes/{id}/drain): at this time what still runs here is ended and requeued; null: none
              */
             drainDeadline?: string | null;
             gpus: components["schemas"]["NodeGpusView"];
+            /** @description CPU cores placement counts: the lesser of declared and reported */
             cpuCores: number;
+            /** @description Memory placement counts, MiB: the lesser of declared and reported */
             memoryMiB: number;
+            /** @description The pinned inventory: declared at enrollment or with PATCH, else the first the node reported; null while neither. Placement never believes more */
+            declared: components["schemas"]["NodeInventoryView"] | null;
+            /** @description What the node reports beyond its pinned inventory (more GPUs, cores or memory, another address): shown and counted, never believed */
+            exceeded: ("gpus" | "cpuCores" | "memoryMiB" | "address")[];
             /**
              * Format: date-time
              * @description When the control plane last heard the node; null if not within the live-state retention
@@ -925,7 +957,7 @@ export interface components {
             fromHealth?: "HEALTHY" | "DEGRADED" | "UNHEALTHY";
             /** @enum {string} */
             toHealth?: "HEALTHY" | "DEGRADED" | "UNHEALTHY";
-            /** @description HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED. CORDONED: DRAIN when a drain cordoned it. DRAINED: NODE_DRAINED */
+            /** @description HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED. CORDONED: DRAIN when a drain cordoned it, START_FAILURES when start timeouts in a row did. DRAINED: NODE_DRAINED */
             reason?: string;
             /** @description EVICTED, DRAINED: the jobs whose attempts on this node were ended. Operators only */
             jobIds?: string[];
@@ -938,9 +970,44 @@ export interface components {
             /** @description Seconds the attempts on the node may go on before they are ended and requeued (reason NODE_DRAINED, no retry used) */
             gracePeriodSeconds: number;
         };
+        DeclaredGpusDto: {
+            /**
+             * @description The GPU model, as the node reports it (nvidia-smi's name, shortened as the agent does)
+             * @example H100
+             */
+            model: string;
+            /** @description GPUs of that model */
+            count: number;
+        };
+        InventoryPatchDto: {
+            /** @description GPUs the node has; omitted: unchanged; null: none */
+            gpus?: components["schemas"]["DeclaredGpusDto"] | null;
+            /** @description CPU cores; omitted: unchanged */
+            cpuCores?: number;
+            /** @description Memory, MiB; omitted: unchanged */
+            memoryMiB?: number;
+            /** @description Where the node listens (host name or IP): the gateway reads logs only there, and a gang whose rank 0 is here gets it as MASTER_ADDR. Omitted: unchanged; null: the address the node reports is pinned (now, if it has reported one) */
+            address?: string | null;
+        };
+        UpdateNodeDto: {
+            /** @description Changes to the node's pinned inventory; a node with none pinned yet needs cpuCores and memoryMiB */
+            declared: components["schemas"]["InventoryPatchDto"];
+        };
+        NodeInventoryDto: {
+            /** @description GPUs the node has; omitted or null: none */
+            gpus?: components["schemas"]["DeclaredGpusDto"] | null;
+            /** @description CPU cores */
+            cpuCores: number;
+            /** @description Memory, MiB */
+            memoryMiB: number;
+            /** @description Where the node listens (host name or IP): the gateway reads logs only there, and a gang whose rank 0 is here gets it as MASTER_ADDR. Omitted or null: the first address the node reports is pinned */
+            address?: string | null;
+        };
         NodeIdsDto: {
             /** @description Node ids to enroll (or enroll again, rotating their credentials) */
             nodeIds: string[];
+            /** @description Every one of these nodes' inventory, pinned (replacing any pinned before): placement never believes more. Omitted: each keeps its pinned one, or pins its first report. Nodes of different shapes are enrolled in one request per shape */
+            inventory?: components["schemas"]["NodeInventoryDto"];
         };
         EnrolledNodeView: {
             nodeId: string;
@@ -965,6 +1032,10 @@ export interface components {
             items: components["schemas"]["EnrolledNodeView"][];
             kafka: components["schemas"]["AgentKafkaView"];
             commandPublicKey: string;
+        };
+        EnrollNodeDto: {
+            /** @description The node's inventory, pinned (replacing any pinned before): placement never believes more. Omitted: the pinned one stays, or the node's first report is pinned */
+            inventory?: components["schemas"]["NodeInventoryDto"];
         };
         NodeEnrollmentView: {
             nodeId: string;
@@ -2921,6 +2992,122 @@ export interface operations {
             };
         };
     };
+    "nodes.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNodeDto"];
+            };
+        };
+        responses: {
+            /** @description The node, with its new `declared` and the capacity now believed */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeView"];
+                };
+            };
+            /** @description Invalid request: a field, a query parameter, a cursor or the JSON itself (`errors` lists the fields) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked bearer token */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token is known but its role may not do this */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such node, or it has not reported yet (enroll it again with an inventory) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request body exceeds 1 MiB */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the token's request budget; wait Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; `errorId` names the log line */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or a dependency is away: nothing was done; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "nodes.events": {
         parameters: {
             query?: {
@@ -3454,7 +3641,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnrollNodeDto"];
+            };
+        };
         responses: {
             201: {
                 headers: {
@@ -3501,6 +3692,17 @@ export interface operations {
             };
             /** @description No such resource, or one the caller may not see */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body exceeds 1 MiB */
+            413: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

@@ -1,6 +1,8 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, Matches } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsOptional, Matches, ValidateNested } from 'class-validator';
 import { NODE_ID_PATTERN } from '../kafka/field-schemas';
+import { NodeInventoryDto } from './node-inventory.dto';
 
 /** How an agent reaches Kafka: the agents' principal (every agent shares it; nodes are told apart by their signatures). */
 export class AgentKafkaView {
@@ -25,6 +27,10 @@ export class NodeIdsDto {
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(1000)
   @Matches(NODE_ID_PATTERN, { each: true, message: 'each node id must be 1..253 letters, digits, ".", "_" or "-", starting with a letter or digit' })
   nodeIds!: string[];
+
+  @ApiPropertyOptional({ type: NodeInventoryDto, description: "Every one of these nodes' inventory, pinned (replacing any pinned before): placement never believes more. Omitted: each keeps its pinned one, or pins its first report. Nodes of different shapes are enrolled in one request per shape" })
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => NodeInventoryDto)
+  inventory?: NodeInventoryDto;
 }
 
 export class EnrolledNodeView {

@@ -1,14 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
-import { NODE_HEALTH, NodeHealth } from '@gantry/domain';
+import { INVENTORY_RESOURCES, InventoryResource, NODE_HEALTH, NodeHealth } from '@gantry/domain';
 import {
   CpuTelemetry, CpuTelemetrySchema, GpuTelemetry, GpuTelemetrySchema, MemoryTelemetry, MemoryTelemetrySchema, RunningAttempt, RunningAttemptSchema,
 } from '../kafka/heartbeat.message';
 import { openApiSchema } from '../kafka/openapi-schema';
+import { NodeInventoryView } from './node-inventory.dto';
+
+/** Why a cordoned node is: an operator's cordon, a drain, or start timeouts in a row (ADR 0035). */
+export const CORDON_REASONS = ['OPERATOR', 'DRAIN', 'START_FAILURES'] as const;
+export type CordonReason = (typeof CORDON_REASONS)[number];
 
 export class NodeGpusView {
   @ApiPropertyOptional({ nullable: true, type: String, description: 'null for a node without GPUs' }) model!: string | null;
-  @ApiProperty({ description: 'Healthy GPUs of the model' }) total!: number;
+  @ApiProperty({ description: 'Healthy GPUs of the model that placement counts: the lesser of the declared (pinned) count and what the node reports (ADR 0035)' }) total!: number;
   @ApiProperty({ description: 'GPUs held by placed work' }) allocated!: number;
 }
 
@@ -34,11 +39,19 @@ export class NodeView {
   @ApiProperty({ enum: NODE_HEALTH, description: 'From heartbeat silence: DEGRADED after GANTRY_NODE_SUSPECT_MS, UNHEALTHY after GANTRY_NODE_DEAD_MS' })
   health!: NodeHealth;
   @ApiProperty({ description: 'A cordoned node gets no new work' }) cordoned!: boolean;
+  @ApiProperty({ enum: CORDON_REASONS, nullable: true, type: String, description: 'Why it is cordoned: OPERATOR (POST cordon), DRAIN, or START_FAILURES (GANTRY_NODE_START_FAILURES start timeouts in a row); null when it is not. An uncordon clears it' })
+  cordonReason!: CordonReason | null;
+  @ApiProperty({ description: 'Ranks in a row that timed out starting here (START_TIMEOUT); a start resets it, and so does an uncordon' })
+  startFailures!: number;
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time', description: 'A drain is pending (POST /v1/nodes/{id}/drain): at this time what still runs here is ended and requeued; null: none' })
   drainDeadline!: string | null;
   @ApiProperty({ type: NodeGpusView }) gpus!: NodeGpusView;
-  @ApiProperty() cpuCores!: number;
-  @ApiProperty() memoryMiB!: number;
+  @ApiProperty({ description: 'CPU cores placement counts: the lesser of declared and reported' }) cpuCores!: number;
+  @ApiProperty({ description: 'Memory placement counts, MiB: the lesser of declared and reported' }) memoryMiB!: number;
+  @ApiProperty({ type: NodeInventoryView, nullable: true, description: 'The pinned inventory: declared at enrollment or with PATCH, else the first the node reported; null while neither. Placement never believes more' })
+  declared!: NodeInventoryView | null;
+  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...INVENTORY_RESOURCES] }, description: 'What the node reports beyond its pinned inventory (more GPUs, cores or memory, another address): shown and counted, never believed' })
+  exceeded!: InventoryResource[];
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time', description: 'When the control plane last heard the node; null if not within the live-state retention' })
   lastHeartbeatAt!: string | null;
   @ApiPropertyOptional({ nullable: true, type: NodeTelemetryView }) telemetry!: NodeTelemetryView | null;
@@ -73,7 +86,7 @@ export class NodeEventView {
   @ApiPropertyOptional({ enum: NODE_HEALTH }) toHealth?: NodeHealth;
   @ApiPropertyOptional({
     description:
-      'HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED. CORDONED: DRAIN when a drain cordoned it. DRAINED: NODE_DRAINED',
+      'HEALTH_CHANGED: HEARD, SILENT_PAST_SUSPECT, SILENT_PAST_DEAD, PARTITION_HELD, PARTITION_HOLD_EXPIRED. EVICTED: NODE_LOST, PARTITION_HOLD_EXPIRED. CORDONED: DRAIN when a drain cordoned it, START_FAILURES when start timeouts in a row did. DRAINED: NODE_DRAINED',
   })
   reason?: string;
   @ApiPropertyOptional({ type: [String], description: 'EVICTED, DRAINED: the jobs whose attempts on this node were ended. Operators only' }) jobIds?: string[];

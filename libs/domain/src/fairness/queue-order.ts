@@ -18,6 +18,8 @@ export interface QueuedJob {
   queue: string;
   resources: ResourceRequest;
   nodes: number;
+  /** Nodes where an attempt of the job failed to start (ADR 0035): placement goes elsewhere when it can. */
+  avoidNodeIds?: readonly string[];
 }
 
 export interface ClusterCapacity {

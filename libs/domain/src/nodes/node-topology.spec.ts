@@ -28,6 +28,15 @@ describe('topologyOf', () => {
     expect([t.gpuIndices, t.gpusTotal]).toEqual([indices, indices.length]);
   });
 
+  it.each<[string, ReportedHardware['gpus'], number]>([
+    ['every GPU healthy', [gpu('H100', true, 0), gpu('H100', true, 1)], 2],
+    ['an unhealthy GPU is installed all the same', [gpu('H100', true, 0), gpu('H100', false, 1)], 2],
+    ['a GPU of another model is not', [gpu('H100', true, 0), gpu('H100', true, 1), gpu('A100', true, 2)], 2],
+    ['an index reported twice counts once', [gpu('H100', false, 4), gpu('H100', true, 4)], 1],
+  ])('installed GPUs (what a first report pins): %s', (_n, gpus, installed) => {
+    expect(topologyOf(beat(gpus)).gpusInstalled).toBe(installed);
+  });
+
   it('keeps the address a beat gives, null without one', () => {
     expect(topologyOf({ ...beat([]), address: '10.0.0.7' }).address).toBe('10.0.0.7');
     expect(topologyOf(beat([])).address).toBeNull();

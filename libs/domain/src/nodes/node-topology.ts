@@ -12,6 +12,11 @@ export interface NodeTopology {
   gpusTotal: number;
   /** Device indices of those GPUs, ascending: the only devices placement hands out. */
   gpuIndices: number[];
+  /**
+   * GPUs of gpuModel the node reports, healthy or not (default gpusTotal): what a first report pins
+   * (ADR 0035), so a GPU unhealthy at the first report is believed once it recovers.
+   */
+  gpusInstalled?: number;
   /** Where the node listens (its heartbeats' `address`); null when it did not say. Gangs' MASTER_ADDR. */
   address: string | null;
   /** The port on `address` where the node's agent serves logs (heartbeats' `logsPort`); null when it did not say. */
@@ -43,7 +48,8 @@ export function topologyOf(beat: ReportedHardware): NodeTopology {
   const model = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ?? null;
   // An index reported twice counts once: capacity is devices, and a device is handed out once. A
   // RUN names at most 64 devices, 0..63 (a beat lists at most 64 GPUs): an index past that is not capacity.
-  const indices = [...new Set(beat.gpus.filter((g) => g.healthy && g.model === model && g.index <= MAX_GPU_INDEX).map((g) => g.index))].sort((a, b) => a - b);
+  const ofModel = beat.gpus.filter((g) => g.model === model && g.index <= MAX_GPU_INDEX);
+  const indices = [...new Set(ofModel.filter((g) => g.healthy).map((g) => g.index))].sort((a, b) => a - b);
   return {
     id: beat.nodeId,
     zone: beat.zone,
@@ -51,6 +57,7 @@ export function topologyOf(beat: ReportedHardware): NodeTopology {
     gpuModel: model,
     gpusTotal: indices.length,
     gpuIndices: indices,
+    gpusInstalled: new Set(ofModel.map((g) => g.index)).size,
     address: beat.address ?? null,
     logsPort: beat.logsPort ?? null,
     cpuCores: beat.cpu.cores,

@@ -53,6 +53,19 @@ describe('planPlacements', () => {
     }
   });
 
+  it.each<[string, PlacementNode[], PendingJob, string[] | string]>([
+    ['a job goes past the node it failed to start on, to the next best fit', [node('a', { gpusAllocated: 6 }), node('b')], { ...job('j'), avoidNodeIds: ['a'] }, ['b']],
+    ['but back on it when nothing else fits: a preference, never a wait', [node('a', { gpusAllocated: 6 }), node('b', { gpusAllocated: 8 })], { ...job('j'), avoidNodeIds: ['a'] }, ['a']],
+    ['a gang keeps to the racks without it when they hold the gang', [node('a', { rack: 'r1' }), node('b', { rack: 'r1' }), node('c', { rack: 'r2' }), node('d', { rack: 'r2' }), node('e', { rack: 'r2' })],
+      { ...job('g', {}, 2), avoidNodeIds: ['b'] }, ['c', 'd']],
+    ['a gang uses it when the fleet has no other way', [node('a', { rack: 'r1' }), node('b', { rack: 'r1' })], { ...job('g', {}, 2), avoidNodeIds: ['b'] }, ['a', 'b']],
+    ['avoiding a node it would not have chosen changes nothing', [node('a', { gpusAllocated: 6 }), node('b')], { ...job('j'), avoidNodeIds: ['b'] }, ['a']],
+  ])('nodes a job failed to start on (ADR 0035): %s', (_name, nodes, j, expected) => {
+    const plan = planPlacements([j], nodes);
+    expect(plan.pending).toEqual([]);
+    expect(plan.placements.map((p) => p.nodeIds)).toEqual([expected]);
+  });
+
   it.each<[string, PendingJob, string[] | string]>([
     ['a single job skips a withheld node', job('j', { gpus: 4 }), ['b']],
     ['a gang skips a withheld node', job('g', { gpus: 4 }, 2), ['b', 'c']],

@@ -22,6 +22,12 @@ export interface PendingJob {
   nodes: number;
   /** Priority band of the job's queue (0 when absent): decides PRIORITY against reservations and earlier placements. */
   band?: number;
+  /**
+   * Nodes where an attempt of the job failed to start (START_TIMEOUT, ADR 0035): the job goes on
+   * the best nodes without them if there are enough, else where it fits as usual. A preference,
+   * never a reason to wait.
+   */
+  avoidNodeIds?: readonly string[];
 }
 
 export type PendingReason = 'NO_MATCHING_NODES' | `INSUFFICIENT_CAPACITY:${ShortResource}` | 'GANG_WAITING' | 'PRIORITY';
@@ -91,6 +97,34 @@ function bestK(nodes: PlacementNode[], k: number): PlacementNode[] {
     if (best.length > k) best.pop();
   }
   return best;
+}
+
+/**
+ * The nodes for one job: the best fit as usual, but without the nodes the job avoids while enough
+ * others fit. Only a job that avoids some node pays for the second look.
+ */
+function chooseFor(job: PendingJob, index: FitIndex, gangs: GangCandidates, reserved: ReadonlySet<string>): PlacementNode[] | null {
+  const avoided = job.avoidNodeIds ?? [];
+  if (avoided.length > 0) {
+    const avoid = new Set(avoided);
+    if (job.nodes === 1) {
+      const best = index.best(job.resources, new Set([...reserved, ...avoided]));
+      if (best) return [best];
+    } else {
+      const racks = new Map<string, PlacementNode[]>();
+      for (const [rack, nodes] of gangs.racks(job.resources, reserved)) {
+        const kept = nodes.filter((n) => !avoid.has(n.id));
+        if (kept.length > 0) racks.set(rack, kept);
+      }
+      const elsewhere = chooseNodes(racks, job.nodes);
+      if (elsewhere) return elsewhere;
+    }
+  }
+  if (job.nodes === 1) {
+    const best = index.best(job.resources, reserved);
+    return best ? [best] : null;
+  }
+  return chooseNodes(gangs.racks(job.resources, reserved), job.nodes);
 }
 
 /** The reason a job cannot be placed now, from the most to the least definitive. */
@@ -165,13 +199,7 @@ function planOnto(
       plan.pending.push({ jobId: job.id, reason: known.reason });
       continue;
     }
-    let chosen: PlacementNode[] | null;
-    if (job.nodes === 1) {
-      const best = index.best(job.resources, reserved);
-      chosen = best ? [best] : null;
-    } else {
-      chosen = chooseNodes(gangs.racks(job.resources, reserved), job.nodes);
-    }
+    const chosen = chooseFor(job, index, gangs, reserved);
     // Which devices each chosen node hands out. The counts already fit, so a node short of free
     // devices means its snapshot disagrees with itself: the job waits rather than share a device.
     const devices = chosen ? chosen.map((n) => chooseGpuIndices(n, job.resources.gpus)) : null;

@@ -39,3 +39,24 @@ describe('phantoms', () => {
     expect(reconcileNode([], [running], 15_500, 1_000, back.missingSince, 5_000).actions).toEqual([]);
   });
 });
+
+describe('start timeouts', () => {
+  const TIMEOUT = 30_000;
+  const at = (observed: ObservedAttempt[], desired: DesiredRank[], now: number, absenceFrom: number | null = 0) =>
+    reconcileNode(observed, desired, now, 5_000, new Map(), 15_000, absenceFrom, TIMEOUT).actions;
+  it.each<[string, ObservedAttempt[], DesiredRank[], number, number | null, ReconcileAction[]]>([
+    ['placed, not started, within the timeout: the RUN is repeated', [], [want({ placedAt: 1_000 })], 30_999, 0, [{ kind: 'RUN', jobId: 'j', attempt: 1, reason: 'MISSING' }]],
+    ['placed, not started, at the timeout: lost, not repeated', [], [want({ placedAt: 1_000 })], 31_000, 0, [{ kind: 'LOST', jobId: 'j', attempt: 1, reason: 'START_TIMEOUT' }]],
+    ['the beat lists it (RUNNING not applied yet): started', [obs()], [want({ placedAt: 1_000 })], 60_000, 0, []],
+    ['reported RUNNING: never a start failure', [obs()], [want({ rankState: 'RUNNING', placedAt: 1_000 })], 60_000, 0, []],
+    ['cancelled before it started: the cancel decides, not the timeout', [], [want({ placedAt: 1_000, cancelRequested: true })], 60_000, 0, []],
+    ['the view is stale: not judged, the RUN still repeated', [], [want({ placedAt: 1_000 })], 60_000, null, [{ kind: 'RUN', jobId: 'j', attempt: 1, reason: 'MISSING' }]],
+    ['past it by the clock, but the view is continuous only since 40 s: not yet', [], [want({ placedAt: 1_000 })], 60_000, 40_000, [{ kind: 'RUN', jobId: 'j', attempt: 1, reason: 'MISSING' }]],
+  ])('%s', (_n, observed, desired, now, absenceFrom, expected) => {
+    expect(at(observed, desired, now, absenceFrom)).toEqual(expected);
+  });
+
+  it('without a timeout (the default) a rank that never starts has its RUN repeated for ever', () => {
+    expect(reconcileNode([], [want()], 10_000_000, 5_000).actions).toEqual([{ kind: 'RUN', jobId: 'j', attempt: 1, reason: 'MISSING' }]);
+  });
+});

@@ -1,4 +1,5 @@
 import { RankState } from '../jobs/attempt-outcome';
+import { startTimedOut } from './start-timeout';
 
 /** A rank the control plane wants on a node (attempt current, capacity not yet released). */
 export interface DesiredRank {
@@ -22,7 +23,9 @@ export type ReconcileAction =
   /** Running but not wanted (unknown, old attempt, or ended here): stop it. */
   | { kind: 'KILL'; jobId: string; attempt: number; reason: 'ORPHAN' | 'CANCEL_REQUESTED' }
   /** RUNNING here by our records, but the node has not listed it for the phantom grace: the attempt is lost. */
-  | { kind: 'LOST'; jobId: string; attempt: number; reason: 'PHANTOM' };
+  | { kind: 'LOST'; jobId: string; attempt: number; reason: 'PHANTOM' }
+  /** Placed here but not started within the start timeout: the attempt is lost and placed again, elsewhere if it can be (ADR 0035). */
+  | { kind: 'LOST'; jobId: string; attempt: number; reason: 'START_TIMEOUT' };
 
 export interface NodeReconcileResult {
   actions: ReconcileAction[];
@@ -40,12 +43,14 @@ const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
  * the node's beats (an agent restart, a process that died unreported) before its attempt is lost.
  * `absenceFrom` (absenceCountsFrom) is the earliest moment a miss may count from: the control
  * plane's own silence (a broker restart, a consumer rejoining) is not the node's. Null: the view is
- * stale now and no attempt is judged lost (misses are still recorded).
+ * stale now and no attempt is judged lost (misses are still recorded). `startTimeoutMs`: how long a
+ * placed rank (not cancelled) may go unstarted before its attempt is lost (startTimedOut), counted
+ * the same way.
  */
 export function reconcileNode(
   observed: ObservedAttempt[], desired: DesiredRank[], nowMs: number, graceMs: number,
   missingSince: ReadonlyMap<string, number> = new Map(), phantomGraceMs = graceMs * 3,
-  absenceFrom: number | null = Number.NEGATIVE_INFINITY,
+  absenceFrom: number | null = Number.NEGATIVE_INFINITY, startTimeoutMs = Number.POSITIVE_INFINITY,
 ): NodeReconcileResult {
   const actions: ReconcileAction[] = [];
   const nextMissing = new Map<string, number>();
@@ -66,7 +71,8 @@ export function reconcileNode(
       continue;
     }
     if (d.rankState !== 'SCHEDULED' || d.cancelRequested) continue;
-    if (nowMs - d.placedAt >= graceMs) actions.push({ kind: 'RUN', jobId: d.jobId, attempt: d.attempt, reason: 'MISSING' });
+    if (startTimedOut(d.placedAt, nowMs, startTimeoutMs, absenceFrom)) actions.push({ kind: 'LOST', jobId: d.jobId, attempt: d.attempt, reason: 'START_TIMEOUT' });
+    else if (nowMs - d.placedAt >= graceMs) actions.push({ kind: 'RUN', jobId: d.jobId, attempt: d.attempt, reason: 'MISSING' });
   }
   return { actions, missingSince: nextMissing };
 }

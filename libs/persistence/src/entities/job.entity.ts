@@ -51,6 +51,8 @@ export class JobEntity {
   @Column({ name: 'preempted_for', type: 'uuid', nullable: true }) preemptedFor!: string | null;
   /** When it was last told to stop for a preemptor (the cooldown counts from here). */
   @Column({ name: 'last_preempted_at', type: 'timestamptz', nullable: true }) lastPreemptedAt!: Date | null;
+  /** Nodes where an attempt of the job timed out starting (START_TIMEOUT): placement avoids them while others fit (ADR 0035). */
+  @Column({ name: 'start_failed_on', type: 'text', array: true }) startFailedOn!: string[];
   @Column({ name: 'pending_reason', type: 'text', nullable: true }) pendingReason!: string | null;
   @Column({ name: 'exit_code', type: 'int', nullable: true }) exitCode!: number | null;
   @Column({ type: 'text', nullable: true }) reason!: string | null;

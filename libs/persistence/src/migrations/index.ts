@@ -16,7 +16,8 @@ import { AddNodeDrain1796213191289 } from './1796213191289-AddNodeDrain';
 import { AddJobArrays1796214808627 } from './1796214808627-AddJobArrays';
 import { AddPreemption1796214842824 } from './1796214842824-AddPreemption';
 import { AddNodeLogsPort1796211528395 } from './1796211528395-AddNodeLogsPort';
+import { AddDeclaredInventoryAndStartFailures1796215600000 } from './1796215600000-AddDeclaredInventoryAndStartFailures';
 import { AddQueueHostIpc1796300000000 } from './1796300000000-AddQueueHostIpc';
 
 /** Every migration, in order. A new one is added here as well as in its own file. */
-export const MIGRATIONS = [CreateCoreTables1764410000000, AddTokensQueuesIdempotencyKeys1764420000000, AddLeaderLeases1764430000000, IndexQueuedJobsByQueue1764440000000, AddQueueWeight1764450000000, AddNodeEvents1764460000000, IndexActiveJobsByQueue1764470000000, TrackNodeChanges1764480000000, AddNodeEnrollments1764490000000, AddGatewayLifecycles1764500000000, AddJobEventStream1764510000000, AddGpuDevicesAndDeadlines1764520000000, AddRetryPolicy1796211464196, AddNodeLogsPort1796211528395, AddJobDependencies1796212057080, AddNodeDrain1796213191289, AddJobArrays1796214808627, AddPreemption1796214842824, AddQueueHostIpc1796300000000];
+export const MIGRATIONS = [CreateCoreTables1764410000000, AddTokensQueuesIdempotencyKeys1764420000000, AddLeaderLeases1764430000000, IndexQueuedJobsByQueue1764440000000, AddQueueWeight1764450000000, AddNodeEvents1764460000000, IndexActiveJobsByQueue1764470000000, TrackNodeChanges1764480000000, AddNodeEnrollments1764490000000, AddGatewayLifecycles1764500000000, AddJobEventStream1764510000000, AddGpuDevicesAndDeadlines1764520000000, AddRetryPolicy1796211464196, AddNodeLogsPort1796211528395, AddJobDependencies1796212057080, AddNodeDrain1796213191289, AddJobArrays1796214808627, AddPreemption1796214842824, AddDeclaredInventoryAndStartFailures1796215600000, AddQueueHostIpc1796300000000];

@@ -74,6 +74,11 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
        ) f
        WHERE n.id = f.node_id
        RETURNING n.id
+     ), node_started AS (
+       -- A rank its node started ends the node's run of start failures (ADR 0035); a node without one is not rewritten.
+       UPDATE nodes n SET start_failures = 0
+       FROM (SELECT DISTINCT node_id FROM rank_in WHERE state IN ('RUNNING', 'SUCCEEDED')) s
+       WHERE n.id = s.node_id AND n.start_failures > 0
      ), event_written AS (
        INSERT INTO job_events (job_id, seq, type, at, from_state, to_state, attempt, node_ids, reason)
        SELECT e.job_id, e.seq, e.type, $9, e.from_state, e.to_state, e.attempt, e.node_ids::text[], e.reason
@@ -98,7 +103,8 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
  * Capacity is given back exactly once: only a rank whose released_at this statement flips from
  * NULL frees anything on its node; `freed` says whether any did (the caller then wakes the scheduler).
  * A release leaves the node's version as it is: it only gives capacity and devices back, so a
- * placement planned before it still holds (ADR 0003).
+ * placement planned before it still holds (ADR 0003). A rank reported started (RUNNING, or already
+ * SUCCEEDED) resets its node's count of start failures in a row (ADR 0035).
  */
 export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[], messages: readonly ReportMessage[], now: Date): Promise<JobReportsWritten> {
   if (writes.length === 0 && messages.length === 0) return { written: new Set(), freed: false };

@@ -15,6 +15,7 @@ export function toJobRecord(r: Record<string, any>): JobRecord {
     backoffSeconds: r.backoff_seconds, maxBackoffSeconds: r.max_backoff_seconds, retryOnExitCodes: r.retry_on_exit_codes ?? [],
     notBefore: r.not_before ?? null, depsPending: r.deps_pending ?? 0, retriesForgiven: r.retries_forgiven ?? 0,
     arraySize: r.array_size ?? null, arrayParallelism: r.array_parallelism ?? null, arrayOf: r.array_of ?? null, arrayIndex: r.array_index ?? null,
+    startFailedOn: r.start_failed_on ?? [],
     preemptedAttempt: r.preempted_attempt ?? null, preemptedFor: r.preempted_for ?? null, lastPreemptedAt: r.last_preempted_at ?? null, pendingReason: r.pending_reason, exitCode: r.exit_code,
     reason: r.reason, version: Number(r.version), lastEventSeq: r.last_event_seq, traceParent: r.trace_parent,
     createdAt: r.created_at, updatedAt: r.updated_at, startedAt: r.started_at, finishedAt: r.finished_at,
@@ -59,6 +60,7 @@ export interface JobChanges {
   reason?: string | null;
   cancelRequested?: boolean;
   retriesForgiven?: number;
+  startFailedOn?: string[];
   preemptedAttempt?: number | null;
   preemptedFor?: string | null;
   lastPreemptedAt?: Date | null;
@@ -68,7 +70,7 @@ export interface JobChanges {
 
 const COLUMNS: Record<keyof JobChanges, string> = {
   state: 'state', attempt: 'attempt', nodeIds: 'node_ids', pendingReason: 'pending_reason', exitCode: 'exit_code',
-  reason: 'reason', cancelRequested: 'cancel_requested', retriesForgiven: 'retries_forgiven',
+  reason: 'reason', cancelRequested: 'cancel_requested', retriesForgiven: 'retries_forgiven', startFailedOn: 'start_failed_on',
   preemptedAttempt: 'preempted_attempt', preemptedFor: 'preempted_for', lastPreemptedAt: 'last_preempted_at', startedAt: 'started_at', finishedAt: 'finished_at',
 };
 
@@ -245,7 +247,7 @@ function toQueuedJobHead(r: Record<string, any>) {
   return {
     id: j.id, queue: j.queue, state: j.state, attempt: j.attempt, version: j.version, traceParent: j.traceParent, nodes: j.nodes,
     gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB, pendingReason: j.pendingReason,
-    arrayOf: j.arrayOf, arrayParallelism: j.arrayParallelism,
+    arrayOf: j.arrayOf, arrayParallelism: j.arrayParallelism, startFailedOn: j.startFailedOn,
   };
 }
 
@@ -254,7 +256,7 @@ function toQueuedJobHead(r: Record<string, any>) {
 // Jobs backing off (not_before in the future) are skipped in that range: a filter on rows the index
 // walk reads anyway, so it costs a row per job backing off, and there are few (ADR 0022).
 const QUEUED_JOBS_PER_QUEUE = prepared(`SELECT j.id, j.queue, j.state, j.attempt, j.version, j.trace_parent, j.nodes, j.gpus, j.gpu_model,
-       j.cpu_cores, j.memory_mib, j.pending_reason, j.array_of, j.array_parallelism
+       j.cpu_cores, j.memory_mib, j.pending_reason, j.array_of, j.array_parallelism, j.start_failed_on
      FROM queues q CROSS JOIN LATERAL (
        SELECT * FROM jobs WHERE state = 'QUEUED' AND deps_pending = 0 AND array_size IS NULL AND queue = q.name AND (not_before IS NULL OR not_before <= now())
        ORDER BY created_at, id LIMIT $1) j

@@ -1,9 +1,12 @@
 import type { DataSource } from 'typeorm';
-import type { NodeTopology } from '@gantry/domain';
+import type { NodeInventory, NodeTopology } from '@gantry/domain';
 import { NodeEntity } from '../entities/node.entity';
 import { Sql, inTransaction, intArrayLiteral } from './sql';
 
-export type NodeRecord = Omit<NodeEntity, never>;
+export type NodeRecord = Omit<NodeEntity, never> & {
+  /** The pinned inventory (ADR 0035; null: none yet), on the reads that join the enrollment: loadNodes, listNodesPage, the cordon and drain writes. */
+  declared?: NodeInventory | null;
+};
 
 export function toNodeRecord(r: Record<string, any>): NodeRecord {
   return {
@@ -12,39 +15,64 @@ export function toNodeRecord(r: Record<string, any>): NodeRecord {
     gpusAllocated: r.gpus_allocated, cpuAllocated: r.cpu_allocated,
     memoryAllocated: Number(r.memory_allocated), cordoned: r.cordoned, drainDeadline: r.drain_deadline ?? null, version: Number(r.version),
     firstSeenAt: r.first_seen_at, updatedAt: r.updated_at,
+    reported: r.reported ?? null, cordonReason: r.cordon_reason ?? null, startFailures: r.start_failures ?? 0,
+    ...(r.declared !== undefined ? { declared: r.declared } : {}),
   };
 }
 
+/** One node's topology as the nodes table keeps it: what is believed, and the report it came from (ADR 0035). */
+export interface TopologyWrite {
+  believed: NodeTopology;
+  reported: NodeTopology;
+}
+
+/** The report as nodes.reported keeps it (the rest of a topology is in the row's own columns). */
+export function reportedRecord(t: NodeTopology): { gpuModel: string | null; gpuIndices: number[]; cpuCores: number; memoryMiB: number; address: string | null } {
+  return { gpuModel: t.gpuModel, gpuIndices: t.gpuIndices, cpuCores: t.cpuCores, memoryMiB: t.memoryMiB, address: t.address };
+}
+
 /**
- * Registers new nodes and records topology changes, in one multi-row statement.
- * Rows whose topology is unchanged are not rewritten (the WHERE on the conflict branch).
+ * Registers nodes believed to have what they report (fixtures, benches: the ingester pins and
+ * believes with recordReportedTopology); returns how many rows were written.
  */
 export async function upsertNodeTopology(sql: Sql, nodes: NodeTopology[], now: Date): Promise<number> {
-  if (nodes.length === 0) return 0;
+  return (await upsertTopologyWrites(sql, nodes.map((t) => ({ believed: t, reported: t })), now)).size;
+}
+
+/**
+ * Registers new nodes and records topology changes, in one multi-row statement, rows in id order.
+ * Rows whose topology is unchanged are not rewritten (the WHERE on the conflict branch). Returns the
+ * ids of the rows written.
+ */
+export async function upsertTopologyWrites(sql: Sql, nodes: TopologyWrite[], now: Date): Promise<Set<string>> {
+  if (nodes.length === 0) return new Set();
   const params: unknown[] = [now];
-  const tuples = nodes.map((t) => {
-    params.push(t.id, t.zone, t.rack, t.gpuModel, t.gpusTotal, t.cpuCores, t.memoryMiB, intArrayLiteral(t.gpuIndices), t.address, t.logsPort);
-    const b = params.length - 10;
-    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::int, $${b + 6}::int, $${b + 7}::bigint, $${b + 8}::int[], $${b + 9}::text, $${b + 10}::int, $1::timestamptz, $1::timestamptz)`;
+  const tuples = [...nodes].sort((a, b) => (a.believed.id < b.believed.id ? -1 : 1)).map(({ believed: t, reported }) => {
+    params.push(t.id, t.zone, t.rack, t.gpuModel, t.gpusTotal, t.cpuCores, t.memoryMiB, intArrayLiteral(t.gpuIndices), t.address, t.logsPort, JSON.stringify(reportedRecord(reported)));
+    const b = params.length - 11;
+    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::int, $${b + 6}::int, $${b + 7}::bigint, $${b + 8}::int[], $${b + 9}::text, $${b + 10}::int, $${b + 11}::jsonb, $1::timestamptz, $1::timestamptz)`;
   });
-  const rows = await sql.rows(
-    `INSERT INTO nodes (id, zone, rack, gpu_model, gpus_total, cpu_cores, memory_mib, gpu_indices, address, logs_port, first_seen_at, updated_at)
+  const rows = await sql.rows<{ id: string }>(
+    `INSERT INTO nodes (id, zone, rack, gpu_model, gpus_total, cpu_cores, memory_mib, gpu_indices, address, logs_port, reported, first_seen_at, updated_at)
      VALUES ${tuples.join(', ')}
      ON CONFLICT (id) DO UPDATE SET zone = EXCLUDED.zone, rack = EXCLUDED.rack, gpu_model = EXCLUDED.gpu_model,
        gpus_total = EXCLUDED.gpus_total, cpu_cores = EXCLUDED.cpu_cores, memory_mib = EXCLUDED.memory_mib,
-       gpu_indices = EXCLUDED.gpu_indices, address = EXCLUDED.address, logs_port = EXCLUDED.logs_port,
+       gpu_indices = EXCLUDED.gpu_indices, address = EXCLUDED.address, logs_port = EXCLUDED.logs_port, reported = EXCLUDED.reported,
        version = nodes.version + 1, updated_at = EXCLUDED.updated_at
-     WHERE (nodes.zone, nodes.rack, nodes.gpu_model, nodes.gpus_total, nodes.cpu_cores, nodes.memory_mib, nodes.gpu_indices, nodes.address, nodes.logs_port)
-       IS DISTINCT FROM (EXCLUDED.zone, EXCLUDED.rack, EXCLUDED.gpu_model, EXCLUDED.gpus_total, EXCLUDED.cpu_cores, EXCLUDED.memory_mib, EXCLUDED.gpu_indices, EXCLUDED.address, EXCLUDED.logs_port)
+     WHERE (nodes.zone, nodes.rack, nodes.gpu_model, nodes.gpus_total, nodes.cpu_cores, nodes.memory_mib, nodes.gpu_indices, nodes.address, nodes.logs_port, nodes.reported)
+       IS DISTINCT FROM (EXCLUDED.zone, EXCLUDED.rack, EXCLUDED.gpu_model, EXCLUDED.gpus_total, EXCLUDED.cpu_cores, EXCLUDED.memory_mib, EXCLUDED.gpu_indices, EXCLUDED.address, EXCLUDED.logs_port, EXCLUDED.reported)
      RETURNING id`,
     params,
   );
-  return rows.length;
+  return new Set(rows.map((r) => r.id));
 }
+
+/** A node row with its pinned inventory (the enrollment's): what the views show. */
+const WITH_DECLARED = `SELECT n.*, e.inventory AS declared FROM nodes n LEFT JOIN node_enrollments e ON e.node_id = n.id`;
 
 export async function loadNodes(sql: Sql, ids: string[]): Promise<NodeRecord[]> {
   if (ids.length === 0) return [];
-  const rows = await sql.rows(`SELECT * FROM nodes WHERE id = ANY($1::text[]) ORDER BY id`, [ids]);
+  const rows = await sql.rows(`${WITH_DECLARED} WHERE n.id = ANY($1::text[]) ORDER BY n.id`, [ids]);
   return rows.map(toNodeRecord);
 }
 
@@ -85,11 +113,11 @@ export interface NodeListFilter {
 export async function listNodesPage(sql: Sql, filter: NodeListFilter, afterId: string | null, limit: number): Promise<NodeRecord[]> {
   const where: string[] = [];
   const params: unknown[] = [];
-  if (afterId !== null) where.push(`id > $${params.push(afterId)}`);
-  if (filter.gpuModel !== undefined) where.push(`gpu_model = $${params.push(filter.gpuModel)}`);
-  if (filter.zone !== undefined) where.push(`zone = $${params.push(filter.zone)}`);
+  if (afterId !== null) where.push(`n.id > $${params.push(afterId)}`);
+  if (filter.gpuModel !== undefined) where.push(`n.gpu_model = $${params.push(filter.gpuModel)}`);
+  if (filter.zone !== undefined) where.push(`n.zone = $${params.push(filter.zone)}`);
   const rows = await sql.rows(
-    `SELECT * FROM nodes ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT $${params.push(limit)}`,
+    `${WITH_DECLARED} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY n.id LIMIT $${params.push(limit)}`,
     params,
   );
   return rows.map(toNodeRecord);
@@ -98,7 +126,8 @@ export async function listNodesPage(sql: Sql, filter: NodeListFilter, afterId: s
 /**
  * Sets a node's cordon flag; idempotent (an unchanged flag rewrites nothing). Null when the node
  * is unknown. A change bumps `version`, so a plan made before it cannot commit onto the node, and
- * is recorded as a CORDONED or UNCORDONED node event in the same statement.
+ * is recorded as a CORDONED or UNCORDONED node event in the same statement. An operator's cordon
+ * has reason OPERATOR; an uncordon clears the reason and the node's start failures (ADR 0035).
  *
  * When the update changes nothing, the node is read again to answer; that read takes a newer
  * snapshot, so it can find a node the update could not see (its registration committed in between)
@@ -110,12 +139,13 @@ export async function setNodeCordoned(sql: Sql, id: string, cordoned: boolean, n
     const changed = await sql.rows(
       `WITH changed AS (
          UPDATE nodes SET cordoned = $2, version = version + 1, updated_at = $3,
-           drain_deadline = CASE WHEN $2 THEN drain_deadline END
+           drain_deadline = CASE WHEN $2 THEN drain_deadline END,
+           cordon_reason = CASE WHEN $2 THEN 'OPERATOR' END, start_failures = CASE WHEN $2 THEN start_failures ELSE 0 END
          WHERE id = $1 AND cordoned <> $2 RETURNING *
        ), event AS (
          INSERT INTO node_events (node_id, type, at) SELECT id, CASE WHEN $2 THEN 'CORDONED' ELSE 'UNCORDONED' END, $3 FROM changed
        )
-       SELECT * FROM changed`,
+       SELECT c.*, e.inventory AS declared FROM changed c LEFT JOIN node_enrollments e ON e.node_id = c.id`,
       [id, cordoned, now],
     );
     if (changed.length > 0) return toNodeRecord(changed[0]);
@@ -183,14 +213,18 @@ export async function sweepNodeTombstones(sql: Sql, before: Date): Promise<numbe
 /** Where one rank of one attempt ran, and where that node's agent serves logs (ADR 0021); null when no such rank was placed. */
 export interface AttemptRankLocation {
   nodeId: string;
-  /** Null when the node never said, or was removed since. */
+  /**
+   * The node's pinned address (ADR 0035: declared, or the first it reported), never one it reports
+   * now: the gateway dials it. Null when none is pinned, or the node was removed since.
+   */
   address: string | null;
   logsPort: number | null;
 }
 
 export async function findAttemptRankLocation(sql: Sql, jobId: string, attempt: number, rank: number): Promise<AttemptRankLocation | null> {
   const rows = await sql.rows<{ node_id: string; address: string | null; logs_port: number | null }>(
-    `SELECT a.node_id, n.address, n.logs_port FROM attempt_nodes a LEFT JOIN nodes n ON n.id = a.node_id
+    `SELECT a.node_id, e.inventory->>'address' AS address, n.logs_port FROM attempt_nodes a
+       LEFT JOIN nodes n ON n.id = a.node_id LEFT JOIN node_enrollments e ON e.node_id = n.id
       WHERE a.job_id = $1 AND a.attempt = $2 AND a.rank = $3`,
     [jobId, attempt, rank],
   );
@@ -205,13 +239,13 @@ export async function findAttemptRankLocation(sql: Sql, jobId: string, attempt: 
 export async function requestNodeDrain(sql: Sql, id: string, deadline: Date, now: Date): Promise<NodeRecord | null> {
   const rows = await sql.rows(
     `WITH before AS (SELECT id, cordoned FROM nodes WHERE id = $1 FOR UPDATE), changed AS (
-       UPDATE nodes n SET cordoned = true, drain_deadline = LEAST(COALESCE(n.drain_deadline, $2), $2),
+       UPDATE nodes n SET cordoned = true, drain_deadline = LEAST(COALESCE(n.drain_deadline, $2), $2), cordon_reason = 'DRAIN',
          version = n.version + CASE WHEN b.cordoned THEN 0 ELSE 1 END, updated_at = $3
        FROM before b WHERE n.id = b.id RETURNING n.*, b.cordoned AS was_cordoned
      ), event AS (
        INSERT INTO node_events (node_id, type, at, reason) SELECT id, 'CORDONED', $3, 'DRAIN' FROM changed WHERE NOT was_cordoned
      )
-     SELECT * FROM changed`,
+     SELECT c.*, e.inventory AS declared FROM changed c LEFT JOIN node_enrollments e ON e.node_id = c.id`,
     [id, deadline, now],
   );
   return rows[0] ? toNodeRecord(rows[0]) : null;
