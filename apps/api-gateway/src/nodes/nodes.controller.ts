@@ -111,7 +111,8 @@ export class NodesController {
   @ApiOperation({ summary: 'Enroll up to 1,000 nodes at once, or enroll them again (rotation); a simulated fleet enrolls itself this way' })
   @ApiCreatedResponse({ type: NodeEnrollmentsView })
   async enrollMany(@Body() dto: NodeIdsDto, @CurrentPrincipal() who: Principal): Promise<NodeEnrollmentsView> {
-    return { items: await this.enrollment.enroll(dto.nodeIds, who), kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
+    const items = (await this.enrollment.enroll(dto.nodeIds, who)).map(({ nodeId, credential }) => ({ nodeId, credential }));
+    return { items, kafka: this.enrollment.agentKafka(), commandPublicKey: this.enrollment.commandPublicKey };
   }
 
   @Post(':id/enrollment')
@@ -120,14 +121,14 @@ export class NodesController {
   @ApiOperation({ summary: 'Enroll a node, or enroll it again: everything its agent needs, the credential shown once (the old one stops working)' })
   @ApiCreatedResponse({ type: NodeEnrollmentView })
   async enroll(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<NodeEnrollmentView> {
-    const [one] = await this.enrollment.enroll([id], who);
-    return { ...one, kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
+    const [{ nodeId, credential, generation }] = await this.enrollment.enroll([id], who);
+    return { nodeId, credential, kafka: this.enrollment.agentKafka({ nodeId, generation }), commandPublicKey: this.enrollment.commandPublicKey };
   }
 
   @Delete(':id/enrollment')
   @HttpCode(204)
   @Roles('operator')
-  @ApiOperation({ summary: 'Revoke a node: from then on nothing it sends changes anything' })
+  @ApiOperation({ summary: 'Revoke a node: from then on nothing it sends changes anything, its Kafka principal loses its command group at once and its connections end with its last token' })
   @ApiNoContentResponse()
   async revokeEnrollment(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<void> {
     await this.enrollment.revoke(id, who);
