@@ -148,6 +148,10 @@ describe("a node's command delivery (contract 5.1, ADR 0034)", () => {
     })();
     expect((await hand.requestKafkaToken(hostile, { at, signature })).status).toBe(401);
     expect((await hand.requestKafkaToken(hostile, { at: Date.now() - 120_000 })).status).toBe(401);
+    // Garbage is a 400 before anything is looked up; no signature at all, a 401.
+    const garbage = await fetch(`${stack.gatewayUrl}/v1/nodes/${hostile}/kafka-token`, { method: 'POST', headers: { 'content-type': 'application/json', 'gantry-signature': 'v1=00' }, body: '{"at":"soon"}' });
+    expect([garbage.status, garbage.headers.get('content-type')]).toEqual([400, expect.stringMatching(/problem\+json/)]);
+    expect((await fetch(`${stack.gatewayUrl}/v1/nodes/${hostile}/kafka-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"at":${Date.now()}}` })).status).toBe(401);
 
     // A token for the victim's principal, signed by a key of the hostile node's own making (with the real key's id).
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });

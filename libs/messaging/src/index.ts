@@ -20,6 +20,7 @@ export * from './heartbeat-fetch';
 export * from './outbox-relay';
 export * from './signing/node-signature';
 export * from './signing/kafka-token-proof';
+export * from './signing/agent-token-jwk';
 export * from './signing/command-signature';
 export * from './signing/log-grant';
 export * from './wake-up-sender';

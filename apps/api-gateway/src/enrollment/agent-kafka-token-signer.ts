@@ -1,6 +1,7 @@
-import { KeyObject, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
+import { KeyObject, createPrivateKey } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { AGENT_TOKEN_AUDIENCE, AGENT_TOKEN_ISSUER } from '@gantry/contracts';
+import { agentTokenJwk } from '@gantry/messaging';
 import { ConfigError } from '@gantry/platform';
 
 /**
@@ -17,8 +18,7 @@ export class AgentKafkaTokenSigner {
     if (this.key.asymmetricKeyType !== 'ec' || this.key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
       throw new ConfigError([`GANTRY_AGENT_KAFKA_TOKEN_KEY must be an EC P-256 key (ES256), got ${this.key.asymmetricKeyType} ${this.key.asymmetricKeyDetails?.namedCurve ?? ''}`.trim()]);
     }
-    const { crv, kty, x, y } = createPublicKey(this.key).export({ format: 'jwk' });
-    this.kid = createHash('sha256').update(JSON.stringify({ crv, kty, x, y })).digest('base64url');
+    this.kid = agentTokenJwk(this.key).kid;
   }
 
   /** A token for `principal`, valid from `now` for `ttlMs` (whole seconds, as JWTs count). */

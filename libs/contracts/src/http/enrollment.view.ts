@@ -24,7 +24,7 @@ export class AgentKafkaView {
  * "gantry-kafka-token/v1\n<node id>\n<at>"), each signature accepted once; nothing else authenticates it.
  */
 export class KafkaTokenRequestDto {
-  @ApiProperty({ description: "When the node asks, epoch ms; refused further than GANTRY_CLOCK_SKEW_MS from the gateway's clock", example: 1796000000000 })
+  @ApiProperty({ type: 'integer', format: 'int64', description: "When the node asks, epoch ms; refused further than GANTRY_CLOCK_SKEW_MS from the gateway's clock", example: 1796000000000 })
   @IsInt() @Min(0) @Max(Number.MAX_SAFE_INTEGER)
   at!: number;
 }
