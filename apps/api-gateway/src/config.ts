@@ -36,10 +36,11 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsOptional() @Matches(/-----BEGIN PRIVATE KEY-----/, { message: 'GANTRY_AGENT_KAFKA_TOKEN_KEY must be a PEM (PKCS#8) EC P-256 private key' })
   GANTRY_AGENT_KAFKA_TOKEN_KEY?: string;
   /**
-   * Lifetime of an agent's Kafka token, ms (15 min). Agents renew past half of it; a revoked node's
+   * Lifetime of an agent's Kafka token, ms (1 h). Agents renew past half of it, so they ride out a
+   * gateway outage of half of it (longer, and their beats stop: they fence). A revoked node's
    * connections end when its last token does (its group access ends at once).
    */
-  @IsInt() @Min(30_000) @Max(86_400_000) GANTRY_AGENT_KAFKA_TOKEN_TTL_MS: number = 900_000;
+  @IsInt() @Min(30_000) @Max(86_400_000) GANTRY_AGENT_KAFKA_TOKEN_TTL_MS: number = 3_600_000;
   /** How often the event tail reads new job events while anyone follows a stream, ms (ADR 0028). */
   @IsInt() @Min(10) @Max(10_000) GANTRY_STREAM_POLL_MS: number = 250;
   /** Interval of the SSE comment that keeps idle streams open through proxies, ms. */

@@ -59,8 +59,9 @@ export class EnrollmentService {
     const generations = await enrollNodes(autocommit(this.ds), ids, new Date());
     // One entry per request: a fleet of 1,000 enrolled at once is one operator action.
     await this.audit.record(who, 'nodes.enroll', ids.length === 1 ? ids[0] : `${ids.length} nodes`, { nodeIds: ids.slice(0, 1000), generations: ids.map((id) => generations.get(id)) });
-    // The earlier generations' principals lose the node's group (a 503 if Kafka cannot be told: enrolling again retries it).
-    await this.kafkaTokens.revokeAccess(ids);
+    // The earlier generations' principals lose the node's group (a 503 if Kafka cannot be told: enrolling
+    // again retries it). A first enrollment has none: a fresh simulated fleet costs no Kafka call.
+    await this.kafkaTokens.revokeAccess(ids.filter((id) => generations.get(id)! > 1));
     return ids.map((nodeId) => ({ nodeId, credential: deriveNodeCredential(this.secret, nodeId, generations.get(nodeId)!), generation: generations.get(nodeId)! }));
   }
 
