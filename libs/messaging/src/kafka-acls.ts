@@ -100,9 +100,22 @@ export function nodeGroupAclFilter(nodeId: string): AclFilter {
   };
 }
 
-/** Writes the ACLs (creating one that exists already changes nothing). */
+/**
+ * Principals Gantry no longer has, whose ACLs are removed: the agents' shared user, whose prefix ACL
+ * let any node use any node's command group (ADR 0034). Its SCRAM user is the operator's to delete.
+ */
+export const RETIRED_PRINCIPALS = ['User:gantry-agent'];
+
+/** Writes the ACLs (creating one that exists already changes nothing) and removes those of retired principals. */
 export async function applyKafkaAcls(kafka: KafkaConnection): Promise<number> {
   const acl = kafkaAcls();
-  await kafka.withAdmin((admin) => admin.createAcls({ acl }));
+  await kafka.withAdmin(async (admin) => {
+    await admin.createAcls({ acl });
+    await admin.deleteAcls({
+      filters: RETIRED_PRINCIPALS.map((principal) => ({
+        resourceType: AclResourceTypes.ANY, resourcePatternType: ResourcePatternTypes.ANY, principal, operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY,
+      })),
+    });
+  });
   return acl.length;
 }
