@@ -62,10 +62,12 @@ kafka_terminate() {
   return 1
 }
 
-# The Kafka principals of Gantry, one per role (User:gantry-<role>); admin is the broker's own and
-# the only super user. tools/infra/prepare-kafka.ts gives the others their ACLs.
+# The SCRAM principals of Gantry, one per role (User:gantry-<role>); admin is the broker's own and
+# the only super user. tools/infra/prepare-kafka.ts gives the others their ACLs. `fleet` is the
+# simulated fleet's (a test harness; never handed to a real node): a real agent connects as its
+# node's own principal, with a token the gateway signs (OAUTHBEARER, ADR 0034).
 # shellcheck disable=SC2034  # used by start.sh
-KAFKA_ROLES="admin gateway scheduler ingester reconciler agent"
+KAFKA_ROLES="admin gateway scheduler ingester reconciler fleet"
 
 # The password of ROLE in a credentials.json written by start.sh (one user per line).
 kafka_credential() {

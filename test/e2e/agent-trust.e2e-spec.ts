@@ -69,14 +69,14 @@ describe('the broker', () => {
   it('refuses a stranger: no credentials, wrong password; and an agent may not read beats or write anywhere else', async () => {
     const list = (security: Parameters<typeof kafkaAs>[1]) => kafkaAs(uniqueTag('stranger'), security).withAdmin((a) => a.listTopics());
     await expect(list(undefined)).rejects.toThrow(/Closed connection|Connection/);
-    await expect(list({ sasl: { mechanism: 'scram-sha-512', username: 'gantry-agent', password: 'guess' } })).rejects.toThrow(/authentication failed/i);
+    await expect(list({ sasl: { mechanism: 'scram-sha-512', username: 'gantry-fleet', password: 'guess' } })).rejects.toThrow(/authentication failed/i);
 
-    const agent = testKafka(uniqueTag('agent'), 'agent');
+    const agent = testKafka(uniqueTag('agent'), 'fleet');
     const producer = await agent.connectProducer();
     try {
       await expect(producer.send(TOPICS.deadLetter, [{ key: 'x', value: '{}' }])).rejects.toThrow(/authoriz/i);
       await expect(producer.send(TOPICS.agentCommands, [{ key: sim(0), value: '{}' }])).rejects.toThrow(/authoriz/i);
-      const reader = agent.rawConsumer({ groupId: `gantry-agent-${uniqueTag()}` });
+      const reader = agent.rawConsumer({ groupId: `gantry-fleet-${uniqueTag()}` });
       await reader.connect();
       // Refused at subscribe (the topic's metadata) or when it fetches, whichever kafkajs reaches first.
       const crashed = new Promise<unknown>((resolve) => reader.on(reader.events.CRASH, (e) => resolve(e.payload.error)));

@@ -12,7 +12,7 @@ export interface PoisonTargets {
   brokers: string;
   /** The broker's admin (a compromised service credential: may write anywhere, but cannot sign). */
   admin: KafkaSecurity;
-  /** The agents' principal (what an agent, or whoever stole its password, connects as). */
+  /** The simulated fleet's principal (it writes beats and reports as an agent does; a real agent is its node's own principal, ADR 0034). */
   agent: KafkaSecurity;
   gatewayUrl: string;
   adminToken: string;

@@ -11,12 +11,14 @@ import { ClusterHeatmapService } from './cluster/cluster-heatmap.service';
 import { ClusterSummaryService } from './cluster/cluster-summary.service';
 import { ClusterController } from './cluster/cluster.controller';
 import { EnrollmentService } from './enrollment/enrollment.service';
+import { NodeKafkaTokens } from './enrollment/node-kafka-tokens.service';
 import { CursorCodec } from './http/cursor-codec';
 import { JobRetentionSweeper } from './jobs/job-retention-sweeper';
 import { ArraySummariser } from './jobs/array-summariser';
 import { JobsController } from './jobs/jobs.controller';
 import { JobsService } from './jobs/jobs.service';
 import { JobExplainService } from './jobs/job-explain.service';
+import { NodeKafkaTokenController } from './nodes/node-kafka-token.controller';
 import { NodesController } from './nodes/nodes.controller';
 import { NodesService } from './nodes/nodes.service';
 import { QueuesController } from './queues/queues.controller';
@@ -33,19 +35,21 @@ import { TokenStreams } from './sessions/token-streams';
 import { WhoamiController } from './whoami/whoami.controller';
 
 /** Every controller of the API, in the order the OpenAPI document lists them. */
-export const GATEWAY_CONTROLLERS = [JobsController, LogsController, EventsController, QueuesController, TokensController, NodesController, ClusterController, AuditController, WhoamiController];
+export const GATEWAY_CONTROLLERS = [JobsController, LogsController, EventsController, QueuesController, TokensController, NodesController, NodeKafkaTokenController, ClusterController, AuditController, WhoamiController];
 
 @Module({})
 export class GatewayModule {
   static forConfig(config: GatewayEnv): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: true }, outboxRelay: true, sendsCommands: true })],
+      // verifiesNodes: who is enrolled, in memory, for the nodes' Kafka token requests (ADR 0034).
+      imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: true }, outboxRelay: true, sendsCommands: true, verifiesNodes: true })],
       controllers: GATEWAY_CONTROLLERS,
       providers: [
         JobsService,
         JobExplainService,
         EnrollmentService,
+        NodeKafkaTokens,
         NodesService,
         ClusterSummaryService,
         TokenRegistry,

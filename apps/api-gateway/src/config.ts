@@ -33,9 +33,20 @@ export class GatewayEnv extends StatefulServiceEnv {
   /** The brokers agents connect to, as enrollment answers tell them (default: KAFKA_BROKERS). */
   @IsOptional() @Matches(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, { message: 'GANTRY_AGENT_KAFKA_BROKERS must be a comma-separated list of host:port' })
   GANTRY_AGENT_KAFKA_BROKERS?: string;
-  /** The agents' Kafka principal and password, as enrollment answers tell agents (null there when unset). */
-  @IsOptional() @IsString() GANTRY_AGENT_KAFKA_USERNAME?: string;
-  @IsOptional() @IsString() GANTRY_AGENT_KAFKA_PASSWORD?: string;
+  /**
+   * The key that signs real agents' Kafka tokens (ES256: an EC P-256 private key, PEM, PKCS#8), whose
+   * public half the brokers validate SASL/OAUTHBEARER tokens with (ADR 0034). With it the gateway
+   * answers POST /v1/nodes/{id}/kafka-token and gives each node's principal its one group ACL (its
+   * Kafka principal needs ALTER on the cluster); unset: no tokens, and agents connect without SASL.
+   */
+  @IsOptional() @Matches(/-----BEGIN PRIVATE KEY-----/, { message: 'GANTRY_AGENT_KAFKA_TOKEN_KEY must be a PEM (PKCS#8) EC P-256 private key' })
+  GANTRY_AGENT_KAFKA_TOKEN_KEY?: string;
+  /**
+   * Lifetime of an agent's Kafka token, ms (1 h). Agents renew past half of it, so they ride out a
+   * gateway outage of half of it (longer, and their beats stop: they fence). A revoked node's
+   * connections end when its last token does (its group access ends at once).
+   */
+  @IsInt() @Min(30_000) @Max(86_400_000) GANTRY_AGENT_KAFKA_TOKEN_TTL_MS: number = 3_600_000;
   /** How often the event tail reads new job events while anyone follows a stream, ms (ADR 0028). */
   @IsInt() @Min(10) @Max(10_000) GANTRY_STREAM_POLL_MS: number = 250;
   /** Interval of the SSE comment that keeps idle streams open through proxies, ms. */

@@ -26,7 +26,7 @@ function setup(debug = false) {
     changedBy: (c: AgentCommandMessage) => !seen.has(`${c.jobId}#${c.attempt}`),
     handle: (c: AgentCommandMessage) => (handled.push(c), seen.add(`${c.jobId}#${c.attempt}`)),
   } as unknown as NodeRuntime;
-  createCommandConsumer(consumers, { agentId: 'a1', nodes: new Map([['n1', n1]]), logger, publicKeys: commandPublicKeys(signer.publicKeyPem), maxAgeMs: 60_000 });
+  createCommandConsumer(consumers, { groupId: 'gantry-fleet-a1', nodes: new Map([['n1', n1]]), logger, publicKeys: commandPublicKeys(signer.publicKeyPem), maxAgeMs: 60_000 });
   const item = (value: AgentCommandMessage): ConsumedMessage<AgentCommandMessage> => ({ value, key: value.nodeId, headers: {}, partition: 0, offset: '0', timestamp: Date.now() });
   const raw = (value: AgentCommandMessage, by: CommandSigner | null = signer, key: string = value.nodeId): RawMessage => {
     const bytes = Buffer.from(JSON.stringify(value));

@@ -14,7 +14,8 @@ const commandsRead = new Counter({
 const commandsDiscarded = new Counter({ name: 'gantry_agent_commands_discarded_total', help: 'Commands that did not parse or could not be handled, dropped (agents may not write the dead-letter topic)' });
 
 export interface CommandConsumerOptions {
-  agentId: string;
+  /** A real node's own group (only its principal may use it) or a simulated fleet's (ADR 0034). */
+  groupId: string;
   nodes: Map<string, NodeRuntime>;
   logger: Logger;
   /** The control plane's command keys: only what one of them signed is carried out. */
@@ -46,7 +47,7 @@ export function createCommandConsumer(consumers: Consumers, o: CommandConsumerOp
     logger.warn(obj, msg);
   };
   return consumers.create<AgentCommandMessage>('command-consumer', {
-    groupId: `gantry-agent-${o.agentId}`,
+    groupId: o.groupId,
     topic: TOPICS.agentCommands,
     fromBeginning: false, // a restarted agent resumes from its committed offset; missed commands are repeated by the control plane
     partitionAssigner: [keyedPartitionAssigner(() => nodes.keys())],

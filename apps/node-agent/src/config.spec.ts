@@ -67,6 +67,26 @@ describe('AgentEnv', () => {
     expect([c.GANTRY_AGENT_SANDBOX, c.GANTRY_AGENT_UID_RANGE, c.GANTRY_AGENT_SANDBOX_PATHS]).toEqual(['bwrap', '200000-299999', '/usr,/bin,/sbin,/lib,/lib32,/lib64,/libx32,/etc,/opt,/sys']);
   });
 
+  it.each<[string, Record<string, string>, string]>([
+    ['a real agent', {}, 'gantry-node-gpu-7'],
+    ['a simulated fleet', { GANTRY_SIM_NODES: '20', GANTRY_AGENT_ID: 'dev-fleet' }, 'gantry-fleet-dev-fleet'],
+  ])('reads commands in the group of its own principal (ADR 0034): %s', (_n, env, group) => {
+    expect(loadConfig(AgentEnv, { ...KEY, GANTRY_NODE_ID: 'gpu-7', ...env }).commandGroupId).toBe(group);
+  });
+
+  it.each<[string, Record<string, string>, RegExp | null]>([
+    ['a real agent as its node, with a gateway to ask', { KAFKA_SASL_MECHANISM: 'oauthbearer', GANTRY_GATEWAY_URL: 'https://gw' }, null],
+    ['a real agent asking where it enrolls', { KAFKA_SASL_MECHANISM: 'oauthbearer', GANTRY_ENROLL_URL: 'https://gw', GANTRY_ENROLL_TOKEN: 'x'.repeat(16) }, null],
+    ['a real agent on a broker without authentication', {}, null],
+    ['a simulated fleet as its own user', { GANTRY_SIM_NODES: '5', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'gantry-fleet', KAFKA_SASL_PASSWORD: 'p' }, null],
+    ['a real agent as a shared user', { KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'gantry-fleet', KAFKA_SASL_PASSWORD: 'p' }, /KAFKA_SASL_MECHANISM=scram-sha-512: a real agent/],
+    ['a real agent with no gateway to ask for tokens', { KAFKA_SASL_MECHANISM: 'oauthbearer' }, /needs GANTRY_GATEWAY_URL/],
+    ['a simulated fleet with tokens', { GANTRY_SIM_NODES: '5', KAFKA_SASL_MECHANISM: 'oauthbearer', GANTRY_GATEWAY_URL: 'https://gw' }, /oauthbearer is for a real agent/],
+  ])('Kafka identity: %s', (_n, env, refused) => {
+    if (refused) expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).toThrow(refused);
+    else expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).not.toThrow();
+  });
+
   it('refuses to start without the control plane\'s command key, naming it', () => {
     expect(() => loadConfig(AgentEnv, {})).toThrow(/GANTRY_COMMAND_PUBLIC_KEY/);
   });

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fleetCommandGroup, nodeCommandGroup } from '@gantry/contracts';
 import { ServiceEnv, defaultFenceMs, timingProblems } from '@gantry/platform';
 import { parseUidRange } from './sandbox/uid-allocation';
 
@@ -12,7 +13,7 @@ export class AgentEnv extends ServiceEnv {
   @IsIn(['process', 'sleep']) GANTRY_SIM_EXECUTOR: 'process' | 'sleep' = 'process';
   /** Prefix of simulated node ids: `<prefix>-00042`. */
   @Matches(/^[a-z0-9][a-z0-9-]{0,40}$/) GANTRY_SIM_PREFIX: string = 'sim';
-  /** Identity of this agent process (its command consumer group); defaults to the host name. */
+  /** Identity of this agent process (a simulated fleet reads its commands in group gantry-fleet-<id>); defaults to the host name. */
   @IsString() GANTRY_AGENT_ID: string = hostname();
   /** Node id of a real agent; defaults to the host name. */
   @IsOptional() @IsString() GANTRY_NODE_ID?: string;
@@ -140,6 +141,29 @@ export class AgentEnv extends ServiceEnv {
    */
   @IsOptional() @Matches(/^https?:\/\//, { message: 'GANTRY_ENROLL_URL must be an http(s) URL' }) GANTRY_ENROLL_URL?: string;
   @IsOptional() @IsString() @MinLength(16) GANTRY_ENROLL_TOKEN?: string;
+  /**
+   * The gateway a real agent asks for its node's Kafka tokens (KAFKA_SASL_MECHANISM=oauthbearer,
+   * ADR 0034), proving its credential. Default: GANTRY_ENROLL_URL.
+   */
+  @IsOptional() @Matches(/^https?:\/\//, { message: 'GANTRY_GATEWAY_URL must be an http(s) URL' }) GANTRY_GATEWAY_URL?: string;
+
+  /** A real agent's node id: GANTRY_NODE_ID, else the host name. */
+  get realNodeId(): string {
+    return this.GANTRY_NODE_ID ?? hostname();
+  }
+
+  /**
+   * Where this agent reads its commands (ADR 0034): a real node in its own group, which only its
+   * principal may use; a simulated fleet in a group of the fleet's principal, which no node's group shares.
+   */
+  get commandGroupId(): string {
+    return this.GANTRY_SIM_NODES > 0 ? fleetCommandGroup(this.GANTRY_AGENT_ID) : nodeCommandGroup(this.realNodeId);
+  }
+
+  /** Where a real agent asks for Kafka tokens. */
+  get tokenGatewayUrl(): string | undefined {
+    return this.GANTRY_GATEWAY_URL ?? this.GANTRY_ENROLL_URL;
+  }
 
   override applyDerivedDefaults(given: ReadonlySet<string>): void {
     super.applyDerivedDefaults(given);
@@ -153,6 +177,20 @@ export class AgentEnv extends ServiceEnv {
 
   override problems(given: ReadonlySet<string>): string[] {
     const range = parseUidRange(this.GANTRY_AGENT_UID_RANGE);
-    return [...timingProblems(this, given), ...(typeof range === 'string' ? [`GANTRY_AGENT_UID_RANGE ${range}`] : [])];
+    return [...timingProblems(this, given), ...this.kafkaIdentityProblems(), ...(typeof range === 'string' ? [`GANTRY_AGENT_UID_RANGE ${range}`] : [])];
+  }
+
+  /** A real agent is its node's own principal; a simulated fleet has no node principal to be (ADR 0034). */
+  private kafkaIdentityProblems(): string[] {
+    const m = this.KAFKA_SASL_MECHANISM;
+    if (this.GANTRY_SIM_NODES === 0) {
+      if (m !== undefined && m !== 'oauthbearer') {
+        return [`KAFKA_SASL_MECHANISM=${m}: a real agent (GANTRY_SIM_NODES=0) connects as its node's own principal, KAFKA_SASL_MECHANISM=oauthbearer with tokens from the gateway (unset only for a broker without authentication); a shared user is a simulated fleet's`];
+      }
+      if (m === 'oauthbearer' && !this.tokenGatewayUrl) return ['KAFKA_SASL_MECHANISM=oauthbearer needs GANTRY_GATEWAY_URL (or GANTRY_ENROLL_URL): where the agent asks for its Kafka tokens'];
+    } else if (m === 'oauthbearer') {
+      return [`KAFKA_SASL_MECHANISM=oauthbearer is for a real agent: a simulated fleet (GANTRY_SIM_NODES=${this.GANTRY_SIM_NODES}) connects with its own SCRAM user`];
+    }
+    return [];
   }
 }

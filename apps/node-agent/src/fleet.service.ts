@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Gauge } from 'prom-client';
-import { accessSync, constants, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BatchConsumer, MessageProducer, commandPublicKeys } from '@gantry/messaging';
@@ -20,8 +20,8 @@ import { AttemptSandbox } from './sandbox/attempt-sandbox';
 import { UidRange, parseUidRange } from './sandbox/uid-allocation';
 import { simulatedNode } from './fleet/fleet-layout';
 import { HeartbeatSender } from './heartbeat-sender';
-import { DeclaredInventory, enrollThroughGateway } from './identity/enrollment-client';
 import { nodeAddress } from './identity/node-address';
+import { NodeCredentials } from './identity/node-credentials';
 import { NodeKeys } from './identity/node-keys';
 import { NodeRuntime } from './node-runtime';
 import { ReportPublisher } from './report-publisher';
@@ -44,8 +44,6 @@ const hostLimits = new Gauge({
 @Injectable()
 export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly nodes = new Map<string, NodeRuntime>();
-  /** What each node declares when this agent enrolls it: a simulated node's shape; a real node's first report is pinned instead (null). */
-  private readonly declared = new Map<string, DeclaredInventory | null>();
   private readonly reports: ReportPublisher;
   private readonly commands: BatchConsumer<AgentCommandMessage>;
   private readonly beats: HeartbeatSender;
@@ -69,6 +67,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(CONFIG) private readonly config: AgentEnv,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     readiness: ReadinessRegistry,
+    private readonly credentials: NodeCredentials,
   ) {
     this.reports = new ReportPublisher(producer, this.keys, logger);
     this.logs = new AttemptLogs(join(config.GANTRY_AGENT_WORKDIR, config.GANTRY_AGENT_ID));
@@ -83,20 +82,14 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
         const telemetry = new SimulatedTelemetry(spec, () => runtime?.busyGpus() ?? 0);
         runtime = new NodeRuntime({ nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack, ...(this.address ? { address: this.address } : {}) }, executor, telemetry, this.reports, split, store);
         this.nodes.set(spec.nodeId, runtime);
-        // A simulated node is what its spec says: declared as such, so placement believes it whole (ADR 0035).
-        this.declared.set(spec.nodeId, {
-          gpus: spec.gpuModel !== null && spec.gpuCount > 0 ? { model: spec.gpuModel, count: spec.gpuCount } : null,
-          cpuCores: spec.cpuCores, memoryMiB: spec.memoryMiB, address: this.address,
-        });
       }
     } else {
-      const nodeId = config.GANTRY_NODE_ID ?? hostname();
+      const nodeId = config.realNodeId;
       this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK, address: this.address! }, executor, new HostTelemetry(config.GANTRY_NVIDIA_SMI), this.reports, split, store));
-      this.declared.set(nodeId, null);
     }
     this.recover();
     this.commands = createCommandConsumer(consumers, {
-      agentId: config.GANTRY_AGENT_ID, nodes: this.nodes, logger,
+      groupId: config.commandGroupId, nodes: this.nodes, logger,
       publicKeys: commandPublicKeys(config.GANTRY_COMMAND_PUBLIC_KEY), maxAgeMs: config.GANTRY_COMMAND_MAX_AGE_MS,
     });
     this.beats = new HeartbeatSender(producer, [...this.nodes.values()], {
@@ -219,27 +212,9 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     this.logger.info({ nodes: this.nodes.size, executor: this.config.GANTRY_SIM_EXECUTOR, spawn, ...this.hostCapabilities }, 'agent started');
   }
 
-  /**
-   * Every node's credential: enrolled through the gateway (a simulated fleet, a dev agent), or the
-   * one its operator enrolled it with (GANTRY_NODE_CREDENTIAL). Nothing is sent before.
-   */
+  /** Every node's credential (NodeCredentials: loaded once, shared with a real agent's Kafka token source). Nothing is sent before. */
   private async loadCredentials(): Promise<void> {
-    const c = this.config;
-    if (c.GANTRY_ENROLL_URL && c.GANTRY_ENROLL_TOKEN) {
-      const t0 = Date.now();
-      const credentials = await enrollThroughGateway(c.GANTRY_ENROLL_URL, c.GANTRY_ENROLL_TOKEN, this.declared);
-      for (const [nodeId, credential] of credentials) this.keys.set(nodeId, credential);
-      this.logger.info({ nodes: credentials.size, ms: Date.now() - t0 }, 'nodes enrolled');
-    } else if (c.GANTRY_SIM_NODES === 0 && (c.GANTRY_NODE_CREDENTIAL || c.GANTRY_NODE_CREDENTIAL_FILE)) {
-      const credential = c.GANTRY_NODE_CREDENTIAL ?? readFileSync(c.GANTRY_NODE_CREDENTIAL_FILE!, 'utf8').split('\n')[0].trim();
-      for (const nodeId of this.nodes.keys()) this.keys.set(nodeId, credential);
-    }
-    const missing = [...this.nodes.keys()].filter((id) => !this.keys.has(id));
-    if (missing.length > 0) {
-      throw new Error(
-        `no credential for ${missing.length} node(s) (${missing.slice(0, 3).join(', ')}): set GANTRY_NODE_CREDENTIAL or GANTRY_NODE_CREDENTIAL_FILE (a real agent, from its enrollment) or GANTRY_ENROLL_URL and GANTRY_ENROLL_TOKEN (a simulated fleet)`,
-      );
-    }
+    for (const [nodeId, credential] of await this.credentials.all()) this.keys.set(nodeId, credential);
   }
 
   /**

@@ -6,6 +6,7 @@ export * from './kafka/heartbeat.message';
 export * from './kafka/job-report.message';
 export * from './kafka/attempt-end-reasons';
 export * from './kafka/agent-command.message';
+export * from './kafka/agent-kafka-identity';
 export * from './kafka/job-lifecycle.message';
 export * from './kafka/kafka-message-schemas';
 export * from './kafka/openapi-schema';

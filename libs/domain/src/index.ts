@@ -5,6 +5,8 @@ export * from './jobs/job-report-decision';
 export * from './resources/resources';
 export * from './nodes/node-health';
 export * from './nodes/node-topology';
+export * from './nodes/kafka-token-request';
+export * from './nodes/kafka-token-renewal';
 export * from './placement/placement';
 export * from './placement/cycle-plan';
 export * from './placement/preemption';

@@ -6,9 +6,19 @@ import { OutgoingMessage, TopicMessages } from './message';
 
 export type SaslMechanism = 'scram-sha-512' | 'scram-sha-256' | 'plain';
 
+/**
+ * SASL/OAUTHBEARER (a real agent, ADR 0034): kafkajs asks for a token each time a connection
+ * authenticates, again before the session the broker granted ends; `token` returns one with
+ * enough life left (a cached one, or a fresh one from the gateway).
+ */
+export interface OAuthBearerSasl {
+  mechanism: 'oauthbearer';
+  token: () => Promise<string>;
+}
+
 /** How a client proves who it is to the brokers (contract 4.1): SASL, and TLS where configured. */
 export interface KafkaSecurity {
-  sasl?: { mechanism: SaslMechanism; username: string; password: string };
+  sasl?: { mechanism: SaslMechanism; username: string; password: string } | OAuthBearerSasl;
   /** TLS to the brokers; `caFile` (PEM) is trusted besides Node's default CAs. */
   ssl?: { caFile?: string };
 }
@@ -26,7 +36,8 @@ export interface MessageProducer {
   sendBatch(batches: TopicMessages[]): Promise<void>;
 }
 
-function kafkaConfig(opts: KafkaClientOptions): KafkaConfig {
+/** The kafkajs settings of a client (exported for tests that drive kafkajs's internals, e.g. a hostile group client). */
+export function kafkaConfig(opts: KafkaClientOptions): KafkaConfig {
   const config: KafkaConfig = {
     clientId: opts.clientId,
     brokers: opts.brokers,
@@ -37,7 +48,10 @@ function kafkaConfig(opts: KafkaClientOptions): KafkaConfig {
     retry: { initialRetryTime: 200, retries: 10 },
   };
   const { sasl, ssl } = opts.security ?? {};
-  if (sasl) config.sasl = { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as SASLOptions;
+  if (sasl?.mechanism === 'oauthbearer') {
+    const { token } = sasl;
+    config.sasl = { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: await token() }) };
+  } else if (sasl) config.sasl = { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as SASLOptions;
   if (ssl) config.ssl = ssl.caFile ? { ca: [readFileSync(ssl.caFile, 'utf8')] } : true;
   return config;
 }

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleDestroy, OnModuleInit, Provider } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { CommandSigner, DeadLetterPublisher, OutboxRelay, SIGNATURE_HEADER, WakeUpSender } from '@gantry/messaging';
+import { CommandSigner, DeadLetterPublisher, KafkaSecurity, OutboxRelay, SIGNATURE_HEADER, WakeUpSender } from '@gantry/messaging';
 import { TOPICS } from '@gantry/contracts';
 import { READINESS_CHECKS, ReadinessSource, ServiceEnv, StatefulServiceEnv, createLogger, loggerModule, opsEndpoints, Logger, requiredSetting } from '@gantry/platform';
 import { Consumers } from './consumers';
@@ -21,6 +21,8 @@ export interface RuntimeOptions {
   sendsCommands?: boolean;
   /** Checks who sent beats and reports: needs GANTRY_NODE_CREDENTIAL_SECRET and provides NodeCredentialDirectory. */
   verifiesNodes?: boolean;
+  /** How to authenticate to Kafka instead of the config's KAFKA_SASL_* (a real agent: its node's tokens, ADR 0034). */
+  kafkaSecurity?: KafkaSecurity;
 }
 
 const outboxPublished = new Counter({ name: 'gantry_outbox_published_total', help: 'Outbox rows published to Kafka' });
@@ -107,7 +109,7 @@ export class RuntimeModule {
     const providers: Provider[] = [
       { provide: CONFIG, useValue: opts.config },
       { provide: SERVICE_LOGGER, useValue: createLogger(opts.service, opts.config.LOG_LEVEL) },
-      { provide: ServiceClients, useFactory: () => ServiceClients.connect(opts.service, opts.config, opts.needs) },
+      { provide: ServiceClients, useFactory: () => ServiceClients.connect(opts.service, opts.config, opts.needs, opts.kafkaSecurity) },
       { provide: KAFKA, useFactory: (c: ServiceClients) => c.kafka, inject: [ServiceClients] },
       { provide: KAFKA_PRODUCER, useFactory: (c: ServiceClients) => c.producer, inject: [ServiceClients] },
       { provide: DataSource, useFactory: (c: ServiceClients) => c.dataSource, inject: [ServiceClients] },

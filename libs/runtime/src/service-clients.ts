@@ -1,8 +1,8 @@
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { KafkaConnection, MessageProducer, createKafka } from '@gantry/messaging';
+import { KafkaConnection, KafkaSecurity, MessageProducer, createKafka } from '@gantry/messaging';
 import { createDataSource } from '@gantry/persistence';
-import { ReadinessCheck, ServiceEnv, StatefulServiceEnv } from '@gantry/platform';
+import { ConfigError, ReadinessCheck, ServiceEnv, StatefulServiceEnv } from '@gantry/platform';
 
 export interface ClientNeeds {
   postgres: boolean;
@@ -18,8 +18,12 @@ export class ServiceClients {
     readonly redis: Redis | null,
   ) {}
 
-  static async connect(service: string, config: ServiceEnv, needs: ClientNeeds): Promise<ServiceClients> {
-    const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: service, security: config.kafkaSecurity });
+  /** `security`: how to authenticate instead of config.kafkaSecurity (a real agent's token source). */
+  static async connect(service: string, config: ServiceEnv, needs: ClientNeeds, security?: KafkaSecurity): Promise<ServiceClients> {
+    if (config.KAFKA_SASL_MECHANISM === 'oauthbearer' && !security?.sasl) {
+      throw new ConfigError([`KAFKA_SASL_MECHANISM=oauthbearer is for a real node agent (GANTRY_SIM_NODES=0), which gets its tokens from the gateway; ${service} connects with scram-sha-512, scram-sha-256 or plain`]);
+    }
+    const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: service, security: security ?? config.kafkaSecurity });
     const stateful = config as StatefulServiceEnv;
     const dataSource = needs.postgres
       ? createDataSource({

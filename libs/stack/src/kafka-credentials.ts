@@ -1,24 +1,35 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { ServiceName } from './service-process';
 
-/** What scripts/kafka/start.sh writes to <data dir>/credentials.json: one SCRAM user per role. */
+/**
+ * What scripts/kafka/start.sh writes to <data dir>/credentials.json: one SCRAM user per role; and
+ * beside it the key that signs real agents' tokens (agent-token-key.pem, ADR 0034).
+ */
 export interface KafkaCredentials {
   mechanism: 'scram-sha-512' | 'scram-sha-256' | 'plain';
   users: Record<string, { username: string; password: string }>;
+  /** The broker's agent token key (PEM), for the gateway's GANTRY_AGENT_KAFKA_TOKEN_KEY; absent for a broker started otherwise. */
+  agentTokenKey?: string;
 }
 
-/** Which Kafka principal each service runs as (libs/messaging's KAFKA_GRANTS give each its ACLs). */
+/**
+ * Which Kafka principal each service runs as (libs/messaging's KAFKA_GRANTS give each its ACLs). The
+ * agent's is the simulated fleet's; a real agent is its node's own principal (Stack.envFor).
+ */
 export const SERVICE_KAFKA_ROLE: Record<ServiceName, string> = {
   'api-gateway': 'gateway',
   scheduler: 'scheduler',
   'heartbeat-ingester': 'ingester',
   reconciler: 'reconciler',
-  'node-agent': 'agent',
+  'node-agent': 'fleet',
 };
 
 export function readKafkaCredentials(file: string): KafkaCredentials {
   const c = JSON.parse(readFileSync(file, 'utf8')) as KafkaCredentials;
   if (!c.mechanism || !c.users?.admin) throw new Error(`${file} is not a Kafka credentials file (no mechanism or admin user)`);
+  const keyFile = join(dirname(file), 'agent-token-key.pem');
+  if (existsSync(keyFile)) c.agentTokenKey = readFileSync(keyFile, 'utf8');
   return c;
 }
 

@@ -76,10 +76,10 @@ export class Stack {
 
   /**
    * The environment a process of `service` runs with: the stack's env, the service's own Kafka
-   * principal, the control plane's secrets where the service needs them (an agent gets only the
-   * public key, and enrolls its nodes through the gateway with the admin token; only the gateway
-   * gets the cursor key), then the
-   * service's extra env. For extra processes a test starts next to the stack, too.
+   * principal (a real agent: its node's, see below), the control plane's secrets where the service
+   * needs them (an agent gets only the public key, and enrolls its nodes through the gateway with
+   * the admin token; only the gateway gets the cursor key), then the service's extra env. For extra
+   * processes a test starts next to the stack, too.
    */
   envFor(service: ServiceName, extra: Record<string, string> = {}): Record<string, string> {
     const o = this.opts;
@@ -95,10 +95,20 @@ export class Stack {
             GANTRY_COMMAND_SIGNING_KEY: this.secrets.commandSigningKey, GANTRY_NODE_CREDENTIAL_SECRET: this.secrets.nodeCredentialSecret,
             ...(service === 'api-gateway' ? { GANTRY_CURSOR_SECRET: this.secrets.cursorSecret } : {}),
           };
-    const agentKafka: Record<string, string> = service === 'api-gateway' && o.kafkaCredentials
-      ? { GANTRY_AGENT_KAFKA_USERNAME: o.kafkaCredentials.users.agent.username, GANTRY_AGENT_KAFKA_PASSWORD: o.kafkaCredentials.users.agent.password }
+    // The gateway signs real agents' Kafka tokens with the broker's key (ADR 0034).
+    const agentKafka: Record<string, string> = service === 'api-gateway' && o.kafkaCredentials?.agentTokenKey
+      ? { GANTRY_AGENT_KAFKA_TOKEN_KEY: o.kafkaCredentials.agentTokenKey }
       : {};
-    return { ...o.env, ...kafka, ...secrets, ...agentKafka, ...(o.serviceEnv?.[service] ?? {}), ...extra };
+    const env: Record<string, string> = { ...o.env, ...kafka, ...secrets, ...agentKafka, ...(o.serviceEnv?.[service] ?? {}), ...extra };
+    // A real agent (no simulated nodes) is its node's own principal, with tokens from the gateway:
+    // the fleet's user is never a real node's.
+    if (service === 'node-agent' && env.GANTRY_SIM_NODES === '0' && o.kafkaCredentials?.agentTokenKey) {
+      delete env.KAFKA_SASL_USERNAME;
+      delete env.KAFKA_SASL_PASSWORD;
+      env.KAFKA_SASL_MECHANISM = 'oauthbearer';
+      env.GANTRY_GATEWAY_URL ??= `http://127.0.0.1:${o.basePort}`;
+    }
+    return env;
   }
 
   /** Every process of one service, the first replica first. */

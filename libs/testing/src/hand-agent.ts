@@ -1,11 +1,14 @@
 import { TOPICS, TOPIC_PARTITIONS } from '@gantry/contracts';
-import { KafkaConnection, MessageProducer, NODE_ID_HEADER, OutgoingMessage, SIGNATURE_HEADER, createKafka, nodeSigningKey, partitionForKey, signNodeMessage } from '@gantry/messaging';
+import {
+  KafkaConnection, MessageProducer, NODE_ID_HEADER, OutgoingMessage, SIGNATURE_HEADER, createKafka, nodeSigningKey, partitionForKey, signKafkaTokenRequest, signNodeMessage,
+} from '@gantry/messaging';
 import { testEnv } from './test-env';
 
 /**
  * An agent driven by hand, for tests that need to send exactly what they mean: it enrolls nodes
- * through the gateway (operator token), connects to Kafka as the agents' principal, and signs what
- * it sends as the node it names, or not, or as another node, as the test asks.
+ * through the gateway (operator token), connects to Kafka as the simulated fleet's principal (which
+ * may write beats and reports), signs what it sends as the node it names, or not, or as another
+ * node, as the test asks, and asks for nodes' Kafka tokens the same way.
  */
 export class HandAgent {
   private kafka: KafkaConnection | null = null;
@@ -39,9 +42,29 @@ export class HandAgent {
     return { key: nodeId, value, headers: { [NODE_ID_HEADER]: signAs, [SIGNATURE_HEADER]: signNodeMessage(value, nodeSigningKey(credential)) } };
   }
 
+  /**
+   * Asks the gateway for `nodeId`'s Kafka token (ADR 0034), proving `signAs`'s credential (default:
+   * its own) over `at` (default: now), or sending `signature` as given: the gateway's answer as it came.
+   */
+  async requestKafkaToken(nodeId: string, o: { signAs?: string; at?: number; signature?: string } = {}): Promise<{ status: number; body: Record<string, unknown>; signature: string }> {
+    const at = o.at ?? Date.now();
+    let signature = o.signature;
+    if (signature === undefined) {
+      const credential = this.credentials.get(o.signAs ?? nodeId);
+      if (!credential) throw new Error(`node ${o.signAs ?? nodeId} is not enrolled by this hand agent`);
+      signature = signKafkaTokenRequest(nodeId, at, nodeSigningKey(credential));
+    }
+    const res = await fetch(`${this.gatewayUrl}/v1/nodes/${encodeURIComponent(nodeId)}/kafka-token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature },
+      body: JSON.stringify({ at }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown>, signature };
+  }
+
   async send(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (!this.producer) {
-      this.kafka = createKafka({ brokers: testEnv.kafkaBrokers, clientId: 'hand-agent', security: testEnv.kafkaSecurity('agent') });
+      this.kafka = createKafka({ brokers: testEnv.kafkaBrokers, clientId: 'hand-agent', security: testEnv.kafkaSecurity('fleet') });
       this.producer = await this.kafka.connectProducer();
     }
     await this.producer.send(topic, messages);

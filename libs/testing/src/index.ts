@@ -4,6 +4,7 @@ export * from './clients';
 export * from './builders/job.builder';
 export * from './builders/node.builder';
 export * from './hand-agent';
+export * from './group-intruder';
 export * from './test-kafka';
 export * from './builders/placement.builder';
 export * from './test-stack';

@@ -37,6 +37,8 @@ const shed = new Counter({
   labelNames: ['reason'],
 });
 const isCreate = (req: FastifyRequest) => req.method === 'POST' && req.routeOptions.url === '/v1/jobs';
+/** Where a node proves its credential instead of a bearer token (NodeKafkaTokenController, ADR 0034): its own checks and limit. */
+const NODE_SIGNED = new Set(['/v1/nodes/:id/kafka-token']);
 
 /**
  * The gateway's `onRequest` hook for every `/v1/` route, before the body is read, in this order:
@@ -74,7 +76,7 @@ export class RequestGate {
 
   readonly onRequest = async (req: GatedRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
     // Routes as declared: the ops endpoints, the docs and unknown paths (404) pass untouched.
-    if (!req.routeOptions.url?.startsWith('/v1/')) return;
+    if (!req.routeOptions.url?.startsWith('/v1/') || NODE_SIGNED.has(req.routeOptions.url)) return;
     try {
       const principal = await this.authenticate(req);
       req.principal = principal;

@@ -123,7 +123,8 @@ export class NodesController {
   @ApiOperation({ summary: 'Enroll up to 1,000 nodes at once, or enroll them again (rotation); a simulated fleet enrolls itself this way' })
   @ApiCreatedResponse({ type: NodeEnrollmentsView })
   async enrollMany(@Body() dto: NodeIdsDto, @CurrentPrincipal() who: Principal): Promise<NodeEnrollmentsView> {
-    return { items: await this.enrollment.enroll(dto.nodeIds, who, dto.inventory), kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
+    const items = (await this.enrollment.enroll(dto.nodeIds, who, dto.inventory)).map(({ nodeId, credential }) => ({ nodeId, credential }));
+    return { items, kafka: this.enrollment.agentKafka(), commandPublicKey: this.enrollment.commandPublicKey };
   }
 
   @Post(':id/enrollment')
@@ -135,14 +136,14 @@ export class NodesController {
   })
   @ApiCreatedResponse({ type: NodeEnrollmentView })
   async enroll(@Param('id') id: string, @Body() body: EnrollNodeDto, @CurrentPrincipal() who: Principal): Promise<NodeEnrollmentView> {
-    const [one] = await this.enrollment.enroll([id], who, body?.inventory);
-    return { ...one, kafka: this.enrollment.agentKafka, commandPublicKey: this.enrollment.commandPublicKey };
+    const [{ nodeId, credential, generation }] = await this.enrollment.enroll([id], who, body?.inventory);
+    return { nodeId, credential, kafka: this.enrollment.agentKafka({ nodeId, generation }), commandPublicKey: this.enrollment.commandPublicKey };
   }
 
   @Delete(':id/enrollment')
   @HttpCode(204)
   @Roles('operator')
-  @ApiOperation({ summary: 'Revoke a node: from then on nothing it sends changes anything' })
+  @ApiOperation({ summary: 'Revoke a node: from then on nothing it sends changes anything, its Kafka principal loses its command group at once and its connections end with its last token' })
   @ApiNoContentResponse()
   async revokeEnrollment(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<void> {
     await this.enrollment.revoke(id, who);

@@ -41,6 +41,12 @@ export function buildOpenApiDocument(app: INestApplication, controllers: Readonl
     .setVersion('2')
     .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque', description: 'An opaque token (`gnt_` and 43 base64url characters, or the admin token) with nothing inside to decode; only its hash is stored' }, 'bearer')
+    .addSecurity('nodeSignature', {
+      type: 'apiKey',
+      in: 'header',
+      name: 'gantry-signature',
+      description: "A node's proof of its credential (ADR 0034): `v1=` + lowercase hex of HMAC-SHA256 under the credential, over what the operation says; each signature accepted once",
+    })
     .build();
   const doc = SwaggerModule.createDocument(app, config, { operationIdFactory: operationIdOf });
   finishDocument(doc, handlerFacts(controllers));
@@ -88,7 +94,8 @@ function finishDocument(doc: OpenAPIObject, facts: Map<string, HandlerFacts>): v
       if (!op) continue;
       const fact = op.operationId ? facts.get(op.operationId) : undefined;
       if (!fact) throw new Error(`OpenAPI: no handler found for operation ${op.operationId ?? `${method} ${path}`}`);
-      op.security = [{ bearer: [] }];
+      // A node's own routes carry their scheme (@ApiSecurity); every other is behind the bearer token.
+      if (!op.security?.some((s) => 'nodeSignature' in s)) op.security = [{ bearer: [] }];
       for (const type of fact.paramTypes) {
         const v = validation[type.name];
         if (!v?.properties) continue;

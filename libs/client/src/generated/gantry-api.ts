@@ -323,8 +323,28 @@ export interface paths {
          * @description The body is optional; its `inventory` is pinned (ADR 0035): placement never believes more of the node than that, whatever it reports. Without one the pinned inventory stays, or the first the node reports is pinned
          */
         post: operations["nodes.enroll"];
-        /** Revoke a node: from then on nothing it sends changes anything */
+        /** Revoke a node: from then on nothing it sends changes anything, its Kafka principal loses its command group at once and its connections end with its last token */
         delete: operations["nodes.revokeEnrollment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/nodes/{id}/kafka-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A Kafka token for the node's agent: SASL/OAUTHBEARER as the node's own principal, which may use only the node's command group
+         * @description Authenticated by the node credential, not a bearer token: header `gantry-signature` = `v1=` + lowercase hex of HMAC-SHA256(key = the credential, data = "gantry-kafka-token/v1\n<node id>\n<at>"). Refused (401) for a node never enrolled, revoked, enrolled again since (a rotated credential), a bad signature, an `at` further than GANTRY_CLOCK_SKEW_MS from now, or a signature used before; 429 past a request a second (burst 10) per node; 404 where the gateway issues no tokens.
+         */
+        post: operations["nodeKafkaToken.issue"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1021,12 +1041,16 @@ export interface components {
              */
             brokers: string[];
             /**
-             * @description null: the brokers take no SASL
+             * @description oauthbearer: tokens from POST /v1/nodes/{id}/kafka-token; null: this gateway issues no tokens (a broker without authentication)
              * @enum {string|null}
              */
-            mechanism: "scram-sha-512" | "scram-sha-256" | "plain" | null;
+            mechanism: "oauthbearer" | null;
+            /** @description The node's Kafka principal in this enrollment (the tokens' sub); null in a bulk answer (gantry-node-<id>.g<generation>) */
             username: string | null;
+            /** @description Always null: agents hold no Kafka password */
             password: string | null;
+            /** @description The consumer group the node reads its commands in, which only its principal may use; null in a bulk answer (gantry-node-<id>) */
+            groupId: string | null;
         };
         NodeEnrollmentsView: {
             items: components["schemas"]["EnrolledNodeView"][];
@@ -1044,6 +1068,27 @@ export interface components {
             kafka: components["schemas"]["AgentKafkaView"];
             /** @description The control plane's command-signing public key (PEM, SPKI, Ed25519) */
             commandPublicKey: string;
+        };
+        KafkaTokenRequestDto: {
+            /**
+             * Format: int64
+             * @description When the node asks, epoch ms; refused further than GANTRY_CLOCK_SKEW_MS from the gateway's clock
+             * @example 1796000000000
+             */
+            at: number;
+        };
+        AgentKafkaTokenView: {
+            /** @description A JWT (ES256) for SASL/OAUTHBEARER; its sub is the node's principal */
+            token: string;
+            /**
+             * Format: date-time
+             * @description When the broker stops accepting it: ask for the next one well before
+             */
+            expiresAt: string;
+            /** @description The node's Kafka principal in this enrollment */
+            principal: string;
+            /** @description The only consumer group this principal may use: where the node reads its commands */
+            groupId: string;
         };
         NodeHealthCounts: {
             HEALTHY: number;
@@ -3803,6 +3848,112 @@ export interface operations {
             };
             /** @description No such resource, or one the caller may not see */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the token's request budget; wait Retry-After seconds */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error; `errorId` names the log line */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or a dependency is away: nothing was done; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "nodeKafkaToken.issue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KafkaTokenRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentKafkaTokenView"];
+                };
+            };
+            /** @description Invalid request: a field, a query parameter, a cursor or the JSON itself (`errors` lists the fields) */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked bearer token */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one the caller may not see */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body exceeds 1 MiB */
+            413: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

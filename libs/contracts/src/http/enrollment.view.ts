@@ -1,16 +1,41 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsOptional, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsObject, IsOptional, Matches, Max, Min, ValidateNested } from 'class-validator';
 import { NODE_ID_PATTERN } from '../kafka/field-schemas';
 import { NodeInventoryDto } from './node-inventory.dto';
 
-/** How an agent reaches Kafka: the agents' principal (every agent shares it; nodes are told apart by their signatures). */
+/**
+ * How an agent reaches Kafka (ADR 0034): as its node's own principal, with SASL/OAUTHBEARER tokens
+ * it asks the gateway for (POST /v1/nodes/{id}/kafka-token), proving its credential. Agents hold no
+ * Kafka password.
+ */
 export class AgentKafkaView {
   @ApiProperty({ type: [String], example: ['kafka-0.kafka:9092'] }) brokers!: string[];
-  @ApiProperty({ nullable: true, type: String, enum: ['scram-sha-512', 'scram-sha-256', 'plain'], description: 'null: the brokers take no SASL' })
+  @ApiProperty({ nullable: true, type: String, enum: ['oauthbearer'], description: 'oauthbearer: tokens from POST /v1/nodes/{id}/kafka-token; null: this gateway issues no tokens (a broker without authentication)' })
   mechanism!: string | null;
-  @ApiProperty({ nullable: true, type: String }) username!: string | null;
-  @ApiProperty({ nullable: true, type: String }) password!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: "The node's Kafka principal in this enrollment (the tokens' sub); null in a bulk answer (gantry-node-<id>.g<generation>)" })
+  username!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'Always null: agents hold no Kafka password' }) password!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: "The consumer group the node reads its commands in, which only its principal may use; null in a bulk answer (gantry-node-<id>)" })
+  groupId!: string | null;
+}
+
+/**
+ * POST /v1/nodes/{id}/kafka-token. The node proves its credential in header `gantry-signature`:
+ * `v1=` + lowercase hex of HMAC-SHA256(key = the credential's UTF-8 bytes, data =
+ * "gantry-kafka-token/v1\n<node id>\n<at>"), each signature accepted once; nothing else authenticates it.
+ */
+export class KafkaTokenRequestDto {
+  @ApiProperty({ type: 'integer', format: 'int64', description: "When the node asks, epoch ms; refused further than GANTRY_CLOCK_SKEW_MS from the gateway's clock", example: 1796000000000 })
+  @IsInt() @Min(0) @Max(Number.MAX_SAFE_INTEGER)
+  at!: number;
+}
+
+export class AgentKafkaTokenView {
+  @ApiProperty({ description: "A JWT (ES256) for SASL/OAUTHBEARER; its sub is the node's principal" }) token!: string;
+  @ApiProperty({ format: 'date-time', description: 'When the broker stops accepting it: ask for the next one well before' }) expiresAt!: string;
+  @ApiProperty({ description: "The node's Kafka principal in this enrollment" }) principal!: string;
+  @ApiProperty({ description: 'The only consumer group this principal may use: where the node reads its commands' }) groupId!: string;
 }
 
 /** POST /v1/nodes/{id}/enrollment: everything one agent needs; the credential is shown once. */

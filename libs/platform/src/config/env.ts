@@ -14,13 +14,16 @@ export class ServiceEnv implements ConfigRules {
   /** Comma-separated host:port list. */
   @Matches(BROKER_LIST, { message: 'KAFKA_BROKERS must be a comma-separated list of host:port' })
   KAFKA_BROKERS: string = '127.0.0.1:9092';
-  /** SASL mechanism to authenticate to Kafka with (contract 4.1); unset: no SASL. */
-  @IsOptional() @IsIn(['scram-sha-512', 'scram-sha-256', 'plain']) KAFKA_SASL_MECHANISM?: 'scram-sha-512' | 'scram-sha-256' | 'plain';
-  /** This process's Kafka principal and its password; required with KAFKA_SASL_MECHANISM. */
-  @ValidateIf((e: ServiceEnv) => e.KAFKA_SASL_MECHANISM !== undefined)
+  /**
+   * SASL mechanism to authenticate to Kafka with (contract 4.1); unset: no SASL. `oauthbearer` is a
+   * real node agent's alone: it connects as its node's principal with tokens from the gateway (ADR 0034).
+   */
+  @IsOptional() @IsIn(['scram-sha-512', 'scram-sha-256', 'plain', 'oauthbearer']) KAFKA_SASL_MECHANISM?: 'scram-sha-512' | 'scram-sha-256' | 'plain' | 'oauthbearer';
+  /** This process's Kafka principal and its password; required with a KAFKA_SASL_MECHANISM other than oauthbearer. */
+  @ValidateIf((e: ServiceEnv) => e.KAFKA_SASL_MECHANISM !== undefined && e.KAFKA_SASL_MECHANISM !== 'oauthbearer')
   @IsString() @MinLength(1, { message: 'KAFKA_SASL_USERNAME is required when KAFKA_SASL_MECHANISM is set' })
   KAFKA_SASL_USERNAME?: string;
-  @ValidateIf((e: ServiceEnv) => e.KAFKA_SASL_MECHANISM !== undefined)
+  @ValidateIf((e: ServiceEnv) => e.KAFKA_SASL_MECHANISM !== undefined && e.KAFKA_SASL_MECHANISM !== 'oauthbearer')
   @IsString() @MinLength(1, { message: 'KAFKA_SASL_PASSWORD is required when KAFKA_SASL_MECHANISM is set' })
   KAFKA_SASL_PASSWORD?: string;
   /** TLS to the brokers. */
@@ -41,10 +44,14 @@ export class ServiceEnv implements ConfigRules {
     return this.KAFKA_BROKERS.split(',');
   }
 
-  /** How this process authenticates to Kafka (the shape of messaging's KafkaSecurity). */
+  /**
+   * How this process authenticates to Kafka (the shape of messaging's KafkaSecurity). With
+   * `oauthbearer` there is no SASL here: the agent supplies its token source (runtime's kafkaSecurity).
+   */
   get kafkaSecurity(): { sasl?: { mechanism: 'scram-sha-512' | 'scram-sha-256' | 'plain'; username: string; password: string }; ssl?: { caFile?: string } } {
+    const m = this.KAFKA_SASL_MECHANISM;
     return {
-      ...(this.KAFKA_SASL_MECHANISM ? { sasl: { mechanism: this.KAFKA_SASL_MECHANISM, username: this.KAFKA_SASL_USERNAME!, password: this.KAFKA_SASL_PASSWORD! } } : {}),
+      ...(m && m !== 'oauthbearer' ? { sasl: { mechanism: m, username: this.KAFKA_SASL_USERNAME!, password: this.KAFKA_SASL_PASSWORD! } } : {}),
       ...(this.KAFKA_SSL === 'true' ? { ssl: this.KAFKA_SSL_CA_FILE ? { caFile: this.KAFKA_SSL_CA_FILE } : {} } : {}),
     };
   }

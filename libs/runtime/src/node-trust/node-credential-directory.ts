@@ -96,6 +96,12 @@ export class NodeCredentialDirectory {
     return this.entries.size;
   }
 
+  /** The node's enrollment as last read (generation and revocation), null when it was never enrolled. */
+  enrollmentOf(nodeId: string): { generation: number; revoked: boolean } | null {
+    const e = this.entries.get(nodeId);
+    return e ? { generation: e.generation, revoked: e.revoked } : null;
+  }
+
   /** The key a node signs with now, or why it may not speak. */
   keyOf(nodeId: string): NodeKeyLookup {
     const e = this.entries.get(nodeId);
