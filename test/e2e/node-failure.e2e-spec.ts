@@ -1,8 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { ServiceProcess, waitFor } from '@gantry/stack';
-import { TestStack, openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
+import { TestStack, jobProcesses, openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
 
 /**
  * Node death, requeue and fencing through the real processes, with short timeouts:
@@ -47,15 +45,12 @@ async function liveAttempts(jobId: string): Promise<number[]> {
 }
 
 it('a node that dies loses its attempt; the job runs again as attempt 2 elsewhere; the returning agent fenced itself', async () => {
-  const pidFile = join(e2e.work, `pid-${uniqueTag()}`);
   const { job } = await e2e.admin.createJob({
-    name: 'survivor', image: 'none', maxRetries: 1, env: { PIDFILE: pidFile },
-    command: ['sh', '-c', 'echo $$ > "$PIDFILE.$GANTRY_ATTEMPT"; exec sleep 120'],
-    resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+    name: 'survivor', image: 'none', maxRetries: 1, command: ['sh', '-c', 'exec sleep 120'], resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
   });
-  await waitFor('attempt 1 running', async () => (await e2e.admin.getJob(job.id)).state === 'RUNNING' && existsSync(`${pidFile}.1`), { timeoutMs: 30_000 });
+  // Its attempt-1 process on this host, found by its env (a sandboxed job cannot say its host pid).
+  await waitFor('attempt 1 running', async () => (await e2e.admin.getJob(job.id)).state === 'RUNNING' && jobProcesses(job.id, 1).length > 0, { timeoutMs: 30_000 });
   const firstNode = (await e2e.admin.getJob(job.id)).nodeIds[0];
-  const pid1 = Number(readFileSync(`${pidFile}.1`, 'utf8'));
 
   // The spare node joins, then the first node's agent freezes (a partition, from Kafka's side).
   spare.start();
@@ -78,14 +73,7 @@ it('a node that dies loses its attempt; the job runs again as attempt 2 elsewher
 
     // The frozen agent comes back: it has fenced itself, its attempt-1 process is gone, and its reports change nothing.
     agent.kill('SIGCONT');
-    await waitFor('attempt 1 process stopped', () => {
-      try {
-        process.kill(pid1, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, { timeoutMs: 20_000 });
+    await waitFor('attempt 1 process stopped', () => jobProcesses(job.id, 1).length === 0, { timeoutMs: 20_000 });
     const after = await e2e.admin.getJob(job.id);
     expect(after).toMatchObject({ state: 'RUNNING', attempt: 2 });
     const events = await e2e.admin.jobEvents(job.id);

@@ -66,7 +66,7 @@ describe('a job is a tenant, not its node', () => {
     const { state, log } = await runJob(await user(), script);
     expect(state).toBe('SUCCEEDED');
     expect(log).toContain('probe-done');
-    const secrets = [e2e.adminToken, e2e.stack.secrets.nodeCredentialSecret, e2e.stack.secrets.cursorSecret, e2e.stack.secrets.commandSigningKey.split('\n')[1], testEnv.kafkaCredentials?.users.agent.password]
+    const secrets = [e2e.adminToken, e2e.stack.secrets.nodeCredentialSecret, e2e.stack.secrets.cursorSecret, e2e.stack.secrets.commandSigningKey.split('\n')[1], ...Object.values(testEnv.kafkaCredentials?.users ?? {}).map((u) => u.password)]
       .filter((s): s is string => typeof s === 'string' && s.length > 0);
     expect(secrets.length).toBeGreaterThanOrEqual(4);
     for (const s of secrets) expect(log).not.toContain(s);

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GantryClient } from '@gantry/client';
 import { ServiceProcess, Stack, StackOptions, fleetAgentEnv, fleetStack, flushRedisDb } from '@gantry/stack';
-import { JOB_SCRATCH_AGENT_ENV, ensureJobScratchRoot } from './job-scratch';
+import { JOB_SCRATCH_AGENT_ENV, jobScratchDir } from './job-scratch';
 import { testEnv, uniqueTag } from './test-env';
 import { TestSuiteName, testSuite } from './test-resources';
 
@@ -14,7 +12,7 @@ export interface TestStack {
   tag: string;
   adminToken: string;
   admin: GantryClient;
-  /** Scratch directory shared with the agents' processes. */
+  /** Scratch directory shared with the agents' processes and their jobs (a writable path of every test agent's sandbox). */
   work: string;
   root: string;
   clientFor(token: string): GantryClient;
@@ -46,10 +44,9 @@ export async function startTestStack(opts: {
   const root = join(__dirname, '..', '..', '..');
   const tag = uniqueTag('e2e');
   const adminToken = `e2e-admin-${randomBytes(24).toString('base64url')}`;
-  const work = mkdtempSync(join(tmpdir(), 'gantry-e2e-'));
-  // The agents' work directories are in it: a sandboxed attempt's uid must reach them to be given its files (ADR 0033).
-  chmodSync(work, 0o755);
-  ensureJobScratchRoot();
+  // Under the scratch root every test agent lets its jobs write (ADR 0033): jobs and the suite share
+  // files here. The agents' own directories inside it stay hidden from the jobs.
+  const work = jobScratchDir('gantry-e2e-');
   await flushRedisDb(redisUrl);
   const stack = fleetStack({
     root,

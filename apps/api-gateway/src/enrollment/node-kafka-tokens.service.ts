@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
 import { AgentKafkaTokenView, NODE_ID_PATTERN, nodeCommandGroup, nodeKafkaPrincipal } from '@gantry/contracts';
 import { judgeKafkaTokenRequest } from '@gantry/domain';
 import { KafkaConnection, NodeKafkaAccess, kafkaTokenRequestSigned } from '@gantry/messaging';
-import { RateLimitBuckets } from '@gantry/persistence';
+import { RateLimitBuckets, autocommit, findEnrollment } from '@gantry/persistence';
 import { ApiError, ErrorCode, Logger } from '@gantry/platform';
 import { CONFIG, KAFKA, NodeCredentialDirectory, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
@@ -31,7 +32,9 @@ const PER_NODE: RateLimits = { ratePerS: 1, burst: 10 };
  * the node's group, and its connections end with its last token (it gets no new one).
  * Who is enrolled is read from memory (NodeCredentialDirectory), so a request costs a Map lookup and
  * an HMAC before it costs anything else; refusals that a moment-old enrollment could explain read
- * what changed (at most ten times a second) and look once more.
+ * what changed (at most ten times a second) and look once more. A request that passes is checked
+ * once more against the database after its ACL is granted: a replica's memory may not have seen a
+ * revocation yet, and must never hand out a token, or put back an ACL, for a revoked node.
  */
 @Injectable()
 export class NodeKafkaTokens {
@@ -40,6 +43,7 @@ export class NodeKafkaTokens {
   private readonly limiter: TokenRateLimiter;
 
   constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
     @Inject(CONFIG) private readonly config: GatewayEnv,
     private readonly directory: NodeCredentialDirectory,
     @Inject(REDIS) private readonly redis: Redis,
@@ -91,6 +95,14 @@ export class NodeKafkaTokens {
     if (first !== 'OK') throw this.refuse('replayed', `node ${nodeId}: this signature was used before`);
     const { generation } = verdict.grant;
     await this.kafkaCall(() => this.access!.grant(nodeId, generation), `give node ${nodeId} its group ACL`);
+    // The memory above may be a moment old (another replica revoked or enrolled the node again): the
+    // database decides, after the grant, so that a revocation whose ACL delete ran before this grant
+    // still wins (a revocation writes the row, then deletes; this grants, then reads the row).
+    const now2 = await findEnrollment(autocommit(this.ds), nodeId);
+    if (!now2 || now2.revoked || now2.generation !== generation) {
+      await this.revokeAccess([nodeId]);
+      throw this.refuse(now2 && !now2.revoked ? 'bad-signature' : 'revoked', `node ${nodeId}`);
+    }
     const principal = nodeKafkaPrincipal(nodeId, generation);
     const { token, expiresAt } = await this.signer.sign(principal, now, this.config.GANTRY_AGENT_KAFKA_TOKEN_TTL_MS);
     tokens.inc({ outcome: 'issued' });

@@ -27,6 +27,12 @@ export async function revokeNodeEnrollment(sql: Sql, nodeId: string, now: Date):
   return rows.length > 0;
 }
 
+/** A node's enrollment as the database holds it now (not a replica's copy); null when never enrolled. */
+export async function findEnrollment(sql: Sql, nodeId: string): Promise<{ generation: number; revoked: boolean } | null> {
+  const [row] = await sql.rows<{ generation: number; revoked_at: Date | null }>(`SELECT generation, revoked_at FROM node_enrollments WHERE node_id = $1`, [nodeId]);
+  return row ? { generation: row.generation, revoked: row.revoked_at !== null } : null;
+}
+
 export interface EnrollmentChanges {
   /** Pass back as `since` next time (see loadNodesChangedSince: the same snapshot-horizon rule). */
   horizon: string;
