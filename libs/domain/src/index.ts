@@ -39,3 +39,4 @@ export * from './sessions/token-standing';
 export * from './nodes/declared-inventory';
 export * from './nodes/start-failures';
 export * from './reconciliation/start-timeout';
+export * from './fairness/usage-decay';
