@@ -155,13 +155,16 @@ function chooseOnReserved(
     const best = index.best(job.resources, withheld);
     return best ? [best] : null;
   }
-  const racks = new Map<string, PlacementNode[]>();
-  for (const [rack, nodes] of gangs.racks(job.resources, reserved)) racks.set(rack, [...nodes]);
-  for (const n of reservedNodes) {
-    if (withheld.has(n.id) || !schedulable(n) || !fitsNow(n, job.resources)) continue;
+  const open = reservedNodes.filter((n) => !withheld.has(n.id) && schedulable(n) && fitsNow(n, job.resources));
+  const candidates = gangs.racks(job.resources, reserved);
+  if (open.length === 0) return chooseNodes(candidates, job.nodes);
+  // Only the racks of the reserved nodes are copied (the candidates' lists are not to be mutated).
+  const racks = new Map(candidates);
+  for (const n of open) {
     const rack = racks.get(n.rack);
-    if (rack) insertByFit(rack, n);
-    else racks.set(n.rack, [n]);
+    const copy = rack && rack !== candidates.get(n.rack) ? rack : [...(rack ?? [])];
+    insertByFit(copy, n);
+    racks.set(n.rack, copy);
   }
   return chooseNodes(racks, job.nodes);
 }
