@@ -3,7 +3,8 @@
  * PROFILE_NODES nodes (the agent's simulated layout) all heard now in Redis db 12, queues
  * PROFILE_JOBS one-GPU jobs, then runs the real SchedulingCycle until nothing is queued and prints
  * what each cycle spent per step. No Kafka and no other service: a quick loop for profiling what
- * bench:dispatch measures end to end (node --cpu-prof works on it).
+ * bench:dispatch measures end to end (node --cpu-prof works on it). PROFILE_MAX_RUNTIME_S gives the
+ * jobs a limit and GANTRY_SCHEDULER_BACKFILL chooses the backfill, to compare runtime with strict.
  *
  *   npm run build && node dist/bench/dispatch/cycle-profile.js
  */
@@ -28,6 +29,8 @@ const NODES = env('PROFILE_NODES', 50000);
 const JOBS = env('PROFILE_JOBS', 5000);
 /** Every 1/share-th job is a gang of two whole H100 nodes, as in bench:dispatch's phase 1. */
 const GANG_SHARE = env('PROFILE_GANG_SHARE', 0.05);
+/** Every job's maxRuntimeSeconds (0: none), so that runtime backfill has windows to fill. */
+const MAX_RUNTIME_S = env('PROFILE_MAX_RUNTIME_S', 0);
 const DB = process.env.PROFILE_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/gantry_bench_cycle';
 const REDIS = process.env.PROFILE_REDIS_URL || 'redis://127.0.0.1:6379/12';
 const root = join(__dirname, '..', '..', '..');
@@ -77,7 +80,7 @@ async function main() {
         ...(GANG_SHARE > 0 && (off + k) % Math.round(1 / GANG_SHARE) === 0
           ? { gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144, nodes: 2 }
           : { gpus: 1, gpuModel: null, cpuCores: 4, memoryMiB: 16384, nodes: 1 }),
-        maxRetries: 0, traceParent: null, createdAt: new Date(t + off + k),
+        maxRetries: 0, traceParent: null, createdAt: new Date(t + off + k), ...(MAX_RUNTIME_S > 0 ? { maxRuntimeSeconds: MAX_RUNTIME_S } : {}),
       },
       idempotency: null,
     }));
@@ -92,6 +95,7 @@ async function main() {
     GANTRY_NODE_DEAD_MS: 7_200_000,
     ...(process.env.GANTRY_SCHEDULER_BATCH ? { GANTRY_SCHEDULER_BATCH: Number(process.env.GANTRY_SCHEDULER_BATCH) } : {}),
     ...(process.env.GANTRY_SCHEDULER_LOOKAHEAD ? { GANTRY_SCHEDULER_LOOKAHEAD: Number(process.env.GANTRY_SCHEDULER_LOOKAHEAD) } : {}),
+    ...(process.env.GANTRY_SCHEDULER_BACKFILL ? { GANTRY_SCHEDULER_BACKFILL: process.env.GANTRY_SCHEDULER_BACKFILL as SchedulerEnv['GANTRY_SCHEDULER_BACKFILL'] } : {}),
   });
   const logger = { debug() {}, info() {}, warn: console.warn, error: console.error };
   const cycle = new SchedulingCycle(ds, redis, config, logger as never, new PlacementCommitter(ds), new PreemptionStep(ds, config, logger as never));

@@ -1,9 +1,9 @@
-import { ExplainSnapshot, PlacementNode, QueueShareState, allocate, explainJob, planCycle } from '@gantry/domain';
+import { ExplainSnapshot, PlacementNode, QueueShareState, RankRun, allocate, explainJob, planCycle } from '@gantry/domain';
 import { ReplayJob, ReplayQueue } from './workload';
 
 /**
  * Replays a workload through the scheduler's own decision (planCycle: policy order, DRF, quotas,
- * best fit, gangs, one reservation) on an in-process fleet, and asks explainJob for each job's
+ * best fit, gangs, one reservation with runtime backfill, the scheduler's default) on an in-process fleet, and asks explainJob for each job's
  * estimatedStartAt at the moment it is submitted, with the snapshot the gateway would read
  * (loadExplainRows: every node, every live attempt, the queued jobs ahead in band-then-age order,
  * at most EXPLAIN_AHEAD_MAX). A cycle runs at every arrival and every end, as the scheduler wakes
@@ -88,7 +88,15 @@ export function replay(jobs: readonly ReplayJob[], queues: readonly ReplayQueue[
       perQueue.set(j.queue, n + 1);
     }
     const shares: QueueShareState[] = queues.map((q) => ({ name: q.name, priority: q.priority, weight: 1, quotaGpus: q.quotaGpus, held: heldBy(q.name) }));
-    const plan = planCycle({ jobs: heads.map((j) => ({ id: j.id, queue: j.queue, resources: request(j), nodes: j.nodes })), queues: shares, nodes, lookahead: LOOKAHEAD, batchSize: BATCH });
+    // Runtime backfill reads the ranks on reserved nodes; here every node's are at hand.
+    const runs = new Map<string, RankRun[]>(nodes.map((n) => [n.id, []]));
+    for (const l of live.values()) {
+      for (const id of l.nodeIds) runs.get(id)!.push({ gpus: l.job.gpus, cpuCores: l.job.cpuCores, memoryMiB: l.job.memoryMiB, startedAtMs: l.startMs, maxRuntimeSeconds: l.job.maxRuntimeSeconds });
+    }
+    const plan = planCycle({
+      jobs: heads.map((j) => ({ id: j.id, queue: j.queue, resources: request(j), nodes: j.nodes, maxRuntimeSeconds: j.maxRuntimeSeconds })), queues: shares, nodes,
+      lookahead: LOOKAHEAD, batchSize: BATCH, backfill: { nowMs: now, runs },
+    });
     if (plan.plan.placements.length === 0) return;
     const byId = new Map(nodes.map((n, i) => [n.id, i]));
     const placed = new Set<string>();

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { BACKFILL_MODES, BackfillMode } from '@gantry/domain';
 import { StatefulServiceEnv } from '@gantry/platform';
 
 export class SchedulerEnv extends StatefulServiceEnv {
@@ -23,6 +24,12 @@ export class SchedulerEnv extends StatefulServiceEnv {
   @IsInt() @Min(0) @Max(1000) GANTRY_SCHEDULER_MAX_GAP_MS: number = 50;
   /** Jobs considered from the head of each queue per cycle (FIFO lookahead past a job that cannot go yet). */
   @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 1000;
+  /**
+   * Backfill onto the reservation's nodes (ADR 0008): `runtime` lets a later job onto them when its
+   * maxRuntimeSeconds ends before the reserved job's estimated start; `strict` lets none on (the
+   * behaviour before runtime estimates, kept for benchmarks' same-run baseline).
+   */
+  @IsIn(BACKFILL_MODES as BackfillMode[]) GANTRY_SCHEDULER_BACKFILL: BackfillMode = 'runtime';
   /** Lifetime of a node lease taken while committing a placement, ms. */
   @IsInt() @Min(100) GANTRY_NODE_LEASE_MS: number = 2000;
   /**

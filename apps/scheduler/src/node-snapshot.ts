@@ -246,6 +246,11 @@ export class NodeSnapshot {
     return { index: this.index, gangs: this.gangs };
   }
 
+  /** The transaction that last wrote the node's row as read: what the ranks read beside it must match (NodeRunsSnapshot). */
+  changedXid(id: string): string | undefined {
+    return this.byId.get(id)?.row.changedXid;
+  }
+
   /** The version of a node as the planner saw it (for the commit's compare-and-set). */
   version(id: string): number | undefined {
     return this.byId.get(id)?.row.version;

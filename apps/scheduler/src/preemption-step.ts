@@ -18,9 +18,13 @@ export interface Stopping {
 /** The pending reason of a job whose victims are stopping: a later cycle places it once they have. */
 export const PREEMPTING = 'PREEMPTING';
 
-/** Why a job that waits could start if others stopped: capacity, not policy (quota, band) nor a node that could never hold it. */
+/**
+ * Why a job that waits could start if others stopped: capacity, not policy (quota, band) nor a node
+ * that could never hold it. BACKFILL_WINDOW is capacity too: without runtime backfill it would read
+ * INSUFFICIENT_CAPACITY, and it must not lose the preemption it had then.
+ */
 function waitsForCapacity(reason: string): boolean {
-  return reason.startsWith('INSUFFICIENT_CAPACITY') || reason === 'GANG_WAITING';
+  return reason.startsWith('INSUFFICIENT_CAPACITY') || reason === 'GANG_WAITING' || reason === 'BACKFILL_WINDOW';
 }
 
 /**

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { CyclePlan, Placement, PlacementNode, QueueShareState, QueuedJob, planCycle } from '@gantry/domain';
+import { BackfillInput, CyclePlan, Placement, PlacementNode, QueueShareState, QueuedJob, planCycle } from '@gantry/domain';
 import { QueuedJobHead, NodeLeases, Sql, autocommit, listQueues, loadQueuedJobsPerQueue, nodeLiveStoreFor, setPendingReasons } from '@gantry/persistence';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
@@ -10,6 +10,7 @@ import { SchedulerEnv } from './config';
 import { HoldingsSnapshot } from './holdings-snapshot';
 import { LivenessSnapshot } from './liveness-snapshot';
 import { NodeSnapshot } from './node-snapshot';
+import { NodeRunsSnapshot } from './node-runs-snapshot';
 import { pacedPaging } from './paced-paging';
 import { CycleClock } from './cycle-clock';
 import { PlacementCommitter } from './placement-committer';
@@ -61,6 +62,8 @@ interface Snapshot {
   preemptive: Map<string, number>;
   /** What is still stopping for preemptors, read before the nodes; null when no queue preempted at the last cycle (then nothing preempts this one). */
   stopping: Stopping | null;
+  /** Runtime-aware backfill's view of the ranks on the nodes the last reservation held; absent when strict. */
+  backfill?: BackfillInput;
 }
 
 interface CommitTally {
@@ -76,6 +79,8 @@ export class SchedulingCycle {
   private readonly leases: NodeLeases;
   private readonly nodes = new NodeSnapshot(FULL_NODE_READ_MS, FULL_READ_PAGING);
   private readonly holdings = new HoldingsSnapshot(HOLDINGS_READ_MS);
+  /** The ranks on the last reservation's nodes, for runtime-aware backfill (unused when strict). */
+  private readonly runs = new NodeRunsSnapshot();
   private readonly liveness: LivenessSnapshot;
   /** Some queue had preemption lowerPriority at the last read: only then is what is stopping read. */
   private preemptiveSeen = false;
@@ -111,6 +116,7 @@ export class SchedulingCycle {
     }
     const snapshot = await this.snapshot(sql, nowMs, clock);
     const decision = this.decide(jobs, snapshot, clock);
+    if (snapshot.backfill) this.runs.want(decision.plan.reservation?.nodeIds ?? []);
     const byId = new Map(jobs.map((j) => [j.id, j]));
     const tally = await this.commit(decision.plan.placements, byId, clock);
     const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, decision.plan.after, nowMs, clock);
@@ -148,20 +154,28 @@ export class SchedulingCycle {
     }));
     const preemptive = new Map(queueRows.filter((q) => q.preemption === 'lowerPriority').map((q) => [q.name, q.priority]));
     this.preemptiveSeen = preemptive.size > 0;
-    return { queues, nodes, preemptive, stopping };
+    let backfill: BackfillInput | undefined;
+    if (this.config.GANTRY_SCHEDULER_BACKFILL === 'runtime') {
+      // After the node rows, so each entry can be matched to the row the plan uses; a few nodes, only when they changed.
+      const xidOf = (id: string) => this.nodes.changedXid(id);
+      await this.runs.refresh(sql, nowMs, xidOf);
+      clock.lap('runs');
+      backfill = { nowMs, runs: this.runs.lookup(xidOf) };
+    }
+    return { queues, nodes, preemptive, stopping, backfill };
   }
 
   /** 3. The pure decision, on the fit index and gang candidates kept between cycles. */
   private decide(jobs: QueuedJobHead[], snapshot: Snapshot, clock: CycleClock): CyclePlan {
-    const queued: QueuedJob[] = jobs.map((j) => ({
-      id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB },
+    const queued: Array<QueuedJob & { maxRuntimeSeconds: number | null }> = jobs.map((j) => ({
+      id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB }, maxRuntimeSeconds: j.maxRuntimeSeconds,
       // Nodes that did not start an earlier attempt (START_TIMEOUT, ADR 0035): placed elsewhere while it can be.
       ...(j.startFailedOn.length > 0 ? { avoidNodeIds: j.startFailedOn } : {}),
     }));
     const decision = planCycle({
       jobs: queued, queues: snapshot.queues, nodes: snapshot.nodes, lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
       batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(), withheld: snapshot.stopping?.nodes,
-      capacity: this.nodes.capacity(),
+      capacity: this.nodes.capacity(), backfill: snapshot.backfill,
     });
     clock.lap('plan');
     return decision;

@@ -11,6 +11,7 @@ export * from './sql/job-rows';
 export * from './sql/nodes';
 export * from './sql/node-grid';
 export * from './sql/node-changes';
+export * from './sql/node-runs';
 export * from './sql/node-events';
 export * from './redis/node-live-store';
 export * from './redis/node-live-store-for';

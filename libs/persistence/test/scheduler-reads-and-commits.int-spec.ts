@@ -111,7 +111,7 @@ describe('loadQueuedJobsPerQueue (a cycle\'s queue heads)', () => {
     const queue = `heads-${randomUUID().slice(0, 8)}`;
     await insertQueue(autocommit(ds), { name: queue, priority: 1, quotaGpus: null }, new Date());
     const traceParent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-    const gang = await makeJob().queue(queue).gpus(2).model('H100').cpu(3).memory(2048).gang(2).traceParent(traceParent).insert(ds);
+    const gang = await makeJob().queue(queue).gpus(2).model('H100').cpu(3).memory(2048).gang(2).traceParent(traceParent).maxRuntime(90).insert(ds);
     const later = await makeJob().queue(queue).gpus(1).insert(ds);
     await setPendingReasons(autocommit(ds), [{ jobId: later.id, reason: 'CAPACITY' }]);
 
@@ -121,12 +121,13 @@ describe('loadQueuedJobsPerQueue (a cycle\'s queue heads)', () => {
       return {
         id: r.id, queue: r.queue, state: r.state, attempt: r.attempt, version: r.version, traceParent: r.traceParent, nodes: r.nodes, gpus: r.gpus,
         gpuModel: r.gpuModel, cpuCores: r.cpuCores, memoryMiB: r.memoryMiB, pendingReason: r.pendingReason, arrayOf: r.arrayOf, arrayParallelism: r.arrayParallelism,
-        startFailedOn: r.startFailedOn,
+        startFailedOn: r.startFailedOn, maxRuntimeSeconds: r.maxRuntimeSeconds,
       };
     };
     // Oldest first; exactly these fields (no command, env or times: the relay reads those when it sends the RUN).
     expect(heads).toStrictEqual([await asRow(gang.id), await asRow(later.id)]);
-    expect(heads[0]).toMatchObject({ traceParent, nodes: 2, gpus: 2, gpuModel: 'H100', cpuCores: 3, memoryMiB: 2048, state: 'QUEUED' });
+    expect(heads[0]).toMatchObject({ traceParent, nodes: 2, gpus: 2, gpuModel: 'H100', cpuCores: 3, memoryMiB: 2048, state: 'QUEUED', maxRuntimeSeconds: 90 });
+    expect(heads[1].maxRuntimeSeconds).toBeNull();
     expect(heads[1].pendingReason).toBe('CAPACITY');
   });
 });

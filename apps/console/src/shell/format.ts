@@ -54,6 +54,7 @@ export function pendingReasonText(reason: string | null | undefined): string | n
     GANG_WAITING: 'Waiting until every node of its gang is free at once.',
     QUOTA_EXCEEDED: "Its queue's GPU quota is in use.",
     PRIORITY: 'It fits, but a higher priority band took or reserved the capacity.',
+    BACKFILL_WINDOW: 'It fits nodes held for a job ahead, but its maxRuntimeSeconds is absent or ends after that job is estimated to start.',
     BACKOFF: 'Waiting before its next attempt (retry backoff).',
     DEPENDENCY: 'Waiting for the jobs it depends on.',
   };

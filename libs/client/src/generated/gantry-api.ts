@@ -655,7 +655,7 @@ export interface components {
         };
         BlockerView: {
             /** @enum {string} */
-            reason: "DEPENDENCY" | "BACKOFF" | "QUOTA_EXCEEDED" | "NO_MATCHING_NODES" | "NODES_CORDONED" | "NODES_UNHEALTHY" | "INSUFFICIENT_CAPACITY";
+            reason: "DEPENDENCY" | "BACKOFF" | "QUOTA_EXCEEDED" | "NO_MATCHING_NODES" | "NODES_CORDONED" | "NODES_UNHEALTHY" | "INSUFFICIENT_CAPACITY" | "BACKFILL_WINDOW";
             detail: string;
             /** @description What is missing (per node for capacity, in all for a quota); zeros where the blocker is not about amounts */
             deficit: components["schemas"]["AmountsView"];

@@ -80,6 +80,31 @@ describe('explainJob', () => {
       nodes: [node('n0', { gpusAllocated: 4 }), node('n1', { gpusAllocated: 6 })], running: [run(['n0'], 4, NOW, 60), run(['n1'], 6, NOW, 120)],
       ahead: [{ queue: 'q', nodes: 1, request: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }, maxRuntimeSeconds: 30 }],
     }), { estimatedStartAtMs: NOW + 90_000 }],
+    // Runtime backfill (ADR 0008): the node held for the 8-GPU job ahead frees at +60 s, so a job that ends by then starts there now.
+    ['a job whose maxRuntimeSeconds ends before the held node frees starts there now', snap({
+      job: job({ request: { gpus: 4, gpuModel: 'H100', cpuCores: 4, memoryMiB: 1024 }, maxRuntimeSeconds: 60 }),
+      nodes: [node('n0', { gpusAllocated: 4 }), node('n1', { gpusAllocated: 6 })], running: [run(['n0'], 4, NOW, 60), run(['n1'], 6, NOW, 120)],
+      ahead: [{ queue: 'q', nodes: 1, request: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }, maxRuntimeSeconds: 30 }],
+    }), { blockers: [], estimatedStartAtMs: NOW }],
+    ['one that runs longer is told BACKFILL_WINDOW: when the job ahead starts, and how long it may run to fit', snap({
+      job: job({ request: { gpus: 4, gpuModel: 'H100', cpuCores: 4, memoryMiB: 1024 }, maxRuntimeSeconds: 61 }),
+      nodes: [node('n0', { gpusAllocated: 4 }), node('n1', { gpusAllocated: 6 })], running: [run(['n0'], 4, NOW, 60), run(['n1'], 6, NOW, 120)],
+      ahead: [{ queue: 'q', nodes: 1, request: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }, maxRuntimeSeconds: 30 }],
+    }), {
+      blockers: [{ reason: 'BACKFILL_WINDOW', deficit: { gpus: 0, cpuCores: 0, memoryMiB: 0 },
+        detail: `the nodes it fits are held for a job ahead, estimated to start at ${new Date(NOW + 60_000).toISOString()}; it may start there now with maxRuntimeSeconds of at most 60 (it has 61)` }],
+      wouldStartWith: [], estimatedStartAtMs: NOW + 90_000,
+    }],
+    ['one without maxRuntimeSeconds too', snap({
+      job: job({ request: { gpus: 4, gpuModel: 'H100', cpuCores: 4, memoryMiB: 1024 } }),
+      nodes: [node('n0', { gpusAllocated: 4 }), node('n1', { gpusAllocated: 6 })], running: [run(['n0'], 4, NOW, 60), run(['n1'], 6, NOW, 120)],
+      ahead: [{ queue: 'q', nodes: 1, request: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }, maxRuntimeSeconds: 30 }],
+    }), { blockers: [{ reason: 'BACKFILL_WINDOW', detail: expect.stringContaining('at most 60 (it has none)') }] }],
+    ['no window when what runs on the held node has no deadline: nothing this job could change', snap({
+      job: job({ request: { gpus: 4, gpuModel: 'H100', cpuCores: 4, memoryMiB: 1024 }, maxRuntimeSeconds: 1 }),
+      nodes: [node('n0', { gpusAllocated: 4 }), node('n1', { gpusAllocated: 6 })], running: [run(['n0'], 4, NOW, null), run(['n1'], 6, NOW, null)],
+      ahead: [{ queue: 'q', nodes: 1, request: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }, maxRuntimeSeconds: 30 }],
+    }), { blockers: [], estimatedStartAtMs: null }],
     ['jobs ahead go to the fullest node that fits (best fit), leaving the empty one for this job', snap({
       nodes: [node('n0'), node('n1', { gpusAllocated: 4 })], running: [run(['n1'], 4, NOW, null)],
       ahead: [{ queue: 'q', nodes: 1, request: { gpus: 4, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }, maxRuntimeSeconds: null }],

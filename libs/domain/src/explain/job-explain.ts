@@ -1,4 +1,5 @@
 import { NodeHealth } from '../nodes/node-health';
+import { RankEnd, backfillWindowSeconds, estimatedStartMs, fitsBackfillWindow } from '../placement/backfill-window';
 import { chooseReservation } from '../placement/reservation';
 import { NodeCapacity, ResourceRequest, allocate, couldEverFit, fitsNow } from '../resources/resources';
 
@@ -73,7 +74,7 @@ export interface ExplainSnapshot {
 }
 
 export type BlockerReason =
-  | 'DEPENDENCY' | 'BACKOFF' | 'QUOTA_EXCEEDED' | 'NO_MATCHING_NODES' | 'NODES_CORDONED' | 'NODES_UNHEALTHY' | 'INSUFFICIENT_CAPACITY';
+  | 'DEPENDENCY' | 'BACKOFF' | 'QUOTA_EXCEEDED' | 'NO_MATCHING_NODES' | 'NODES_CORDONED' | 'NODES_UNHEALTHY' | 'INSUFFICIENT_CAPACITY' | 'BACKFILL_WINDOW';
 
 export interface Blocker {
   reason: BlockerReason;
@@ -210,18 +211,26 @@ function counterfactuals(s: ExplainSnapshot, queue: ExplainQueue | undefined): C
   return out;
 }
 
+/** Now, in the simulation: the job would fit the nodes held for a job ahead, but its maxRuntimeSeconds does not fit before that job's estimated start. */
+interface OutsideWindow {
+  startMs: number;
+  maxRuntimeSeconds: number | null;
+}
+
 /**
  * When it may start: a backfill-style simulation. Running attempts end at start +
  * maxRuntimeSeconds (attempts without one never end, as far as anyone can know); at now and at
  * each end, the jobs ahead that fit start (and end in turn after their own maxRuntimeSeconds),
  * then this job if nothing blocks it. As in the scheduler's plan (ADR 0008), the first of them kept
- * out by capacity holds the nodes chooseReservation picks, and nothing behind it starts there:
- * without that, this job backfilled into room the scheduler keeps for a bigger job ahead, and the
- * estimate came early (bench:explain, ADR 0024). Blockers no end lifts (dependencies, cordons, no
- * matching node) leave it null; a backoff moves it to its end at the earliest.
+ * out by capacity holds the nodes chooseReservation picks, with an estimated start from what ends
+ * there, and behind it only a job whose maxRuntimeSeconds ends by then starts there (runtime
+ * backfill): without the reservation, this job backfilled into room the scheduler keeps for a
+ * bigger job ahead, and the estimate came early (bench:explain, ADR 0024). Blockers no end lifts
+ * (dependencies, cordons, no matching node) leave it null; a backoff moves it to its end at the
+ * earliest. `outside`: at now, the job was kept off the held nodes only by its runtime.
  */
-function estimateStart(s: ExplainSnapshot): number | null {
-  if (s.job.depsPending > 0) return null;
+function estimateStart(s: ExplainSnapshot): { at: number | null; outside: OutsideWindow | null } {
+  if (s.job.depsPending > 0) return { at: null, outside: null };
   const nodes = s.nodes.map((n) => ({ ...n }));
   const index = new Map(nodes.map((n, i) => [n.id, i]));
   const held = new Map(s.queues.map((q) => [q.name, q.heldGpus]));
@@ -229,6 +238,8 @@ function estimateStart(s: ExplainSnapshot): number | null {
   const ends: End[] = s.running
     .filter((r) => r.maxRuntimeSeconds !== null)
     .map((r) => ({ at: Math.max(s.nowMs, r.startedAtMs + r.maxRuntimeSeconds! * 1000), queue: r.queue, nodeIds: r.nodeIds, perNode: r.perNode }));
+  /** What runs and never ends as far as anyone knows: it counts against a reservation's estimated start. */
+  const forever: Array<{ nodeIds: readonly string[]; perNode: Amounts }> = s.running.filter((r) => r.maxRuntimeSeconds === null);
   const waiting = [...s.ahead];
   const release = (end: End) => {
     for (const id of end.nodeIds) {
@@ -239,59 +250,99 @@ function estimateStart(s: ExplainSnapshot): number | null {
     }
     held.set(end.queue, Math.max(0, (held.get(end.queue) ?? 0) - end.perNode.gpus * end.nodeIds.length));
   };
+  const ranksOn = (id: string): RankEnd[] => [
+    ...ends.filter((e) => e.nodeIds.includes(id)).map((e) => ({ ...e.perNode, endsAtMs: e.at })),
+    ...forever.filter((f) => f.nodeIds.includes(id)).map((f) => ({ ...f.perNode, endsAtMs: Number.POSITIVE_INFINITY })),
+  ];
   const quotaOf = (name: string) => s.queues.find((q) => q.name === name)?.quotaGpus ?? null;
-  /** Nodes the first job kept out by capacity holds at this moment (the scheduler's reservation). */
+  /** Nodes the first job kept out by capacity holds at this moment (the scheduler's reservation), and when that job is estimated to start. */
   let reserved: ReadonlySet<string> = new Set();
+  let windowEnd = Number.POSITIVE_INFINITY;
   type Sim = { queue: string; nodes: number; request: ResourceRequest; maxRuntimeSeconds: number | null };
-  /** Starts `job` if it fits now (quota and `nodes` open, unreserved nodes with room), best fit first as the scheduler places. */
+  /** Starts `job` if it fits now (quota and `nodes` open nodes with room, reserved ones only within the window), best fit first as the scheduler places. */
   const tryStart = (job: Sim, at: number): 'started' | 'quota' | 'capacity' => {
     const quota = quotaOf(job.queue);
     const gpus = job.request.gpus * job.nodes;
     if (quota !== null && (held.get(job.queue) ?? 0) + gpus > quota) return 'quota';
-    const chosen = bestFit(nodes.filter((n) => usable(n) && !reserved.has(n.id) && fitsNow(n, job.request)), job.nodes);
+    const inWindow = fitsBackfillWindow(job.maxRuntimeSeconds, at, windowEnd);
+    const room = nodes.filter((n) => usable(n) && fitsNow(n, job.request));
+    const outside = room.filter((n) => !reserved.has(n.id));
+    // Outside the reservation first, as the scheduler tries them.
+    let chosen = bestFit(outside, job.nodes);
+    if (chosen.length < job.nodes && inWindow) chosen = bestFit(room, job.nodes);
     if (chosen.length < job.nodes) return 'capacity';
     for (const c of chosen) nodes[index.get(c.id)!] = allocate(nodes[index.get(c.id)!], job.request);
     held.set(job.queue, (held.get(job.queue) ?? 0) + gpus);
-    if (job.maxRuntimeSeconds !== null) {
-      ends.push({ at: at + job.maxRuntimeSeconds * 1000, queue: job.queue, nodeIds: chosen.map((c) => c.id), perNode: { gpus: job.request.gpus, cpuCores: job.request.cpuCores, memoryMiB: job.request.memoryMiB } });
-    }
+    const perNode = { gpus: job.request.gpus, cpuCores: job.request.cpuCores, memoryMiB: job.request.memoryMiB };
+    if (job.maxRuntimeSeconds !== null) ends.push({ at: at + job.maxRuntimeSeconds * 1000, queue: job.queue, nodeIds: chosen.map((c) => c.id), perNode });
+    else forever.push({ nodeIds: chosen.map((c) => c.id), perNode });
     return 'started';
   };
   /** Tries `job`; the first one kept out by capacity at this moment reserves its nodes. */
-  const attempt = (job: Sim, at: number): boolean => {
+  const attempt = (job: Sim, at: number): 'started' | 'quota' | 'capacity' => {
     const outcome = tryStart(job, at);
-    if (outcome === 'capacity' && reserved.size === 0) reserved = new Set(chooseReservation({ resources: job.request, nodes: job.nodes }, nodes) ?? []);
-    return outcome === 'started';
+    if (outcome === 'capacity' && reserved.size === 0) {
+      const ids = chooseReservation({ resources: job.request, nodes: job.nodes }, nodes) ?? [];
+      reserved = new Set(ids);
+      windowEnd = ids.length === 0 ? Number.POSITIVE_INFINITY : estimatedStartMs(job.request, ids.map((id) => nodes[index.get(id)!]), ranksOn, at);
+    }
+    return outcome;
   };
+  /** Whether the job would have room if the held nodes were open to it. */
+  const fitsWithHeldOpen = (job: Sim) => nodes.filter((n) => usable(n) && fitsNow(n, job.request)).length >= job.nodes;
   const earliest = Math.max(s.nowMs, s.job.notBeforeMs ?? s.nowMs);
+  let outside: OutsideWindow | null = null;
   let at = s.nowMs;
   for (;;) {
     reserved = new Set();
+    windowEnd = Number.POSITIVE_INFINITY;
     for (let i = 0; i < waiting.length; ) {
-      if (attempt(waiting[i], at)) waiting.splice(i, 1);
+      if (attempt(waiting[i], at) === 'started') waiting.splice(i, 1);
       else i++;
     }
-    if (at >= earliest && attempt(s.job, at)) return at;
+    const heldForAhead = reserved.size > 0;
+    if (at >= earliest) {
+      const outcome = attempt(s.job, at);
+      if (outcome === 'started') return { at, outside };
+      // Kept out now by nothing but the held nodes' window: its own reservation (reserved was empty) is not one.
+      if (outcome === 'capacity' && at === s.nowMs && heldForAhead && Number.isFinite(windowEnd) && fitsWithHeldOpen(s.job)) {
+        outside = { startMs: windowEnd, maxRuntimeSeconds: s.job.maxRuntimeSeconds };
+      }
+    }
     ends.sort((a, b) => a.at - b.at);
     const nextEnd = ends[0]?.at ?? Infinity;
     // The next moment anything changes: an end, or the backoff's end while it is still ahead.
     const next = at < earliest ? Math.min(earliest, nextEnd) : nextEnd;
-    if (next === Infinity) return null;
+    if (next === Infinity) return { at: null, outside };
     at = next;
     while (ends.length > 0 && ends[0].at <= at) release(ends.shift()!);
   }
+}
+
+/** The blocker of a job kept off the nodes held for a job ahead by its maxRuntimeSeconds (runtime backfill, ADR 0008). */
+function backfillWindowBlocker(o: OutsideWindow, nowMs: number): Blocker {
+  const fits = backfillWindowSeconds(nowMs, o.startMs);
+  const has = o.maxRuntimeSeconds === null ? 'it has none' : `it has ${o.maxRuntimeSeconds}`;
+  return {
+    reason: 'BACKFILL_WINDOW',
+    detail: `the nodes it fits are held for a job ahead, estimated to start at ${new Date(o.startMs).toISOString()}; it may start there now with maxRuntimeSeconds of at most ${fits} (${has})`,
+    deficit: ZERO,
+  };
 }
 
 /** The explanation of one queued job from one snapshot. */
 export function explainJob(s: ExplainSnapshot): Explanation {
   const queue = s.queues.find((q) => q.name === s.job.queue);
   const blockers = blockersOf(s.job, queue, s.nodes, s.nowMs);
+  const estimate = estimateStart(s);
+  if (estimate.outside) blockers.push(backfillWindowBlocker(estimate.outside, s.nowMs));
   return {
     pendingReason: s.job.pendingReason,
     position: { queue: s.aheadInQueue + 1, overall: s.aheadOverall + 1 },
     blockers,
-    // Nothing blocks it (the next cycle places it): no change is needed.
-    wouldStartWith: blockers.length === 0 ? [] : counterfactuals(s, queue),
-    estimatedStartAtMs: estimateStart(s),
+    // Nothing blocks it (the next cycle places it): no change is needed. The window is not a blocker
+    // the changes are checked against (blockersOf does not see it); its detail says what would do.
+    wouldStartWith: blockers.every((b) => b.reason === 'BACKFILL_WINDOW') ? [] : counterfactuals(s, queue),
+    estimatedStartAtMs: estimate.at,
   };
 }

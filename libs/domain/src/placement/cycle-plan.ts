@@ -1,11 +1,12 @@
 import { ClusterCapacity, QueueOrder, QueueShareState, QueuedJob, orderByPolicy } from '../fairness/queue-order';
+import { BackfillInput } from './backfill-window';
 import { PlacementPlan, PlanOptions, planPlacements } from './placement';
 import { PlacementNode, schedulable } from './schedulable';
 
 /** What one scheduling cycle decides from: its snapshot of queued jobs, queues and nodes. */
 export interface CycleInput {
-  /** The head of every queue, oldest first: at most `lookahead` jobs of each. */
-  jobs: readonly QueuedJob[];
+  /** The head of every queue, oldest first: at most `lookahead` jobs of each; maxRuntimeSeconds for runtime backfill. */
+  jobs: ReadonlyArray<QueuedJob & { maxRuntimeSeconds?: number | null }>;
   queues: readonly QueueShareState[];
   nodes: PlacementNode[];
   /** Jobs read from the head of each queue. */
@@ -18,6 +19,8 @@ export interface CycleInput {
   withheld?: ReadonlySet<string>;
   /** schedulableCapacity(nodes), where the caller keeps it up to date itself (a pass over 50,000 nodes per cycle otherwise). */
   capacity?: ClusterCapacity;
+  /** Runtime-aware backfill (PlanOptions.backfill); absent: strict. */
+  backfill?: BackfillInput;
 }
 
 export interface CyclePlan {
@@ -62,7 +65,12 @@ export function planCycle(input: CycleInput): CyclePlan {
   const order = orderByPolicy([...input.jobs], [...input.queues], input.capacity ?? schedulableCapacity(input.nodes), input.lookahead);
   const band = new Map(input.queues.map((q) => [q.name, q.priority]));
   const batch = order.ordered.slice(0, input.batchSize);
-  const plan = planPlacements(batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0 })), input.nodes, { ...input.indexes, withheld: input.withheld });
+  // Looked up by id rather than trusted to ride through the policy's order on the same objects.
+  const runtime = input.backfill ? new Map(input.jobs.map((j) => [j.id, j.maxRuntimeSeconds ?? null])) : null;
+  const plan = planPlacements(
+    batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0, ...(runtime ? { maxRuntimeSeconds: runtime.get(j.id) ?? null } : {}) })),
+    input.nodes, { ...input.indexes, withheld: input.withheld, backfill: input.backfill },
+  );
   return {
     order,
     plan,

@@ -1,5 +1,6 @@
 import { ResourceRequest, ShortResource, allocate, couldEverFit, fitsNow, shortResource } from '../resources/resources';
-import { compareFit } from './best-fit';
+import { BackfillInput, RankEnd, estimatedStartMs, fitsBackfillWindow, rankEndMs } from './backfill-window';
+import { compareFit, insertByFit } from './best-fit';
 import { FitIndex } from './fit-index';
 import { chooseGpuIndices, holdGpuIndices } from './gpu-devices';
 import { GangCandidates } from './gang-candidates';
@@ -9,6 +10,9 @@ import { PlacementNode, schedulable } from './schedulable';
 
 export { PlacementNode, schedulable } from './schedulable';
 export { Reservation, chooseReservation } from './reservation';
+export {
+  BACKFILL_MODES, BackfillInput, BackfillMode, NodeRunsLookup, RankEnd, RankRun, backfillWindowSeconds, estimatedStartMs, fitsBackfillWindow, nodeReadyAtMs, rankEndMs,
+} from './backfill-window';
 export { heldByPriority } from './priority-hold';
 export { FitIndex } from './fit-index';
 export { GangCandidates } from './gang-candidates';
@@ -28,9 +32,15 @@ export interface PendingJob {
    * never a reason to wait.
    */
   avoidNodeIds?: readonly string[];
+  /** How long an attempt may run (the agent stops it then); with runtime backfill, what decides whether it may use reserved nodes. */
+  maxRuntimeSeconds?: number | null;
 }
 
-export type PendingReason = 'NO_MATCHING_NODES' | `INSUFFICIENT_CAPACITY:${ShortResource}` | 'GANG_WAITING' | 'PRIORITY';
+/**
+ * BACKFILL_WINDOW (runtime backfill only): it would fit on the reserved nodes now, but its
+ * maxRuntimeSeconds is absent or ends after the reservation's estimated start.
+ */
+export type PendingReason = 'NO_MATCHING_NODES' | `INSUFFICIENT_CAPACITY:${ShortResource}` | 'GANG_WAITING' | 'PRIORITY' | 'BACKFILL_WINDOW';
 
 export interface Placement {
   jobId: string;
@@ -65,6 +75,12 @@ export interface PlanOptions {
    * stopping, so that what they give back goes to their preemptor, not to whoever asks first (ADR 0026).
    */
   withheld?: ReadonlySet<string>;
+  /**
+   * Runtime-aware backfill (ADR 0008): the reservation gets an estimated start from the ranks on its
+   * nodes, and a later job whose maxRuntimeSeconds ends by then may be placed on them. Absent: strict,
+   * no later job is placed on reserved nodes.
+   */
+  backfill?: BackfillInput;
 }
 
 /**
@@ -127,6 +143,32 @@ function chooseFor(job: PendingJob, index: FitIndex, gangs: GangCandidates, rese
   return chooseNodes(gangs.racks(job.resources, reserved), job.nodes);
 }
 
+/**
+ * The nodes for a job that fits the backfill window, when nothing outside the reservation fits it:
+ * the best fit with the reserved nodes open too (never the withheld ones). The reserved nodes are few
+ * (one gang's worth), so a gang's racks are the usual candidates with those of them that fit added.
+ */
+function chooseOnReserved(
+  job: PendingJob, index: FitIndex, gangs: GangCandidates, reserved: ReadonlySet<string>, withheld: ReadonlySet<string>, reservedNodes: readonly PlacementNode[],
+): PlacementNode[] | null {
+  if (job.nodes === 1) {
+    const best = index.best(job.resources, withheld);
+    return best ? [best] : null;
+  }
+  const open = reservedNodes.filter((n) => !withheld.has(n.id) && schedulable(n) && fitsNow(n, job.resources));
+  const candidates = gangs.racks(job.resources, reserved);
+  if (open.length === 0) return chooseNodes(candidates, job.nodes);
+  // Only the racks of the reserved nodes are copied (the candidates' lists are not to be mutated).
+  const racks = new Map(candidates);
+  for (const n of open) {
+    const rack = racks.get(n.rack);
+    const copy = rack && rack !== candidates.get(n.rack) ? rack : [...(rack ?? [])];
+    insertByFit(copy, n);
+    racks.set(n.rack, copy);
+  }
+  return chooseNodes(racks, job.nodes);
+}
+
 /** The reason a job cannot be placed now, from the most to the least definitive. */
 function whyPending(nodes: PlacementNode[], job: PendingJob): PendingReason {
   const everFit = nodes.filter((n) => couldEverFit(n, job.resources));
@@ -164,6 +206,14 @@ export function planPlacements(jobs: PendingJob[], nodes: PlacementNode[], opts:
 
 const NOTHING_RESERVED: ReadonlySet<string> = new Set();
 
+/** The ranks on a node as the estimate sees them: those read with the snapshot plus this plan's; undefined when the snapshot's are not known. */
+function ranksOn(backfill: BackfillInput, planned: ReadonlyMap<string, RankEnd[]>, nodeId: string): RankEnd[] | undefined {
+  const read = backfill.runs.get(nodeId);
+  if (read === undefined) return undefined;
+  const ends = read.map((r) => ({ gpus: r.gpus, cpuCores: r.cpuCores, memoryMiB: r.memoryMiB, endsAtMs: rankEndMs(r, backfill.nowMs) }));
+  return [...ends, ...(planned.get(nodeId) ?? [])];
+}
+
 /** planPlacements' body; every allocation it makes in the index is noted in `applied`, every node it changes in `touched`. */
 function planOnto(
   jobs: PendingJob[], nodes: PlacementNode[], opts: PlanOptions, index: FitIndex, gangs: GangCandidates,
@@ -178,6 +228,12 @@ function planOnto(
   };
   const plan: PlacementPlan = { placements: [], pending: [], reservation: null, after: changed };
   const reserved = new Set<string>();
+  const withheld = opts.withheld ?? NOTHING_RESERVED;
+  const backfill = opts.backfill;
+  /** Runtime backfill: the reservation's nodes (as the plan has them) and its estimated start; Infinity: unknown. */
+  let window: { nodeIds: string[]; startMs: number } | null = null;
+  /** Runtime backfill: the ranks this plan placed, per node, for the estimate of a reservation made after them. */
+  const plannedRanks = new Map<string, RankEnd[]>();
   if (opts.withheld && opts.withheld.size > 0) {
     for (const n of nodes) {
       if (!opts.withheld.has(n.id)) continue;
@@ -186,6 +242,8 @@ function planOnto(
       gangs.changed(n, reserved);
     }
   }
+  /** The reserved nodes as they were when reserved (their state later in the plan is changed.get(id) ?? this). */
+  const reservedAsGiven = new Map<string, PlacementNode>();
   // A job that cannot go leaves a note for later jobs of the same shape and band: until a placement
   // or a reservation changes the plan's state, they cannot go either, for the same reason. With a
   // full cluster and a deep queue this skips a few passes over the fleet per waiting job.
@@ -193,13 +251,16 @@ function planOnto(
   const cannotGo = new Map<string, { generation: number; reason: PendingReason }>();
   for (const job of jobs) {
     const band = job.band ?? 0;
-    const shape = `${job.nodes}|${band}|${job.resources.gpus}|${job.resources.gpuModel}|${job.resources.cpuCores}|${job.resources.memoryMiB}`;
+    // Whether this job may use the reserved nodes: part of its shape, since two jobs alike but for it fare differently.
+    const mayBackfill = window !== null && fitsBackfillWindow(job.maxRuntimeSeconds, backfill!.nowMs, window.startMs);
+    const shape = `${job.nodes}|${band}|${job.resources.gpus}|${job.resources.gpuModel}|${job.resources.cpuCores}|${job.resources.memoryMiB}|${mayBackfill}`;
     const known = cannotGo.get(shape);
     if (known && known.generation === generation) {
       plan.pending.push({ jobId: job.id, reason: known.reason });
       continue;
     }
-    const chosen = chooseFor(job, index, gangs, reserved);
+    const onReserved = () => chooseOnReserved(job, index, gangs, reserved, withheld, window!.nodeIds.map((id) => changed.get(id) ?? reservedAsGiven.get(id)!));
+    const chosen = chooseFor(job, index, gangs, reserved) ?? (mayBackfill ? onReserved() : null);
     // Which devices each chosen node hands out. The counts already fit, so a node short of free
     // devices means its snapshot disagrees with itself: the job waits rather than share a device.
     const devices = chosen ? chosen.map((n) => chooseGpuIndices(n, job.resources.gpus)) : null;
@@ -218,6 +279,10 @@ function planOnto(
         applied.push([node, after]);
         gangs.changed(after, reserved);
       }
+      if (backfill) {
+        const end: RankEnd = { gpus: job.resources.gpus, cpuCores: job.resources.cpuCores, memoryMiB: job.resources.memoryMiB, endsAtMs: rankEndMs({ startedAtMs: null, maxRuntimeSeconds: job.maxRuntimeSeconds ?? null }, backfill.nowMs) };
+        for (const n of chosen) plannedRanks.set(n.id, [...(plannedRanks.get(n.id) ?? []), end]);
+      }
       claim(chosen.map((n) => n.id), band);
       plan.placements.push({ jobId: job.id, nodeIds: chosen.map((n) => n.id), gpuIndices: devices as number[][] });
       generation++;
@@ -230,7 +295,9 @@ function planOnto(
       cannotGo.set(shape, { generation, reason });
       continue;
     }
-    const final: PendingReason = heldByPriority({ ...job, band }, nodes, claimedBy) ? 'PRIORITY' : reason;
+    // Kept off reserved nodes it would fit only by its maxRuntimeSeconds (absent, or past a known estimated start): the window is the reason.
+    const outsideWindow = window !== null && Number.isFinite(window.startMs) && !mayBackfill && onReserved() !== null;
+    const final: PendingReason = outsideWindow ? 'BACKFILL_WINDOW' : heldByPriority({ ...job, band }, nodes, claimedBy) ? 'PRIORITY' : reason;
     plan.pending.push({ jobId: job.id, reason: final });
     if ((opts.reserve ?? true) && plan.reservation === null) {
       const nodeIds = chooseReservation(job, now);
@@ -242,6 +309,12 @@ function planOnto(
           const n = byId.get(id)!;
           if (!touched.has(id)) touched.set(id, n);
           gangs.changed(n, reserved);
+        }
+        if (backfill) {
+          for (const id of nodeIds) reservedAsGiven.set(id, byId.get(id)!);
+          const startMs = estimatedStartMs(job.resources, nodeIds.map((id) => byId.get(id)!), (id) => ranksOn(backfill, plannedRanks, id), backfill.nowMs);
+          window = { nodeIds, startMs };
+          plan.reservation.estimatedStartMs = Number.isFinite(startMs) ? startMs : null;
         }
         claim(nodeIds, band);
         generation++;

@@ -10,6 +10,11 @@ export interface Reservation {
   /** The band of the job holding it: lower bands it keeps out are told PRIORITY. */
   band: number;
   nodeIds: string[];
+  /**
+   * With runtime backfill only: when the head is estimated to fit its reserved nodes (backfill-window.ts);
+   * null when some work there has no maxRuntimeSeconds (or is not known), and then nothing backfills.
+   */
+  estimatedStartMs?: number | null;
 }
 
 /** How far a node is from fitting `req` now: GPUs, then CPU cores, then memory missing. */

@@ -230,7 +230,7 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
 }
 
 /**
- * What a scheduling cycle reads of a queued job: what it plans with (queue, shape, array), what the
+ * What a scheduling cycle reads of a queued job: what it plans with (queue, shape, array, maxRuntimeSeconds for backfill), what the
  * placement's compare-and-set and RUN need (state, attempt, version, trace), and the pending reason
  * it may change. Not the command, environment, labels or times: the relay builds the RUN from the
  * job's row when it sends it (run-dispatch.ts). Parsing whole rows cost the scheduler ~12 µs of CPU
@@ -247,7 +247,7 @@ function toQueuedJobHead(r: Record<string, any>) {
   return {
     id: j.id, queue: j.queue, state: j.state, attempt: j.attempt, version: j.version, traceParent: j.traceParent, nodes: j.nodes,
     gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB, pendingReason: j.pendingReason,
-    arrayOf: j.arrayOf, arrayParallelism: j.arrayParallelism, startFailedOn: j.startFailedOn,
+    arrayOf: j.arrayOf, arrayParallelism: j.arrayParallelism, startFailedOn: j.startFailedOn, maxRuntimeSeconds: j.maxRuntimeSeconds ?? null,
   };
 }
 
@@ -256,7 +256,7 @@ function toQueuedJobHead(r: Record<string, any>) {
 // Jobs backing off (not_before in the future) are skipped in that range: a filter on rows the index
 // walk reads anyway, so it costs a row per job backing off, and there are few (ADR 0022).
 const QUEUED_JOBS_PER_QUEUE = prepared(`SELECT j.id, j.queue, j.state, j.attempt, j.version, j.trace_parent, j.nodes, j.gpus, j.gpu_model,
-       j.cpu_cores, j.memory_mib, j.pending_reason, j.array_of, j.array_parallelism, j.start_failed_on
+       j.cpu_cores, j.memory_mib, j.pending_reason, j.array_of, j.array_parallelism, j.start_failed_on, j.max_runtime_seconds
      FROM queues q CROSS JOIN LATERAL (
        SELECT * FROM jobs WHERE state = 'QUEUED' AND deps_pending = 0 AND array_size IS NULL AND queue = q.name AND (not_before IS NULL OR not_before <= now())
        ORDER BY created_at, id LIMIT $1) j
