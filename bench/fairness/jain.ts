@@ -4,8 +4,8 @@
  * entitlement, 1/n when one party gets everything.
  */
 export function jainIndex(xs: readonly number[]): number {
-  if (xs.length === 0) return NaN;
   const sum = xs.reduce((s, x) => s + x, 0);
   const squares = xs.reduce((s, x) => s + x * x, 0);
+  // No parties, or all at zero: nothing to judge.
   return squares === 0 ? NaN : (sum * sum) / (xs.length * squares);
 }

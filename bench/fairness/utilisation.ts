@@ -29,6 +29,7 @@ export function utilisation(holdings: readonly Holding[], waits: readonly JobWai
     const c = clip(w.submitMs + graceMs, w.startMs, fromMs, toMs);
     if (c) events.push([c[0], 0, 1], [c[1], 0, -1]);
   }
+  // Every interval is clipped to [from, to) and closes by `to`, so nothing is held or waits after the last event.
   events.sort((a, b) => a[0] - b[0]);
   let held = 0;
   let waiting = 0;
@@ -46,11 +47,6 @@ export function utilisation(holdings: readonly Holding[], waits: readonly JobWai
     held += dg;
     waiting += dw;
     at = t;
-  }
-  heldAll += held * (toMs - at);
-  if (waiting > 0) {
-    heldWaiting += held * (toMs - at);
-    waitingMs += toMs - at;
   }
   const whileWaiting = waitingMs > 0 ? heldWaiting / (fleetGpus * waitingMs) : NaN;
   return {
