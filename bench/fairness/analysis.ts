@@ -1,5 +1,6 @@
 /** One policy's figures from its run's timeline: utilisation, shares against entitlement, Jain's index, waits. */
 import { RunTimeline } from './readback';
+import { waitsPastGrace } from './timeline';
 import { Utilisation, utilisation } from './utilisation';
 import { TeamWaits, waitsByTeam } from './waits';
 import { ShareWindow, TeamShareSummary, shareWindows, summariseShares } from './window-shares';
@@ -13,7 +14,7 @@ export interface AnalysisOptions {
   backlogShare: number;
   shareTolerance: number;
   utilisationFloor: number;
-  /** A job counts as waiting for utilisation only this long after its submission (utilisation.ts). */
+  /** A job counts as waiting (for utilisation, and for its team's backlog) only this long after its submission (timeline.ts). */
   waitGraceS: number;
 }
 
@@ -28,8 +29,9 @@ export interface Analysis {
 
 export function analyse(t: RunTimeline, weights: ReadonlyMap<string, number>, o: AnalysisOptions): Analysis {
   const endMs = o.t0Ms + o.traceS * 1000;
-  const u = utilisation(t.holdings, t.waits, t.fleetGpus, o.t0Ms, endMs, o.waitGraceS * 1000);
-  const windows = shareWindows(t.holdings, t.waits, weights, {
+  const waiting = waitsPastGrace(t.waits, o.waitGraceS * 1000);
+  const u = utilisation(t.holdings, waiting, t.fleetGpus, o.t0Ms, endMs);
+  const windows = shareWindows(t.holdings, waiting, weights, {
     fromMs: o.t0Ms + o.settleS * 1000, toMs: endMs, windowMs: o.windowS * 1000, stepMs: o.stepS * 1000, backlogShare: o.backlogShare,
   });
   const shares = summariseShares(windows, o.shareTolerance);

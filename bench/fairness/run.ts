@@ -9,7 +9,8 @@
  * nodes with the `sleep` executor; queues per team with their weights, a token per owner; the trace
  * submitted on its schedule; at its end, the holdings (attempt_nodes) and waits (jobs) read back
  * from Postgres and the stack stopped. Prints the trace, the policies side by side, each team's
- * share against its entitlement and its waits, and writes .cache/bench/fairness-<time>.json.
+ * share against its entitlement and its waits, and writes .cache/bench/fairness-<time>.json (and
+ * every run's holdings and waits to fairness-<time>-timelines.json).
  * A same-run pgbench single-row INSERT baseline (nothing else of the bench running) sits beside it.
  */
 import { randomBytes } from 'node:crypto';
@@ -18,7 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Client } from 'pg';
-import { LocalKafkaBroker, Stack, fleetStack, waitFor } from '@gantry/stack';
+import { LocalKafkaBroker, Stack, fleetStack, portOpen, waitFor } from '@gantry/stack';
 import { PgbenchResult, conditions, freshBenchState, runPgbench } from '../api/infra';
 import { fmt } from '../api/stats';
 import { Teardown } from '../dispatch/teardown';
@@ -34,6 +35,7 @@ const config = loadConfig();
 const root = join(__dirname, '..', '..', '..');
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const outFile = join(root, '.cache', 'bench', `fairness-${stamp}.json`);
+const timelinesFile = join(root, '.cache', 'bench', `fairness-${stamp}-timelines.json`);
 const logRoot = join(root, '.cache', 'bench', 'logs', `fairness-${stamp}`);
 const kafka = new LocalKafkaBroker(root, config.kafkaPort);
 const say = (msg: string) => console.error(`[bench:fairness] ${new Date().toISOString().slice(11, 19)} ${msg}`);
@@ -97,14 +99,18 @@ let pgbench: PgbenchResult | null = null;
 let cond: Record<string, unknown> = {};
 let trace: TraceJob[] | null = null;
 let fleetGpus = 0;
+/** Every run's holdings and waits, written beside the report so that it can be analysed again. */
+const timelines: Record<string, unknown> = {};
 
 async function runPolicy(name: PolicyName, index: number): Promise<PolicyRun & { fleetGpus: number; t0Ms: number; timing: Record<string, number> }> {
   const p = policy(name, config.halfLifeHours);
   const tStart = Date.now();
   say(`${name}: fresh broker on ${kafka.brokers}, database and Redis; env ${JSON.stringify(p.env)}`);
   // A fresh broker per policy: nothing of the previous run (offsets, commands, reports) carries over.
-  if (!(await kafka.startIfAbsent({ fresh: true }))) throw new Error(`something already listens on ${kafka.brokers}: BENCH_KAFKA_PORT must be free (the bench starts a fresh broker per policy)`);
+  if (await portOpen(config.kafkaPort)) throw new Error(`something already listens on ${kafka.brokers}: BENCH_KAFKA_PORT must be free (the bench starts a fresh broker per policy)`);
+  // Ours from here, so that an interrupt while it starts stops it too.
   kafkaUp = true;
+  await kafka.startIfAbsent({ fresh: true });
   await freshBenchState(root, kafka, config.databaseUrl, config.redisUrl);
   teardown.check();
   if (index === 0) {
@@ -161,6 +167,7 @@ async function runPolicy(name: PolicyName, index: number): Promise<PolicyRun & {
     // Ends reported just before the cut-off are applied (released_at) a moment after it.
     await sleep(2000);
     const timeline = await readTimeline(db);
+    timelines[name] = { t0Ms: replay.t0Ms, cutoffMs, holdings: timeline.holdings, waits: timeline.waits };
     const weights = new Map(config.teams.map((t) => [t.name, t.weight]));
     const analysis = analyse(timeline, weights, { t0Ms: replay.t0Ms, ...config });
     say(`${name}: GPU utilisation while waiting ${(analysis.utilisation.whileWaiting * 100).toFixed(1)} %, Jain mean ${fmt(analysis.jain.meanOverWindows, 3)}; ` +
@@ -205,7 +212,8 @@ async function main(): Promise<void> {
   };
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
   writeFileSync(outFile, JSON.stringify(report, null, 2));
-  console.log(`written ${relative(root, outFile)}`);
+  writeFileSync(timelinesFile, JSON.stringify(timelines));
+  console.log(`written ${relative(root, outFile)} (the runs' holdings and waits: ${relative(root, timelinesFile)})`);
 }
 
 teardown.runMain(main);

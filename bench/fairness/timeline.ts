@@ -40,3 +40,12 @@ export function unionMs(intervals: ReadonlyArray<readonly [number, number | null
   if (curB > curA) total += curB - curA;
   return total;
 }
+
+/**
+ * The waits that lasted past `graceMs`, each starting `graceMs` after its submission: every job
+ * waits the moment the scheduler takes to place it, which is dispatch latency, not work held back.
+ * What utilisation while waiting and a team's backlog are judged on.
+ */
+export function waitsPastGrace(waits: readonly JobWait[], graceMs: number): JobWait[] {
+  return waits.filter((w) => w.startMs === null || w.startMs > w.submitMs + graceMs).map((w) => ({ ...w, submitMs: w.submitMs + graceMs }));
+}

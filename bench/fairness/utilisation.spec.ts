@@ -27,13 +27,6 @@ describe('utilisation', () => {
     expect(u.whileWaiting).toBe(0);
   });
 
-  it('counts a job as waiting only after the grace', () => {
-    // Placed 1 s after submission: dispatch latency, not a wait. The other waits 5 s, 3 s of it counted.
-    const u = utilisation([hold(5, 0, 10_000)], [wait(0, 1_000), wait(2_000, 7_000)], 10, 0, 10_000, 2_000);
-    expect(u.waitingS).toBe(3);
-    expect(u.whileWaiting).toBeCloseTo(0.5, 12);
-  });
-
   it('is NaN while waiting when nothing waited', () => {
     expect(utilisation([hold(1, 0, 10)], [], 1, 0, 10).whileWaiting).toBeNaN();
   });

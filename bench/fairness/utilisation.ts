@@ -2,8 +2,7 @@
  * GPU utilisation while work waits: over the moments when at least one job of any team was waiting
  * to be placed, the GPUs held divided by the fleet's GPUs. Idle GPUs while nothing waits are no
  * loss; idle GPUs while something waits are what a policy (a strict reservation, a gang that does
- * not fit yet) costs. A job counts as waiting only `graceMs` after its submission: every job waits
- * the moment the scheduler takes to place it, which is dispatch latency, not work held back.
+ * not fit yet) costs. The caller passes the waits that count (timeline.ts, waitsPastGrace).
  */
 import { Holding, JobWait, clip } from './timeline';
 
@@ -18,7 +17,7 @@ export interface Utilisation {
   idleGpuSecondsWhileWaiting: number;
 }
 
-export function utilisation(holdings: readonly Holding[], waits: readonly JobWait[], fleetGpus: number, fromMs: number, toMs: number, graceMs = 0): Utilisation {
+export function utilisation(holdings: readonly Holding[], waits: readonly JobWait[], fleetGpus: number, fromMs: number, toMs: number): Utilisation {
   // A sweep over start/end events: GPUs held and jobs waiting are step functions of time.
   const events: Array<[number, number, number]> = []; // [at, Δgpus held, Δjobs waiting]
   for (const h of holdings) {
@@ -26,7 +25,7 @@ export function utilisation(holdings: readonly Holding[], waits: readonly JobWai
     if (c) events.push([c[0], h.gpus, 0], [c[1], -h.gpus, 0]);
   }
   for (const w of waits) {
-    const c = clip(w.submitMs + graceMs, w.startMs, fromMs, toMs);
+    const c = clip(w.submitMs, w.startMs, fromMs, toMs);
     if (c) events.push([c[0], 0, 1], [c[1], 0, -1]);
   }
   // Every interval is clipped to [from, to) and closes by `to`, so nothing is held or waits after the last event.

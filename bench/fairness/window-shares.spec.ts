@@ -1,5 +1,5 @@
 import { shareWindow, shareWindows, summariseShares } from './window-shares';
-import { unionMs } from './timeline';
+import { unionMs, waitsPastGrace } from './timeline';
 
 const weights = new Map([['a', 3], ['b', 1]]);
 
@@ -11,6 +11,18 @@ describe('unionMs', () => {
     [[[0, null]], 0, 50, 50],
     [[], 0, 50, 0],
   ] as const)('%j within [%d, %d) -> %d', (intervals, from, to, expected) => expect(unionMs(intervals as never, from, to)).toBe(expected));
+});
+
+describe('waitsPastGrace', () => {
+  it('keeps the waits longer than the grace, each from the grace on', () => {
+    const got = waitsPastGrace([
+      { team: 'a', submitMs: 0, startMs: 1_000 },
+      { team: 'a', submitMs: 0, startMs: 2_000 },
+      { team: 'a', submitMs: 2_000, startMs: 7_000 },
+      { team: 'b', submitMs: 5_000, startMs: null },
+    ], 2_000);
+    expect(got).toEqual([{ team: 'a', submitMs: 4_000, startMs: 7_000 }, { team: 'b', submitMs: 7_000, startMs: null }]);
+  });
 });
 
 describe('shareWindow', () => {
