@@ -40,3 +40,5 @@ export * from './nodes/declared-inventory';
 export * from './nodes/start-failures';
 export * from './reconciliation/start-timeout';
 export * from './fairness/usage-decay';
+export * from './fairness/fair-share';
+export * from './fairness/fair-share-picker';

@@ -1,3 +1,4 @@
+import { FairShareInput } from '../fairness/fair-share';
 import { ClusterCapacity, QueueOrder, QueueShareState, QueuedJob, orderByPolicy } from '../fairness/queue-order';
 import { PlacementPlan, PlanOptions, planPlacements } from './placement';
 import { PlacementNode, schedulable } from './schedulable';
@@ -18,6 +19,8 @@ export interface CycleInput {
   withheld?: ReadonlySet<string>;
   /** schedulableCapacity(nodes), where the caller keeps it up to date itself (a pass over 50,000 nodes per cycle otherwise). */
   capacity?: ClusterCapacity;
+  /** Decayed usage per queue and owner (ADR 0038); absent: DRF alone orders a band (GANTRY_SCHEDULER_FAIRNESS=drf). */
+  fairShare?: FairShareInput;
 }
 
 export interface CyclePlan {
@@ -53,13 +56,13 @@ export function lookaheadFilled(jobs: readonly QueuedJob[], lookahead: number): 
 }
 
 /**
- * One cycle's decision: policy orders the jobs (priority bands, DRF, quotas, ADR 0008), the first
+ * One cycle's decision: policy orders the jobs (priority bands, decayed fair share or DRF, quotas, ADR 0008, 0038), the first
  * `batchSize` of that order are fitted to the nodes (best fit, gangs, one reservation), and every
  * job that waits gets its reason. The band rides along with each job, so a lower band kept off
  * capacity by a higher one is told PRIORITY.
  */
 export function planCycle(input: CycleInput): CyclePlan {
-  const order = orderByPolicy([...input.jobs], [...input.queues], input.capacity ?? schedulableCapacity(input.nodes), input.lookahead);
+  const order = orderByPolicy([...input.jobs], [...input.queues], input.capacity ?? schedulableCapacity(input.nodes), input.lookahead, input.fairShare);
   const band = new Map(input.queues.map((q) => [q.name, q.priority]));
   const batch = order.ordered.slice(0, input.batchSize);
   const plan = planPlacements(batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0 })), input.nodes, { ...input.indexes, withheld: input.withheld });
