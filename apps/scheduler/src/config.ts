@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Max, Min } from 'class-validator';
 import { StatefulServiceEnv } from '@gantry/platform';
 
 export class SchedulerEnv extends StatefulServiceEnv {
@@ -23,6 +23,16 @@ export class SchedulerEnv extends StatefulServiceEnv {
   @IsInt() @Min(0) @Max(1000) GANTRY_SCHEDULER_MAX_GAP_MS: number = 50;
   /** Jobs considered from the head of each queue per cycle (FIFO lookahead past a job that cannot go yet). */
   @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 1000;
+  /**
+   * How a priority band is ordered (ADR 0038): `decayed`, queues and owners by decayed usage over
+   * share, weighted DRF breaking ties; `drf`, weighted DRF over what runs now alone (ADR 0008), the
+   * policy before fair share, kept as the benchmark's same-run baseline.
+   */
+  @IsIn(['decayed', 'drf'], { message: 'GANTRY_SCHEDULER_FAIRNESS must be decayed or drf' }) GANTRY_SCHEDULER_FAIRNESS: 'decayed' | 'drf' = 'decayed';
+  /** Half-life of past usage in fair share, hours (fractional: benchmarks compress time). */
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be a number of hours' })
+  @IsPositive({ message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be more than 0' }) @Max(87_600, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be at most 87600 (ten years)' })
+  GANTRY_FAIRSHARE_HALF_LIFE_HOURS: number = 168;
   /** Lifetime of a node lease taken while committing a placement, ms. */
   @IsInt() @Min(100) GANTRY_NODE_LEASE_MS: number = 2000;
   /**

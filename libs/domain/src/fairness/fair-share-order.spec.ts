@@ -41,7 +41,7 @@ describe('orderByPolicy with decayed fair share', () => {
       order: ['a1', 'b1', 'a2', 'b2', 'a3', 'b3'],
     },
     {
-      name: 'a queue ahead by 250 GPU-seconds takes two 1-GPU picks (horizon 100 s) before the other gets one',
+      name: 'a queue 250 GPU-seconds behind takes three 1-GPU picks (horizon 100 s) before the other gets one',
       jobs: [job('a1', 'a'), job('a2', 'a'), job('a3', 'a'), job('a4', 'a'), job('b1', 'b'), job('b2', 'b')],
       queues: [queue('a'), queue('b')],
       usage: fair({ b: { u: [250, 0] } }),

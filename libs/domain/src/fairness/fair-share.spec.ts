@@ -1,4 +1,4 @@
-import { BandQueue, fairShareKey, fairShareView, runningDecayedGpuSeconds } from './fair-share';
+import { BandQueue, fairShareKey, fairShareView, ownerWeight, runningDecayedGpuSeconds } from './fair-share';
 import { decayedGpuSeconds } from './usage-decay';
 
 describe('fairShareKey', () => {
@@ -46,4 +46,14 @@ describe('runningDecayedGpuSeconds', () => {
     const each = ranks.reduce((s, r) => s + decayedGpuSeconds(r.gpus, now - r.ageS * 1000, now, now, hl), 0);
     expect(runningDecayedGpuSeconds(gpus, weighted, hl)).toBeCloseTo(each, 6);
   });
+});
+
+describe('ownerWeight', () => {
+  it.each<[Record<string, number> | null | undefined, string, number]>([
+    [null, 'alice', 1],
+    [undefined, 'alice', 1],
+    [{ alice: 3 }, 'alice', 3],
+    [{ alice: 3 }, 'bob', 1],
+    [{}, 'constructor', 1],
+  ])('%j weighs %s %d', (weights, owner, expected) => expect(ownerWeight(weights, owner)).toBe(expected));
 });

@@ -56,7 +56,9 @@ export function queueStanding(input: FairShareInput, queue: string): FairShareSt
 
 /** An owner's weight inside its queue: 1 unless the queue's `ownerWeights` says otherwise. */
 export function ownerWeight(ownerWeights: Readonly<Record<string, number>> | null | undefined, owner: string): number {
-  return ownerWeights?.[owner] ?? 1;
+  // Own properties only: an owner may be called `constructor`.
+  const w = ownerWeights && Object.prototype.hasOwnProperty.call(ownerWeights, owner) ? ownerWeights[owner] : undefined;
+  return typeof w === 'number' && Number.isFinite(w) ? w : 1;
 }
 
 /**
