@@ -30,6 +30,7 @@ export * from './jobs/retry-policy';
 export * from './jobs/job-dependencies';
 export * from './nodes/beat-order';
 export * from './explain/job-explain';
+export * from './explain/fair-share-blocker';
 export * from './jobs/job-arrays';
 export * from './admission/concurrency-limit';
 export * from './pacing/load-gap';

@@ -1,4 +1,5 @@
 import { NodeHealth } from '../nodes/node-health';
+import { ExplainFairShare, fairShareBlockerDetail } from './fair-share-blocker';
 import { chooseReservation } from '../placement/reservation';
 import { NodeCapacity, ResourceRequest, allocate, couldEverFit, fitsNow } from '../resources/resources';
 
@@ -70,10 +71,12 @@ export interface ExplainSnapshot {
   aheadOverall: number;
   /** The jobs ahead, in policy order (bounded by the reader): the simulation starts them first where they fit. */
   ahead: readonly JobAhead[];
+  /** Decayed fair share of its band and queue (ADR 0038); absent: not told (FAIR_SHARE is never named). */
+  fairShare?: ExplainFairShare;
 }
 
 export type BlockerReason =
-  | 'DEPENDENCY' | 'BACKOFF' | 'QUOTA_EXCEEDED' | 'NO_MATCHING_NODES' | 'NODES_CORDONED' | 'NODES_UNHEALTHY' | 'INSUFFICIENT_CAPACITY';
+  | 'DEPENDENCY' | 'BACKOFF' | 'QUOTA_EXCEEDED' | 'NO_MATCHING_NODES' | 'NODES_CORDONED' | 'NODES_UNHEALTHY' | 'INSUFFICIENT_CAPACITY' | 'FAIR_SHARE';
 
 export interface Blocker {
   reason: BlockerReason;
@@ -286,6 +289,10 @@ function estimateStart(s: ExplainSnapshot): number | null {
 export function explainJob(s: ExplainSnapshot): Explanation {
   const queue = s.queues.find((q) => q.name === s.job.queue);
   const blockers = blockersOf(s.job, queue, s.nodes, s.nowMs);
+  // Who gets capacity first as it frees: only said while it waits for capacity (placeable now, it goes
+  // next cycle whatever its standing). Not a blocker of blockersOf: no change of shape or place lifts it.
+  const behind = s.fairShare && blockers.some((b) => b.reason === 'INSUFFICIENT_CAPACITY') ? fairShareBlockerDetail(s.fairShare, s.job.queue) : null;
+  if (behind !== null) blockers.push({ reason: 'FAIR_SHARE', detail: behind, deficit: ZERO });
   return {
     pendingReason: s.job.pendingReason,
     position: { queue: s.aheadInQueue + 1, overall: s.aheadOverall + 1 },

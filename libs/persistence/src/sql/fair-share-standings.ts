@@ -46,3 +46,25 @@ export function queueUsageOf(standings: FairShareStandings, queue: string): numb
   for (const s of standings.get(queue)?.values() ?? []) usage += s.usage;
   return usage;
 }
+
+/** Most queued jobs of one queue read to find which owners wait there (explain is advice: a bound, not a census). */
+export const WAITING_OWNERS_SCAN_MAX = 10_000;
+
+/**
+ * Who competes for capacity as it frees (explain's FAIR_SHARE): the queues with placeable queued
+ * jobs, and the owners of `queue`'s oldest WAITING_OWNERS_SCAN_MAX placeable queued jobs.
+ */
+export async function loadFairShareWaiting(sql: Sql, queue: string): Promise<{ queues: Set<string>; owners: Set<string> }> {
+  const [queues, owners] = await Promise.all([
+    sql.rows<{ name: string }>(
+      `SELECT q.name FROM queues q WHERE EXISTS (
+         SELECT 1 FROM jobs j WHERE j.queue = q.name AND j.state = 'QUEUED' AND j.deps_pending = 0 AND j.array_size IS NULL)`,
+    ),
+    sql.rows<{ owner: string }>(
+      `SELECT DISTINCT owner FROM (
+         SELECT owner FROM jobs WHERE queue = $1 AND state = 'QUEUED' AND deps_pending = 0 AND array_size IS NULL ORDER BY created_at, id LIMIT $2) j`,
+      [queue, WAITING_OWNERS_SCAN_MAX],
+    ),
+  ]);
+  return { queues: new Set(queues.map((r) => r.name)), owners: new Set(owners.map((r) => r.owner)) };
+}
