@@ -26,6 +26,8 @@ describe('GatewayEnv', () => {
     ['a cursor secret that is the node-credential secret', { GANTRY_NODE_CREDENTIAL_SECRET: base.GANTRY_CURSOR_SECRET }, /GANTRY_CURSOR_SECRET must not be the same as GANTRY_NODE_CREDENTIAL_SECRET/],
     ['no streams per token', { GANTRY_STREAMS_PER_TOKEN: '0' }, /GANTRY_STREAMS_PER_TOKEN/],
     ['no unauthenticated requests at all', { GANTRY_ANON_RATE_LIMIT_RPS: '0' }, /GANTRY_ANON_RATE_LIMIT_RPS/],
+    ['a fair-share half-life of 0', { GANTRY_FAIRSHARE_HALF_LIFE_HOURS: '0' }, /GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be more than 0/],
+    ['a fair-share half-life that is not a number', { GANTRY_FAIRSHARE_HALF_LIFE_HOURS: 'week' }, /GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be a number of hours/],
   ])('refuses %s, naming the variable', (_n, env, message) => {
     expect(() => loadConfig(GatewayEnv, { ...base, ...env })).toThrow(message);
   });

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import {
-  IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface,
+  IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface,
 } from 'class-validator';
 import { StatefulServiceEnv } from '@gantry/platform';
 
@@ -24,6 +24,10 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsString({ message: 'GANTRY_CURSOR_SECRET is required (the key that signs pagination cursors)' })
   @MinLength(32, { message: 'GANTRY_CURSOR_SECRET must be at least 32 characters' })
   GANTRY_CURSOR_SECRET!: string;
+  /** Half-life of past usage in fair share, hours, as the scheduler's (GET /v1/queues' fairShare, explain's FAIR_SHARE; ADR 0038). */
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be a number of hours' })
+  @IsPositive({ message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be more than 0' }) @Max(87_600, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be at most 87600 (ten years)' })
+  GANTRY_FAIRSHARE_HALF_LIFE_HOURS: number = 168;
   /** How long an Idempotency-Key is remembered, ms (24 h). */
   @IsInt() @Min(1000) GANTRY_IDEMPOTENCY_TTL_MS: number = 24 * 60 * 60 * 1000;
   /** Most creates written in one transaction (group commit; a lone create is never delayed). */

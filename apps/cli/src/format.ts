@@ -45,6 +45,8 @@ export const QUEUE_COLUMNS: Column<Queue>[] = [
   { header: 'GPUS HELD', value: (q) => String(q.usage.gpusHeld) },
   { header: 'QUEUED', value: (q) => String(q.usage.jobsQueued) },
   { header: 'RUNNING', value: (q) => String(q.usage.jobsRunning) },
+  // Slurm's factor (1 unused, 0.5 at its share) with the share it is measured against (ADR 0038).
+  { header: 'FAIR SHARE', value: (q) => (q.fairShare ? `${q.fairShare.factor.toFixed(2)} (share ${Math.round(q.fairShare.share * 100)} %)` : '-') },
 ];
 
 export const NODE_COLUMNS: Column<Node>[] = [

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Max, Min } from 'class-validator';
 import { BACKFILL_MODES, BackfillMode } from '@gantry/domain';
 import { StatefulServiceEnv } from '@gantry/platform';
 
@@ -30,6 +30,16 @@ export class SchedulerEnv extends StatefulServiceEnv {
    * behaviour before runtime estimates, kept for benchmarks' same-run baseline).
    */
   @IsIn(BACKFILL_MODES as BackfillMode[]) GANTRY_SCHEDULER_BACKFILL: BackfillMode = 'runtime';
+  /**
+   * How a priority band is ordered (ADR 0038): `decayed`, queues and owners by decayed usage over
+   * share, weighted DRF breaking ties; `drf`, weighted DRF over what runs now alone (ADR 0008), the
+   * policy before fair share, kept as the benchmark's same-run baseline.
+   */
+  @IsIn(['decayed', 'drf'], { message: 'GANTRY_SCHEDULER_FAIRNESS must be decayed or drf' }) GANTRY_SCHEDULER_FAIRNESS: 'decayed' | 'drf' = 'decayed';
+  /** Half-life of past usage in fair share, hours (fractional: benchmarks compress time). */
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be a number of hours' })
+  @IsPositive({ message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be more than 0' }) @Max(87_600, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be at most 87600 (ten years)' })
+  GANTRY_FAIRSHARE_HALF_LIFE_HOURS: number = 168;
   /** Lifetime of a node lease taken while committing a placement, ms. */
   @IsInt() @Min(100) GANTRY_NODE_LEASE_MS: number = 2000;
   /**

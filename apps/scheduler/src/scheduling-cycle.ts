@@ -2,11 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { BackfillInput, CyclePlan, Placement, PlacementNode, QueueShareState, QueuedJob, planCycle } from '@gantry/domain';
+import { BackfillInput, CyclePlan, FairShareInput, Placement, PlacementNode, QueueShareState, QueuedJob, planCycle } from '@gantry/domain';
 import { QueuedJobHead, NodeLeases, Sql, autocommit, listQueues, loadQueuedJobsPerQueue, nodeLiveStoreFor, setPendingReasons } from '@gantry/persistence';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
+import { FairShareSnapshot } from './fair-share-snapshot';
 import { HoldingsSnapshot } from './holdings-snapshot';
 import { LivenessSnapshot } from './liveness-snapshot';
 import { NodeSnapshot } from './node-snapshot';
@@ -57,6 +58,8 @@ export interface CycleResult {
 /** The cycle's view of the cluster, kept between cycles and moved on by what changed (step 2). */
 interface Snapshot {
   queues: QueueShareState[];
+  /** Decayed usage per queue and owner; undefined under GANTRY_SCHEDULER_FAIRNESS=drf. */
+  fairShare: FairShareInput | undefined;
   nodes: PlacementNode[];
   /** The band of every queue whose jobs may preempt lower bands. */
   preemptive: Map<string, number>;
@@ -81,6 +84,8 @@ export class SchedulingCycle {
   private readonly holdings = new HoldingsSnapshot(HOLDINGS_READ_MS);
   /** The ranks on the last reservation's nodes, for runtime-aware backfill (unused when strict). */
   private readonly runs = new NodeRunsSnapshot();
+  /** Read with the holdings, as often; null under GANTRY_SCHEDULER_FAIRNESS=drf. */
+  private readonly fairShare: FairShareSnapshot | null;
   private readonly liveness: LivenessSnapshot;
   /** Some queue had preemption lowerPriority at the last read: only then is what is stopping read. */
   private preemptiveSeen = false;
@@ -96,12 +101,13 @@ export class SchedulingCycle {
     this.liveness = new LivenessSnapshot(nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS), LIVENESS_LAG_MS, FULL_LIVENESS_READ_MS, FULL_READ_PAGING);
     const instance = config.GANTRY_INSTANCE_ID ?? `${require('node:os').hostname()}-${process.pid}`;
     this.leases = new NodeLeases(redis, instance, config.GANTRY_NODE_LEASE_MS);
+    this.fairShare = config.GANTRY_SCHEDULER_FAIRNESS === 'decayed' ? new FairShareSnapshot(HOLDINGS_READ_MS, config.GANTRY_FAIRSHARE_HALF_LIFE_HOURS * 3600) : null;
   }
 
   /**
    * 1. Read the head of every queue, less array children over their array's parallelism; with nothing queued, nothing else is read.
    * 2. Snapshot the queues, what they hold, and the nodes and their liveness (only what changed since the last cycle).
-   * 3. Decide (planCycle): policy orders the jobs (priority bands, DRF, quotas), placement fits them to nodes.
+   * 3. Decide (planCycle): policy orders the jobs (priority bands, decayed fair share or DRF, quotas), placement fits them to nodes.
    * 4. Commit the placements whose nodes' leases this replica got, together (see PlacementCommitter).
    * 5. Jobs of preemptive queues that could not fit may end lower bands' attempts (PreemptionStep).
    * 6. Say why the rest wait.
@@ -140,9 +146,10 @@ export class SchedulingCycle {
   private async snapshot(sql: Sql, nowMs: number, clock: CycleClock): Promise<Snapshot> {
     // Before the nodes (see PreemptionStep.stopping); one index scan, skipped while no queue preempts.
     const stopping = this.preemptiveSeen ? await clock.time('snapshot.stopping', this.preemption.stopping(sql)) : null;
-    const [queueRows, holdings] = await Promise.all([
+    const [queueRows, holdings, fairShare] = await Promise.all([
       clock.time('snapshot.queues', listQueues(sql)),
       clock.time('snapshot.holdings', this.holdings.refresh(sql, nowMs)),
+      this.fairShare ? clock.time('snapshot.fairShare', this.fairShare.refresh(sql, nowMs)) : undefined,
       clock.time('snapshot.nodes', this.nodes.refresh(sql, nowMs)),
       clock.time('snapshot.liveness', this.liveness.refresh(nowMs, this.config.GANTRY_NODE_DEAD_MS)),
     ]);
@@ -150,7 +157,7 @@ export class SchedulingCycle {
     const nodes = this.nodes.placementNodes(this.liveness, nowMs, { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS });
     clock.lap('health');
     const queues = queueRows.map((q) => ({
-      name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 },
+      name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 }, ownerWeights: q.ownerWeights,
     }));
     const preemptive = new Map(queueRows.filter((q) => q.preemption === 'lowerPriority').map((q) => [q.name, q.priority]));
     this.preemptiveSeen = preemptive.size > 0;
@@ -162,20 +169,20 @@ export class SchedulingCycle {
       clock.lap('runs');
       backfill = { nowMs, runs: this.runs.lookup(xidOf) };
     }
-    return { queues, nodes, preemptive, stopping, backfill };
+    return { queues, fairShare, nodes, preemptive, stopping, backfill };
   }
 
   /** 3. The pure decision, on the fit index and gang candidates kept between cycles. */
   private decide(jobs: QueuedJobHead[], snapshot: Snapshot, clock: CycleClock): CyclePlan {
     const queued: Array<QueuedJob & { maxRuntimeSeconds: number | null }> = jobs.map((j) => ({
-      id: j.id, queue: j.queue, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB }, maxRuntimeSeconds: j.maxRuntimeSeconds,
+      id: j.id, queue: j.queue, owner: j.owner, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB }, maxRuntimeSeconds: j.maxRuntimeSeconds,
       // Nodes that did not start an earlier attempt (START_TIMEOUT, ADR 0035): placed elsewhere while it can be.
       ...(j.startFailedOn.length > 0 ? { avoidNodeIds: j.startFailedOn } : {}),
     }));
     const decision = planCycle({
       jobs: queued, queues: snapshot.queues, nodes: snapshot.nodes, lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
       batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(), withheld: snapshot.stopping?.nodes,
-      capacity: this.nodes.capacity(), backfill: snapshot.backfill,
+      capacity: this.nodes.capacity(), backfill: snapshot.backfill, fairShare: snapshot.fairShare,
     });
     clock.lap('plan');
     return decision;
@@ -201,6 +208,7 @@ export class SchedulingCycle {
           tally.placed++;
           const job = byId.get(mine[i].jobId)!;
           this.holdings.add(job.queue, { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB }, mine[i].nodeIds.length);
+          this.fairShare?.add(job.queue, job.owner, job.gpus * mine[i].nodeIds.length);
         } else if (o.outcome === 'lost-race') tally.lostRaces++;
         else {
           // One job that cannot be committed must not stop every other placement.

@@ -18,6 +18,7 @@ export * from './redis/node-live-store-for';
 export * from './redis/node-leases';
 export * from './sql/api-tokens';
 export * from './sql/queues';
+export * from './sql/fair-share-standings';
 export * from './sql/idempotency-keys';
 export * from './sql/job-creation';
 export * from './sql/job-dependencies';

@@ -119,7 +119,7 @@ describe('loadQueuedJobsPerQueue (a cycle\'s queue heads)', () => {
     const asRow = async (id: string) => {
       const r = (await findJob(autocommit(ds), id))!;
       return {
-        id: r.id, queue: r.queue, state: r.state, attempt: r.attempt, version: r.version, traceParent: r.traceParent, nodes: r.nodes, gpus: r.gpus,
+        id: r.id, queue: r.queue, owner: r.owner, state: r.state, attempt: r.attempt, version: r.version, traceParent: r.traceParent, nodes: r.nodes, gpus: r.gpus,
         gpuModel: r.gpuModel, cpuCores: r.cpuCores, memoryMiB: r.memoryMiB, pendingReason: r.pendingReason, arrayOf: r.arrayOf, arrayParallelism: r.arrayParallelism,
         startFailedOn: r.startFailedOn, maxRuntimeSeconds: r.maxRuntimeSeconds,
       };

@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { JobExplanationView } from '@gantry/contracts';
-import { ExplainJob, explainJob, nodeHealth } from '@gantry/domain';
-import { JobRecord, NodeLiveStore, autocommit, loadExplainRows, nodeLiveStoreFor } from '@gantry/persistence';
+import { ExplainFairShare, ExplainJob, NO_STANDING, explainJob, fairShareHorizonSeconds, nodeHealth, ownerWeight, queueStanding } from '@gantry/domain';
+import { JobRecord, NodeLiveStore, Sql, autocommit, listQueues, loadExplainRows, loadFairShareStandings, loadFairShareWaiting, nodeLiveStoreFor } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { Principal } from '../auth/principal';
@@ -37,9 +37,10 @@ export class JobExplainService {
     // A parent is never placed (ADR 0025): what waits is its children.
     if (job.arraySize !== null) throw new ApiError(ErrorCode.CONFLICT, `job ${id} is an array's parent, which is never placed: explain its children (GET /v1/jobs?arrayOf=${id})`);
     if (job.state !== 'QUEUED') throw new ApiError(ErrorCode.CONFLICT, `job ${id} is ${job.state}: only a queued job waits`);
-    const rows = await loadExplainRows(autocommit(this.ds), job);
-    const lastSeen = await this.live.lastSeenMany(rows.nodes.map((n) => n.id));
+    const sql = autocommit(this.ds);
     const nowMs = Date.now();
+    const [rows, fairShare] = await Promise.all([loadExplainRows(sql, job), this.fairShare(sql, job, nowMs)]);
+    const lastSeen = await this.live.lastSeenMany(rows.nodes.map((n) => n.id));
     const thresholds = { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS };
     const e = explainJob({
       nowMs,
@@ -53,10 +54,29 @@ export class JobExplainService {
       aheadInQueue: rows.aheadInQueue,
       aheadOverall: rows.aheadOverall,
       ahead: rows.ahead.map(asExplainJob),
+      fairShare,
     });
     return {
       pendingReason: e.pendingReason, position: e.position, blockers: e.blockers, wouldStartWith: e.wouldStartWith,
       estimatedStartAt: e.estimatedStartAtMs === null ? null : new Date(e.estimatedStartAtMs).toISOString(),
+    };
+  }
+
+  /** The job's band and its queue's owners, with their decayed usage and GPUs held, as the scheduler orders them (ADR 0038). */
+  private async fairShare(sql: Sql, job: JobRecord, nowMs: number): Promise<ExplainFairShare | undefined> {
+    const halfLifeSeconds = this.config.GANTRY_FAIRSHARE_HALF_LIFE_HOURS * 3600;
+    const [queues, standings, waiting] = await Promise.all([listQueues(sql), loadFairShareStandings(sql, nowMs, halfLifeSeconds), loadFairShareWaiting(sql, job.queue)]);
+    const mine = queues.find((q) => q.name === job.queue);
+    if (!mine) return undefined;
+    const input = { horizonSeconds: fairShareHorizonSeconds(halfLifeSeconds), usage: standings };
+    const owners = new Set([...waiting.owners, ...(standings.get(job.queue)?.keys() ?? []), job.owner]);
+    return {
+      horizonSeconds: input.horizonSeconds,
+      queues: queues.filter((q) => q.priority === mine.priority).map((q) => ({ name: q.name, weight: q.weight, standing: queueStanding(input, q.name), waiting: waiting.queues.has(q.name) })),
+      owner: job.owner,
+      owners: [...owners].map((o) => ({
+        name: o, weight: ownerWeight(mine.ownerWeights, o), standing: standings.get(job.queue)?.get(o) ?? NO_STANDING, waiting: waiting.owners.has(o),
+      })),
     };
   }
 }

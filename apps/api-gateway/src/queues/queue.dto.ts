@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions, OmitType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsPositive, Matches, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsPositive, Matches, Max, Min, ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
 import { QUEUE_NAME_PATTERN } from '@gantry/contracts';
 import { PREEMPTION_POLICIES, PreemptionPolicy } from '@gantry/domain';
 import { OWNER_PATTERN } from '../tokens/create-token.dto';
@@ -14,9 +14,17 @@ export class QuotaDto {
   gpus!: number | null;
 }
 
+/** Most owners one queue may weigh in ownerWeights. */
+export const OWNER_WEIGHTS_MAX = 1000;
+
 const WEIGHT_DOC: ApiPropertyOptions = {
   type: Number, default: 1, minimum: 0, exclusiveMinimum: true, maximum: 1000,
-  description: 'Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the dominant share of one of weight 1',
+  description: 'Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the share (of decayed GPU usage, and of what runs now) of one of weight 1',
+};
+
+const OWNER_WEIGHTS_DOC: ApiPropertyOptions = {
+  type: 'object', additionalProperties: { type: 'number', minimum: 0, exclusiveMinimum: true, maximum: 1000 }, maxProperties: OWNER_WEIGHTS_MAX, nullable: true,
+  description: "Owners' fair-share weights inside the queue, {owner: weight}; an owner not named, or null: 1",
 };
 
 const ALLOWED_OWNERS_DOC: ApiPropertyOptions = {
@@ -42,6 +50,20 @@ function AllowedOwners(): PropertyDecorator {
       Matches(OWNER_PATTERN, { each: true, message: 'allowedOwners must hold owners: 1..64 lowercase letters, digits, ".", "_" or "-"' }),
     ]) d(target, key);
   };
+}
+
+/** ownerWeights: null, or an object of at most OWNER_WEIGHTS_MAX owners, each weighing (0, 1000]. */
+function OwnerWeights(): PropertyDecorator {
+  const valid = (v: unknown): boolean => {
+    if (v === null || v === undefined) return true;
+    if (typeof v !== 'object' || Array.isArray(v)) return false;
+    const entries = Object.entries(v as Record<string, unknown>);
+    return entries.length <= OWNER_WEIGHTS_MAX
+      && entries.every(([owner, w]) => OWNER_PATTERN.test(owner) && typeof w === 'number' && Number.isFinite(w) && w > 0 && w <= 1000);
+  };
+  return ValidateBy({
+    name: 'ownerWeights', validator: { validate: valid },
+  }, { message: `ownerWeights must be null or an object of at most ${OWNER_WEIGHTS_MAX} owners (1..64 lowercase letters, digits, ".", "_" or "-"), each with a weight above 0 and at most 1000` });
 }
 
 export class CreateQueueDto {
@@ -72,6 +94,10 @@ export class CreateQueueDto {
   @ApiPropertyOptional(HOST_IPC_DOC)
   @IsOptional() @IsBoolean()
   hostIpc?: boolean;
+
+  @ApiPropertyOptional(OWNER_WEIGHTS_DOC)
+  @OwnerWeights()
+  ownerWeights?: Record<string, number> | null;
 }
 
 /** Any field of a queue but its name; each optional, validated as at creation. */
@@ -83,6 +109,15 @@ export class QueueUsageView {
   @ApiProperty() jobsRunning!: number;
 }
 
+export class QueueFairShareView {
+  @ApiProperty({ description: "Its entitlement in its band: its weight over the sum of the weights of the band's queues with work (queued jobs or GPUs held), itself counted" })
+  share!: number;
+  @ApiProperty({ description: "Its decayed GPU usage (half-life GANTRY_FAIRSHARE_HALF_LIFE_HOURS) as a fraction of its band's; 0 when the band has used nothing" })
+  usage!: number;
+  @ApiProperty({ description: "Slurm's fair-share factor 2^(-usage/share): 1 unused, 0.5 used exactly its share, towards 0 the further past it. Within a band, a higher factor is served sooner (the scheduler's key also counts GPUs held now, ADR 0038)" })
+  factor!: number;
+}
+
 export class QueueView {
   @ApiProperty() name!: string;
   @ApiProperty() priority!: number;
@@ -91,7 +126,10 @@ export class QueueView {
   @ApiProperty({ type: [String], nullable: true, description: 'Owners whose users may submit; null: everyone' }) allowedOwners!: string[] | null;
   @ApiProperty({ enum: PREEMPTION_POLICIES, description: 'Whether its jobs may preempt strictly lower bands' }) preemption!: PreemptionPolicy;
   @ApiProperty({ description: "Whether its attempts share their node's IPC namespace and /dev/shm" }) hostIpc!: boolean;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' }, nullable: true, description: "Owners' fair-share weights inside the queue; an owner not named, or null: 1" })
+  ownerWeights!: Record<string, number> | null;
   @ApiProperty({ type: QueueUsageView }) usage!: QueueUsageView;
+  @ApiProperty({ type: QueueFairShareView, description: 'Its decayed fair share against the other queues of its band' }) fairShare!: QueueFairShareView;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
 }

@@ -1,18 +1,21 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
-import { QueueRecord, QueueUsage, autocommit, deleteEmptyQueue, findQueue, insertQueue, listQueues, queueUsage, updateQueue } from '@gantry/persistence';
+import { FairShareView, fairShareView } from '@gantry/domain';
+import { QueueRecord, QueueUsage, Sql, autocommit, deleteEmptyQueue, insertQueue, listQueues, loadFairShareStandings, queueUsage, queueUsageOf, updateQueue } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
+import { CONFIG } from '@gantry/runtime';
 import { AuditLog } from '../audit/audit-log';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
 import { Principal } from '../auth/principal';
 import { Roles } from '../auth/roles.decorator';
+import { GatewayEnv } from '../config';
 import { CreateQueueDto, QueueList, QueueView, UpdateQueueDto } from './queue.dto';
 
-function toView(q: QueueRecord, usage: QueueUsage): QueueView {
+function toView(q: QueueRecord, usage: QueueUsage, fairShare: FairShareView): QueueView {
   return {
-    name: q.name, priority: q.priority, quota: { gpus: q.quotaGpus }, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc, usage,
-    createdAt: q.createdAt.toISOString(), updatedAt: q.updatedAt.toISOString(),
+    name: q.name, priority: q.priority, quota: { gpus: q.quotaGpus }, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc,
+    ownerWeights: q.ownerWeights, usage, fairShare, createdAt: q.createdAt.toISOString(), updatedAt: q.updatedAt.toISOString(),
   };
 }
 
@@ -29,7 +32,22 @@ const DEFAULT_QUEUE = 'default';
 @UseGuards(BearerAuthGuard)
 @Controller('v1/queues')
 export class QueuesController {
-  constructor(@Inject(DataSource) private readonly ds: DataSource, private readonly audit: AuditLog) {}
+  constructor(@Inject(DataSource) private readonly ds: DataSource, private readonly audit: AuditLog, @Inject(CONFIG) private readonly config: GatewayEnv) {}
+
+  /**
+   * Every queue with its usage and its fair share (ADR 0038), which depends on the other queues
+   * of its band: their weights, whether they have work, and their decayed usage.
+   */
+  private async views(sql: Sql, only?: string): Promise<QueueView[]> {
+    const nowMs = Date.now();
+    const [queues, standings] = await Promise.all([listQueues(sql), loadFairShareStandings(sql, nowMs, this.config.GANTRY_FAIRSHARE_HALF_LIFE_HOURS * 3600)]);
+    const usage = await queueUsage(sql, queues.map((q) => q.name));
+    const bandOf = (priority: number) => queues.filter((q) => q.priority === priority).map((q) => {
+      const u = usage.get(q.name)!;
+      return { name: q.name, weight: q.weight, usage: queueUsageOf(standings, q.name), active: u.jobsQueued > 0 || u.gpusHeld > 0 };
+    });
+    return queues.filter((q) => only === undefined || q.name === only).map((q) => toView(q, usage.get(q.name)!, fairShareView(q.name, bandOf(q.priority))));
+  }
 
   @Post()
   @HttpCode(201)
@@ -40,34 +58,33 @@ export class QueuesController {
   @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
   async create(@Body() dto: CreateQueueDto, @CurrentPrincipal() who: Principal): Promise<QueueView> {
     const sql = autocommit(this.ds);
-    const q = { name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null, weight: dto.weight ?? 1, allowedOwners: dto.allowedOwners ?? null, preemption: dto.preemption ?? 'never', hostIpc: dto.hostIpc ?? false } as const;
+    const q = {
+      name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null, weight: dto.weight ?? 1, allowedOwners: dto.allowedOwners ?? null, preemption: dto.preemption ?? 'never',
+      hostIpc: dto.hostIpc ?? false, ownerWeights: dto.ownerWeights ?? null,
+    } as const;
     if (!(await insertQueue(sql, q, new Date()))) {
       throw new ApiError(ErrorCode.CONFLICT, `queue ${dto.name} already exists`);
     }
-    await this.audit.record(who, 'queues.create', dto.name, { priority: q.priority, quotaGpus: q.quotaGpus, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc });
+    await this.audit.record(who, 'queues.create', dto.name, { priority: q.priority, quotaGpus: q.quotaGpus, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc, ownerWeights: q.ownerWeights });
     return this.get(dto.name);
   }
 
   @Get()
-  @ApiOperation({ operationId: 'queues.list', summary: 'Every queue with its usage' })
+  @ApiOperation({ operationId: 'queues.list', summary: 'Every queue with its usage and fair share' })
   @ApiOkResponse({ type: QueueList })
   @ApiResponse(UNAUTHENTICATED) @ApiResponse(RATE_LIMITED)
   async list(): Promise<QueueList> {
-    const sql = autocommit(this.ds);
-    const queues = await listQueues(sql);
-    const usage = await queueUsage(sql, queues.map((q) => q.name));
-    return { items: queues.map((q) => toView(q, usage.get(q.name)!)) };
+    return { items: await this.views(autocommit(this.ds)) };
   }
 
   @Get(':name')
-  @ApiOperation({ operationId: 'queues.get', summary: 'One queue with its usage' })
+  @ApiOperation({ operationId: 'queues.get', summary: 'One queue with its usage and fair share' })
   @ApiOkResponse({ type: QueueView })
   @ApiResponse({ status: 404, description: 'No such queue' }) @ApiResponse(UNAUTHENTICATED) @ApiResponse(RATE_LIMITED)
   async get(@Param('name') name: string): Promise<QueueView> {
-    const sql = autocommit(this.ds);
-    const q = await findQueue(sql, name);
+    const [q] = await this.views(autocommit(this.ds), name);
     if (!q) throw new ApiError(ErrorCode.NOT_FOUND, `queue ${name} not found`);
-    return toView(q, (await queueUsage(sql, [name])).get(name)!);
+    return q;
   }
 
   @Patch(':name')
@@ -84,6 +101,7 @@ export class QueuesController {
     if (dto.allowedOwners !== undefined) changes.allowedOwners = dto.allowedOwners;
     if (dto.preemption !== undefined) changes.preemption = dto.preemption;
     if (dto.hostIpc !== undefined) changes.hostIpc = dto.hostIpc;
+    if (dto.ownerWeights !== undefined) changes.ownerWeights = dto.ownerWeights;
     const q = await updateQueue(autocommit(this.ds), name, changes, new Date());
     if (!q) throw new ApiError(ErrorCode.NOT_FOUND, `queue ${name} not found`);
     await this.audit.record(who, 'queues.update', name, changes);

@@ -13,7 +13,10 @@ function quotaOf(raw: FormDataEntryValue | null): number | null {
   return s === '' ? null : Number(s);
 }
 
-/** Queues with their band, weight, quota and usage; operators create and edit them. */
+/** Slurm's fair-share factor and the share it is measured against (ADR 0038). */
+const fairShareText = (q: Queue) => (q.fairShare ? `${q.fairShare.factor.toFixed(2)} (share ${Math.round(q.fairShare.share * 100)} %)` : '—');
+
+/** Queues with their band, weight, quota, usage and fair share; operators create and edit them. */
 export class QueuesPage extends PageElement {
   static override properties = { queues: { state: true }, error: { state: true }, editing: { state: true }, formError: { state: true }, saved: { state: true } };
   declare queues: Queue[] | null;
@@ -79,7 +82,7 @@ export class QueuesPage extends PageElement {
         <table class="queues-table">
           <caption class="visually-hidden">Queues, highest priority band first</caption>
           <thead>
-            <tr><th scope="col">Queue</th><th scope="col" class="num">Priority</th><th scope="col" class="num">Weight</th><th scope="col" class="num">GPU quota</th><th scope="col">GPUs held</th><th scope="col" class="num">Queued</th><th scope="col" class="num">Running</th>${this.isOperator ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : nothing}</tr>
+            <tr><th scope="col">Queue</th><th scope="col" class="num">Priority</th><th scope="col" class="num">Weight</th><th scope="col" class="num">GPU quota</th><th scope="col">GPUs held</th><th scope="col" class="num">Queued</th><th scope="col" class="num">Running</th><th scope="col" class="num" title="Fair-share factor: 1 unused, 0.5 used exactly its share of its band, lower past it">Fair share</th>${this.isOperator ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : nothing}</tr>
           </thead>
           <tbody>
             ${(this.queues ?? []).map((q) => (this.editing === q.name ? this.editRow(q) : this.row(q)))}
@@ -96,7 +99,7 @@ export class QueuesPage extends PageElement {
       <th scope="row"><a href=${href.jobs({ queue: q.name })}>${q.name}</a></th>
       <td class="num">${q.priority}</td><td class="num">${q.weight}</td><td class="num">${quota === null ? 'none' : count(quota)}</td>
       <td>${quota === null ? count(q.usage.gpusHeld) : html`<meter min="0" max=${Math.max(1, quota)} high=${Math.max(1, quota) * 0.9} value=${q.usage.gpusHeld} aria-label=${`${q.name}: ${q.usage.gpusHeld} of ${quota} GPUs held`}></meter> ${count(q.usage.gpusHeld)} / ${count(quota)}`}</td>
-      <td class="num">${count(q.usage.jobsQueued)}</td><td class="num">${count(q.usage.jobsRunning)}</td>
+      <td class="num">${count(q.usage.jobsQueued)}</td><td class="num">${count(q.usage.jobsRunning)}</td><td class="num">${fairShareText(q)}</td>
       ${this.isOperator ? html`<td><button type="button" aria-label=${`Edit queue ${q.name}`} @click=${() => ((this.editing = q.name), (this.formError = null), (this.saved = null))}>Edit</button></td>` : nothing}
     </tr>`;
   }
@@ -108,7 +111,7 @@ export class QueuesPage extends PageElement {
       <td><input form=${form} name="priority" type="number" min="0" max="100" required .value=${String(q.priority)} aria-label=${`Priority of ${q.name}`} /></td>
       <td><input form=${form} name="weight" type="number" min="0.001" max="1000" step="any" required .value=${String(q.weight)} aria-label=${`Weight of ${q.name}`} /></td>
       <td><input form=${form} name="quota" type="number" min="0" step="1" .value=${q.quota.gpus === null ? '' : String(q.quota.gpus)} placeholder="none" aria-label=${`GPU quota of ${q.name} (empty: none)`} /></td>
-      <td>${count(q.usage.gpusHeld)}</td><td class="num">${count(q.usage.jobsQueued)}</td><td class="num">${count(q.usage.jobsRunning)}</td>
+      <td>${count(q.usage.gpusHeld)}</td><td class="num">${count(q.usage.jobsQueued)}</td><td class="num">${count(q.usage.jobsRunning)}</td><td class="num">${fairShareText(q)}</td>
       <td class="row-actions"><button form=${form} type="submit">Save</button> <button type="button" @click=${() => (this.editing = null)}>Cancel</button></td>
     </tr>`;
   }

@@ -123,7 +123,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every queue with its usage */
+        /** Every queue with its usage and fair share */
         get: operations["queues.list"];
         put?: never;
         /** Create a queue */
@@ -141,7 +141,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One queue with its usage */
+        /** One queue with its usage and fair share */
         get: operations["queues.get"];
         put?: never;
         post?: never;
@@ -655,7 +655,7 @@ export interface components {
         };
         BlockerView: {
             /** @enum {string} */
-            reason: "DEPENDENCY" | "BACKOFF" | "QUOTA_EXCEEDED" | "NO_MATCHING_NODES" | "NODES_CORDONED" | "NODES_UNHEALTHY" | "INSUFFICIENT_CAPACITY" | "BACKFILL_WINDOW";
+            reason: "DEPENDENCY" | "BACKOFF" | "QUOTA_EXCEEDED" | "NO_MATCHING_NODES" | "NODES_CORDONED" | "NODES_UNHEALTHY" | "INSUFFICIENT_CAPACITY" | "BACKFILL_WINDOW" | "FAIR_SHARE";
             detail: string;
             /** @description What is missing (per node for capacity, in all for a quota); zeros where the blocker is not about amounts */
             deficit: components["schemas"]["AmountsView"];
@@ -711,7 +711,7 @@ export interface components {
             priority: number;
             quota?: components["schemas"]["QuotaDto"];
             /**
-             * @description Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the dominant share of one of weight 1
+             * @description Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the share (of decayed GPU usage, and of what runs now) of one of weight 1
              * @default 1
              */
             weight?: number;
@@ -728,11 +728,23 @@ export interface components {
              * @default false
              */
             hostIpc?: boolean;
+            /** @description Owners' fair-share weights inside the queue, {owner: weight}; an owner not named, or null: 1 */
+            ownerWeights?: {
+                [key: string]: number;
+            } | null;
         };
         QueueUsageView: {
             gpusHeld: number;
             jobsQueued: number;
             jobsRunning: number;
+        };
+        QueueFairShareView: {
+            /** @description Its entitlement in its band: its weight over the sum of the weights of the band's queues with work (queued jobs or GPUs held), itself counted */
+            share: number;
+            /** @description Its decayed GPU usage (half-life GANTRY_FAIRSHARE_HALF_LIFE_HOURS) as a fraction of its band's; 0 when the band has used nothing */
+            usage: number;
+            /** @description Slurm's fair-share factor 2^(-usage/share): 1 unused, 0.5 used exactly its share, towards 0 the further past it. Within a band, a higher factor is served sooner (the scheduler's key also counts GPUs held now, ADR 0038) */
+            factor: number;
         };
         QueueView: {
             name: string;
@@ -749,7 +761,13 @@ export interface components {
             preemption: "never" | "lowerPriority";
             /** @description Whether its attempts share their node's IPC namespace and /dev/shm */
             hostIpc: boolean;
+            /** @description Owners' fair-share weights inside the queue; an owner not named, or null: 1 */
+            ownerWeights: {
+                [key: string]: number;
+            } | null;
             usage: components["schemas"]["QueueUsageView"];
+            /** @description Its decayed fair share against the other queues of its band */
+            fairShare: components["schemas"]["QueueFairShareView"];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -763,7 +781,7 @@ export interface components {
             priority?: number;
             quota?: components["schemas"]["QuotaDto"];
             /**
-             * @description Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the dominant share of one of weight 1
+             * @description Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the share (of decayed GPU usage, and of what runs now) of one of weight 1
              * @default 1
              */
             weight?: number;
@@ -780,6 +798,10 @@ export interface components {
              * @default false
              */
             hostIpc?: boolean;
+            /** @description Owners' fair-share weights inside the queue, {owner: weight}; an owner not named, or null: 1 */
+            ownerWeights?: {
+                [key: string]: number;
+            } | null;
         };
         CreateTokenDto: {
             /**

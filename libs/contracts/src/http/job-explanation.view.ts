@@ -7,7 +7,7 @@ export class AmountsView {
 }
 
 export class BlockerView {
-  @ApiProperty({ enum: ['DEPENDENCY', 'BACKOFF', 'QUOTA_EXCEEDED', 'NO_MATCHING_NODES', 'NODES_CORDONED', 'NODES_UNHEALTHY', 'INSUFFICIENT_CAPACITY', 'BACKFILL_WINDOW'] })
+  @ApiProperty({ enum: ['DEPENDENCY', 'BACKOFF', 'QUOTA_EXCEEDED', 'NO_MATCHING_NODES', 'NODES_CORDONED', 'NODES_UNHEALTHY', 'INSUFFICIENT_CAPACITY', 'BACKFILL_WINDOW', 'FAIR_SHARE'] })
   reason!: string;
   @ApiProperty() detail!: string;
   @ApiProperty({ type: AmountsView, description: 'What is missing (per node for capacity, in all for a quota); zeros where the blocker is not about amounts' })

@@ -1,5 +1,6 @@
 import { NodeHealth } from '../nodes/node-health';
 import { RankEnd, backfillWindowSeconds, estimatedStartMs, fitsBackfillWindow } from '../placement/backfill-window';
+import { ExplainFairShare, fairShareBlockerDetail } from './fair-share-blocker';
 import { chooseReservation } from '../placement/reservation';
 import { NodeCapacity, ResourceRequest, allocate, couldEverFit, fitsNow } from '../resources/resources';
 
@@ -71,10 +72,12 @@ export interface ExplainSnapshot {
   aheadOverall: number;
   /** The jobs ahead, in policy order (bounded by the reader): the simulation starts them first where they fit. */
   ahead: readonly JobAhead[];
+  /** Decayed fair share of its band and queue (ADR 0038); absent: not told (FAIR_SHARE is never named). */
+  fairShare?: ExplainFairShare;
 }
 
 export type BlockerReason =
-  | 'DEPENDENCY' | 'BACKOFF' | 'QUOTA_EXCEEDED' | 'NO_MATCHING_NODES' | 'NODES_CORDONED' | 'NODES_UNHEALTHY' | 'INSUFFICIENT_CAPACITY' | 'BACKFILL_WINDOW';
+  | 'DEPENDENCY' | 'BACKOFF' | 'QUOTA_EXCEEDED' | 'NO_MATCHING_NODES' | 'NODES_CORDONED' | 'NODES_UNHEALTHY' | 'INSUFFICIENT_CAPACITY' | 'BACKFILL_WINDOW' | 'FAIR_SHARE';
 
 export interface Blocker {
   reason: BlockerReason;
@@ -336,6 +339,10 @@ export function explainJob(s: ExplainSnapshot): Explanation {
   const blockers = blockersOf(s.job, queue, s.nodes, s.nowMs);
   const estimate = estimateStart(s);
   if (estimate.outside) blockers.push(backfillWindowBlocker(estimate.outside, s.nowMs));
+  // Who gets capacity first as it frees: only said while it waits for capacity (placeable now, it goes
+  // next cycle whatever its standing). Not a blocker of blockersOf: no change of shape or place lifts it.
+  const behind = s.fairShare && blockers.some((b) => b.reason === 'INSUFFICIENT_CAPACITY' || b.reason === 'BACKFILL_WINDOW') ? fairShareBlockerDetail(s.fairShare, s.job.queue) : null;
+  if (behind !== null) blockers.push({ reason: 'FAIR_SHARE', detail: behind, deficit: ZERO });
   return {
     pendingReason: s.job.pendingReason,
     position: { queue: s.aheadInQueue + 1, overall: s.aheadOverall + 1 },

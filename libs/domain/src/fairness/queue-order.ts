@@ -1,4 +1,6 @@
 import { ResourceRequest } from '../resources/resources';
+import { FairShareInput } from './fair-share';
+import { FairSharePicker } from './fair-share-picker';
 
 /** A queue as the scheduler sees it at the start of a cycle. */
 export interface QueueShareState {
@@ -11,11 +13,15 @@ export interface QueueShareState {
   quotaGpus: number | null;
   /** What its live attempts hold now. */
   held: { gpus: number; cpuCores: number; memoryMiB: number };
+  /** Owners' weights inside the queue for decayed fair share; an owner not named weighs 1. */
+  ownerWeights?: Readonly<Record<string, number>> | null;
 }
 
 export interface QueuedJob {
   id: string;
   queue: string;
+  /** Who submitted it: decayed fair share orders owners inside a queue. */
+  owner?: string;
   resources: ResourceRequest;
   nodes: number;
   /** Nodes where an attempt of the job failed to start (ADR 0035): placement goes elsewhere when it can. */
@@ -48,15 +54,18 @@ export function dominantShare(held: QueueShareState['held'], total: ClusterCapac
 }
 
 /**
- * Orders queued jobs for placement: strict priority bands (higher first); within a band, the queue
- * with the lowest weighted dominant share goes next (as if its previous pick had been placed), and
- * FIFO within a queue. A job that would take its queue past its GPU quota is held, and the queue's
+ * Orders queued jobs for placement: strict priority bands (higher first); within a band, with
+ * `fairShare`, the queue with the lowest decayed fair-share key goes next and, inside it, the owner
+ * with the lowest key, FIFO within an owner (FairSharePicker, ADR 0038), weighted DRF breaking ties;
+ * without it (GANTRY_SCHEDULER_FAIRNESS=drf), the queue with the lowest weighted dominant share goes
+ * next, FIFO within a queue. Either way a pick counts as placed for the next one. A job that would take its queue past its GPU quota is held, and the queue's
  * later jobs are still considered (up to `lookahead` per queue), so one large job does not block a
  * queue whose smaller jobs fit its quota.
  */
-export function orderByPolicy(jobs: QueuedJob[], queues: QueueShareState[], total: ClusterCapacity, lookahead: number): QueueOrder {
+export function orderByPolicy(jobs: QueuedJob[], queues: QueueShareState[], total: ClusterCapacity, lookahead: number, fairShare?: FairShareInput): QueueOrder {
   const byQueue = new Map<string, QueuedJob[]>();
   for (const j of jobs) byQueue.set(j.queue, [...(byQueue.get(j.queue) ?? []), j]);
+  const fair = fairShare ? new FairSharePicker(fairShare, queues, byQueue, lookahead) : undefined;
   const state = new Map(queues.map((q) => [q.name, { ...q, held: { ...q.held } }]));
   const result: QueueOrder = { ordered: [], held: [] };
   const bands = [...new Set(queues.map((q) => q.priority))].sort((a, b) => b - a);
@@ -69,11 +78,11 @@ export function orderByPolicy(jobs: QueuedJob[], queues: QueueShareState[], tota
       open.sort((a, b) => {
         const qa = state.get(a)!;
         const qb = state.get(b)!;
-        return dominantShare(qa.held, total, qa.weight) - dominantShare(qb.held, total, qb.weight) || (a < b ? -1 : 1);
+        return (fair?.compareQueues(a, b) ?? 0) || dominantShare(qa.held, total, qa.weight) - dominantShare(qb.held, total, qb.weight) || (a < b ? -1 : 1);
       });
       const name = open[0];
       const q = state.get(name)!;
-      const job = byQueue.get(name)![cursors.get(name)!];
+      const job = fair ? fair.take(name)! : byQueue.get(name)![cursors.get(name)!];
       cursors.set(name, cursors.get(name)! + 1);
       const d = demand(job);
       if (q.quotaGpus !== null && q.held.gpus + d.gpus > q.quotaGpus) {
@@ -81,6 +90,7 @@ export function orderByPolicy(jobs: QueuedJob[], queues: QueueShareState[], tota
         continue;
       }
       q.held = { gpus: q.held.gpus + d.gpus, cpuCores: q.held.cpuCores + d.cpuCores, memoryMiB: q.held.memoryMiB + d.memoryMiB };
+      fair?.charge(job);
       result.ordered.push(job);
     }
   }

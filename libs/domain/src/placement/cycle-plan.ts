@@ -1,3 +1,4 @@
+import { FairShareInput } from '../fairness/fair-share';
 import { ClusterCapacity, QueueOrder, QueueShareState, QueuedJob, orderByPolicy } from '../fairness/queue-order';
 import { BackfillInput } from './backfill-window';
 import { PlacementPlan, PlanOptions, planPlacements } from './placement';
@@ -21,6 +22,8 @@ export interface CycleInput {
   capacity?: ClusterCapacity;
   /** Runtime-aware backfill (PlanOptions.backfill); absent: strict. */
   backfill?: BackfillInput;
+  /** Decayed usage per queue and owner (ADR 0038); absent: DRF alone orders a band (GANTRY_SCHEDULER_FAIRNESS=drf). */
+  fairShare?: FairShareInput;
 }
 
 export interface CyclePlan {
@@ -56,13 +59,13 @@ export function lookaheadFilled(jobs: readonly QueuedJob[], lookahead: number): 
 }
 
 /**
- * One cycle's decision: policy orders the jobs (priority bands, DRF, quotas, ADR 0008), the first
+ * One cycle's decision: policy orders the jobs (priority bands, decayed fair share or DRF, quotas, ADR 0008, 0038), the first
  * `batchSize` of that order are fitted to the nodes (best fit, gangs, one reservation), and every
  * job that waits gets its reason. The band rides along with each job, so a lower band kept off
  * capacity by a higher one is told PRIORITY.
  */
 export function planCycle(input: CycleInput): CyclePlan {
-  const order = orderByPolicy([...input.jobs], [...input.queues], input.capacity ?? schedulableCapacity(input.nodes), input.lookahead);
+  const order = orderByPolicy([...input.jobs], [...input.queues], input.capacity ?? schedulableCapacity(input.nodes), input.lookahead, input.fairShare);
   const band = new Map(input.queues.map((q) => [q.name, q.priority]));
   const batch = order.ordered.slice(0, input.batchSize);
   // Looked up by id rather than trusted to ride through the policy's order on the same objects.

@@ -245,7 +245,7 @@ export type QueuedJobHead = ReturnType<typeof toQueuedJobHead>;
 function toQueuedJobHead(r: Record<string, any>) {
   const j: JobRecord = toJobRecord(r);
   return {
-    id: j.id, queue: j.queue, state: j.state, attempt: j.attempt, version: j.version, traceParent: j.traceParent, nodes: j.nodes,
+    id: j.id, queue: j.queue, owner: j.owner, state: j.state, attempt: j.attempt, version: j.version, traceParent: j.traceParent, nodes: j.nodes,
     gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB, pendingReason: j.pendingReason,
     arrayOf: j.arrayOf, arrayParallelism: j.arrayParallelism, startFailedOn: j.startFailedOn, maxRuntimeSeconds: j.maxRuntimeSeconds ?? null,
   };
@@ -255,7 +255,7 @@ function toQueuedJobHead(r: Record<string, any>) {
 // dependencies, ADR 0023, and array parents, ADR 0025): the cost follows the lookahead, not the backlog.
 // Jobs backing off (not_before in the future) are skipped in that range: a filter on rows the index
 // walk reads anyway, so it costs a row per job backing off, and there are few (ADR 0022).
-const QUEUED_JOBS_PER_QUEUE = prepared(`SELECT j.id, j.queue, j.state, j.attempt, j.version, j.trace_parent, j.nodes, j.gpus, j.gpu_model,
+const QUEUED_JOBS_PER_QUEUE = prepared(`SELECT j.id, j.queue, j.owner, j.state, j.attempt, j.version, j.trace_parent, j.nodes, j.gpus, j.gpu_model,
        j.cpu_cores, j.memory_mib, j.pending_reason, j.array_of, j.array_parallelism, j.start_failed_on, j.max_runtime_seconds
      FROM queues q CROSS JOIN LATERAL (
        SELECT * FROM jobs WHERE state = 'QUEUED' AND deps_pending = 0 AND array_size IS NULL AND queue = q.name AND (not_before IS NULL OR not_before <= now())

@@ -14,6 +14,8 @@ export interface QueueRecord {
   preemption: PreemptionPolicy;
   /** Whether its attempts share the node's IPC namespace and /dev/shm (ADR 0033). */
   hostIpc: boolean;
+  /** Owners' weights inside the queue for decayed fair share (ADR 0038); null: every owner weighs 1. */
+  ownerWeights: Record<string, number> | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -25,17 +27,19 @@ export interface QueueUsage {
 }
 
 const toQueue = (r: Record<string, any>): QueueRecord => ({
-  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, weight: Number(r.weight), allowedOwners: r.allowed_owners ?? null, preemption: r.preemption ?? 'never', hostIpc: r.host_ipc === true, createdAt: r.created_at, updatedAt: r.updated_at,
+  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, weight: Number(r.weight), allowedOwners: r.allowed_owners ?? null, preemption: r.preemption ?? 'never', hostIpc: r.host_ipc === true, ownerWeights: r.owner_weights ?? null, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 /** Inserts a queue; false when the name is taken (the primary key decides, not a prior read). */
 export async function insertQueue(
-  sql: Sql, q: { name: string; priority: number; quotaGpus: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy; hostIpc?: boolean }, now: Date,
+  sql: Sql,
+  q: { name: string; priority: number; quotaGpus: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy; hostIpc?: boolean; ownerWeights?: Record<string, number> | null },
+  now: Date,
 ): Promise<boolean> {
   const rows = await sql.rows(
-    `INSERT INTO queues (name, priority, quota_gpus, weight, created_at, updated_at, allowed_owners, preemption, host_ipc) VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8)
+    `INSERT INTO queues (name, priority, quota_gpus, weight, created_at, updated_at, allowed_owners, preemption, host_ipc, owner_weights) VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9::jsonb)
      ON CONFLICT (name) DO NOTHING RETURNING name`,
-    [q.name, q.priority, q.quotaGpus, q.weight ?? 1, now, q.allowedOwners ?? null, q.preemption ?? 'never', q.hostIpc ?? false],
+    [q.name, q.priority, q.quotaGpus, q.weight ?? 1, now, q.allowedOwners ?? null, q.preemption ?? 'never', q.hostIpc ?? false, q.ownerWeights ? JSON.stringify(q.ownerWeights) : null],
   );
   return rows.length === 1;
 }
@@ -50,16 +54,19 @@ export async function listQueues(sql: Sql): Promise<QueueRecord[]> {
 }
 
 export async function updateQueue(
-  sql: Sql, name: string, changes: { priority?: number; quotaGpus?: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy; hostIpc?: boolean }, now: Date,
+  sql: Sql, name: string,
+  changes: { priority?: number; quotaGpus?: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy; hostIpc?: boolean; ownerWeights?: Record<string, number> | null },
+  now: Date,
 ): Promise<QueueRecord | null> {
   const [row] = await sql.rows(
     `UPDATE queues SET priority = COALESCE($2, priority),
        quota_gpus = CASE WHEN $3::boolean THEN $4 ELSE quota_gpus END, weight = COALESCE($6::double precision, weight), updated_at = $5,
        allowed_owners = CASE WHEN $7::boolean THEN $8::text[] ELSE allowed_owners END, preemption = COALESCE($9, preemption),
-       host_ipc = COALESCE($10, host_ipc)
+       host_ipc = COALESCE($10, host_ipc), owner_weights = CASE WHEN $11::boolean THEN $12::jsonb ELSE owner_weights END
      WHERE name = $1 RETURNING *`,
     [name, changes.priority ?? null, 'quotaGpus' in changes, changes.quotaGpus ?? null, now, changes.weight ?? null,
-      'allowedOwners' in changes, changes.allowedOwners ?? null, changes.preemption ?? null, changes.hostIpc ?? null],
+      'allowedOwners' in changes, changes.allowedOwners ?? null, changes.preemption ?? null, changes.hostIpc ?? null,
+      'ownerWeights' in changes, changes.ownerWeights ? JSON.stringify(changes.ownerWeights) : null],
   );
   return row ? toQueue(row) : null;
 }

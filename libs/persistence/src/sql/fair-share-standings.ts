@@ -1,0 +1,70 @@
+import { FairShareStanding, decayUsage, runningDecayedGpuSeconds } from '@gantry/domain';
+import { Sql } from './sql';
+
+/** Per queue, per owner: decayed GPU-seconds up to now and GPUs held now (ADR 0038). */
+export type FairShareStandings = Map<string, Map<string, FairShareStanding>>;
+
+/** 2^-1000 is far below anything that counts, and keeps power() clear of Postgres's underflow error. */
+const MAX_HALF_LIVES = 1000;
+
+/**
+ * Every queue's and owner's fair-share standing at `nowMs`: what fair_share_usage holds of ended
+ * ranks (written by the usage ledger), decayed from its as_of to now, plus every live rank's decayed
+ * GPU-seconds from its placement (attempt_nodes.created_at) to now, and the GPUs live ranks hold.
+ * Live ranks are summed in Postgres as sum(gpus) and sum(gpus x 2^(-age/halfLife)), which give their
+ * closed-form decayed usage exactly (runningDecayedGpuSeconds), without a row per rank.
+ */
+export async function loadFairShareStandings(sql: Sql, nowMs: number, halfLifeSeconds: number): Promise<FairShareStandings> {
+  const [ended, live] = await Promise.all([
+    sql.rows<{ queue: string; owner: string; gpu_seconds: number; as_of: Date }>(`SELECT queue, owner, gpu_seconds, as_of FROM fair_share_usage`),
+    sql.rows<{ queue: string; owner: string; gpus: string; weighted: number }>(
+      `SELECT j.queue, j.owner, SUM(a.gpus) AS gpus,
+         SUM(a.gpus * power(2::float8, -LEAST($3::float8, GREATEST(0, EXTRACT(EPOCH FROM ($1::timestamptz - a.created_at))::float8 / $2::float8)))) AS weighted
+       FROM attempt_nodes a JOIN jobs j ON j.id = a.job_id
+       WHERE a.released_at IS NULL AND a.gpus > 0 GROUP BY j.queue, j.owner`,
+      [new Date(nowMs), halfLifeSeconds, MAX_HALF_LIVES],
+    ),
+  ]);
+  const out: FairShareStandings = new Map();
+  const add = (queue: string, owner: string, s: FairShareStanding) => {
+    const owners = out.get(queue) ?? new Map<string, FairShareStanding>();
+    const was = owners.get(owner) ?? { usage: 0, gpus: 0 };
+    owners.set(owner, { usage: was.usage + s.usage, gpus: was.gpus + s.gpus });
+    out.set(queue, owners);
+  };
+  for (const r of ended) add(r.queue, r.owner, { usage: decayUsage(Number(r.gpu_seconds), r.as_of.getTime(), nowMs, halfLifeSeconds), gpus: 0 });
+  for (const r of live) {
+    const gpus = Number(r.gpus);
+    add(r.queue, r.owner, { usage: runningDecayedGpuSeconds(gpus, Number(r.weighted), halfLifeSeconds), gpus });
+  }
+  return out;
+}
+
+/** A queue's decayed usage: its owners' summed. */
+export function queueUsageOf(standings: FairShareStandings, queue: string): number {
+  let usage = 0;
+  for (const s of standings.get(queue)?.values() ?? []) usage += s.usage;
+  return usage;
+}
+
+/** Most queued jobs of one queue read to find which owners wait there (explain is advice: a bound, not a census). */
+export const WAITING_OWNERS_SCAN_MAX = 10_000;
+
+/**
+ * Who competes for capacity as it frees (explain's FAIR_SHARE): the queues with placeable queued
+ * jobs, and the owners of `queue`'s oldest WAITING_OWNERS_SCAN_MAX placeable queued jobs.
+ */
+export async function loadFairShareWaiting(sql: Sql, queue: string): Promise<{ queues: Set<string>; owners: Set<string> }> {
+  const [queues, owners] = await Promise.all([
+    sql.rows<{ name: string }>(
+      `SELECT q.name FROM queues q WHERE EXISTS (
+         SELECT 1 FROM jobs j WHERE j.queue = q.name AND j.state = 'QUEUED' AND j.deps_pending = 0 AND j.array_size IS NULL)`,
+    ),
+    sql.rows<{ owner: string }>(
+      `SELECT DISTINCT owner FROM (
+         SELECT owner FROM jobs WHERE queue = $1 AND state = 'QUEUED' AND deps_pending = 0 AND array_size IS NULL ORDER BY created_at, id LIMIT $2) j`,
+      [queue, WAITING_OWNERS_SCAN_MAX],
+    ),
+  ]);
+  return { queues: new Set(queues.map((r) => r.name)), owners: new Set(owners.map((r) => r.owner)) };
+}
