@@ -40,3 +40,8 @@ export * from './nodes/declared-inventory';
 export * from './nodes/start-failures';
 export * from './reconciliation/start-timeout';
 export * from './fairness/usage-decay';
+export * from './usage/usage-buckets';
+export * from './usage/usage-report';
+export * from './usage/usage-query';
+export * from './usage/usage-row-view';
+export * from './usage/usage-csv';
