@@ -49,6 +49,8 @@ const SUITES = {
   'start-timeout': { basePort: 18460, redisDb: 33 },
   'agent-delivery': { basePort: 18500, redisDb: 34 },
   'tenant-sandbox': { basePort: 18520, redisDb: 35 },
+  // issue 41: the usage ledger
+  usage: { basePort: 18560, redisDb: 50 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;
