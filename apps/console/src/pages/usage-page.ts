@@ -92,7 +92,9 @@ export class UsagePage extends PageElement {
             });
           })}
         </svg>
-        <figcaption>GPU-hours per ${this.query.granularity} (UTC), tallest bar ${model.max.toFixed(1)}; ${model.buckets[0].slice(0, 10)} to ${model.buckets[model.buckets.length - 1].slice(0, 10)}.</figcaption>
+        <figcaption>${model.series.some((s) => s.total > 0)
+          ? `GPU-hours per ${this.query.granularity} (UTC), tallest bar ${model.max.toFixed(1)}; ${model.buckets[0].slice(0, 10)} to ${model.buckets[model.buckets.length - 1].slice(0, 10)}.`
+          : 'No GPU time in this range; CPU time, attempts and jobs are in the table.'}</figcaption>
       </figure>
       <div class="table-wrap" tabindex="0" role="region" aria-label="Usage by owner">
         <table class="usage-table">
