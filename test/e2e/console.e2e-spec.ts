@@ -336,6 +336,32 @@ describe('nodes and queues', () => {
   });
 });
 
+describe('usage', () => {
+  it("shows GPU-hours by owner over time: a user their own only, an operator everyone's", async () => {
+    const [user, other] = [await newUser(), await newUser()];
+    for (const u of [user, other]) {
+      const { job } = await u.client.createJob(quick('console-usage', ['sh', '-c', 'sleep 0.2']));
+      await waitFor(`job ${job.id} to end`, async () => ((await u.client.getJob(job.id)).state === 'SUCCEEDED' ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+    }
+    const t = await tab();
+    await signIn(t, stack.gatewayUrl, user.token);
+    await nav(t, 'Usage').click();
+    await t.page.locator(`tr[data-owner="${user.owner}"]`).waitFor();
+    await t.page.getByRole('img', { name: /GPU-hours by owner per day/ }).waitFor();
+    expect(await t.page.locator('tr[data-owner]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-owner')))).toEqual([user.owner]);
+    await expectAccessible(t, 'usage');
+    await shot(t, 'usage');
+    // Per hour, as an operator: both owners.
+    const op = await tab();
+    await signIn(op, stack.gatewayUrl, adminToken);
+    await nav(op, 'Usage').click();
+    await op.page.getByLabel('Per').selectOption('hour');
+    await op.page.getByRole('button', { name: 'Show' }).click();
+    await op.page.getByRole('img', { name: /GPU-hours by owner per hour/ }).waitFor();
+    for (const u of [user, other]) await op.page.locator(`tr[data-owner="${u.owner}"]`).waitFor();
+  });
+});
+
 describe(`the overview of a ${FLEET_NODES.toLocaleString('en-US')}-node fleet`, () => {
   beforeAll(async () => {
     const prefix = `${tag}-fleet`;

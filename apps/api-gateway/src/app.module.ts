@@ -33,9 +33,10 @@ import { LogsController } from './logs/logs.controller';
 import { OpenLogStreams } from './logs/open-log-streams';
 import { TokenStreams } from './sessions/token-streams';
 import { WhoamiController } from './whoami/whoami.controller';
+import { UsageController } from './usage/usage.controller';
 
 /** Every controller of the API, in the order the OpenAPI document lists them. */
-export const GATEWAY_CONTROLLERS = [JobsController, LogsController, EventsController, QueuesController, TokensController, NodesController, NodeKafkaTokenController, ClusterController, AuditController, WhoamiController];
+export const GATEWAY_CONTROLLERS = [JobsController, LogsController, EventsController, QueuesController, TokensController, NodesController, NodeKafkaTokenController, ClusterController, AuditController, WhoamiController, UsageController];
 
 @Module({})
 export class GatewayModule {

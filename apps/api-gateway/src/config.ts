@@ -114,6 +114,8 @@ export class GatewayEnv extends StatefulServiceEnv {
   GANTRY_JOB_RETENTION_MS: number = 7 * 24 * 60 * 60 * 1000;
   /** How often expired idempotency keys, then finished jobs past their retention, are deleted, ms. */
   @IsInt() @Min(100) GANTRY_RETENTION_SWEEP_MS: number = 60_000;
+  /** How long usage records and the hourly rollup are kept, days (ADR 0037): long after their jobs are deleted. */
+  @IsInt() @Min(1) @Max(36_500) GANTRY_USAGE_RETENTION_DAYS: number = 400;
 
   override problems(given: ReadonlySet<string>): string[] {
     const problems = super.problems(given);

@@ -1,4 +1,4 @@
-import type { ClusterSummary, Job, JobEvent, JobExplanation, JobStreamEvent, Node, Queue } from '@gantry/client';
+import type { ClusterSummary, Job, JobEvent, JobExplanation, JobStreamEvent, Node, Queue, UsageRow } from '@gantry/client';
 import { Column, age } from './table';
 
 const resources = (j: Job) => {
@@ -106,4 +106,21 @@ export function explanationLines(e: JobExplanation): string[] {
 export function retryPolicyLine(p: Job['retryPolicy']): string {
   const codes = p.retryOnExitCodes.length ? `exit codes ${p.retryOnExitCodes.join(',')}` : 'lost attempts only';
   return `${p.maxRetries} retries (${codes}), backoff ${p.backoffSeconds} s up to ${p.maxBackoffSeconds} s`;
+}
+
+const hours = (seconds: number) => (seconds / 3600).toFixed(2);
+
+/** `gantry usage`'s table: the bucket, the grouped-by keys, then hours (the JSON and CSV keep exact seconds). */
+export function usageColumns(groupBy: readonly string[]): Column<UsageRow>[] {
+  const keys: Array<[string, string, (r: UsageRow) => string]> = [
+    ['owner', 'OWNER', (r) => r.owner ?? ''], ['queue', 'QUEUE', (r) => r.queue ?? ''], ['gpuModel', 'GPU MODEL', (r) => r.gpuModel ?? '-'],
+  ];
+  return [
+    { header: 'START', value: (r) => r.start },
+    ...keys.filter(([k]) => groupBy.includes(k)).map(([, header, value]) => ({ header, value, shrink: true })),
+    { header: 'GPU-HOURS', value: (r) => hours(r.gpuSeconds) },
+    { header: 'CPU-HOURS', value: (r) => hours(r.cpuSeconds), optional: true },
+    { header: 'ATTEMPTS', value: (r) => String(r.attempts), optional: true },
+    { header: 'JOBS', value: (r) => String(r.jobs), optional: true },
+  ];
 }

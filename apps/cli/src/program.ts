@@ -4,9 +4,11 @@ import { GantryApiError, GantryClient, Job } from '@gantry/client';
 import { CliError, EXIT, UsageError, describeFailure } from './cli-error';
 import { DEFAULT_URL, configPath, loadConfig, resolveConnection, saveConfig } from './cli-config';
 import { COMPLETION_SCRIPTS, completionCandidates } from './completion';
-import { EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS, eventLine, explanationLines, nodeTrustLines, retryPolicyLine, summaryLines } from './format';
+import { renderUsageCsv, USAGE_GRANULARITIES, USAGE_GROUP_KEYS, type UsageGroupKey } from '@gantry/domain';
+import { EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS, eventLine, explanationLines, nodeTrustLines, retryPolicyLine, summaryLines, usageColumns } from './format';
 import { InventoryFlags, declaredInventory, inventoryFromFlags } from './inventory-flags';
 import { SubmitFlags, buildJobSpec } from './job-spec';
+import { UsageFlags, usageQueryFromFlags } from './usage-flags';
 import { OutputFormat, Printer, outputOption } from './output';
 
 /** States a job never leaves (contract §2). */
@@ -289,6 +291,31 @@ ${examples(['gantry explain 0b7c8f4e-…', 'gantry explain 0b7c8f4e-… -o json 
         follow: opts.follow ? 'true' : undefined,
       });
       for await (const chunk of logs) io.stdout.write(chunk);
+    });
+
+  program
+    .command('usage')
+    .description("GPU- and CPU-time used per hour, day or month (UTC), grouped by owner, queue or GPU model: yours, or everyone's for an operator")
+    .requiredOption('--from <date>', 'start, included: a date (UTC midnight) or a date-time with a zone on a whole UTC hour')
+    .option('--to <date>', 'end, excluded, on a whole UTC hour (default: the next whole hour, so running attempts count up to now)')
+    .option('--by <keys>', `group by any of ${USAGE_GROUP_KEYS.join(', ')} (comma-separated; default: one row per bucket)`)
+    .addOption(new Option('--granularity <size>', 'bucket size').choices([...USAGE_GRANULARITIES]).default('day'))
+    .addOption(new Option('-o, --output <format>', 'table for people (GPU-hours), json or csv for programs (exact seconds)').choices(['table', 'json', 'csv']).default('table'))
+    .addHelpText('after', `
+A row's start is its bucket's calendar start; only the part inside [from, to) counts, so the rows of
+any split of a range add up to the range. An attempt counts in the bucket where it started, a job in
+the bucket where its first attempt started.
+${examples([
+  'gantry usage --from 2026-01-01 --to 2026-02-01 --by owner,queue',
+  'gantry usage --from 2026-01-01 --to 2026-02-01 --by owner --granularity day -o csv > january.csv',
+  'gantry usage --from 2026-01-01 --granularity month --by gpuModel -o json',
+])}`)
+    .action(async (opts: UsageFlags & { output: OutputFormat | 'csv' }) => {
+      const query = usageQueryFromFlags(opts, Date.now());
+      const rows = await client().usage(query);
+      const groupBy = (query.groupBy ? query.groupBy.split(',') : []) as UsageGroupKey[];
+      if (opts.output === 'csv') io.stdout.write(renderUsageCsv(rows, groupBy));
+      else printer({ output: opts.output }).show({ items: rows }, (r) => printer(opts as { output: OutputFormat }).table(r.items, usageColumns(groupBy)));
     });
 
   const queues = program.command('queues').description('Queues: priority bands and GPU quotas (`gantry queues` lists them)');

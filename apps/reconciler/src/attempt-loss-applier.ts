@@ -172,7 +172,7 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
   const outbox: OutboxMessage[] = [];
   for (const r of ranks) {
     if (r.released) continue;
-    await releaseRank(sql, jobId, attempt, r.nodeId, now);
+    await releaseRank(sql, jobId, attempt, r.nodeId, now, reason);
     // A lost node is gone; a drained one, or one that did not start its rank, is alive and must stop the attempt too.
     if (r.nodeId !== lostNodeId || notTheJobs) {
       const kill: KillCommand = { type: 'KILL', nodeId: r.nodeId, jobId, attempt, issuedAt: now.getTime(), reason };

@@ -21,4 +21,15 @@ describe('ReconcilerEnv', () => {
     if (problems.length === 0) expect(run).not.toThrow();
     else for (const p of problems) expect(run).toThrow(p);
   });
+
+  it.each([
+    ['a fractional half-life', { GANTRY_FAIRSHARE_HALF_LIFE_HOURS: '0.5' }, null],
+    ['a half-life of zero', { GANTRY_FAIRSHARE_HALF_LIFE_HOURS: '0' }, 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS'],
+    ['a half-life that is not a number', { GANTRY_FAIRSHARE_HALF_LIFE_HOURS: 'week' }, 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS'],
+    ['a fold period too short', { GANTRY_USAGE_FOLD_MS: '10' }, 'GANTRY_USAGE_FOLD_MS'],
+  ])('usage ledger: %s', (_n, env, problem) => {
+    const run = () => loadConfig(ReconcilerEnv, env);
+    if (problem === null) expect(run().GANTRY_FAIRSHARE_HALF_LIFE_HOURS).toBe(0.5);
+    else expect(run).toThrow(problem);
+  });
 });

@@ -41,6 +41,13 @@ export class ReconcilerEnv extends StatefulServiceEnv {
   @IsInt() @Min(1000) @Max(86_400_000) GANTRY_START_TIMEOUT_MS: number = 300000;
   /** Start timeouts in a row (a start in between resets the count) that cordon a node with reason START_FAILURES. */
   @IsInt() @Min(1) @Max(1000) GANTRY_NODE_START_FAILURES: number = 3;
+  /**
+   * Half-life of past GPU usage in fair share, hours (fractional allowed, so benchmarks can
+   * compress time): the usage folder decays fair_share_usage with it (ADR 0037, contract 5.4).
+   */
+  @IsNumber() @Min(0.001) @Max(87_600) GANTRY_FAIRSHARE_HALF_LIFE_HOURS: number = 168;
+  /** How often the leader folds new usage records into the hourly rollup and fair share, ms (ADR 0037). */
+  @IsInt() @Min(100) @Max(3_600_000) GANTRY_USAGE_FOLD_MS: number = 5000;
   /** Identity of this replica in leader leases; defaults to hostname-pid. */
   @IsOptional() @IsString() GANTRY_INSTANCE_ID?: string;
 

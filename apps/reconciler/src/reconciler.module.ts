@@ -10,6 +10,7 @@ import { FailureDetector } from './failure-detector';
 import { DrainEnforcer } from './drain-enforcer';
 import { LeaderElection } from './leader-election';
 import { ReconcilerView } from './reconciler-view';
+import { UsageFolder } from './usage-folder';
 
 @Module({})
 export class ReconcilerModule {
@@ -17,7 +18,7 @@ export class ReconcilerModule {
     return {
       module: ReconcilerModule,
       imports: [RuntimeModule.forRoot({ service: 'reconciler', config, needs: { postgres: true, redis: true }, outboxRelay: true, sendsCommands: true, verifiesNodes: true })],
-      providers: [ReconcilerView, JobReportApplier, JobReportConsumer, AttemptLossApplier, NodeReconciler, HeartbeatReconcileConsumer, LeaderElection, FailureDetector, DrainEnforcer],
+      providers: [ReconcilerView, JobReportApplier, JobReportConsumer, AttemptLossApplier, NodeReconciler, HeartbeatReconcileConsumer, LeaderElection, FailureDetector, DrainEnforcer, UsageFolder],
     };
   }
 }

@@ -70,7 +70,7 @@ describe('SchedulingCycle', () => {
     expect((await outboxCommands(a.id))[0].gpuIndices).toEqual(devices[0]);
 
     // The first job's end frees its devices, and only those: the next job gets them.
-    await releaseRank(autocommit(ds), a.id, 1, node.id, new Date());
+    await releaseRank(autocommit(ds), a.id, 1, node.id, new Date(), 'SUCCEEDED');
     const c = await makeJob().gpus(4).model(model).insert(ds);
     await cycle().run();
     expect((await findJob(autocommit(ds), c.id))!.gpuIndices.sort()).toEqual([...devices[0]].sort());
@@ -186,7 +186,7 @@ describe('SchedulingCycle', () => {
     }
     expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(4);
 
-    await releaseRank(autocommit(ds), filler.id, 1, node.id, new Date());
+    await releaseRank(autocommit(ds), filler.id, 1, node.id, new Date(), 'SUCCEEDED');
     await cycle().run();
     expect((await findJob(autocommit(ds), big.id))!.state).toBe('SCHEDULED');
     // This cycle the freed GPUs went to the higher band; from the next, the node is simply full.

@@ -26,4 +26,7 @@ export type Problem = Schemas['Problem'];
 export type JobExplanation = Schemas['JobExplanationView'];
 export type JobState = Job['state'];
 /** GET /v1/jobs/{id}/logs's query: attempt, rank, tailLines, follow (contract §4.4). */
+/** GET /v1/usage (contract 5.4): one row per bucket and group. */
+export type UsageRow = Schemas['UsageRow'];
+export type UsageQuery = operations['usage.report']['parameters']['query'];
 export type JobLogsQuery = NonNullable<operations['jobs.logs']['parameters']['query']>;

@@ -2,7 +2,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/gantry-api';
 import type {
   ClusterHeatmap, ClusterSummary, CreateJob, CreateQueue, Job, JobEvent, JobExplanation, JobLogsQuery, JobPage, JobState, JobStreamEvent, JobStreamEventPage, InventoryPatch, Node, NodeEvent, NodePage, Problem,
-  Queue, TokenCreated, UpdateQueue, Whoami,
+  Queue, TokenCreated, UpdateQueue, UsageQuery, UsageRow, Whoami,
 } from './api-types';
 import { DEFAULT_RETRY_POLICY, RetryBudget, RetryPolicy, backoffDelay, isRetryable } from './retry-policy';
 import { readSse } from './sse-reader';
@@ -325,6 +325,14 @@ export class GantryClient {
 
   async updateQueue(name: string, changes: UpdateQueue): Promise<Queue> {
     return ok(await this.api.PATCH('/v1/queues/{name}', { params: { path: { name } }, body: changes }));
+  }
+
+  /** Usage per bucket and group (contract 5.4): the caller's own, or everyone's for an operator. */
+  async usage(query: UsageQuery): Promise<UsageRow[]> {
+    const body = ok(await this.api.GET('/v1/usage', { params: { query }, headers: { accept: 'application/json' } }));
+    // The operation also offers text/csv; asked for JSON, a string would be the gateway's mistake.
+    if (typeof body === 'string') throw new Error('GET /v1/usage answered text where JSON was asked for');
+    return body.items;
   }
 }
 

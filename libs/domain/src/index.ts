@@ -43,3 +43,8 @@ export * from './reconciliation/start-timeout';
 export * from './fairness/usage-decay';
 export * from './fairness/fair-share';
 export * from './fairness/fair-share-picker';
+export * from './usage/usage-buckets';
+export * from './usage/usage-report';
+export * from './usage/usage-query';
+export * from './usage/usage-row-view';
+export * from './usage/usage-csv';

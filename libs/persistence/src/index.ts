@@ -37,3 +37,4 @@ export * from './sql/database-unavailable';
 export * from './redis/rate-limit-buckets';
 export * from './redis/token-stream-slots';
 export * from './sql/preemptions';
+export * from './sql/usage-ledger';

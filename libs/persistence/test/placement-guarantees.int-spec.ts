@@ -61,7 +61,7 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
     // The next placement on a takes other devices; a's release gives back only its own.
     const next = await placeJob(ds, await makeJob().gpus(3).insert(ds), [a.id]);
     expect(next.gpuIndices).toEqual([2, 3, 4]);
-    await inTransaction(ds, (sql) => releaseRank(sql, gang.id, 1, a.id, new Date()));
+    await inTransaction(ds, (sql) => releaseRank(sql, gang.id, 1, a.id, new Date(), 'CANCELLED'));
     expect((await loadNodes(autocommit(ds), [a.id]))[0]).toMatchObject({ gpusAllocated: 3, gpusHeld: [2, 3, 4] });
   });
 
@@ -71,7 +71,7 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
     const versions = await versionsOf([node.id]);
     // Planned on what was free then (GPUs 6 and 7); the first job ends before the plan is committed.
     const next = await makeJob().gpus(2).insert(ds);
-    expect(await inTransaction(ds, (sql) => releaseRank(sql, first.id, 1, node.id, new Date()))).toBe(true);
+    expect(await inTransaction(ds, (sql) => releaseRank(sql, first.id, 1, node.id, new Date(), 'SUCCEEDED'))).toBe(true);
     expect((await loadNodes(autocommit(ds), [node.id]))[0]).toMatchObject({ gpusAllocated: 0, gpusHeld: [], version: versions.get(node.id) });
     expect(await commit([write(next, [node.id], [[6, 7]])], versions)).toEqual({ placed: [next.id], lost: [] });
     expect((await loadNodes(autocommit(ds), [node.id]))[0]).toMatchObject({ gpusAllocated: 2, gpusHeld: [6, 7], version: versions.get(node.id)! + 1 });
@@ -203,7 +203,7 @@ describe('releaseRank', () => {
   it('gives capacity back exactly once', async () => {
     const node = await makeNode().gpus(8).insert(ds);
     const job = await placeJob(ds, await makeJob().gpus(4).insert(ds), [node.id]);
-    const first = await Promise.all(Array.from({ length: 5 }, () => inTransaction(ds, (sql) => releaseRank(sql, job.id, 1, node.id, new Date()))));
+    const first = await Promise.all(Array.from({ length: 5 }, () => inTransaction(ds, (sql) => releaseRank(sql, job.id, 1, node.id, new Date(), 'SUCCEEDED'))));
     expect(first.filter(Boolean)).toHaveLength(1);
     const [after] = await loadNodes(autocommit(ds), [node.id]);
     expect([after.gpusAllocated, after.cpuAllocated, after.memoryAllocated]).toEqual([0, 0, 0]);

@@ -51,6 +51,8 @@ const SUITES = {
   'tenant-sandbox': { basePort: 18520, redisDb: 35 },
   // issue 41: decayed fair share in the queue view and explain
   'fair-share': { basePort: 18560, redisDb: 52 },
+  // issue 41: the usage ledger
+  usage: { basePort: 18540, redisDb: 50 },
 } as const;
 
 export type TestSuiteName = keyof typeof SUITES;

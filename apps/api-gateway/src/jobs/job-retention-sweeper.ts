@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { autocommit, deleteJobsFinishedBefore, sweepIdempotencyKeys, sweepNodeTombstones } from '@gantry/persistence';
+import { autocommit, deleteJobsFinishedBefore, deleteUsageBefore, sweepIdempotencyKeys, sweepNodeTombstones } from '@gantry/persistence';
 import { type Logger } from '@gantry/platform';
 import { CONFIG, PeriodicService, SERVICE_LOGGER } from '@gantry/runtime';
 import { GatewayEnv } from '../config';
@@ -17,7 +17,8 @@ const NODE_TOMBSTONE_MS = 60 * 60 * 1000;
 
 /**
  * Deletes expired idempotency keys, then finished jobs older than GANTRY_JOB_RETENTION_MS with their
- * events, attempts and keys, every GANTRY_RETENTION_SWEEP_MS, in bounded batches. (An expired key is
+ * events, attempts and keys, then usage records and rollup hours older than
+ * GANTRY_USAGE_RETENTION_DAYS, every GANTRY_RETENTION_SWEEP_MS, in bounded batches. (An expired key is
  * already treated as absent by the create path; sweeping it only keeps the table small.) Every
  * gateway replica runs it: each batch skips the jobs another replica's batch has locked, so replicas
  * share the work (ADR 0017).
@@ -56,6 +57,9 @@ export class JobRetentionSweeper extends PeriodicService {
       }
       deleted.inc(total);
       await sweepNodeTombstones(sql, new Date(now.getTime() - NODE_TOMBSTONE_MS));
+      // Usage outlives jobs (ADR 0037): records and rollup hours go only past their own retention.
+      const usageCutoff = new Date(now.getTime() - this.config.GANTRY_USAGE_RETENTION_DAYS * 24 * 3600 * 1000);
+      for (let i = 0; i < MAX_BATCHES_PER_SWEEP && (await deleteUsageBefore(sql, usageCutoff, BATCH)) > 0; i++);
       return total;
     } catch (err) {
       this.logger.warn({ err }, 'job retention sweep failed; next tick retries');

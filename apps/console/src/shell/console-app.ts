@@ -7,6 +7,7 @@ import '../pages/job-page';
 import '../pages/nodes-page';
 import '../pages/node-page';
 import '../pages/queues-page';
+import '../pages/usage-page';
 import { Capabilities } from './capabilities';
 import { LightElement } from './light-element';
 import { BASE, Route, href, navigate, parseRoute } from './router';
@@ -17,9 +18,10 @@ const NAV: Array<{ page: Route['page']; label: string; to: () => string }> = [
   { page: 'jobs', label: 'Jobs', to: () => href.jobs() },
   { page: 'nodes', label: 'Nodes', to: () => href.nodes() },
   { page: 'queues', label: 'Queues', to: href.queues },
+  { page: 'usage', label: 'Usage', to: href.usage },
 ];
 
-const TITLES: Record<Route['page'], string> = { overview: 'Overview', jobs: 'Jobs', job: 'Job', nodes: 'Nodes', node: 'Node', queues: 'Queues', 'not-found': 'Not found' };
+const TITLES: Record<Route['page'], string> = { overview: 'Overview', jobs: 'Jobs', job: 'Job', nodes: 'Nodes', node: 'Node', queues: 'Queues', usage: 'Usage', 'not-found': 'Not found' };
 
 /**
  * The console: sign-in, then a header with the sections and the page of the current URL. Links
@@ -146,6 +148,8 @@ export class ConsoleApp extends LightElement {
         return keyed(r.id, html`<gantry-node-page .session=${s} .caps=${this.caps} .nodeId=${r.id}></gantry-node-page>`);
       case 'queues':
         return html`<gantry-queues-page .session=${s} .caps=${this.caps}></gantry-queues-page>`;
+      case 'usage':
+        return html`<gantry-usage-page .session=${s} .caps=${this.caps}></gantry-usage-page>`;
       default:
         return html`<h1 tabindex="-1">Not found</h1><p>No console page here. <a href=${href.overview()}>Go to the overview.</a></p>`;
     }

@@ -6,6 +6,7 @@ export type Route =
   | { page: 'nodes'; query: URLSearchParams }
   | { page: 'node'; id: string }
   | { page: 'queues' }
+  | { page: 'usage' }
   | { page: 'not-found' };
 
 export const BASE = '/ui/';
@@ -22,6 +23,7 @@ export function parseRoute(pathname: string, search: string): Route {
   if (parts[0] === 'nodes' && parts.length === 1) return { page: 'nodes', query };
   if (parts[0] === 'nodes' && parts.length === 2) return { page: 'node', id: parts[1] };
   if (parts[0] === 'queues' && parts.length === 1) return { page: 'queues' };
+  if (parts[0] === 'usage' && parts.length === 1) return { page: 'usage' };
   return { page: 'not-found' };
 }
 
@@ -32,6 +34,7 @@ export const href = {
   nodes: (query?: Record<string, string | undefined>) => `${BASE}nodes${toSearch(query)}`,
   node: (id: string) => `${BASE}nodes/${encodeURIComponent(id)}`,
   queues: () => `${BASE}queues`,
+  usage: () => `${BASE}usage`,
 };
 
 function toSearch(query?: Record<string, string | undefined>): string {

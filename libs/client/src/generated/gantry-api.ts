@@ -434,6 +434,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GPU- and CPU-seconds, attempts and jobs per bucket and group: a user sees their own, an operator everyone's */
+        get: operations["usage.report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1220,6 +1237,30 @@ export interface components {
             owner: string;
             /** @enum {string} */
             role: "user" | "operator";
+        };
+        UsageRow: {
+            /**
+             * Format: date-time
+             * @description Start of the bucket (UTC); only the part of it inside [from, to) is counted
+             */
+            start: string;
+            /** @description Present when grouped by owner */
+            owner?: string;
+            /** @description Present when grouped by queue */
+            queue?: string;
+            /** @description Present when grouped by gpuModel; null for ranks without GPUs */
+            gpuModel?: string | null;
+            /** @description GPUs x seconds held in the bucket, exact to the millisecond; running attempts count up to min(to, now) */
+            gpuSeconds: number;
+            /** @description CPU cores x seconds held in the bucket, exact to the millisecond */
+            cpuSeconds: number;
+            /** @description Attempts that started in the bucket */
+            attempts: number;
+            /** @description Jobs whose first attempt started in the bucket */
+            jobs: number;
+        };
+        UsageReport: {
+            items: components["schemas"]["UsageRow"][];
         };
         /** @description RFC 9457 problem details (application/problem+json) */
         Problem: {
@@ -4352,6 +4393,89 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+            /** @description Internal error; `errorId` names the log line */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Overloaded or a dependency is away: nothing was done; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "usage.report": {
+        parameters: {
+            query: {
+                /** @description An ISO 8601 date (UTC midnight) or date-time with a zone, on a whole UTC hour; the range's start, included */
+                from: string;
+                /** @description An ISO 8601 date (UTC midnight) or date-time with a zone, on a whole UTC hour; the range's end, excluded */
+                to: string;
+                /** @description Comma-separated, each at most once: owner, queue, gpuModel; none: one row per bucket */
+                groupBy?: string;
+                /** @description Bucket size (UTC); at most 8784 buckets in the range */
+                granularity?: "hour" | "day" | "month";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rows in bucket then group order. The rows of any split of a range add up to the range's. With Accept: text/csv the same rows as CSV (RFC 4180, a header row, the grouped-by columns after start). */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                    "text/csv": string;
+                };
+            };
+            /** @description A bad date, from not before to, an unknown groupBy or granularity, or more buckets than allowed */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The token's request budget is spent (Retry-After) */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Internal error; `errorId` names the log line */
             500: {

@@ -1,6 +1,7 @@
 import type { FoldedEvent, JobState, RankWrite } from '@gantry/domain';
 import { OutboxMessage, wakeRelayOnCommit } from './outbox';
 import { Sql, textArrayLiteral } from './sql';
+import { USAGE_GPU_MODEL } from './usage-ledger';
 
 /** What a batch of reports does to one job (see foldReports), with the version it was decided from. */
 export interface JobReportWrite {
@@ -63,7 +64,13 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
      ), rank_freed AS (
        UPDATE attempt_nodes a SET state = r.state, exit_code = COALESCE(r.exit_code, a.exit_code), released_at = $9
        FROM rank_in r WHERE r.release AND a.job_id = r.job_id AND a.attempt = r.attempt AND a.node_id = r.node_id AND a.released_at IS NULL
-       RETURNING a.node_id, a.gpus, a.cpu_cores, a.memory_mib, a.gpu_indices
+       RETURNING a.job_id, a.attempt, a.rank, a.node_id, a.gpus, a.cpu_cores, a.memory_mib, a.gpu_indices, a.created_at, a.state
+     ), usage_recorded AS (
+       -- The rank's usage record (ADR 0037), written by the flip that frees it: once, with it, or not at all.
+       INSERT INTO usage_records (job_id, attempt, rank, owner, queue, gpu_model, node_id, gpus, cpu_cores, memory_mib, nodes, started_at, ended_at, outcome)
+       SELECT f.job_id, f.attempt, f.rank, j.owner, j.queue, ${USAGE_GPU_MODEL}, f.node_id, f.gpus, f.cpu_cores, f.memory_mib, j.nodes,
+         f.created_at, $9, CASE WHEN i.preempted THEN 'PREEMPTED' ELSE f.state END
+       FROM rank_freed f JOIN job_in i ON i.id = f.job_id JOIN jobs j ON j.id = f.job_id LEFT JOIN nodes n ON n.id = f.node_id
      ), node_freed AS (
        UPDATE nodes n SET gpus_allocated = n.gpus_allocated - f.gpus, cpu_allocated = n.cpu_allocated - f.cpu,
          memory_allocated = n.memory_allocated - f.mem, updated_at = $9,
@@ -104,7 +111,8 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
  * NULL frees anything on its node; `freed` says whether any did (the caller then wakes the scheduler).
  * A release leaves the node's version as it is: it only gives capacity and devices back, so a
  * placement planned before it still holds (ADR 0003). A rank reported started (RUNNING, or already
- * SUCCEEDED) resets its node's count of start failures in a row (ADR 0035).
+ * SUCCEEDED) resets its node's count of start failures in a row (ADR 0035). Every rank released
+ * leaves its usage record (ADR 0037), outcome its final state or PREEMPTED.
  */
 export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[], messages: readonly ReportMessage[], now: Date): Promise<JobReportsWritten> {
   if (writes.length === 0 && messages.length === 0) return { written: new Set(), freed: false };

@@ -1,6 +1,7 @@
 import type { JobState, RankState } from '@gantry/domain';
 import { JobEntity } from '../entities/job.entity';
 import { ConcurrentUpdateError, Sql, prepared } from './sql';
+import { USAGE_GPU_MODEL } from './usage-ledger';
 
 export type JobRecord = Omit<JobEntity, never>;
 
@@ -128,20 +129,26 @@ export async function findJobsWithRanks(sql: Sql, ids: readonly string[]): Promi
 
 /**
  * Frees what one rank held on its node (its capacity and its GPU devices), exactly once: only the
- * update that flips released_at from NULL gives anything back. Returns whether this call released it.
+ * update that flips released_at from NULL gives anything back, and writes the rank's usage record
+ * with `outcome` (ADR 0037). Returns whether this call released it.
  * The node's version does not move: a placement planned before a release still holds (ADR 0003).
  */
-export async function releaseRank(sql: Sql, jobId: string, attempt: number, nodeId: string, now: Date): Promise<boolean> {
+export async function releaseRank(sql: Sql, jobId: string, attempt: number, nodeId: string, now: Date, outcome: string): Promise<boolean> {
   const rows = await sql.rows(
     `WITH r AS (
        UPDATE attempt_nodes SET released_at = $4
        WHERE job_id = $1 AND attempt = $2 AND node_id = $3 AND released_at IS NULL
-       RETURNING node_id, gpus, cpu_cores, memory_mib, gpu_indices)
+       RETURNING job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, gpu_indices, created_at
+     ), usage_recorded AS (
+       INSERT INTO usage_records (job_id, attempt, rank, owner, queue, gpu_model, node_id, gpus, cpu_cores, memory_mib, nodes, started_at, ended_at, outcome)
+       SELECT f.job_id, f.attempt, f.rank, j.owner, j.queue, ${USAGE_GPU_MODEL}, f.node_id, f.gpus, f.cpu_cores, f.memory_mib, j.nodes, f.created_at, $4, $5
+       FROM r f JOIN jobs j ON j.id = f.job_id LEFT JOIN nodes n ON n.id = f.node_id
+     )
      UPDATE nodes n SET gpus_allocated = n.gpus_allocated - r.gpus, cpu_allocated = n.cpu_allocated - r.cpu_cores,
        memory_allocated = n.memory_allocated - r.memory_mib, updated_at = $4,
        gpus_held = ARRAY(SELECT d FROM unnest(n.gpus_held) AS d WHERE NOT d = ANY(r.gpu_indices))
      FROM r WHERE n.id = r.node_id RETURNING n.id`,
-    [jobId, attempt, nodeId, now],
+    [jobId, attempt, nodeId, now, outcome],
   );
   return rows.length > 0;
 }
