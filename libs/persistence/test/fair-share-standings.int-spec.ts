@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { randomUUID } from 'node:crypto';
 import { decayedGpuSeconds } from '@gantry/domain';
-import { autocommit, insertQueue, loadFairShareStandings, loadFairShareWaiting } from '@gantry/persistence';
+import { autocommit, insertQueue, loadFairShareStandings, loadFairShareWaiting, releaseRank } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource, placeJob } from '@gantry/testing';
 
 /* What the scheduler and the gateway read for decayed fair share (ADR 0038), on real Postgres. */
@@ -45,6 +45,26 @@ describe('loadFairShareStandings', () => {
     await ds.query(`UPDATE attempt_nodes SET released_at = now() WHERE job_id = $1`, [gang.id]);
     const after = (await loadFairShareStandings(autocommit(ds), nowMs, 3600)).get(queue)!;
     expect([after.get('bob')!.usage, after.get('bob')!.gpus]).toEqual([500, 0]);
+  });
+
+  it('counts a released rank the same before and after its release, while its usage record waits for the fold', async () => {
+    const queue = await newQueue();
+    const node = await makeNode().gpus(8).insert(ds);
+    const job = await placeJob(ds, await makeJob().queue(queue).owner('carol').gpus(4).insert(ds), [node.id]);
+    const placedAt = Date.now() - HOUR_MS;
+    await ds.query(`UPDATE attempt_nodes SET created_at = $2 WHERE job_id = $1`, [job.id, new Date(placedAt)]);
+    const endedAt = new Date();
+    const nowMs = endedAt.getTime() + 10 * 60_000;
+    const live = (await loadFairShareStandings(autocommit(ds), nowMs, 3600)).get(queue)!.get('carol')!;
+
+    // The release writes an unfolded usage record from created_at to released_at (ADR 0037).
+    expect(await releaseRank(autocommit(ds), job.id, job.attempt, node.id, endedAt, 'SUCCEEDED')).toBe(true);
+    const ended = (await loadFairShareStandings(autocommit(ds), nowMs, 3600)).get(queue)!.get('carol')!;
+    expect(ended.gpus).toBe(0);
+    expect(ended.usage).toBeCloseTo(decayedGpuSeconds(4, placedAt, endedAt.getTime(), nowMs, 3600), 3);
+    // Live, it had run to now; ended, it stopped ten minutes before: less, but not gone.
+    expect(ended.usage).toBeLessThan(live.usage);
+    expect(ended.usage).toBeGreaterThan(live.usage * 0.7);
   });
 
   it('keeps clear of float underflow for ranks placed thousands of half-lives ago', async () => {

@@ -7,24 +7,36 @@ export type FairShareStandings = Map<string, Map<string, FairShareStanding>>;
 /** 2^-1000 is far below anything that counts, and keeps power() clear of Postgres's underflow error. */
 const MAX_HALF_LIVES = 1000;
 
+// 2^(-age/halfLife) of a timestamp column, clamped (see MAX_HALF_LIVES). $1 now, $2 half-life s, $3 the clamp.
+const weightOf = (column: string) =>
+  `power(2::float8, -LEAST($3::float8, GREATEST(0, EXTRACT(EPOCH FROM ($1::timestamptz - ${column}))::float8 / $2::float8)))`;
+
+// One statement, so one snapshot: the usage fold moves records from `usage_records` (not folded) into
+// `fair_share_usage` in one transaction, and a release moves a rank from `attempt_nodes` (live) into
+// `usage_records` in one statement; read apart, either move could count a rank twice or not at all.
+const STANDINGS = `
+  SELECT 'ended' AS kind, queue, owner, gpu_seconds AS a, 0::float8 AS b, as_of FROM fair_share_usage
+  UNION ALL
+  SELECT 'unfolded', queue, owner, SUM(gpus * ${weightOf('ended_at')}), SUM(gpus * ${weightOf('started_at')}), NULL
+    FROM usage_records WHERE NOT folded AND gpus > 0 GROUP BY queue, owner
+  UNION ALL
+  SELECT 'live', j.queue, j.owner, SUM(a.gpus), SUM(a.gpus * ${weightOf('a.created_at')}), NULL
+    FROM attempt_nodes a JOIN jobs j ON j.id = a.job_id
+    WHERE a.released_at IS NULL AND a.gpus > 0 GROUP BY j.queue, j.owner`;
+
 /**
  * Every queue's and owner's fair-share standing at `nowMs`: what fair_share_usage holds of ended
- * ranks (written by the usage ledger), decayed from its as_of to now, plus every live rank's decayed
- * GPU-seconds from its placement (attempt_nodes.created_at) to now, and the GPUs live ranks hold.
- * Live ranks are summed in Postgres as sum(gpus) and sum(gpus x 2^(-age/halfLife)), which give their
- * closed-form decayed usage exactly (runningDecayedGpuSeconds), without a row per rank.
+ * ranks (folded by the usage ledger, ADR 0037), decayed from its as_of to now; ended ranks not folded
+ * yet; and every live rank's decayed GPU-seconds from its placement (attempt_nodes.created_at, the
+ * start the ledger records too) to now, with the GPUs live ranks hold. Ranks are summed in Postgres
+ * as sum(gpus x 2^(-age/halfLife)) at their ends, which give their closed-form decayed usage exactly
+ * (decayedGpuSeconds), without a row per rank.
  */
 export async function loadFairShareStandings(sql: Sql, nowMs: number, halfLifeSeconds: number): Promise<FairShareStandings> {
-  const [ended, live] = await Promise.all([
-    sql.rows<{ queue: string; owner: string; gpu_seconds: number; as_of: Date }>(`SELECT queue, owner, gpu_seconds, as_of FROM fair_share_usage`),
-    sql.rows<{ queue: string; owner: string; gpus: string; weighted: number }>(
-      `SELECT j.queue, j.owner, SUM(a.gpus) AS gpus,
-         SUM(a.gpus * power(2::float8, -LEAST($3::float8, GREATEST(0, EXTRACT(EPOCH FROM ($1::timestamptz - a.created_at))::float8 / $2::float8)))) AS weighted
-       FROM attempt_nodes a JOIN jobs j ON j.id = a.job_id
-       WHERE a.released_at IS NULL AND a.gpus > 0 GROUP BY j.queue, j.owner`,
-      [new Date(nowMs), halfLifeSeconds, MAX_HALF_LIVES],
-    ),
-  ]);
+  const rows = await sql.rows<{ kind: 'ended' | 'unfolded' | 'live'; queue: string; owner: string; a: number; b: number; as_of: Date | null }>(
+    STANDINGS,
+    [new Date(nowMs), halfLifeSeconds, MAX_HALF_LIVES],
+  );
   const out: FairShareStandings = new Map();
   const add = (queue: string, owner: string, s: FairShareStanding) => {
     const owners = out.get(queue) ?? new Map<string, FairShareStanding>();
@@ -32,10 +44,12 @@ export async function loadFairShareStandings(sql: Sql, nowMs: number, halfLifeSe
     owners.set(owner, { usage: was.usage + s.usage, gpus: was.gpus + s.gpus });
     out.set(queue, owners);
   };
-  for (const r of ended) add(r.queue, r.owner, { usage: decayUsage(Number(r.gpu_seconds), r.as_of.getTime(), nowMs, halfLifeSeconds), gpus: 0 });
-  for (const r of live) {
-    const gpus = Number(r.gpus);
-    add(r.queue, r.owner, { usage: runningDecayedGpuSeconds(gpus, Number(r.weighted), halfLifeSeconds), gpus });
+  for (const r of rows) {
+    const [a, b] = [Number(r.a), Number(r.b)];
+    if (r.kind === 'ended') add(r.queue, r.owner, { usage: decayUsage(a, r.as_of!.getTime(), nowMs, halfLifeSeconds), gpus: 0 });
+    // Each ended rank: gpus * hl / ln2 * (2^(-age(end)/hl) - 2^(-age(start)/hl)).
+    else if (r.kind === 'unfolded') add(r.queue, r.owner, { usage: Math.max(0, (a - b) * halfLifeSeconds / Math.LN2), gpus: 0 });
+    else add(r.queue, r.owner, { usage: runningDecayedGpuSeconds(a, b, halfLifeSeconds), gpus: a });
   }
   return out;
 }
