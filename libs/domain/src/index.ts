@@ -40,3 +40,4 @@ export * from './nodes/declared-inventory';
 export * from './nodes/start-failures';
 export * from './reconciliation/start-timeout';
 export * from './fairness/usage-decay';
+export * from './fairness/quota-tree';

@@ -1,4 +1,5 @@
 import { ResourceRequest } from '../resources/resources';
+import { judgeQuota, queueLimits } from './quota-tree';
 
 /** A queue as the scheduler sees it at the start of a cycle. */
 export interface QueueShareState {
@@ -7,8 +8,12 @@ export interface QueueShareState {
   priority: number;
   /** DRF weight: a queue with weight 2 is entitled to twice the dominant share. */
   weight: number;
-  /** Hard cap on GPUs held at once; null = unlimited. */
+  /** Hard cap on GPUs held at once, or a child's guarantee (quota-tree.ts); null = unlimited / none. */
   quotaGpus: number | null;
+  /** The queue's parent, whose cohort it borrows in (quota-tree.ts); absent or null: none. */
+  parent?: string | null;
+  /** GPUs a child may hold beyond its guarantee; absent: 0. */
+  borrowingLimitGpus?: number;
   /** What its live attempts hold now. */
   held: { gpus: number; cpuCores: number; memoryMiB: number };
 }
@@ -50,7 +55,8 @@ export function dominantShare(held: QueueShareState['held'], total: ClusterCapac
 /**
  * Orders queued jobs for placement: strict priority bands (higher first); within a band, the queue
  * with the lowest weighted dominant share goes next (as if its previous pick had been placed), and
- * FIFO within a queue. A job that would take its queue past its GPU quota is held, and the queue's
+ * FIFO within a queue. A job that would take its queue past its GPU quota, or its cohort past the
+ * cohort's guarantee (quota-tree.ts), is held, and the queue's
  * later jobs are still considered (up to `lookahead` per queue), so one large job does not block a
  * queue whose smaller jobs fit its quota.
  */
@@ -59,6 +65,8 @@ export function orderByPolicy(jobs: QueuedJob[], queues: QueueShareState[], tota
   for (const j of jobs) byQueue.set(j.queue, [...(byQueue.get(j.queue) ?? []), j]);
   const state = new Map(queues.map((q) => [q.name, { ...q, held: { ...q.held } }]));
   const result: QueueOrder = { ordered: [], held: [] };
+  const limits = queueLimits(queues.map((q) => ({ name: q.name, parent: q.parent ?? null, quotaGpus: q.quotaGpus, borrowingLimitGpus: q.borrowingLimitGpus ?? 0 })));
+  const heldGpus = new Map(queues.map((q) => [q.name, q.held.gpus]));
   const bands = [...new Set(queues.map((q) => q.priority))].sort((a, b) => b - a);
   for (const band of bands) {
     const names = queues.filter((q) => q.priority === band && byQueue.has(q.name)).map((q) => q.name);
@@ -76,10 +84,11 @@ export function orderByPolicy(jobs: QueuedJob[], queues: QueueShareState[], tota
       const job = byQueue.get(name)![cursors.get(name)!];
       cursors.set(name, cursors.get(name)! + 1);
       const d = demand(job);
-      if (q.quotaGpus !== null && q.held.gpus + d.gpus > q.quotaGpus) {
+      if (judgeQuota(limits, heldGpus, name, d.gpus) !== 'ADMIT') {
         result.held.push({ jobId: job.id, reason: 'QUOTA_EXCEEDED' });
         continue;
       }
+      heldGpus.set(name, (heldGpus.get(name) ?? 0) + d.gpus);
       q.held = { gpus: q.held.gpus + d.gpus, cpuCores: q.held.cpuCores + d.cpuCores, memoryMiB: q.held.memoryMiB + d.memoryMiB };
       result.ordered.push(job);
     }
