@@ -5,7 +5,7 @@ import { KillCommand, TOPICS } from '@gantry/contracts';
 import { decideAttemptLoss, nodesToAvoid } from '@gantry/domain';
 import {
   ConcurrentUpdateError, JobChanges, Leadership, OutboxMessage, Sql, appendJobEvents, appendNodeEvents, casUpdateJob, enqueueOutbox, findJob, finishNodeDrain,
-  holdsLeadership, inTransaction, loadRanks, recordStartFailures, releaseRank,
+  holdsLeadership, inTransaction, loadRanks, recordStartFailures, releaseQueueGpus, releaseRank,
 } from '@gantry/persistence';
 import type { WakeUpSender } from '@gantry/messaging';
 import { CONFIG, SCHEDULER_WAKE } from '@gantry/runtime';
@@ -170,9 +170,10 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
   const { firstSeq } = await casUpdateJob(sql, jobId, job.version, changes, 1, now);
   await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);
   const outbox: OutboxMessage[] = [];
+  let freedGpus = 0;
   for (const r of ranks) {
     if (r.released) continue;
-    await releaseRank(sql, jobId, attempt, r.nodeId, now);
+    if (await releaseRank(sql, jobId, attempt, r.nodeId, now)) freedGpus += job.gpus;
     // A lost node is gone; a drained one, or one that did not start its rank, is alive and must stop the attempt too.
     if (r.nodeId !== lostNodeId || notTheJobs) {
       const kill: KillCommand = { type: 'KILL', nodeId: r.nodeId, jobId, attempt, issuedAt: now.getTime(), reason };
@@ -180,5 +181,6 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
     }
   }
   await enqueueOutbox(sql, outbox);
+  await releaseQueueGpus(sql, job.queue, freedGpus);
   return { outcome: to === 'QUEUED' ? 'requeued' : 'failed', startFailedOn };
 }

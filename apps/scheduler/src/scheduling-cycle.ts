@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { CyclePlan, Placement, PlacementNode, QueueShareState, QueuedJob, planCycle } from '@gantry/domain';
-import { QueuedJobHead, NodeLeases, Sql, autocommit, listQueues, loadQueuedJobsPerQueue, nodeLiveStoreFor, setPendingReasons } from '@gantry/persistence';
+import { CyclePlan, Placement, PlacementNode, QueueLimits, QueueShareState, QueuedJob, placementFence, planCycle, queueLimits } from '@gantry/domain';
+import { QueuedJobHead, NodeLeases, Sql, autocommit, listQueues, loadQueuedJobsPerQueue, nodeLiveStoreFor, queueGpusHeld, setPendingReasons } from '@gantry/persistence';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -70,6 +70,8 @@ interface CommitTally {
   failed: number;
 }
 
+const limitSpec = (q: QueueShareState) => ({ name: q.name, parent: q.parent ?? null, quotaGpus: q.quotaGpus, borrowingLimitGpus: q.borrowingLimitGpus ?? 0 });
+
 /** One scheduling pass over a snapshot of queued jobs and nodes. */
 @Injectable()
 export class SchedulingCycle {
@@ -97,7 +99,7 @@ export class SchedulingCycle {
    * 1. Read the head of every queue, less array children over their array's parallelism; with nothing queued, nothing else is read.
    * 2. Snapshot the queues, what they hold, and the nodes and their liveness (only what changed since the last cycle).
    * 3. Decide (planCycle): policy orders the jobs (priority bands, DRF, quotas), placement fits them to nodes.
-   * 4. Commit the placements whose nodes' leases this replica got, together (see PlacementCommitter).
+   * 4. Commit the placements whose nodes' leases this replica got, together, fenced by the queues' limits (see PlacementCommitter).
    * 5. Jobs of preemptive queues that could not fit may end lower bands' attempts (PreemptionStep).
    * 6. Say why the rest wait.
    */
@@ -112,7 +114,7 @@ export class SchedulingCycle {
     const snapshot = await this.snapshot(sql, nowMs, clock);
     const decision = this.decide(jobs, snapshot, clock);
     const byId = new Map(jobs.map((j) => [j.id, j]));
-    const tally = await this.commit(decision.plan.placements, byId, clock);
+    const tally = await this.commit(decision.plan.placements, byId, queueLimits(snapshot.queues.map(limitSpec)), clock);
     const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, decision.plan.after, nowMs, clock);
     await this.explainWaits(sql, [...decision.pendingReasons.map((w) => (preempting.has(w.jobId) ? { jobId: w.jobId, reason: PREEMPTING } : w)), ...held], written, clock);
     return this.finish(clock, jobs.length, tally, decision.moreQueued);
@@ -134,9 +136,11 @@ export class SchedulingCycle {
   private async snapshot(sql: Sql, nowMs: number, clock: CycleClock): Promise<Snapshot> {
     // Before the nodes (see PreemptionStep.stopping); one index scan, skipped while no queue preempts.
     const stopping = this.preemptiveSeen ? await clock.time('snapshot.stopping', this.preemption.stopping(sql)) : null;
-    const [queueRows, holdings] = await Promise.all([
+    const [queueRows, holdings, gpusHeld] = await Promise.all([
       clock.time('snapshot.queues', listQueues(sql)),
       clock.time('snapshot.holdings', this.holdings.refresh(sql, nowMs)),
+      // Exact GPU counts (one row per queue), so quotas are planned against every replica's placements.
+      clock.time('snapshot.gpusHeld', queueGpusHeld(sql)),
       clock.time('snapshot.nodes', this.nodes.refresh(sql, nowMs)),
       clock.time('snapshot.liveness', this.liveness.refresh(nowMs, this.config.GANTRY_NODE_DEAD_MS)),
     ]);
@@ -144,7 +148,9 @@ export class SchedulingCycle {
     const nodes = this.nodes.placementNodes(this.liveness, nowMs, { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS });
     clock.lap('health');
     const queues = queueRows.map((q) => ({
-      name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 },
+      name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus,
+      held: { ...(holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 }), gpus: gpusHeld.get(q.name) ?? 0 },
+      parent: q.parent, borrowingLimitGpus: q.borrowingLimitGpus,
     }));
     const preemptive = new Map(queueRows.filter((q) => q.preemption === 'lowerPriority').map((q) => [q.name, q.priority]));
     this.preemptiveSeen = preemptive.size > 0;
@@ -171,7 +177,7 @@ export class SchedulingCycle {
    * 4. Under leases on their nodes, the placements this replica got every lease for, in one commit;
    * a placement whose leases another replica holds lost a race. Own placements move the holdings on.
    */
-  private async commit(placements: Placement[], byId: Map<string, QueuedJobHead>, clock: CycleClock): Promise<CommitTally> {
+  private async commit(placements: Placement[], byId: Map<string, QueuedJobHead>, limits: QueueLimits, clock: CycleClock): Promise<CommitTally> {
     const leased = await this.leases.acquireEach(placements.flatMap((p) => p.nodeIds));
     clock.lap('lease');
     const mine = placements.filter((p) => p.nodeIds.every((id) => leased.has(id)));
@@ -180,7 +186,9 @@ export class SchedulingCycle {
     const lostLeases = placements.length - mine.length;
     const tally: CommitTally = { placed: 0, lostRaces: lostLeases, lostLeases, failed: 0 };
     try {
-      const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds, gpuIndices: p.gpuIndices })), versions, new Date());
+      // The limits the commit enforces against every replica's placements (ADR 0039).
+      const fence = placementFence(limits, mine.map((p) => byId.get(p.jobId)!.queue));
+      const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds, gpuIndices: p.gpuIndices })), versions, new Date(), fence);
       if (mine.length > 0) placementsPerCommit.observe(mine.length);
       outcomes.forEach((o, i) => {
         if (o.outcome === 'placed') {

@@ -116,15 +116,24 @@ export function cohortHeld(limits: QueueLimits, held: ReadonlyMap<string, number
   return sum;
 }
 
-/** Queues the placement commit must lock and check together with `queues`: each one and its cohort's members. */
-export function queuesFencedWith(limits: QueueLimits, queues: Iterable<string>): string[] {
+/** What the placement commit checks for a batch (libs/persistence placement-commit): each queue with its cap and cohort, and the cohorts' caps. */
+export interface PlacementFence {
+  queues: Array<{ queue: string; cap: number | null; cohort: string | null }>;
+  cohorts: Array<{ cohort: string; cap: number }>;
+}
+
+/** The fence for placements into `queues`: each of them and every member of their cohorts (all of a cohort's holdings are summed), by name. */
+export function placementFence(limits: QueueLimits, queues: Iterable<string>): PlacementFence {
   const cohorts = new Set<string>();
-  const out = new Set<string>();
+  const names = new Set<string>();
   for (const q of queues) {
-    out.add(q);
+    names.add(q);
     const c = limits.cohortOf.get(q);
     if (c !== undefined) cohorts.add(c);
   }
-  for (const [q, c] of limits.cohortOf) if (cohorts.has(c)) out.add(q);
-  return [...out].sort();
+  for (const [q, c] of limits.cohortOf) if (cohorts.has(c)) names.add(q);
+  return {
+    queues: [...names].sort().map((queue) => ({ queue, cap: limits.cap.get(queue) ?? null, cohort: limits.cohortOf.get(queue) ?? null })),
+    cohorts: [...cohorts].sort().map((cohort) => ({ cohort, cap: limits.cohortCap.get(cohort)! })),
+  };
 }

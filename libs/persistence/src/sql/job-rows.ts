@@ -130,6 +130,8 @@ export async function findJobsWithRanks(sql: Sql, ids: readonly string[]): Promi
  * Frees what one rank held on its node (its capacity and its GPU devices), exactly once: only the
  * update that flips released_at from NULL gives anything back. Returns whether this call released it.
  * The node's version does not move: a placement planned before a release still holds (ADR 0003).
+ * The caller gives the GPUs of the ranks it released back to their queue with releaseQueueGpus, as
+ * the last write of its transaction (ADR 0039).
  */
 export async function releaseRank(sql: Sql, jobId: string, attempt: number, nodeId: string, now: Date): Promise<boolean> {
   const rows = await sql.rows(
@@ -144,6 +146,16 @@ export async function releaseRank(sql: Sql, jobId: string, attempt: number, node
     [jobId, attempt, nodeId, now],
   );
   return rows.length > 0;
+}
+
+/**
+ * Takes `gpus` released ranks held off their queue's count in queue_gpus_held (ADR 0039). Last in
+ * the caller's transaction, after every job, rank and node it writes: a placement that waits for
+ * this row holds nodes and jobs, so taking the row before one of those could deadlock with it.
+ */
+export async function releaseQueueGpus(sql: Sql, queue: string, gpus: number): Promise<void> {
+  if (gpus <= 0) return;
+  await sql.rows(`UPDATE queue_gpus_held SET gpus = gpus - $2 WHERE queue = $1`, [queue, gpus]);
 }
 
 export interface JobEventRecord {
