@@ -14,6 +14,17 @@ export class QuotaDto {
   gpus!: number | null;
 }
 
+export class BorrowingLimitDto {
+  @ApiProperty({ type: Number, minimum: 0, maximum: 10_000_000, description: "GPUs a queue with a parent may hold beyond its guarantee (quota.gpus), out of its siblings' unused guarantee; ignored on a queue without a parent" })
+  @IsInt() @Min(0) @Max(10_000_000)
+  gpus!: number;
+}
+
+const PARENT_DOC: ApiPropertyOptions = {
+  type: String, nullable: true, maxLength: 63, pattern: QUEUE_NAME_PATTERN.source,
+  description: "The queue whose cohort this one belongs to (ADR 0039): its quota.gpus becomes a guarantee, and it may borrow its siblings' unused guarantee up to borrowingLimit. A parent has no parent. null or omitted: none (quota.gpus is a hard cap)",
+};
+
 const WEIGHT_DOC: ApiPropertyOptions = {
   type: Number, default: 1, minimum: 0, exclusiveMinimum: true, maximum: 1000,
   description: 'Fair-share weight within the priority band: a queue of weight 2 is entitled to twice the dominant share of one of weight 1',
@@ -72,6 +83,14 @@ export class CreateQueueDto {
   @ApiPropertyOptional(HOST_IPC_DOC)
   @IsOptional() @IsBoolean()
   hostIpc?: boolean;
+
+  @ApiPropertyOptional(PARENT_DOC)
+  @IsOptional() @Matches(QUEUE_NAME_PATTERN, { message: 'parent must be a queue name (a lowercase DNS label) or null' })
+  parent?: string | null;
+
+  @ApiPropertyOptional({ type: BorrowingLimitDto, description: 'Default: { "gpus": 0 }' })
+  @ValidateIf((_o, v) => v !== undefined) @ValidateNested() @Type(() => BorrowingLimitDto)
+  borrowingLimit?: BorrowingLimitDto;
 }
 
 /** Any field of a queue but its name; each optional, validated as at creation. */
@@ -91,6 +110,8 @@ export class QueueView {
   @ApiProperty({ type: [String], nullable: true, description: 'Owners whose users may submit; null: everyone' }) allowedOwners!: string[] | null;
   @ApiProperty({ enum: PREEMPTION_POLICIES, description: 'Whether its jobs may preempt strictly lower bands' }) preemption!: PreemptionPolicy;
   @ApiProperty({ description: "Whether its attempts share their node's IPC namespace and /dev/shm" }) hostIpc!: boolean;
+  @ApiProperty({ type: String, nullable: true, description: 'The queue whose cohort it borrows in; null: none' }) parent!: string | null;
+  @ApiProperty({ type: BorrowingLimitDto }) borrowingLimit!: { gpus: number };
   @ApiProperty({ type: QueueUsageView }) usage!: QueueUsageView;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;

@@ -704,6 +704,10 @@ export interface components {
             /** @description Most GPUs the queue may hold at once; null = unlimited */
             gpus: number | null;
         };
+        BorrowingLimitDto: {
+            /** @description GPUs a queue with a parent may hold beyond its guarantee (quota.gpus), out of its siblings' unused guarantee; ignored on a queue without a parent */
+            gpus: number;
+        };
         CreateQueueDto: {
             /** @example research */
             name: string;
@@ -728,6 +732,10 @@ export interface components {
              * @default false
              */
             hostIpc?: boolean;
+            /** @description The queue whose cohort this one belongs to (ADR 0039): its quota.gpus becomes a guarantee, and it may borrow its siblings' unused guarantee up to borrowingLimit. A parent has no parent. null or omitted: none (quota.gpus is a hard cap) */
+            parent?: string | null;
+            /** @description Default: { "gpus": 0 } */
+            borrowingLimit?: components["schemas"]["BorrowingLimitDto"];
         };
         QueueUsageView: {
             gpusHeld: number;
@@ -749,6 +757,9 @@ export interface components {
             preemption: "never" | "lowerPriority";
             /** @description Whether its attempts share their node's IPC namespace and /dev/shm */
             hostIpc: boolean;
+            /** @description The queue whose cohort it borrows in; null: none */
+            parent: string | null;
+            borrowingLimit: components["schemas"]["BorrowingLimitDto"];
             usage: components["schemas"]["QueueUsageView"];
             /** Format: date-time */
             createdAt: string;
@@ -780,6 +791,10 @@ export interface components {
              * @default false
              */
             hostIpc?: boolean;
+            /** @description The queue whose cohort this one belongs to (ADR 0039): its quota.gpus becomes a guarantee, and it may borrow its siblings' unused guarantee up to borrowingLimit. A parent has no parent. null or omitted: none (quota.gpus is a hard cap) */
+            parent?: string | null;
+            /** @description Default: { "gpus": 0 } */
+            borrowingLimit?: components["schemas"]["BorrowingLimitDto"];
         };
         CreateTokenDto: {
             /**
@@ -2107,7 +2122,7 @@ export interface operations {
                     "application/json": components["schemas"]["QueueView"];
                 };
             };
-            /** @description A bad field */
+            /** @description A bad field, or a parent that does not exist */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2134,7 +2149,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The name is taken */
+            /** @description The name is taken, or the parent has a parent */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2332,7 +2347,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The queue holds live jobs, or it is `default` */
+            /** @description The queue holds live jobs, is the parent of another queue, or is `default` */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2401,7 +2416,7 @@ export interface operations {
                     "application/json": components["schemas"]["QueueView"];
                 };
             };
-            /** @description A bad field */
+            /** @description A bad field, or a parent that does not exist or is the queue itself */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2430,6 +2445,15 @@ export interface operations {
             };
             /** @description No such queue */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The parent would make a cycle or a third level */
+            409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
