@@ -41,3 +41,4 @@ export * from './nodes/start-failures';
 export * from './reconciliation/start-timeout';
 export * from './fairness/usage-decay';
 export * from './fairness/quota-tree';
+export * from './fairness/reclaim';
