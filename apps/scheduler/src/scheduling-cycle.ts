@@ -114,8 +114,9 @@ export class SchedulingCycle {
     const snapshot = await this.snapshot(sql, nowMs, clock);
     const decision = this.decide(jobs, snapshot, clock);
     const byId = new Map(jobs.map((j) => [j.id, j]));
-    const tally = await this.commit(decision.plan.placements, byId, queueLimits(snapshot.queues.map(limitSpec)), clock);
-    const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, decision.plan.after, nowMs, clock);
+    const limits = queueLimits(snapshot.queues.map(limitSpec));
+    const tally = await this.commit(decision.plan.placements, byId, limits, clock);
+    const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, decision.plan.after, limits, nowMs, clock);
     await this.explainWaits(sql, [...decision.pendingReasons.map((w) => (preempting.has(w.jobId) ? { jobId: w.jobId, reason: PREEMPTING } : w)), ...held], written, clock);
     return this.finish(clock, jobs.length, tally, decision.moreQueued);
   }
@@ -214,11 +215,15 @@ export class SchedulingCycle {
 
   /** 5. Preemption, for the jobs that wait for capacity in preemptive queues; those now waiting for victims are returned. */
   private async preempt(
-    waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, QueuedJobHead>, snapshot: Snapshot, placedOnto: ReadonlyMap<string, PlacementNode>, nowMs: number, clock: CycleClock,
+    waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, QueuedJobHead>, snapshot: Snapshot, placedOnto: ReadonlyMap<string, PlacementNode>,
+    limits: QueueLimits, nowMs: number, clock: CycleClock,
   ): Promise<Set<string>> {
     if (snapshot.preemptive.size === 0 || snapshot.stopping === null) return new Set();
     try {
       const preempting = new Set(await this.preemption.run(waiting, byId, snapshot.preemptive, snapshot.nodes, placedOnto, snapshot.stopping, nowMs));
+      // Lenders take their guarantee back from borrowers in their cohort (ADR 0039); read only when one waits on its quota.
+      const held = new Map(snapshot.queues.map((q) => [q.name, q.held.gpus]));
+      for (const id of await this.preemption.reclaim(waiting, byId, snapshot.preemptive, limits, held, snapshot.stopping, nowMs)) preempting.add(id);
       clock.lap('preempt');
       return preempting;
     } catch (err) {
