@@ -126,7 +126,7 @@ describe('the quota fence in the placement commit', () => {
             if (!locked) return;
             let freed = 0;
             for (const r of ranks) if (await releaseRank(sql, job.id, job.attempt, r.nodeId, new Date())) freed += job.gpus;
-            await releaseQueueGpus(sql, job.queue, freed);
+            await releaseQueueGpus(sql, [{ queue: job.queue, gpus: freed }]);
           });
         }
         released++;

@@ -149,13 +149,18 @@ export async function releaseRank(sql: Sql, jobId: string, attempt: number, node
 }
 
 /**
- * Takes `gpus` released ranks held off their queue's count in queue_gpus_held (ADR 0039). Last in
- * the caller's transaction, after every job, rank and node it writes: a placement that waits for
- * this row holds nodes and jobs, so taking the row before one of those could deadlock with it.
+ * Takes the GPUs of released ranks off their queues' counts in queue_gpus_held (ADR 0039), queue by
+ * queue in name order. Last in the caller's transaction, after every job, rank and node it writes:
+ * a placement that waits for these rows holds nodes and jobs, so taking a row before one of those
+ * could deadlock with it.
  */
-export async function releaseQueueGpus(sql: Sql, queue: string, gpus: number): Promise<void> {
-  if (gpus <= 0) return;
-  await sql.rows(`UPDATE queue_gpus_held SET gpus = gpus - $2 WHERE queue = $1`, [queue, gpus]);
+export async function releaseQueueGpus(sql: Sql, freed: ReadonlyArray<{ queue: string; gpus: number }>): Promise<void> {
+  const byQueue = new Map<string, number>();
+  for (const f of freed) byQueue.set(f.queue, (byQueue.get(f.queue) ?? 0) + f.gpus);
+  for (const queue of [...byQueue.keys()].sort()) {
+    const gpus = byQueue.get(queue)!;
+    if (gpus > 0) await sql.rows(`UPDATE queue_gpus_held SET gpus = gpus - $2 WHERE queue = $1`, [queue, gpus]);
+  }
 }
 
 export interface JobEventRecord {
