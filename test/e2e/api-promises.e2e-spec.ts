@@ -90,6 +90,44 @@ describe('queues', () => {
   });
 });
 
+describe('queue hierarchy (ADR 0039)', () => {
+  it('takes a parent and a borrowing limit, and refuses unknown parents, cycles, a third level and deleting a parent', async () => {
+    const [org, a, sub] = [uniqueTag('org'), uniqueTag('team-a'), uniqueTag('sub')];
+    expect((await admin.request('POST', '/v1/queues', { name: org, priority: 5, quota: { gpus: 2 } })).status).toBe(201);
+    const child = await admin.request('POST', '/v1/queues', { name: a, priority: 5, quota: { gpus: 4 }, parent: org, borrowingLimit: { gpus: 2 } });
+    expect(child.status).toBe(201);
+    expect(child.body).toMatchObject({ name: a, parent: org, quota: { gpus: 4 }, borrowingLimit: { gpus: 2 } });
+    expect((await admin.request('GET', `/v1/queues/${org}`)).body).toMatchObject({ parent: null, borrowingLimit: { gpus: 0 } });
+
+    const unknown = await admin.request('POST', '/v1/queues', { name: sub, priority: 5, parent: uniqueTag('nosuch') });
+    expect([unknown.status, unknown.headers.get('content-type')]).toEqual([400, expect.stringContaining('application/problem+json')]);
+    expect(unknown.body.errors.map((e: any) => e.field)).toEqual(['parent']);
+    expect((await admin.request('PATCH', `/v1/queues/${a}`, { parent: a })).status).toBe(400);
+    const third = await admin.request('POST', '/v1/queues', { name: sub, priority: 5, parent: a });
+    expect([third.status, third.body.detail]).toEqual([409, expect.stringMatching(/at most 2 levels/)]);
+    const cycle = await admin.request('PATCH', `/v1/queues/${org}`, { parent: a });
+    expect([cycle.status, cycle.body.detail]).toEqual([409, expect.stringMatching(/own ancestor/)]);
+    expect((await admin.request('GET', `/v1/queues/${sub}`)).status).toBe(404);
+    expect((await admin.request('GET', `/v1/queues/${org}`)).body.parent).toBeNull();
+
+    expect((await admin.request('DELETE', `/v1/queues/${org}`)).status).toBe(409);
+    expect((await admin.request('PATCH', `/v1/queues/${a}`, { parent: null, borrowingLimit: { gpus: 0 } })).body).toMatchObject({ parent: null, borrowingLimit: { gpus: 0 } });
+    expect((await admin.request('DELETE', `/v1/queues/${org}`)).status).toBe(204);
+  });
+
+  it.each([
+    [{ name: 'ok-name', priority: 1, parent: 'Not_A_Name' }, 'parent'],
+    [{ name: 'ok-name', priority: 1, borrowingLimit: { gpus: -1 } }, 'borrowingLimit.gpus'],
+    [{ name: 'ok-name', priority: 1, borrowingLimit: { gpus: 1.5 } }, 'borrowingLimit.gpus'],
+    [{ name: 'ok-name', priority: 1, borrowingLimit: 3 }, 'borrowingLimit'],
+    [{ name: 'ok-name', priority: 1, borrowingLimit: null }, 'borrowingLimit'],
+  ])('rejects %j naming %s', async (body, field) => {
+    const res = await admin.request('POST', '/v1/queues', body);
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: any) => e.field)).toContain(field);
+  });
+});
+
 describe('idempotent create', () => {
   it('201 then 200 with Idempotent-Replayed for the same key and body, whatever the key order', async () => {
     const key = randomUUID();

@@ -159,6 +159,16 @@ describe('the gantry CLI, as a process', () => {
     expect((await gantry(['queues', '-o', 'json'], { GANTRY_URL: '', GANTRY_TOKEN: '' })).code).toBe(0);
   });
 
+  it('creates a queue under a parent with a borrowing limit, and takes it out again', async () => {
+    const [org, team] = [`cli-org-${uniqueTag().slice(-8)}`, `cli-team-${uniqueTag().slice(-8)}`];
+    expect((await gantry(['queues', 'create', org, '--priority', '3', '--quota-gpus', '2'])).code).toBe(0);
+    const created = await gantry(['queues', 'create', team, '--priority', '3', '--quota-gpus', '4', '--parent', org, '--borrowing-limit-gpus', '2', '-o', 'json']);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ name: team, parent: org, quota: { gpus: 4 }, borrowingLimit: { gpus: 2 } });
+    const updated = await gantry(['queues', 'update', team, '--parent', 'none', '--borrowing-limit-gpus', '0', '-o', 'json']);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ parent: null, borrowingLimit: { gpus: 0 } });
+  });
+
   it('submits from YAML, lists it, follows its events to the end, and prints JSON that parses', async () => {
     // A queue of its own: the test database holds every suite's jobs, and a listing starts with the oldest.
     const queue = `cli-${uniqueTag().slice(-10)}`;

@@ -343,10 +343,16 @@ ${examples([
     .requiredOption('--priority <0..100>', 'priority band; higher bands are served first')
     .option('--quota-gpus <n>', 'most GPUs its jobs may hold at once (default: unlimited)')
     .option('--weight <w>', 'fair-share weight within its band')
+    .option('--parent <queue>', "the queue whose cohort it joins: its quota becomes a guarantee, and it may borrow siblings' unused guarantee")
+    .option('--borrowing-limit-gpus <n>', 'GPUs it may hold beyond its guarantee (with --parent; default 0)')
     .addOption(outputOption())
-    .addHelpText('after', examples(['gantry queues create research --priority 10 --quota-gpus 64']))
-    .action(async (name: string, opts: { priority: string; quotaGpus?: string; weight?: string; output: OutputFormat }) => {
-      const q = await client().createQueue(name, nonNegativeInt(opts.priority, '--priority'), opts.quotaGpus === undefined ? null : nonNegativeInt(opts.quotaGpus, '--quota-gpus'), opts.weight === undefined ? {} : { weight: Number(opts.weight) });
+    .addHelpText('after', examples(['gantry queues create research --priority 10 --quota-gpus 64', 'gantry queues create vision --priority 10 --parent research --quota-gpus 16 --borrowing-limit-gpus 16']))
+    .action(async (name: string, opts: { priority: string; quotaGpus?: string; weight?: string; parent?: string; borrowingLimitGpus?: string; output: OutputFormat }) => {
+      const more: Parameters<GantryClient['createQueue']>[3] = {};
+      if (opts.weight !== undefined) more.weight = Number(opts.weight);
+      if (opts.parent !== undefined) more.parent = opts.parent;
+      if (opts.borrowingLimitGpus !== undefined) more.borrowingLimit = { gpus: nonNegativeInt(opts.borrowingLimitGpus, '--borrowing-limit-gpus') };
+      const q = await client().createQueue(name, nonNegativeInt(opts.priority, '--priority'), opts.quotaGpus === undefined ? null : nonNegativeInt(opts.quotaGpus, '--quota-gpus'), more);
       printer(opts).show(q, (row) => printer(opts).table([row], QUEUE_COLUMNS));
     });
   queues
@@ -356,9 +362,13 @@ ${examples([
     .option('--priority <0..100>', 'priority band')
     .option('--quota-gpus <n|unlimited>', 'GPU quota')
     .option('--weight <w>', 'fair-share weight')
+    .option('--parent <queue|none>', 'the queue whose cohort it joins; none: no parent')
+    .option('--borrowing-limit-gpus <n>', 'GPUs it may hold beyond its guarantee')
     .addOption(outputOption())
-    .action(async (name: string, opts: { priority?: string; quotaGpus?: string; weight?: string; output: OutputFormat }) => {
+    .action(async (name: string, opts: { priority?: string; quotaGpus?: string; weight?: string; parent?: string; borrowingLimitGpus?: string; output: OutputFormat }) => {
       const changes: Parameters<GantryClient['updateQueue']>[1] = {};
+      if (opts.parent !== undefined) changes.parent = opts.parent === 'none' ? null : opts.parent;
+      if (opts.borrowingLimitGpus !== undefined) changes.borrowingLimit = { gpus: nonNegativeInt(opts.borrowingLimitGpus, '--borrowing-limit-gpus') };
       if (opts.priority !== undefined) changes.priority = nonNegativeInt(opts.priority, '--priority');
       if (opts.weight !== undefined) changes.weight = Number(opts.weight);
       if (opts.quotaGpus !== undefined) changes.quota = { gpus: opts.quotaGpus === 'unlimited' ? null : nonNegativeInt(opts.quotaGpus, '--quota-gpus') };

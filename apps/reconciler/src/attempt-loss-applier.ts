@@ -5,7 +5,7 @@ import { KillCommand, TOPICS } from '@gantry/contracts';
 import { decideAttemptLoss, nodesToAvoid } from '@gantry/domain';
 import {
   ConcurrentUpdateError, JobChanges, Leadership, OutboxMessage, Sql, appendJobEvents, appendNodeEvents, casUpdateJob, enqueueOutbox, findJob, finishNodeDrain,
-  holdsLeadership, inTransaction, loadRanks, recordStartFailures, releaseRank,
+  holdsLeadership, inTransaction, loadRanks, recordStartFailures, releaseQueueGpus, releaseRank,
 } from '@gantry/persistence';
 import type { WakeUpSender } from '@gantry/messaging';
 import { CONFIG, SCHEDULER_WAKE } from '@gantry/runtime';
@@ -48,6 +48,7 @@ export class AttemptLossApplier {
       if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed';
       const ended = await loseIn(sql, jobId, attempt, lostNodeId, reason);
       cordoned = ended.startFailedOn.length > 0 ? await recordStartFailures(sql, ended.startFailedOn, this.startFailureThreshold, new Date()) : [];
+      await releaseQueueGpus(sql, ended.freed);
       return ended.outcome;
     }));
     losses.inc({ reason, outcome });
@@ -69,9 +70,15 @@ export class AttemptLossApplier {
     const result = await this.retried(() => inTransaction(this.ds, async (sql) => {
       if (!(await holdsLeadership(sql, leadership))) return { deposed: true as const };
       const ended: Array<{ jobId: string; outcome: LossOutcome }> = [];
-      for (const r of ordered) ended.push({ jobId: r.jobId, outcome: (await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_LOST')).outcome });
+      const freed: Array<{ queue: string; gpus: number }> = [];
+      for (const r of ordered) {
+        const lost = await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_LOST');
+        ended.push({ jobId: r.jobId, outcome: lost.outcome });
+        freed.push(...lost.freed);
+      }
       const jobIds = ended.filter((e) => e.outcome !== 'ignored').map((e) => e.jobId);
       await appendNodeEvents(sql, [{ nodeId, type: 'EVICTED', at, toHealth: 'UNHEALTHY', reason: why, jobIds }], leadership.epoch);
+      await releaseQueueGpus(sql, freed);
       return { deposed: false as const, jobIds, ended };
     }));
     if (result.deposed) return result;
@@ -93,10 +100,16 @@ export class AttemptLossApplier {
     const result = await this.retried(() => inTransaction(this.ds, async (sql) => {
       if (!(await holdsLeadership(sql, leadership))) return { deposed: true as const };
       const ended: Array<{ jobId: string; outcome: LossOutcome }> = [];
-      for (const r of ordered) ended.push({ jobId: r.jobId, outcome: (await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_DRAINED')).outcome });
+      const freed: Array<{ queue: string; gpus: number }> = [];
+      for (const r of ordered) {
+        const lost = await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_DRAINED');
+        ended.push({ jobId: r.jobId, outcome: lost.outcome });
+        freed.push(...lost.freed);
+      }
       const jobIds = ended.filter((e) => e.outcome !== 'ignored').map((e) => e.jobId);
       await appendNodeEvents(sql, [{ nodeId, type: 'DRAINED', at, reason: 'NODE_DRAINED', jobIds }], leadership.epoch);
       await finishNodeDrain(sql, nodeId);
+      await releaseQueueGpus(sql, freed);
       return { deposed: false as const, jobIds, ended };
     }));
     if (result.deposed) return result;
@@ -139,25 +152,29 @@ export class AttemptLossApplier {
 const DEADLOCK_DETECTED = '40P01';
 
 /**
- * The loss of one attempt, inside the caller's transaction (see AttemptLossApplier.lose), and the
- * nodes that had not started their ranks of it when it ended for START_TIMEOUT (none otherwise).
+ * The loss of one attempt, inside the caller's transaction (see AttemptLossApplier.lose), the
+ * nodes that had not started their ranks of it when it ended for START_TIMEOUT (none otherwise),
+ * and the GPUs its released ranks give back to its queue: the caller takes them off the queue's
+ * count last in its transaction (releaseQueueGpus, ADR 0039).
  */
-async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: string, reason: LossReason): Promise<{ outcome: LossOutcome; startFailedOn: string[] }> {
+async function loseIn(
+  sql: Sql, jobId: string, attempt: number, lostNodeId: string, reason: LossReason,
+): Promise<{ outcome: LossOutcome; startFailedOn: string[]; freed: Array<{ queue: string; gpus: number }> }> {
   const job = await findJob(sql, jobId);
-  if (!job) return { outcome: 'ignored', startFailedOn: [] };
+  if (!job) return { outcome: 'ignored', startFailedOn: [], freed: [] };
   // Ended by the control plane's own choice (a drain) or because a node did not start it: the job
   // did nothing wrong, and that node is alive and must stop the attempt too.
   const notTheJobs = reason === 'NODE_DRAINED' || reason === 'START_TIMEOUT';
   // An attempt already stopping for a preemptor uses no retry, whatever ends it (ADR 0026).
   const forgiven = notTheJobs || job.preemptedAttempt === attempt;
   const decision = decideAttemptLoss(job, attempt, forgiven ? 'drained' : 'lost');
-  if (decision.kind === 'ignore') return { outcome: 'ignored', startFailedOn: [] };
+  if (decision.kind === 'ignore') return { outcome: 'ignored', startFailedOn: [], freed: [] };
   const now = new Date();
   const ranks = await loadRanks(sql, jobId, attempt);
   const startFailedOn = reason === 'START_TIMEOUT' ? ranks.filter((r) => !r.released && r.state === 'SCHEDULED').map((r) => r.nodeId) : [];
   // Judged from a beat; its RUNNING report may have been applied since (the job's version would
   // then have moved, and this is the retry): a rank that started is not a start failure.
-  if (reason === 'START_TIMEOUT' && !startFailedOn.includes(lostNodeId)) return { outcome: 'ignored', startFailedOn: [] };
+  if (reason === 'START_TIMEOUT' && !startFailedOn.includes(lostNodeId)) return { outcome: 'ignored', startFailedOn: [], freed: [] };
   // The job first, then its ranks: every writer locks in that order (the report path too), so none waits on another in a cycle.
   const to = decision.kind === 'requeue' ? 'QUEUED' : 'FAILED';
   const changes: JobChanges = to === 'QUEUED'
@@ -170,9 +187,10 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
   const { firstSeq } = await casUpdateJob(sql, jobId, job.version, changes, 1, now);
   await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);
   const outbox: OutboxMessage[] = [];
+  let freedGpus = 0;
   for (const r of ranks) {
     if (r.released) continue;
-    await releaseRank(sql, jobId, attempt, r.nodeId, now, reason);
+    if (await releaseRank(sql, jobId, attempt, r.nodeId, now, reason)) freedGpus += job.gpus;
     // A lost node is gone; a drained one, or one that did not start its rank, is alive and must stop the attempt too.
     if (r.nodeId !== lostNodeId || notTheJobs) {
       const kill: KillCommand = { type: 'KILL', nodeId: r.nodeId, jobId, attempt, issuedAt: now.getTime(), reason };
@@ -180,5 +198,5 @@ async function loseIn(sql: Sql, jobId: string, attempt: number, lostNodeId: stri
     }
   }
   await enqueueOutbox(sql, outbox);
-  return { outcome: to === 'QUEUED' ? 'requeued' : 'failed', startFailedOn };
+  return { outcome: to === 'QUEUED' ? 'requeued' : 'failed', startFailedOn, freed: [{ queue: job.queue, gpus: freedGpus }] };
 }

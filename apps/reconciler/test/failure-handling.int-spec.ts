@@ -33,10 +33,13 @@ describe('AttemptLossApplier', () => {
     expect(await findJob(autocommit(fx.ds), job.id)).toMatchObject({ state: 'FAILED', reason: 'NODE_LOST' });
   });
 
-  it('loses a gang as a whole: KILL to the surviving ranks, every rank released', async () => {
+  it('loses a gang as a whole: KILL to the surviving ranks, every rank released, its GPUs off its queue\'s count', async () => {
     const { job, nodeIds } = await placed({ nodes: 2, maxRetries: 3 });
+    const counted = async () => Number((await fx.ds.query(`SELECT gpus FROM queue_gpus_held WHERE queue = $1`, [job.queue]))[0].gpus);
+    const before = await counted();
     await fx.losses.lose(job.id, 1, nodeIds[0], 'NODE_LOST');
     expect((await loadNodes(autocommit(fx.ds), nodeIds)).map((n) => n.gpusAllocated)).toEqual([0, 0]);
+    expect(await counted()).toBe(before - 4);
     const kills = (await fx.ds.query(`SELECT value FROM outbox WHERE value::jsonb->>'jobId' = $1 AND value::jsonb->>'type' = 'KILL'`, [job.id])).map((r: { value: string }) => JSON.parse(r.value));
     expect(kills).toEqual([expect.objectContaining({ nodeId: nodeIds[1], attempt: 1, reason: 'NODE_LOST' })]);
   });

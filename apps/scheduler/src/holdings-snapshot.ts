@@ -6,8 +6,9 @@ const ZERO: QueueHoldings = { gpus: 0, cpuCores: 0, memoryMiB: 0 };
  * What each queue's placed and running jobs hold, read from Postgres at most every `refreshMs`
  * (the read is a pass over every active job) and, in between, moved on by this replica's own
  * placements. Releases show at the next read, so in between a queue looks fuller than it is: DRF
- * shares and quota checks err towards placing less, never more, for that long. (Other replicas'
- * placements also show only at the next read; quotas were never fenced across replicas, ADR 0008.)
+ * shares err towards placing less, never more, for that long. (Other replicas' placements also show
+ * only at the next read.) The GPUs the quota check uses come from the exact per-queue counts, read
+ * every cycle, and the placement commit enforces quotas across replicas (ADR 0039).
  */
 export class HoldingsSnapshot {
   private held = new Map<string, QueueHoldings>();

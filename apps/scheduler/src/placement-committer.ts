@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { assertTransition } from '@gantry/domain';
+import { PlacementFence, assertTransition } from '@gantry/domain';
 import { QueuedJobHead, PlacementWrite, autocommit, commitPlacementsThatHold } from '@gantry/persistence';
 import { dispatchOutboxRow } from '@gantry/runtime';
 
@@ -19,7 +19,8 @@ export type CommitOutcome = 'placed' | 'lost-race' | 'failed';
  * events and one dispatch row per job, from which the outbox relay builds and sends the RUN of
  * every rank in bounded chunks (run-dispatch.ts): a 1,024-rank gang costs this statement one row. A cycle's placements go in one statement (one round trip, one commit for
  * all); those that lost a race are left out of it (commitPlacementsThatHold), so a conflict costs
- * only its own placement. If the statement fails otherwise, each placement is tried alone, so one
+ * only its own placement, and so does one that would take its queue or cohort past a limit (the
+ * `fence`, ADR 0039). If the statement fails otherwise, each placement is tried alone, so one
  * placement the database refuses cannot stop the others.
  */
 @Injectable()
@@ -27,12 +28,12 @@ export class PlacementCommitter {
   constructor(@Inject(DataSource) private readonly ds: DataSource) {}
 
   /** One outcome per placement, in order; errors other than a lost race are returned as 'failed' with the error. */
-  async commitAll(placements: PlannedPlacement[], nodeVersions: Map<string, number>, now: Date): Promise<Array<{ outcome: CommitOutcome; error?: unknown }>> {
+  async commitAll(placements: PlannedPlacement[], nodeVersions: Map<string, number>, now: Date, fence?: PlacementFence): Promise<Array<{ outcome: CommitOutcome; error?: unknown }>> {
     const writes = placements.map((p) => toWrite(p));
     if (writes.length === 0) return [];
     const sql = autocommit(this.ds);
     try {
-      const { placed } = await commitPlacementsThatHold(sql, writes, nodeVersions, now);
+      const { placed } = await commitPlacementsThatHold(sql, writes, nodeVersions, now, fence);
       const ok = new Set(placed);
       return writes.map((w) => ({ outcome: ok.has(w.jobId) ? 'placed' : 'lost-race' }));
     } catch {
@@ -42,7 +43,7 @@ export class PlacementCommitter {
     const versions = new Map(nodeVersions);
     for (const w of writes) {
       try {
-        const { placed } = await commitPlacementsThatHold(sql, [w], versions, now);
+        const { placed } = await commitPlacementsThatHold(sql, [w], versions, now, fence);
         if (placed.length === 0) {
           outcomes.push({ outcome: 'lost-race' });
           continue;

@@ -1,8 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
-import { PlacementNode, PreemptibleAttempt, choosePreemptionVictims, preemptionFleet } from '@gantry/domain';
-import { ConcurrentUpdateError, QueuedJobHead, Sql, autocommit, inTransaction, loadAttemptsStopping, loadPreemptibleAttempts, requestPreemption } from '@gantry/persistence';
+import { PlacementNode, PreemptibleAttempt, QueueLimits, chooseReclaimVictims, choosePreemptionVictims, preemptionFleet } from '@gantry/domain';
+import {
+  ConcurrentUpdateError, QueuedJobHead, Sql, autocommit, inTransaction, loadAttemptsStopping, loadCohortAttempts, loadPreemptibleAttempts, requestPreemption,
+} from '@gantry/persistence';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -76,6 +78,63 @@ export class PreemptionStep {
     // The fleet as this cycle left it: a node its plan just filled is not room for a preemptor.
     const now = preemptors.length > 0 && placedOnto.size > 0 ? nodes.map((n) => placedOnto.get(n.id) ?? n) : nodes;
     const started = preemptors.length > 0 ? await this.preempt(autocommit(this.ds), preemptors, bands, now, stopping.nodes, nowMs) : [];
+    return [...already, ...started];
+  }
+
+  /**
+   * Reclaim (ADR 0039): a job of a preemptive queue held by its quota, within its queue's guarantee
+   * but kept out by siblings borrowing from its cohort, ends the newest borrowed attempts
+   * (chooseReclaimVictims) with the same grace and the same PREEMPTING wait as above. `held`: the
+   * GPUs each queue holds, as this cycle read them. Returns the jobs that now wait for victims.
+   */
+  async reclaim(
+    waiting: ReadonlyArray<{ jobId: string; reason: string }>, jobs: ReadonlyMap<string, QueuedJobHead>, preemptive: ReadonlyMap<string, number>,
+    limits: QueueLimits, held: ReadonlyMap<string, number>, stopping: Stopping, nowMs: number,
+  ): Promise<string[]> {
+    const budget = this.config.GANTRY_PREEMPTION_PER_CYCLE;
+    const lenders = waiting
+      .filter((w) => w.reason === 'QUOTA_EXCEEDED')
+      .map((w) => jobs.get(w.jobId)!)
+      .filter((j) => j && preemptive.has(j.queue) && limits.cohortOf.has(j.queue));
+    if (lenders.length === 0 || budget === 0) return [];
+    const already = lenders.filter((j) => stopping.preemptors.has(j.id)).map((j) => j.id);
+    const open = lenders.filter((j) => !stopping.preemptors.has(j.id)).slice(0, budget);
+    if (open.length === 0) return already;
+    const cohorts = new Set(open.map((j) => limits.cohortOf.get(j.queue)!));
+    const members = [...limits.cohortOf].filter(([, c]) => cohorts.has(c)).map(([q]) => q);
+    const sql = autocommit(this.ds);
+    const cooldown = this.config.GANTRY_PREEMPTION_COOLDOWN_MS;
+    const running = (await loadCohortAttempts(sql, members)).filter((a) => !a.preempting && (a.lastPreemptedAtMs === null || nowMs - a.lastPreemptedAtMs >= cooldown));
+    // What is already stopping still counts as held: it frees capacity for its own preemptor, not for this one.
+    const after = new Map(held);
+    const started: string[] = [];
+    for (const job of open) {
+      const victims = chooseReclaimVictims(limits, after, { queue: job.queue, gpus: job.gpus * job.nodes }, running);
+      if (!victims) {
+        preemptions.inc({ outcome: 'no_victims' });
+        continue;
+      }
+      const chosen = running.filter((a) => victims.includes(a.jobId));
+      const done = await inTransaction(this.ds, (tx) => requestPreemption(tx, job.id, chosen, this.config.GANTRY_PREEMPTION_GRACE_MS, new Date(nowMs)))
+        .catch((e) => {
+          if (e instanceof ConcurrentUpdateError) return false;
+          throw e;
+        });
+      if (!done) {
+        preemptions.inc({ outcome: 'lost_race' });
+        continue;
+      }
+      // Promised to this lender: no other one of this cycle counts them as borrowed any more.
+      for (const a of chosen) {
+        a.preempting = true;
+        after.set(a.queue, (after.get(a.queue) ?? 0) - a.gpus);
+      }
+      after.set(job.queue, (after.get(job.queue) ?? 0) + job.gpus * job.nodes);
+      running.splice(0, running.length, ...running.filter((a) => !a.preempting));
+      preemptions.inc({ outcome: 'requested' });
+      started.push(job.id);
+      this.logger.info({ jobId: job.id, victims }, 'reclaiming borrowed GPUs for a lender');
+    }
     return [...already, ...started];
   }
 

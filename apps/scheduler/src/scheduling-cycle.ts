@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { BackfillInput, CyclePlan, FairShareInput, Placement, PlacementNode, QueueShareState, QueuedJob, planCycle } from '@gantry/domain';
-import { QueuedJobHead, NodeLeases, Sql, autocommit, listQueues, loadQueuedJobsPerQueue, nodeLiveStoreFor, setPendingReasons } from '@gantry/persistence';
+import { BackfillInput, CyclePlan, FairShareInput, Placement, PlacementNode, QueueLimits, QueueShareState, QueuedJob, placementFence, planCycle, queueLimits } from '@gantry/domain';
+import { QueuedJobHead, NodeLeases, Sql, autocommit, listQueues, loadQueuedJobsPerQueue, nodeLiveStoreFor, queueGpusHeld, setPendingReasons } from '@gantry/persistence';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -76,6 +76,8 @@ interface CommitTally {
   failed: number;
 }
 
+const limitSpec = (q: QueueShareState) => ({ name: q.name, parent: q.parent ?? null, quotaGpus: q.quotaGpus, borrowingLimitGpus: q.borrowingLimitGpus ?? 0 });
+
 /** One scheduling pass over a snapshot of queued jobs and nodes. */
 @Injectable()
 export class SchedulingCycle {
@@ -108,7 +110,7 @@ export class SchedulingCycle {
    * 1. Read the head of every queue, less array children over their array's parallelism; with nothing queued, nothing else is read.
    * 2. Snapshot the queues, what they hold, and the nodes and their liveness (only what changed since the last cycle).
    * 3. Decide (planCycle): policy orders the jobs (priority bands, decayed fair share or DRF, quotas), placement fits them to nodes.
-   * 4. Commit the placements whose nodes' leases this replica got, together (see PlacementCommitter).
+   * 4. Commit the placements whose nodes' leases this replica got, together, fenced by the queues' limits (see PlacementCommitter).
    * 5. Jobs of preemptive queues that could not fit may end lower bands' attempts (PreemptionStep).
    * 6. Say why the rest wait.
    */
@@ -124,8 +126,9 @@ export class SchedulingCycle {
     const decision = this.decide(jobs, snapshot, clock);
     if (snapshot.backfill) this.runs.want(decision.plan.reservation?.nodeIds ?? []);
     const byId = new Map(jobs.map((j) => [j.id, j]));
-    const tally = await this.commit(decision.plan.placements, byId, clock);
-    const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, decision.plan.after, nowMs, clock);
+    const limits = queueLimits(snapshot.queues.map(limitSpec));
+    const tally = await this.commit(decision.plan.placements, byId, limits, clock);
+    const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, decision.plan.after, limits, nowMs, clock);
     await this.explainWaits(sql, [...decision.pendingReasons.map((w) => (preempting.has(w.jobId) ? { jobId: w.jobId, reason: PREEMPTING } : w)), ...held], written, clock);
     return this.finish(clock, jobs.length, tally, decision.moreQueued);
   }
@@ -146,9 +149,11 @@ export class SchedulingCycle {
   private async snapshot(sql: Sql, nowMs: number, clock: CycleClock): Promise<Snapshot> {
     // Before the nodes (see PreemptionStep.stopping); one index scan, skipped while no queue preempts.
     const stopping = this.preemptiveSeen ? await clock.time('snapshot.stopping', this.preemption.stopping(sql)) : null;
-    const [queueRows, holdings, fairShare] = await Promise.all([
+    const [queueRows, holdings, gpusHeld, fairShare] = await Promise.all([
       clock.time('snapshot.queues', listQueues(sql)),
       clock.time('snapshot.holdings', this.holdings.refresh(sql, nowMs)),
+      // Exact GPU counts (one row per queue), so quotas are planned against every replica's placements.
+      clock.time('snapshot.gpusHeld', queueGpusHeld(sql)),
       this.fairShare ? clock.time('snapshot.fairShare', this.fairShare.refresh(sql, nowMs)) : undefined,
       clock.time('snapshot.nodes', this.nodes.refresh(sql, nowMs)),
       clock.time('snapshot.liveness', this.liveness.refresh(nowMs, this.config.GANTRY_NODE_DEAD_MS)),
@@ -157,7 +162,9 @@ export class SchedulingCycle {
     const nodes = this.nodes.placementNodes(this.liveness, nowMs, { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS });
     clock.lap('health');
     const queues = queueRows.map((q) => ({
-      name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus, held: holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 }, ownerWeights: q.ownerWeights,
+      name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus,
+      held: { ...(holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 }), gpus: gpusHeld.get(q.name) ?? 0 },
+      parent: q.parent, borrowingLimitGpus: q.borrowingLimitGpus, ownerWeights: q.ownerWeights,
     }));
     const preemptive = new Map(queueRows.filter((q) => q.preemption === 'lowerPriority').map((q) => [q.name, q.priority]));
     this.preemptiveSeen = preemptive.size > 0;
@@ -192,7 +199,7 @@ export class SchedulingCycle {
    * 4. Under leases on their nodes, the placements this replica got every lease for, in one commit;
    * a placement whose leases another replica holds lost a race. Own placements move the holdings on.
    */
-  private async commit(placements: Placement[], byId: Map<string, QueuedJobHead>, clock: CycleClock): Promise<CommitTally> {
+  private async commit(placements: Placement[], byId: Map<string, QueuedJobHead>, limits: QueueLimits, clock: CycleClock): Promise<CommitTally> {
     const leased = await this.leases.acquireEach(placements.flatMap((p) => p.nodeIds));
     clock.lap('lease');
     const mine = placements.filter((p) => p.nodeIds.every((id) => leased.has(id)));
@@ -201,7 +208,9 @@ export class SchedulingCycle {
     const lostLeases = placements.length - mine.length;
     const tally: CommitTally = { placed: 0, lostRaces: lostLeases, lostLeases, failed: 0 };
     try {
-      const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds, gpuIndices: p.gpuIndices })), versions, new Date());
+      // The limits the commit enforces against every replica's placements (ADR 0039).
+      const fence = placementFence(limits, mine.map((p) => byId.get(p.jobId)!.queue));
+      const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds, gpuIndices: p.gpuIndices })), versions, new Date(), fence);
       if (mine.length > 0) placementsPerCommit.observe(mine.length);
       outcomes.forEach((o, i) => {
         if (o.outcome === 'placed') {
@@ -228,11 +237,15 @@ export class SchedulingCycle {
 
   /** 5. Preemption, for the jobs that wait for capacity in preemptive queues; those now waiting for victims are returned. */
   private async preempt(
-    waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, QueuedJobHead>, snapshot: Snapshot, placedOnto: ReadonlyMap<string, PlacementNode>, nowMs: number, clock: CycleClock,
+    waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, QueuedJobHead>, snapshot: Snapshot, placedOnto: ReadonlyMap<string, PlacementNode>,
+    limits: QueueLimits, nowMs: number, clock: CycleClock,
   ): Promise<Set<string>> {
     if (snapshot.preemptive.size === 0 || snapshot.stopping === null) return new Set();
     try {
       const preempting = new Set(await this.preemption.run(waiting, byId, snapshot.preemptive, snapshot.nodes, placedOnto, snapshot.stopping, nowMs));
+      // Lenders take their guarantee back from borrowers in their cohort (ADR 0039); read only when one waits on its quota.
+      const held = new Map(snapshot.queues.map((q) => [q.name, q.held.gpus]));
+      for (const id of await this.preemption.reclaim(waiting, byId, snapshot.preemptive, limits, held, snapshot.stopping, nowMs)) preempting.add(id);
       clock.lap('preempt');
       return preempting;
     } catch (err) {

@@ -48,3 +48,5 @@ export * from './usage/usage-report';
 export * from './usage/usage-query';
 export * from './usage/usage-row-view';
 export * from './usage/usage-csv';
+export * from './fairness/quota-tree';
+export * from './fairness/reclaim';

@@ -16,6 +16,16 @@ export class QuotaDto {
 
 /** Most owners one queue may weigh in ownerWeights. */
 export const OWNER_WEIGHTS_MAX = 1000;
+export class BorrowingLimitDto {
+  @ApiProperty({ type: Number, minimum: 0, maximum: 10_000_000, description: "GPUs a queue with a parent may hold beyond its guarantee (quota.gpus), out of its siblings' unused guarantee; ignored on a queue without a parent" })
+  @IsInt() @Min(0) @Max(10_000_000)
+  gpus!: number;
+}
+
+const PARENT_DOC: ApiPropertyOptions = {
+  type: String, nullable: true, maxLength: 63, pattern: QUEUE_NAME_PATTERN.source,
+  description: "The queue whose cohort this one belongs to (ADR 0039): its quota.gpus becomes a guarantee, and it may borrow its siblings' unused guarantee up to borrowingLimit. A parent has no parent. null or omitted: none (quota.gpus is a hard cap)",
+};
 
 const WEIGHT_DOC: ApiPropertyOptions = {
   type: Number, default: 1, minimum: 0, exclusiveMinimum: true, maximum: 1000,
@@ -98,6 +108,13 @@ export class CreateQueueDto {
   @ApiPropertyOptional(OWNER_WEIGHTS_DOC)
   @OwnerWeights()
   ownerWeights?: Record<string, number> | null;
+  @ApiPropertyOptional(PARENT_DOC)
+  @IsOptional() @Matches(QUEUE_NAME_PATTERN, { message: 'parent must be a queue name (a lowercase DNS label) or null' })
+  parent?: string | null;
+
+  @ApiPropertyOptional({ type: BorrowingLimitDto, description: 'Default: { "gpus": 0 }' })
+  @ValidateIf((_o, v) => v !== undefined) @ValidateNested() @Type(() => BorrowingLimitDto)
+  borrowingLimit?: BorrowingLimitDto;
 }
 
 /** Any field of a queue but its name; each optional, validated as at creation. */
@@ -128,6 +145,8 @@ export class QueueView {
   @ApiProperty({ description: "Whether its attempts share their node's IPC namespace and /dev/shm" }) hostIpc!: boolean;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'number' }, nullable: true, description: "Owners' fair-share weights inside the queue; an owner not named, or null: 1" })
   ownerWeights!: Record<string, number> | null;
+  @ApiProperty({ type: String, nullable: true, description: 'The queue whose cohort it borrows in; null: none' }) parent!: string | null;
+  @ApiProperty({ type: BorrowingLimitDto }) borrowingLimit!: { gpus: number };
   @ApiProperty({ type: QueueUsageView }) usage!: QueueUsageView;
   @ApiProperty({ type: QueueFairShareView, description: 'Its decayed fair share against the other queues of its band' }) fairShare!: QueueFairShareView;
   @ApiProperty({ format: 'date-time' }) createdAt!: string;

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
-import { FairShareView, fairShareView } from '@gantry/domain';
-import { QueueRecord, QueueUsage, Sql, autocommit, deleteEmptyQueue, insertQueue, listQueues, loadFairShareStandings, queueUsage, queueUsageOf, updateQueue } from '@gantry/persistence';
+import { FairShareView, checkQueueTree, describeQueueTreeProblem, fairShareView } from '@gantry/domain';
+import { QueueRecord, QueueUsage, Sql, autocommit, deleteEmptyQueue, findQueue, inTransaction, insertQueue, listQueues, loadFairShareStandings, lockQueueTree, queueTree, queueUsage, queueUsageOf, updateQueue } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { CONFIG } from '@gantry/runtime';
 import { AuditLog } from '../audit/audit-log';
@@ -15,7 +15,8 @@ import { CreateQueueDto, QueueList, QueueView, UpdateQueueDto } from './queue.dt
 function toView(q: QueueRecord, usage: QueueUsage, fairShare: FairShareView): QueueView {
   return {
     name: q.name, priority: q.priority, quota: { gpus: q.quotaGpus }, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc,
-    ownerWeights: q.ownerWeights, usage, fairShare, createdAt: q.createdAt.toISOString(), updatedAt: q.updatedAt.toISOString(),
+    parent: q.parent, borrowingLimit: { gpus: q.borrowingLimitGpus }, ownerWeights: q.ownerWeights, usage, fairShare,
+    createdAt: q.createdAt.toISOString(), updatedAt: q.updatedAt.toISOString(),
   };
 }
 
@@ -25,6 +26,21 @@ const RATE_LIMITED = { status: 429, description: "The token's request budget is 
 
 /** The queue every job without one goes to: it always exists. */
 const DEFAULT_QUEUE = 'default';
+
+/**
+ * Under the tree's lock (lockQueueTree, in `sql`'s transaction): refuses a parent that would not
+ * leave a tree of at most two levels: 400 for a parent that does not exist or is the queue itself,
+ * 409 for a cycle or a third level.
+ */
+async function checkParent(sql: Sql, name: string, parent: string | null): Promise<void> {
+  await lockQueueTree(sql);
+  const tree = (await queueTree(sql)).filter((q) => q.name !== name);
+  const problem = checkQueueTree([...tree, { name, parent }]);
+  if (!problem) return;
+  const detail = describeQueueTreeProblem(problem);
+  if (problem.code === 'UNKNOWN_PARENT' || problem.code === 'SELF_PARENT') throw new ApiError(ErrorCode.VALIDATION_FAILED, detail, [{ field: 'parent', message: detail }]);
+  throw new ApiError(ErrorCode.CONFLICT, detail);
+}
 
 /** Queues: a named pool with a priority band and a GPU quota. Anyone may read; operators write. */
 @ApiTags('queues')
@@ -54,18 +70,27 @@ export class QueuesController {
   @Roles('operator')
   @ApiOperation({ operationId: 'queues.create', summary: 'Create a queue' })
   @ApiCreatedResponse({ type: QueueView })
-  @ApiResponse({ status: 400, description: 'A bad field' }) @ApiResponse({ status: 409, description: 'The name is taken' })
+  @ApiResponse({ status: 400, description: 'A bad field, or a parent that does not exist' })
+  @ApiResponse({ status: 409, description: 'The name is taken, or the parent has a parent' })
   @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
   async create(@Body() dto: CreateQueueDto, @CurrentPrincipal() who: Principal): Promise<QueueView> {
-    const sql = autocommit(this.ds);
     const q = {
-      name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null, weight: dto.weight ?? 1, allowedOwners: dto.allowedOwners ?? null, preemption: dto.preemption ?? 'never',
-      hostIpc: dto.hostIpc ?? false, ownerWeights: dto.ownerWeights ?? null,
+      name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null, weight: dto.weight ?? 1, allowedOwners: dto.allowedOwners ?? null, preemption: dto.preemption ?? 'never', hostIpc: dto.hostIpc ?? false, ownerWeights: dto.ownerWeights ?? null,
+      parent: dto.parent ?? null, borrowingLimitGpus: dto.borrowingLimit?.gpus ?? 0,
     } as const;
-    if (!(await insertQueue(sql, q, new Date()))) {
+    const inserted = q.parent === null
+      ? await insertQueue(autocommit(this.ds), q, new Date())
+      : await inTransaction(this.ds, async (sql) => {
+        if (await findQueue(sql, q.name)) return false;
+        await checkParent(sql, q.name, q.parent);
+        return insertQueue(sql, q, new Date());
+      });
+    if (!inserted) {
       throw new ApiError(ErrorCode.CONFLICT, `queue ${dto.name} already exists`);
     }
-    await this.audit.record(who, 'queues.create', dto.name, { priority: q.priority, quotaGpus: q.quotaGpus, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc, ownerWeights: q.ownerWeights });
+    await this.audit.record(who, 'queues.create', dto.name, {
+      priority: q.priority, quotaGpus: q.quotaGpus, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc, parent: q.parent, borrowingLimitGpus: q.borrowingLimitGpus, ownerWeights: q.ownerWeights,
+    });
     return this.get(dto.name);
   }
 
@@ -91,7 +116,8 @@ export class QueuesController {
   @Roles('operator')
   @ApiOperation({ operationId: 'queues.update', summary: 'Change a queue: only the fields given (allowedOwners: null lets everyone submit)' })
   @ApiOkResponse({ type: QueueView })
-  @ApiResponse({ status: 400, description: 'A bad field' }) @ApiResponse({ status: 404, description: 'No such queue' })
+  @ApiResponse({ status: 400, description: 'A bad field, or a parent that does not exist or is the queue itself' }) @ApiResponse({ status: 404, description: 'No such queue' })
+  @ApiResponse({ status: 409, description: 'The parent would make a cycle or a third level' })
   @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
   async update(@Param('name') name: string, @Body() dto: UpdateQueueDto, @CurrentPrincipal() who: Principal): Promise<QueueView> {
     const changes: Parameters<typeof updateQueue>[2] = {};
@@ -102,7 +128,15 @@ export class QueuesController {
     if (dto.preemption !== undefined) changes.preemption = dto.preemption;
     if (dto.hostIpc !== undefined) changes.hostIpc = dto.hostIpc;
     if (dto.ownerWeights !== undefined) changes.ownerWeights = dto.ownerWeights;
-    const q = await updateQueue(autocommit(this.ds), name, changes, new Date());
+    if (dto.borrowingLimit !== undefined) changes.borrowingLimitGpus = dto.borrowingLimit.gpus;
+    if (dto.parent !== undefined) changes.parent = dto.parent;
+    const q = changes.parent === undefined
+      ? await updateQueue(autocommit(this.ds), name, changes, new Date())
+      : await inTransaction(this.ds, async (sql) => {
+        if (!(await findQueue(sql, name))) return null;
+        await checkParent(sql, name, changes.parent!);
+        return updateQueue(sql, name, changes, new Date());
+      });
     if (!q) throw new ApiError(ErrorCode.NOT_FOUND, `queue ${name} not found`);
     await this.audit.record(who, 'queues.update', name, changes);
     return this.get(name);
@@ -114,7 +148,7 @@ export class QueuesController {
   @ApiOperation({ operationId: 'queues.delete', summary: 'Delete a queue that holds no queued, scheduled or running job; its finished jobs keep its name' })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiResponse({ status: 404, description: 'No such queue' })
-  @ApiResponse({ status: 409, description: 'The queue holds live jobs, or it is `default`' })
+  @ApiResponse({ status: 409, description: 'The queue holds live jobs, is the parent of another queue, or is `default`' })
   @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
   async delete(@Param('name') name: string, @CurrentPrincipal() who: Principal): Promise<void> {
     if (name === DEFAULT_QUEUE) throw new ApiError(ErrorCode.CONFLICT, 'the default queue cannot be deleted');
@@ -123,6 +157,8 @@ export class QueuesController {
         throw new ApiError(ErrorCode.NOT_FOUND, `queue ${name} not found`);
       case 'not-empty':
         throw new ApiError(ErrorCode.CONFLICT, `queue ${name} holds queued, scheduled or running jobs; cancel them or wait for them to end`);
+      case 'has-children':
+        throw new ApiError(ErrorCode.CONFLICT, `queue ${name} is the parent of other queues; give them another parent or none first`);
       case 'deleted':
         await this.audit.record(who, 'queues.delete', name);
     }

@@ -721,6 +721,10 @@ export interface components {
             /** @description Most GPUs the queue may hold at once; null = unlimited */
             gpus: number | null;
         };
+        BorrowingLimitDto: {
+            /** @description GPUs a queue with a parent may hold beyond its guarantee (quota.gpus), out of its siblings' unused guarantee; ignored on a queue without a parent */
+            gpus: number;
+        };
         CreateQueueDto: {
             /** @example research */
             name: string;
@@ -749,6 +753,10 @@ export interface components {
             ownerWeights?: {
                 [key: string]: number;
             } | null;
+            /** @description The queue whose cohort this one belongs to (ADR 0039): its quota.gpus becomes a guarantee, and it may borrow its siblings' unused guarantee up to borrowingLimit. A parent has no parent. null or omitted: none (quota.gpus is a hard cap) */
+            parent?: string | null;
+            /** @description Default: { "gpus": 0 } */
+            borrowingLimit?: components["schemas"]["BorrowingLimitDto"];
         };
         QueueUsageView: {
             gpusHeld: number;
@@ -782,6 +790,9 @@ export interface components {
             ownerWeights: {
                 [key: string]: number;
             } | null;
+            /** @description The queue whose cohort it borrows in; null: none */
+            parent: string | null;
+            borrowingLimit: components["schemas"]["BorrowingLimitDto"];
             usage: components["schemas"]["QueueUsageView"];
             /** @description Its decayed fair share against the other queues of its band */
             fairShare: components["schemas"]["QueueFairShareView"];
@@ -819,6 +830,10 @@ export interface components {
             ownerWeights?: {
                 [key: string]: number;
             } | null;
+            /** @description The queue whose cohort this one belongs to (ADR 0039): its quota.gpus becomes a guarantee, and it may borrow its siblings' unused guarantee up to borrowingLimit. A parent has no parent. null or omitted: none (quota.gpus is a hard cap) */
+            parent?: string | null;
+            /** @description Default: { "gpus": 0 } */
+            borrowingLimit?: components["schemas"]["BorrowingLimitDto"];
         };
         CreateTokenDto: {
             /**
@@ -2170,7 +2185,7 @@ export interface operations {
                     "application/json": components["schemas"]["QueueView"];
                 };
             };
-            /** @description A bad field */
+            /** @description A bad field, or a parent that does not exist */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2197,7 +2212,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The name is taken */
+            /** @description The name is taken, or the parent has a parent */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2395,7 +2410,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The queue holds live jobs, or it is `default` */
+            /** @description The queue holds live jobs, is the parent of another queue, or is `default` */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2464,7 +2479,7 @@ export interface operations {
                     "application/json": components["schemas"]["QueueView"];
                 };
             };
-            /** @description A bad field */
+            /** @description A bad field, or a parent that does not exist or is the queue itself */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2493,6 +2508,15 @@ export interface operations {
             };
             /** @description No such queue */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The parent would make a cycle or a third level */
+            409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

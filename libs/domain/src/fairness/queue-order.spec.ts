@@ -46,6 +46,14 @@ describe('orderByPolicy', () => {
     expect(r.held).toEqual([{ jobId: 'big', reason: 'QUOTA_EXCEEDED' }]);
   });
 
+  it('lets a child borrow its siblings\' unused guarantee up to its borrowing limit, and holds it at the cohort\'s guarantee', () => {
+    const queues = [queue('org'), queue('a', { parent: 'org', quotaGpus: 4, borrowingLimitGpus: 4 }), queue('b', { parent: 'org', quotaGpus: 4, held: { gpus: 1, cpuCores: 0, memoryMiB: 0 } })];
+    const r = orderByPolicy([job('a1', 'a', 4), job('a2', 'a', 2), job('a3', 'a', 2), job('a4', 'a', 1)], queues, total, 100);
+    // a takes its 4 and borrows 3 of b's unused 3; a3 would take the cohort (b holds 1) past its 8.
+    expect(ids(r.ordered)).toEqual(['a1', 'a2', 'a4']);
+    expect(r.held).toEqual([{ jobId: 'a3', reason: 'QUOTA_EXCEEDED' }]);
+  });
+
   it('counts a gang as all of its nodes against the quota', () => {
     const r = orderByPolicy([job('gang', 'q', 4, 3)], [queue('q', { quotaGpus: 8 })], total, 100);
     expect(r.held).toEqual([{ jobId: 'gang', reason: 'QUOTA_EXCEEDED' }]);

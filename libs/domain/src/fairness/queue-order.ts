@@ -1,6 +1,7 @@
 import { ResourceRequest } from '../resources/resources';
 import { FairShareInput } from './fair-share';
 import { FairSharePicker } from './fair-share-picker';
+import { judgeQuota, queueLimits } from './quota-tree';
 
 /** A queue as the scheduler sees it at the start of a cycle. */
 export interface QueueShareState {
@@ -9,8 +10,12 @@ export interface QueueShareState {
   priority: number;
   /** DRF weight: a queue with weight 2 is entitled to twice the dominant share. */
   weight: number;
-  /** Hard cap on GPUs held at once; null = unlimited. */
+  /** Hard cap on GPUs held at once, or a child's guarantee (quota-tree.ts); null = unlimited / none. */
   quotaGpus: number | null;
+  /** The queue's parent, whose cohort it borrows in (quota-tree.ts); absent or null: none. */
+  parent?: string | null;
+  /** GPUs a child may hold beyond its guarantee; absent: 0. */
+  borrowingLimitGpus?: number;
   /** What its live attempts hold now. */
   held: { gpus: number; cpuCores: number; memoryMiB: number };
   /** Owners' weights inside the queue for decayed fair share; an owner not named weighs 1. */
@@ -58,16 +63,23 @@ export function dominantShare(held: QueueShareState['held'], total: ClusterCapac
  * `fairShare`, the queue with the lowest decayed fair-share key goes next and, inside it, the owner
  * with the lowest key, FIFO within an owner (FairSharePicker, ADR 0038), weighted DRF breaking ties;
  * without it (GANTRY_SCHEDULER_FAIRNESS=drf), the queue with the lowest weighted dominant share goes
- * next, FIFO within a queue. Either way a pick counts as placed for the next one. A job that would take its queue past its GPU quota is held, and the queue's
- * later jobs are still considered (up to `lookahead` per queue), so one large job does not block a
- * queue whose smaller jobs fit its quota.
+ * next, FIFO within a queue. Either way a pick counts as placed for the next one. A job that would
+ * take its queue past its GPU quota, or its cohort past the cohort's guarantee (quota-tree.ts), is
+ * held, and the queue's later jobs are still considered (up to `lookahead` per queue), so one large
+ * job does not block a queue whose smaller jobs fit its quota.
  */
 export function orderByPolicy(jobs: QueuedJob[], queues: QueueShareState[], total: ClusterCapacity, lookahead: number, fairShare?: FairShareInput): QueueOrder {
   const byQueue = new Map<string, QueuedJob[]>();
-  for (const j of jobs) byQueue.set(j.queue, [...(byQueue.get(j.queue) ?? []), j]);
+  for (const j of jobs) {
+    const list = byQueue.get(j.queue);
+    if (list) list.push(j);
+    else byQueue.set(j.queue, [j]);
+  }
   const fair = fairShare ? new FairSharePicker(fairShare, queues, byQueue, lookahead) : undefined;
   const state = new Map(queues.map((q) => [q.name, { ...q, held: { ...q.held } }]));
   const result: QueueOrder = { ordered: [], held: [] };
+  const limits = queueLimits(queues.map((q) => ({ name: q.name, parent: q.parent ?? null, quotaGpus: q.quotaGpus, borrowingLimitGpus: q.borrowingLimitGpus ?? 0 })));
+  const heldGpus = new Map(queues.map((q) => [q.name, q.held.gpus]));
   const bands = [...new Set(queues.map((q) => q.priority))].sort((a, b) => b - a);
   for (const band of bands) {
     const names = queues.filter((q) => q.priority === band && byQueue.has(q.name)).map((q) => q.name);
@@ -85,10 +97,11 @@ export function orderByPolicy(jobs: QueuedJob[], queues: QueueShareState[], tota
       const job = fair ? fair.take(name)! : byQueue.get(name)![cursors.get(name)!];
       cursors.set(name, cursors.get(name)! + 1);
       const d = demand(job);
-      if (q.quotaGpus !== null && q.held.gpus + d.gpus > q.quotaGpus) {
+      if (judgeQuota(limits, heldGpus, name, d.gpus) !== 'ADMIT') {
         result.held.push({ jobId: job.id, reason: 'QUOTA_EXCEEDED' });
         continue;
       }
+      heldGpus.set(name, (heldGpus.get(name) ?? 0) + d.gpus);
       q.held = { gpus: q.held.gpus + d.gpus, cpuCores: q.held.cpuCores + d.cpuCores, memoryMiB: q.held.memoryMiB + d.memoryMiB };
       fair?.charge(job);
       result.ordered.push(job);

@@ -86,6 +86,17 @@ const WRITE_JOB_REPORTS = `WITH job_in AS (
        UPDATE nodes n SET start_failures = 0
        FROM (SELECT DISTINCT node_id FROM rank_in WHERE state IN ('RUNNING', 'SUCCEEDED')) s
        WHERE n.id = s.node_id AND n.start_failures > 0
+       RETURNING n.id
+     ), queue_freed AS (
+       -- The freed GPUs leave their queues' counts (ADR 0039): last, once every node above is
+       -- written (the counts wait on nothing after them), and in name order, as placements lock them.
+       UPDATE queue_gpus_held c SET gpus = c.gpus - f.gpus
+       FROM (SELECT j.queue, sum(rf.gpus) AS gpus FROM rank_freed rf JOIN jobs j ON j.id = rf.job_id GROUP BY j.queue) f
+       WHERE c.queue = f.queue AND c.queue = ANY((
+         SELECT array_agg(l.queue) FROM (SELECT c2.queue FROM queue_gpus_held c2
+           WHERE c2.queue IN (SELECT j.queue FROM rank_freed rf JOIN jobs j ON j.id = rf.job_id)
+             AND (SELECT count(*) FROM node_freed) + (SELECT count(*) FROM node_started) >= 0
+           ORDER BY c2.queue FOR UPDATE OF c2) l)::text[])
      ), event_written AS (
        INSERT INTO job_events (job_id, seq, type, at, from_state, to_state, attempt, node_ids, reason)
        SELECT e.job_id, e.seq, e.type, $9, e.from_state, e.to_state, e.attempt, e.node_ids::text[], e.reason

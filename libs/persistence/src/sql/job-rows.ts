@@ -132,6 +132,8 @@ export async function findJobsWithRanks(sql: Sql, ids: readonly string[]): Promi
  * update that flips released_at from NULL gives anything back, and writes the rank's usage record
  * with `outcome` (ADR 0037). Returns whether this call released it.
  * The node's version does not move: a placement planned before a release still holds (ADR 0003).
+ * The caller gives the GPUs of the ranks it released back to their queue with releaseQueueGpus, as
+ * the last write of its transaction (ADR 0039).
  */
 export async function releaseRank(sql: Sql, jobId: string, attempt: number, nodeId: string, now: Date, outcome: string): Promise<boolean> {
   const rows = await sql.rows(
@@ -151,6 +153,21 @@ export async function releaseRank(sql: Sql, jobId: string, attempt: number, node
     [jobId, attempt, nodeId, now, outcome],
   );
   return rows.length > 0;
+}
+
+/**
+ * Takes the GPUs of released ranks off their queues' counts in queue_gpus_held (ADR 0039), queue by
+ * queue in name order. Last in the caller's transaction, after every job, rank and node it writes:
+ * a placement that waits for these rows holds nodes and jobs, so taking a row before one of those
+ * could deadlock with it.
+ */
+export async function releaseQueueGpus(sql: Sql, freed: ReadonlyArray<{ queue: string; gpus: number }>): Promise<void> {
+  const byQueue = new Map<string, number>();
+  for (const f of freed) byQueue.set(f.queue, (byQueue.get(f.queue) ?? 0) + f.gpus);
+  for (const queue of [...byQueue.keys()].sort()) {
+    const gpus = byQueue.get(queue)!;
+    if (gpus > 0) await sql.rows(`UPDATE queue_gpus_held SET gpus = gpus - $2 WHERE queue = $1`, [queue, gpus]);
+  }
 }
 
 export interface JobEventRecord {

@@ -1,3 +1,4 @@
+import type { PlacementFence } from '@gantry/domain';
 import { OutboxMessage, wakeRelayOnCommit } from './outbox';
 import { Sql, intArrayLiteral, prepared, textArrayLiteral } from './sql';
 
@@ -18,8 +19,8 @@ export interface PlacementWrite {
 }
 
 const COMMIT_PLACEMENTS = prepared(`WITH p AS (
-       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::int[], $6::int[], $7::bigint[], $20::text[])
-         AS t (job_id, expected, attempt, node_ids, gpus, cpu, mem, gpu_indices)
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::int[], $6::int[], $7::bigint[], $20::text[]) WITH ORDINALITY
+         AS t (job_id, expected, attempt, node_ids, gpus, cpu, mem, gpu_indices, ord)
      ), r AS (
        SELECT t.job_id, t.rank, t.node_id, t.devices::int[] AS gpu_indices
        FROM unnest($8::uuid[], $9::int[], $10::text[], $19::text[]) AS t (job_id, rank, node_id, devices)
@@ -36,12 +37,36 @@ const COMMIT_PLACEMENTS = prepared(`WITH p AS (
          AND (ad.devices IS NULL OR (gantry_int_array_distinct(ad.devices) AND ad.devices <@ n.gpu_indices AND NOT ad.devices && n.gpus_held))
        ORDER BY n.id FOR UPDATE OF n SKIP LOCKED
      ), job_ok AS MATERIALIZED (
-       SELECT j.id FROM jobs j JOIN p ON j.id = p.job_id
+       SELECT j.id, j.queue FROM jobs j JOIN p ON j.id = p.job_id
        WHERE j.version = p.expected AND j.state = 'QUEUED'
        ORDER BY j.id FOR UPDATE OF j SKIP LOCKED
+     ), fits AS MATERIALIZED (
+       SELECT p.job_id, p.ord, jo.queue, p.gpus * cardinality(p.node_ids::text[]) AS gpus FROM p JOIN job_ok jo ON jo.id = p.job_id
+       WHERE NOT EXISTS (SELECT 1 FROM r WHERE r.job_id = p.job_id AND r.node_id NOT IN (SELECT id FROM node_ok))
+     ), lim AS (
+       SELECT * FROM unnest($21::text[], $22::bigint[], $23::text[]) AS t (queue, cap, cohort)
+     ), held AS MATERIALIZED (
+       -- The quota fence (ADR 0039): every queue placed for, and every member of their cohorts,
+       -- locked in name order and waited for (the only wait in this statement), so what they hold
+       -- is the latest committed count, not this statement's snapshot.
+       SELECT c.queue, c.gpus FROM queue_gpus_held c
+       WHERE c.queue IN (SELECT queue FROM lim UNION SELECT queue FROM fits)
+       ORDER BY c.queue FOR UPDATE OF c
+     ), judged AS MATERIALIZED (
+       -- In the batch's order, what each placement would bring its queue and its cohort to, counting
+       -- those before it that fit their nodes; one past a limit loses, as a lost race does.
+       SELECT f.job_id, l.cap, l.cohort, cl.cap AS cohort_cap,
+         (SELECT h.gpus FROM held h WHERE h.queue = f.queue) + sum(f.gpus) OVER (PARTITION BY f.queue ORDER BY f.ord) AS queue_after,
+         (SELECT sum(h.gpus) FROM held h JOIN lim m ON m.queue = h.queue WHERE m.cohort = l.cohort)
+           + sum(f.gpus) OVER (PARTITION BY l.cohort ORDER BY f.ord) AS cohort_after
+       FROM fits f LEFT JOIN lim l ON l.queue = f.queue LEFT JOIN unnest($24::text[], $25::bigint[]) AS cl (cohort, cap) ON cl.cohort = l.cohort
      ), winner AS MATERIALIZED (
-       SELECT p.* FROM p WHERE p.job_id IN (SELECT id FROM job_ok)
-         AND NOT EXISTS (SELECT 1 FROM r WHERE r.job_id = p.job_id AND r.node_id NOT IN (SELECT id FROM node_ok))
+       SELECT p.* FROM p JOIN judged j ON j.job_id = p.job_id
+       WHERE (j.cap IS NULL OR j.queue_after <= j.cap) AND (j.cohort_cap IS NULL OR j.cohort_after <= j.cohort_cap)
+     ), queue_took AS (
+       UPDATE queue_gpus_held c SET gpus = c.gpus + t.gpus
+       FROM (SELECT f.queue, sum(f.gpus) AS gpus FROM fits f JOIN winner w USING (job_id) GROUP BY f.queue) t
+       WHERE c.queue = t.queue
      ), allocated AS (
        UPDATE nodes n SET gpus_allocated = n.gpus_allocated + a.gpus, cpu_allocated = n.cpu_allocated + a.cpu,
          memory_allocated = n.memory_allocated + a.mem, version = n.version + 1, updated_at = $13,
@@ -86,10 +111,18 @@ const COMMIT_PLACEMENTS = prepared(`WITH p AS (
  *
  * A node or job locked by another writer counts as changed (SKIP LOCKED) rather than waited for:
  * that writer is about to bump its version, and waiting on it cost cycles up to a second under
- * load. So the statement never waits on a row lock. The jobs must be distinct; several may share a node.
+ * load. So the statement waits on no node or job. The jobs must be distinct; several may share a node.
+ *
+ * Quotas (ADR 0039): each placement adds its GPUs to its queue's row in queue_gpus_held. Those rows
+ * (the queues placed for, and every queue `fence` names) are locked in name order and waited for, so
+ * their counts are the latest committed, whichever replica wrote them; in the batch's order, a
+ * placement that would take its queue past its cap, or its cohort's members together past the
+ * cohort's cap, loses as a lost race does. Waiting there cannot deadlock: every other writer of those
+ * rows (the releases) takes them last, in name order, and this statement, once it holds them, waits
+ * on nothing else.
  */
 export async function commitPlacementsThatHold(
-  sql: Sql, placements: PlacementWrite[], nodeVersions: Map<string, number>, now: Date,
+  sql: Sql, placements: PlacementWrite[], nodeVersions: Map<string, number>, now: Date, fence: PlacementFence = { queues: [], cohorts: [] },
 ): Promise<{ placed: string[]; lost: string[] }> {
   if (placements.length === 0) return { placed: [], lost: [] };
   const ranks = placements.flatMap((p) => p.nodeIds.map((nodeId, rank) => ({ jobId: p.jobId, rank, nodeId, devices: intArrayLiteral(p.gpuIndices[rank] ?? []) })));
@@ -107,6 +140,8 @@ export async function commitPlacementsThatHold(
       commands.map((c) => c.jobId), commands.map((c) => c.topic), commands.map((c) => c.key), commands.map((c) => JSON.stringify(c.value)),
       commands.map((c) => JSON.stringify(c.headers ?? {})),
       ranks.map((r) => r.devices), placements.map((p) => intArrayLiteral(p.gpuIndices.flat())),
+      fence.queues.map((q) => q.queue), fence.queues.map((q) => q.cap), fence.queues.map((q) => q.cohort),
+      fence.cohorts.map((c) => c.cohort), fence.cohorts.map((c) => c.cap),
     ],
   );
   if (Number(row.commands) > 0) wakeRelayOnCommit(sql);

@@ -31,6 +31,34 @@ export async function loadPreemptibleAttempts(sql: Sql, belowBand: number): Prom
   }));
 }
 
+/** A RUNNING attempt of a cohort member, as reclaim sees it (ADR 0039). */
+export interface CohortAttempt {
+  jobId: string;
+  attempt: number;
+  queue: string;
+  /** Every GPU it holds (a gang counts every rank). */
+  gpus: number;
+  /** When it started running (ms). */
+  placedAt: number;
+  lastPreemptedAtMs: number | null;
+  /** Already stopping for some preemptor. */
+  preempting: boolean;
+}
+
+/** Every RUNNING attempt of the queues named (one index range each, jobs_active_by_queue): read only when a lender may reclaim. */
+export async function loadCohortAttempts(sql: Sql, queues: readonly string[]): Promise<CohortAttempt[]> {
+  if (queues.length === 0) return [];
+  const rows = await sql.rows<{ id: string; attempt: number; queue: string; gpus: number; nodes: number; started_at: Date | null; updated_at: Date; last_preempted_at: Date | null; preempted_attempt: number | null }>(
+    `SELECT id, attempt, queue, gpus, nodes, started_at, updated_at, last_preempted_at, preempted_attempt
+     FROM jobs WHERE queue = ANY($1::text[]) AND state = 'RUNNING'`,
+    [[...queues]],
+  );
+  return rows.map((r) => ({
+    jobId: r.id, attempt: r.attempt, queue: r.queue, gpus: r.gpus * r.nodes, placedAt: (r.started_at ?? r.updated_at).getTime(),
+    lastPreemptedAtMs: r.last_preempted_at ? r.last_preempted_at.getTime() : null, preempting: r.preempted_attempt !== null,
+  }));
+}
+
 /**
  * The attempts still stopping for a preemptor: the preemptors they stop for (who wait, and get no
  * new victims) and the nodes they hold (withheld from the plan). Rows of the partial index
