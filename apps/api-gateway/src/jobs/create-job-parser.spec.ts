@@ -268,7 +268,9 @@ describe('parseCreateJob', () => {
       }),
       { numRuns: 1000 },
     );
-    expect(valid).toBeGreaterThan(50);
+    // Not vacuous. About 6 % of these bodies are valid (mean ~60 of 1,000, sd ~8): a floor of 20 is
+    // five deviations below it; 50 failed one run in ten once image references were checked.
+    expect(valid).toBeGreaterThan(20);
     // Declining is allowed (the pipe decides), but no body this generator makes needs it.
     expect(accepted).toBe(valid);
   });
