@@ -355,7 +355,7 @@ describe('usage', () => {
     const op = await tab();
     await signIn(op, stack.gatewayUrl, adminToken);
     await nav(op, 'Usage').click();
-    await op.page.getByLabel('Per').selectOption('hour');
+    await op.page.getByRole('combobox', { name: 'Per' }).selectOption('hour');
     await op.page.getByRole('button', { name: 'Show' }).click();
     await op.page.getByRole('img', { name: /GPU-hours by owner per hour/ }).waitFor();
     for (const u of [user, other]) await op.page.locator(`tr[data-owner="${u.owner}"]`).waitFor();
