@@ -21,6 +21,9 @@ let bob: GatewayClient;
 let owners: { alice: string; bob: string };
 let ds: DataSource;
 let adminToken: string;
+// Reports over a range that reaches now move while anyone's attempts run (they count up to now), and
+// other suites' jobs may still run: comparisons of two reports are made as alice, whose work has ended.
+let aliceToken: string;
 
 jest.setTimeout(120_000);
 
@@ -33,7 +36,8 @@ beforeAll(async () => {
   adminToken = e2e.adminToken;
   admin = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
   owners = { alice: `alice-${e2e.tag}`, bob: `bob-${e2e.tag}` };
-  alice = new GatewayClient(stack.gatewayUrl, (await admin.request('POST', '/v1/tokens', { owner: owners.alice, role: 'user' })).body.token);
+  aliceToken = (await admin.request('POST', '/v1/tokens', { owner: owners.alice, role: 'user' })).body.token;
+  alice = new GatewayClient(stack.gatewayUrl, aliceToken);
   bob = new GatewayClient(stack.gatewayUrl, (await admin.request('POST', '/v1/tokens', { owner: owners.bob, role: 'user' })).body.token);
   ds = await openDataSource();
 });
@@ -109,9 +113,9 @@ describe('GET /v1/usage', () => {
     const from = new Date(hourFloor(Date.now()) - 2 * H).toISOString();
     const to = new Date(hourFloor(Date.now()) + H).toISOString();
     const query = `/v1/usage?from=${from}&to=${to}&groupBy=queue,owner&granularity=hour`;
-    const json = (await admin.request('GET', query)).body.items as any[];
+    const json = (await alice.request('GET', query)).body.items as any[];
     expect(json.length).toBeGreaterThan(0);
-    const res = await admin.request('GET', query, undefined, { accept: 'text/csv' });
+    const res = await alice.request('GET', query, undefined, { accept: 'text/csv' });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     const [header, ...rows] = parseCsv(res.body as string);
@@ -122,14 +126,15 @@ describe('GET /v1/usage', () => {
   it('gantry usage prints the same rows: csv as the gateway writes it, json, and a table in GPU-hours', () => {
     const from = new Date(hourFloor(Date.now()) - 2 * H).toISOString();
     const home = mkdtempSync(join(tmpdir(), 'gantry-usage-cli-'));
-    const gantry = (...args: string[]) => spawnSync(process.execPath, [join(__dirname, '..', '..', 'apps', 'cli', 'bin', 'gantry.js'), 'usage', '--from', from, ...args], {
-      encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: home, GANTRY_URL: stack.gatewayUrl, GANTRY_TOKEN: adminToken },
+    const gantryAs = (token: string, ...args: string[]) => spawnSync(process.execPath, [join(__dirname, '..', '..', 'apps', 'cli', 'bin', 'gantry.js'), 'usage', '--from', from, ...args], {
+      encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: home, GANTRY_URL: stack.gatewayUrl, GANTRY_TOKEN: token },
     });
+    const gantry = (...args: string[]) => gantryAs(adminToken, ...args);
     return (async () => {
       // --to defaults to the next whole hour: the same range as this one.
       const to = new Date(hourFloor(Date.now()) + H).toISOString();
-      const api = await admin.request('GET', `/v1/usage?from=${from}&to=${to}&groupBy=owner,queue&granularity=hour`, undefined, { accept: 'text/csv' });
-      const csv = gantry('--by', 'owner,queue', '--granularity', 'hour', '-o', 'csv');
+      const api = await alice.request('GET', `/v1/usage?from=${from}&to=${to}&groupBy=owner,queue&granularity=hour`, undefined, { accept: 'text/csv' });
+      const csv = gantryAs(aliceToken, '--by', 'owner,queue', '--granularity', 'hour', '-o', 'csv');
       expect(csv.status).toBe(0);
       expect(csv.stdout).toBe(api.body);
       const json = gantry('--by', 'owner', '-o', 'json');
