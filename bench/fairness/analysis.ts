@@ -1,22 +1,14 @@
 /** One policy's figures from its run's timeline: utilisation, shares against entitlement, Jain's index, waits. */
+import { FairnessConfig } from './config';
 import { RunTimeline } from './readback';
 import { waitsPastGrace } from './timeline';
 import { Utilisation, utilisation } from './utilisation';
 import { TeamWaits, waitsByTeam } from './waits';
 import { ShareWindow, TeamShareSummary, shareWindows, summariseShares } from './window-shares';
 
-export interface AnalysisOptions {
-  t0Ms: number;
-  traceS: number;
-  settleS: number;
-  windowS: number;
-  stepS: number;
-  backlogShare: number;
-  shareTolerance: number;
-  utilisationFloor: number;
-  /** A job counts as waiting (for utilisation, and for its team's backlog) only this long after its submission (timeline.ts). */
-  waitGraceS: number;
-}
+/** The run's start, and the settings of its config (config.ts) that the figures use. */
+export type AnalysisOptions = { t0Ms: number } & Pick<FairnessConfig,
+  'traceS' | 'settleS' | 'windowS' | 'stepS' | 'backlogShare' | 'shareTolerance' | 'utilisationFloor' | 'waitGraceS'>;
 
 export interface Analysis {
   utilisation: Utilisation;

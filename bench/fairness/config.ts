@@ -20,6 +20,7 @@ export interface FairnessConfig {
   backlogShare: number;
   shareTolerance: number;
   utilisationFloor: number;
+  /** A job counts as waiting (for utilisation, and for its team's backlog) only this long after its submission (timeline.ts). */
   waitGraceS: number;
   heartbeatMs: number;
   pgbenchS: number;

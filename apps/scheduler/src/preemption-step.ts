@@ -115,15 +115,7 @@ export class PreemptionStep {
         continue;
       }
       const chosen = running.filter((a) => victims.includes(a.jobId));
-      const done = await inTransaction(this.ds, (tx) => requestPreemption(tx, job.id, chosen, this.config.GANTRY_PREEMPTION_GRACE_MS, new Date(nowMs)))
-        .catch((e) => {
-          if (e instanceof ConcurrentUpdateError) return false;
-          throw e;
-        });
-      if (!done) {
-        preemptions.inc({ outcome: 'lost_race' });
-        continue;
-      }
+      if (!(await this.requestVictims(job.id, chosen, nowMs))) continue;
       // Promised to this lender: no other one of this cycle counts them as borrowed any more.
       for (const a of chosen) {
         a.preempting = true;
@@ -155,16 +147,7 @@ export class PreemptionStep {
         preemptions.inc({ outcome: 'no_victims' });
         continue;
       }
-      const done = await inTransaction(this.ds, (tx) => requestPreemption(tx, job.id, choice.victims, this.config.GANTRY_PREEMPTION_GRACE_MS, new Date(nowMs)))
-        .catch((e) => {
-          if (e instanceof ConcurrentUpdateError) return false;
-          throw e;
-        });
-      if (!done) {
-        // It was placed or given victims by another replica, or a victim moved on since it was read: looked at again next cycle.
-        preemptions.inc({ outcome: 'lost_race' });
-        continue;
-      }
+      if (!(await this.requestVictims(job.id, choice.victims, nowMs))) continue;
       // Their capacity is promised to this preemptor: no other one of this cycle may count on it.
       const chosen = new Set(choice.victims.map((v) => v.jobId));
       for (const r of running) if (chosen.has(r.jobId)) r.preempting = true;
@@ -173,5 +156,20 @@ export class PreemptionStep {
       this.logger.info({ jobId: job.id, victims: choice.victims, nodeIds: choice.nodeIds, gpus: choice.gpus }, 'preempting lower-band attempts');
     }
     return started;
+  }
+
+  /**
+   * Asks the victims' attempts to end for `preemptorId`, in one transaction. False when it lost a race
+   * (the preemptor was placed or given victims by another replica, or a victim moved on since it was
+   * read): counted, and looked at again next cycle.
+   */
+  private async requestVictims(preemptorId: string, victims: ReadonlyArray<{ jobId: string; attempt: number }>, nowMs: number): Promise<boolean> {
+    const done = await inTransaction(this.ds, (tx) => requestPreemption(tx, preemptorId, victims, this.config.GANTRY_PREEMPTION_GRACE_MS, new Date(nowMs)))
+      .catch((e) => {
+        if (e instanceof ConcurrentUpdateError) return false;
+        throw e;
+      });
+    if (!done) preemptions.inc({ outcome: 'lost_race' });
+    return done;
   }
 }
