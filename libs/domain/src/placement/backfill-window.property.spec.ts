@@ -91,10 +91,34 @@ describe('runtime-aware backfill (property)', () => {
     }), { numRuns: 300 });
   });
 
-  it('places exactly as strict when no job has maxRuntimeSeconds', () => {
+  it('the next cycle, the backfilled work running and the head first again, estimates the head no later', () => {
+    fc.assert(fc.property(world(true), ({ nodes, runs, jobs }) => {
+      const first = planPlacements(jobs, nodes, { backfill: { nowMs: NOW, runs } });
+      const r = first.reservation;
+      if (r === null || r.estimatedStartMs === null || r.estimatedStartMs === undefined) return;
+      const byId = new Map(jobs.map((j) => [j.id, j]));
+      // What the first plan placed now runs, from now, each rank until its limit.
+      const running = new Map([...runs].map(([id, ranks]) => [id, [...ranks]]));
+      for (const p of first.placements) {
+        const j = byId.get(p.jobId)!;
+        for (const id of p.nodeIds) running.get(id)!.push({ gpus: j.resources.gpus, cpuCores: 1, memoryMiB: 1024, startedAtMs: NOW, maxRuntimeSeconds: j.maxRuntimeSeconds ?? null });
+      }
+      const now = nodes.map((n) => first.after.get(n.id) ?? n);
+      const placed = new Set(first.placements.map((p) => p.jobId));
+      const waiting = [byId.get(r.jobId)!, ...jobs.filter((j) => j.id !== r.jobId && !placed.has(j.id))];
+      const second = planPlacements(waiting, now, { backfill: { nowMs: NOW, runs: running } });
+      if (second.placements.some((p) => p.jobId === r.jobId)) return;
+      expect(second.reservation?.jobId).toBe(r.jobId);
+      expect(second.reservation!.estimatedStartMs).not.toBeNull();
+      expect(second.reservation!.estimatedStartMs!).toBeLessThanOrEqual(r.estimatedStartMs);
+    }), { numRuns: 500 });
+  });
+
+  it('places exactly as strict when neither a job nor a running rank has maxRuntimeSeconds', () => {
     fc.assert(fc.property(world(false), ({ nodes, runs, jobs }) => {
       const unlimited = jobs.map((j) => ({ ...j, maxRuntimeSeconds: null }));
-      const runtime = planPlacements(unlimited, nodes, { backfill: { nowMs: NOW, runs } });
+      const unknownEnds = new Map([...runs].map(([id, ranks]) => [id, ranks.map((x) => ({ ...x, maxRuntimeSeconds: null }))]));
+      const runtime = planPlacements(unlimited, nodes, { backfill: { nowMs: NOW, runs: unknownEnds } });
       const strict = planPlacements(unlimited, nodes);
       expect(runtime.placements).toEqual(strict.placements);
       expect(runtime.reservation && { ...runtime.reservation, estimatedStartMs: undefined }).toEqual(strict.reservation && { ...strict.reservation, estimatedStartMs: undefined });

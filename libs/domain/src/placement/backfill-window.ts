@@ -63,6 +63,11 @@ export function nodeReadyAtMs(node: NodeCapacity, ranks: readonly RankEnd[], req
   return Number.POSITIVE_INFINITY;
 }
 
+/** nodeReadyAtMs, for a node whose ranks may be unknown: then ready now if `req` fits, else never. */
+export function readyAtMs(node: NodeCapacity, ranks: readonly RankEnd[] | undefined, req: ResourceRequest, nowMs: number): number {
+  return ranks === undefined ? (fitsNow(node, req) ? nowMs : Number.POSITIVE_INFINITY) : nodeReadyAtMs(node, ranks, req, nowMs);
+}
+
 /**
  * The head's estimated start on its reserved nodes: the latest of their ready times (a gang needs
  * every rank's node). A node `ranksOn` knows nothing of counts as never ready unless the head
@@ -73,8 +78,7 @@ export function estimatedStartMs(
 ): number {
   let latest = nowMs;
   for (const n of nodes) {
-    const ranks = ranksOn(n.id);
-    const ready = ranks === undefined ? (fitsNow(n, req) ? nowMs : Number.POSITIVE_INFINITY) : nodeReadyAtMs(n, ranks, req, nowMs);
+    const ready = readyAtMs(n, ranksOn(n.id), req, nowMs);
     if (ready > latest) latest = ready;
     if (latest === Number.POSITIVE_INFINITY) break;
   }

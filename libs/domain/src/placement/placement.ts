@@ -1,5 +1,5 @@
 import { ResourceRequest, ShortResource, allocate, couldEverFit, fitsNow, shortResource } from '../resources/resources';
-import { BackfillInput, RankEnd, estimatedStartMs, fitsBackfillWindow, rankEndMs } from './backfill-window';
+import { BackfillInput, RankEnd, estimatedStartMs, fitsBackfillWindow, rankEndMs, readyAtMs } from './backfill-window';
 import { compareFit, insertByFit } from './best-fit';
 import { FitIndex } from './fit-index';
 import { chooseGpuIndices, holdGpuIndices } from './gpu-devices';
@@ -300,7 +300,7 @@ function planOnto(
     const final: PendingReason = outsideWindow ? 'BACKFILL_WINDOW' : heldByPriority({ ...job, band }, nodes, claimedBy) ? 'PRIORITY' : reason;
     plan.pending.push({ jobId: job.id, reason: final });
     if ((opts.reserve ?? true) && plan.reservation === null) {
-      const nodeIds = chooseReservation(job, now);
+      const nodeIds = chooseReservation(job, now, backfill && ((n) => readyAtMs(n, ranksOn(backfill, plannedRanks, n.id), job.resources, backfill.nowMs)));
       if (nodeIds) {
         plan.reservation = { jobId: job.id, band, nodeIds };
         for (const id of nodeIds) reserved.add(id);

@@ -22,3 +22,14 @@ describe('chooseReservation', () => {
     ['none when too few nodes could ever hold the gang', [node('a'), node('b', { gpuModel: 'L4', gpusTotal: 4 })], req(8, 2), null],
   ])('%s', (_name, nodes, job, expected) => expect(chooseReservation(job, nodes)).toEqual(expected));
 });
+
+describe('chooseReservation with runtime backfill (when each node would be ready)', () => {
+  const ready = (at: Record<string, number>) => (n: { id: string }) => at[n.id] ?? Number.POSITIVE_INFINITY;
+  it.each<[string, PlacementNode[], ReturnType<typeof req>, Record<string, number>, string[]]>([
+    ['the node ready earliest, even if another is nearer to fitting now', [node('a', { gpusAllocated: 8 }), node('b', { gpusAllocated: 1 })], req(8), { a: 10, b: 50 }, ['a']],
+    ['equal ready times: the nearest to fitting', [node('a', { gpusAllocated: 8 }), node('b', { gpusAllocated: 1 })], req(8), { a: 10, b: 10 }, ['b']],
+    ['a node never known to be ready comes last', [node('a', { gpusAllocated: 1 }), node('b', { gpusAllocated: 8 })], req(8), { b: 90 }, ['b']],
+    ['a gang: the earliest-ready nodes, so its estimate (their latest) is the least it can be',
+      [node('a'), node('b', { gpusAllocated: 8 }), node('c', { gpusAllocated: 2 }), node('d', { gpusAllocated: 8 })], req(8, 3), { a: 0, b: 30, c: 70, d: 20 }, ['a', 'd', 'b']],
+  ])('%s', (_name, nodes, job, at, expected) => expect(chooseReservation(job, nodes, ready(at))).toEqual(expected));
+});

@@ -31,11 +31,20 @@ function missing(node: NodeCapacity, req: ResourceRequest): [number, number, num
  * nearest to fitting first (then by id), as many as its gang needs. Nothing new goes onto them, so
  * what runs there only drains and the job starts when the last of it ends. Null when the fleet
  * could never hold the job (that is NO_MATCHING_NODES, and reserving would only waste capacity).
+ *
+ * With runtime backfill, `readyAtMs` (when the job would fit each node, from its ranks' limits)
+ * comes first: the nodes ready earliest. Backfilled work on them ends by the estimated start, so the
+ * next cycle finds these nodes ready by then again and its estimate is no later; chosen by what is
+ * free now, the reservation moved to other nodes as backfill filled these, its estimate with it,
+ * and a big head could wait indefinitely (bench:fairness).
  */
-export function chooseReservation(job: { resources: ResourceRequest; nodes: number }, nodes: ReadonlyArray<NodeCapacity & Pick<PlacementNode, 'id' | 'health' | 'cordoned'>>): string[] | null {
+export function chooseReservation(
+  job: { resources: ResourceRequest; nodes: number }, nodes: ReadonlyArray<NodeCapacity & Pick<PlacementNode, 'id' | 'health' | 'cordoned'>>,
+  readyAtMs?: (node: NodeCapacity & Pick<PlacementNode, 'id'>) => number,
+): string[] | null {
   const eligible = nodes.filter((n) => schedulable(n) && couldEverFit(n, job.resources));
   if (eligible.length < job.nodes) return null;
-  const key = new Map(eligible.map((n) => [n.id, missing(n, job.resources)]));
+  const key = new Map(eligible.map((n) => [n.id, readyAtMs ? [readyAtMs(n), ...missing(n, job.resources)] : missing(n, job.resources)]));
   eligible.sort((a, b) => {
     const ka = key.get(a.id)!;
     const kb = key.get(b.id)!;
