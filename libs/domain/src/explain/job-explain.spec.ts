@@ -46,6 +46,22 @@ describe('explainJob', () => {
         wouldStartWith: [{ change: 'ANOTHER_MODEL', detail: 'gpuModel A100' }, { change: 'UNCORDON_NODE', detail: 'uncordon node n1' }] }],
     ['quota alone: another queue would do it', snap({ queues: [queue({ quotaGpus: 4 }), queue({ name: 'default' })] }),
       { blockers: [{ reason: 'QUOTA_EXCEEDED', deficit: { gpus: 4 } }], wouldStartWith: [{ change: 'ANOTHER_QUEUE', detail: 'queue default' }, { change: 'FEWER_GPUS', detail: '4 GPUs per node instead of 8' }].reverse() }],
+    // A cohort (ADR 0039): org's children q (guarantee 8, may borrow 8) and s (guarantee 8). The
+    // fleet has room; only the limits decide, as the scheduler's judgeQuota does.
+    ['a child past its guarantee but within its borrowing limit, the cohort with room: no quota blocker',
+      snap({ nodes: [node('n0'), node('n1')], queues: [queue({ quotaGpus: 8, heldGpus: 8, parent: 'org', borrowingLimitGpus: 8 }), queue({ name: 's', quotaGpus: 8, parent: 'org' }), queue({ name: 'org' })] }),
+      { blockers: [], estimatedStartAtMs: NOW }],
+    ['a child at guarantee + borrowing limit: QUOTA_EXCEEDED naming both',
+      snap({ nodes: [node('n0'), node('n1')], queues: [queue({ quotaGpus: 8, heldGpus: 16, parent: 'org', borrowingLimitGpus: 8 }), queue({ name: 's', quotaGpus: 8, parent: 'org' }), queue({ name: 'org' })] }),
+      { blockers: [{ reason: 'QUOTA_EXCEEDED', detail: 'queue q holds 16 of its 16 GPUs (guarantee 8 + borrowing 8); this job needs 8', deficit: { gpus: 8 } }] }],
+    ['a child within its own limits whose siblings fill the cohort: QUOTA_EXCEEDED for the cohort; when they end, it starts',
+      snap({
+        nodes: [node('n0'), node('n1', { gpusAllocated: 8 })],
+        queues: [queue({ quotaGpus: 8, heldGpus: 0, parent: 'org' }), queue({ name: 's', quotaGpus: 8, heldGpus: 16, parent: 'org', borrowingLimitGpus: 8 }), queue({ name: 'org' })],
+        running: [run(['n1'], 8, NOW, 30, 's')],
+      }),
+      { blockers: [{ reason: 'QUOTA_EXCEEDED', detail: "cohort org holds 16 of its members' 16 guaranteed GPUs (queue q: 0); this job needs 8", deficit: { gpus: 8 } }],
+        estimatedStartAtMs: NOW + 30_000 }],
     ['fewer GPUs: half the node is free', snap({ nodes: [node('n0', { gpusAllocated: 4 })] }),
       { blockers: [{ reason: 'INSUFFICIENT_CAPACITY', deficit: { gpus: 4, cpuCores: 0, memoryMiB: 0 } }], wouldStartWith: [{ change: 'FEWER_GPUS', detail: '4 GPUs per node instead of 8' }], estimatedStartAtMs: null }],
     ['no node could ever hold it: NO_MATCHING_NODES, with how far the largest falls short, and no estimate',

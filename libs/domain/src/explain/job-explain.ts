@@ -1,7 +1,8 @@
 import { NodeHealth } from '../nodes/node-health';
-import { RankEnd, backfillWindowSeconds, estimatedStartMs, fitsBackfillWindow } from '../placement/backfill-window';
+import { RankEnd, backfillWindowSeconds, estimatedStartMs, fitsBackfillWindow, readyAtMs } from '../placement/backfill-window';
 import { ExplainFairShare, fairShareBlockerDetail } from './fair-share-blocker';
 import { chooseReservation } from '../placement/reservation';
+import { QueueLimits, cohortHeld, judgeQuota, queueLimits } from '../fairness/quota-tree';
 import { NodeCapacity, ResourceRequest, allocate, couldEverFit, fitsNow } from '../resources/resources';
 
 /*
@@ -32,10 +33,27 @@ export interface ExplainJob {
 export interface ExplainQueue {
   name: string;
   priority: number;
-  /** null: unlimited. */
+  /** A root's cap, a child's guarantee (ADR 0039); null: a root is unlimited. */
   quotaGpus: number | null;
   /** GPUs its live attempts hold now. */
   heldGpus: number;
+  /** Its cohort's parent (ADR 0039); absent or null: a root. */
+  parent?: string | null;
+  /** GPUs a child may borrow beyond its guarantee; absent: 0. */
+  borrowingLimitGpus?: number;
+}
+
+/** The queues' limits and what each holds: what a job's quota is judged against, as the scheduler does (judgeQuota). */
+export interface ExplainQuotas {
+  limits: QueueLimits;
+  held: ReadonlyMap<string, number>;
+}
+
+export function explainQuotas(queues: readonly ExplainQueue[]): ExplainQuotas {
+  return {
+    limits: queueLimits(queues.map((q) => ({ name: q.name, parent: q.parent ?? null, quotaGpus: q.quotaGpus, borrowingLimitGpus: q.borrowingLimitGpus ?? 0 }))),
+    held: new Map(queues.map((q) => [q.name, q.heldGpus])),
+  };
 }
 
 export interface ExplainNode extends NodeCapacity {
@@ -131,20 +149,15 @@ function bestFit(fitting: ExplainNode[], count: number): ExplainNode[] {
 const model = (r: ResourceRequest) => (r.gpuModel === null || r.gpus === 0 ? 'any model' : r.gpuModel);
 
 /** Everything that keeps a job of this shape, in this queue, off these nodes now; empty: it would start. */
-export function blockersOf(job: ExplainJob, queue: ExplainQueue | undefined, nodes: readonly ExplainNode[], nowMs: number): Blocker[] {
+export function blockersOf(job: ExplainJob, quotas: ExplainQuotas, nodes: readonly ExplainNode[], nowMs: number): Blocker[] {
   const blockers: Blocker[] = [];
   const need: Amounts = { gpus: job.request.gpus, cpuCores: job.request.cpuCores, memoryMiB: job.request.memoryMiB };
   if (job.depsPending > 0) blockers.push({ reason: 'DEPENDENCY', detail: `waits for ${job.depsPending} job(s) it depends on`, deficit: ZERO });
   if (job.notBeforeMs !== null && job.notBeforeMs > nowMs) {
     blockers.push({ reason: 'BACKOFF', detail: `retry backoff until ${new Date(job.notBeforeMs).toISOString()}`, deficit: ZERO });
   }
-  const gpusNeeded = job.request.gpus * job.nodes;
-  if (queue && queue.quotaGpus !== null && queue.heldGpus + gpusNeeded > queue.quotaGpus) {
-    blockers.push({
-      reason: 'QUOTA_EXCEEDED', detail: `queue ${queue.name} holds ${queue.heldGpus} of its ${queue.quotaGpus} GPUs; this job needs ${gpusNeeded}`,
-      deficit: { ...ZERO, gpus: queue.heldGpus + gpusNeeded - queue.quotaGpus },
-    });
-  }
+  const quota = quotaBlocker(job.queue, job.request.gpus * job.nodes, quotas);
+  if (quota) blockers.push(quota);
   const matching = nodes.filter((n) => couldEverFit(n, job.request));
   if (matching.length < job.nodes) {
     const sameModel = nodes.filter((n) => couldEverFit(n, { ...job.request, cpuCores: 0, memoryMiB: 0, gpus: 0 }) && (job.request.gpus === 0 || job.request.gpuModel === null || n.gpuModel === job.request.gpuModel));
@@ -180,14 +193,35 @@ export function blockersOf(job: ExplainJob, queue: ExplainQueue | undefined, nod
   return blockers;
 }
 
+/** QUOTA_EXCEEDED when `gpus` more would take `queue` past its own limit or its cohort past its guarantees. */
+function quotaBlocker(queue: string, gpus: number, { limits, held }: ExplainQuotas): Blocker | null {
+  const verdict = judgeQuota(limits, held, queue, gpus);
+  if (verdict === 'ADMIT') return null;
+  const holds = held.get(queue) ?? 0;
+  if (verdict === 'QUEUE_LIMIT') {
+    const cap = limits.cap.get(queue)!;
+    const guarantee = limits.guarantee.get(queue);
+    const of = guarantee !== undefined && limits.cohortOf.get(queue) !== queue ? `its ${cap} GPUs (guarantee ${guarantee} + borrowing ${cap - guarantee})` : `its ${cap} GPUs`;
+    return { reason: 'QUOTA_EXCEEDED', detail: `queue ${queue} holds ${holds} of ${of}; this job needs ${gpus}`, deficit: { ...ZERO, gpus: Math.max(0, holds + gpus - cap) } };
+  }
+  const cohort = limits.cohortOf.get(queue)!;
+  const cap = limits.cohortCap.get(cohort)!;
+  const together = cohortHeld(limits, held, cohort);
+  return {
+    reason: 'QUOTA_EXCEEDED',
+    detail: `cohort ${cohort} holds ${together} of its members' ${cap} guaranteed GPUs (queue ${queue}: ${holds}); this job needs ${gpus}`,
+    deficit: { ...ZERO, gpus: Math.max(0, together + gpus - cap) },
+  };
+}
+
 /** Single changes that would let it start now, each checked by asking blockersOf again. */
-function counterfactuals(s: ExplainSnapshot, queue: ExplainQueue | undefined): Counterfactual[] {
+function counterfactuals(s: ExplainSnapshot, quotas: ExplainQuotas): Counterfactual[] {
   const out: Counterfactual[] = [];
-  const startsWith = (job: ExplainJob, q: ExplainQueue | undefined, nodes: readonly ExplainNode[]) => blockersOf(job, q, nodes, s.nowMs).length === 0;
+  const startsWith = (job: ExplainJob, nodes: readonly ExplainNode[]) => blockersOf(job, quotas, nodes, s.nowMs).length === 0;
   // Blockers no change of shape or place can lift: nothing to suggest.
   if (s.job.depsPending > 0 || (s.job.notBeforeMs !== null && s.job.notBeforeMs > s.nowMs)) return out;
   for (let g = s.job.request.gpus - 1; g >= 1; g--) {
-    if (startsWith({ ...s.job, request: { ...s.job.request, gpus: g } }, queue, s.nodes)) {
+    if (startsWith({ ...s.job, request: { ...s.job.request, gpus: g } }, s.nodes)) {
       out.push({ change: 'FEWER_GPUS', detail: `${g} GPUs per node instead of ${s.job.request.gpus}` });
       break;
     }
@@ -195,18 +229,18 @@ function counterfactuals(s: ExplainSnapshot, queue: ExplainQueue | undefined): C
   if (s.job.request.gpus > 0) {
     const models = [...new Set(s.nodes.map((n) => n.gpuModel).filter((m): m is string => m !== null && m !== s.job.request.gpuModel))].sort();
     for (const m of models) {
-      if (startsWith({ ...s.job, request: { ...s.job.request, gpuModel: m } }, queue, s.nodes)) out.push({ change: 'ANOTHER_MODEL', detail: `gpuModel ${m}` });
+      if (startsWith({ ...s.job, request: { ...s.job.request, gpuModel: m } }, s.nodes)) out.push({ change: 'ANOTHER_MODEL', detail: `gpuModel ${m}` });
     }
   }
   for (const q of s.queues) {
-    if (q.name !== s.job.queue && startsWith({ ...s.job, queue: q.name }, q, s.nodes)) out.push({ change: 'ANOTHER_QUEUE', detail: `queue ${q.name}` });
+    if (q.name !== s.job.queue && startsWith({ ...s.job, queue: q.name }, s.nodes)) out.push({ change: 'ANOTHER_QUEUE', detail: `queue ${q.name}` });
   }
   let offered = 0;
   for (const n of s.nodes) {
     if (offered >= MAX_UNCORDON_SUGGESTIONS) break;
     if (!n.cordoned || !couldEverFit(n, s.job.request)) continue;
     const uncordoned = s.nodes.map((x) => (x.id === n.id ? { ...x, cordoned: false } : x));
-    if (startsWith(s.job, queue, uncordoned)) {
+    if (startsWith(s.job, uncordoned)) {
       out.push({ change: 'UNCORDON_NODE', detail: `uncordon node ${n.id}` });
       offered++;
     }
@@ -257,16 +291,15 @@ function estimateStart(s: ExplainSnapshot): { at: number | null; outside: Outsid
     ...ends.filter((e) => e.nodeIds.includes(id)).map((e) => ({ ...e.perNode, endsAtMs: e.at })),
     ...forever.filter((f) => f.nodeIds.includes(id)).map((f) => ({ ...f.perNode, endsAtMs: Number.POSITIVE_INFINITY })),
   ];
-  const quotaOf = (name: string) => s.queues.find((q) => q.name === name)?.quotaGpus ?? null;
+  const { limits } = explainQuotas(s.queues);
   /** Nodes the first job kept out by capacity holds at this moment (the scheduler's reservation), and when that job is estimated to start. */
   let reserved: ReadonlySet<string> = new Set();
   let windowEnd = Number.POSITIVE_INFINITY;
   type Sim = { queue: string; nodes: number; request: ResourceRequest; maxRuntimeSeconds: number | null };
   /** Starts `job` if it fits now (quota and `nodes` open nodes with room, reserved ones only within the window), best fit first as the scheduler places. */
   const tryStart = (job: Sim, at: number): 'started' | 'quota' | 'capacity' => {
-    const quota = quotaOf(job.queue);
     const gpus = job.request.gpus * job.nodes;
-    if (quota !== null && (held.get(job.queue) ?? 0) + gpus > quota) return 'quota';
+    if (judgeQuota(limits, held, job.queue, gpus) !== 'ADMIT') return 'quota';
     const inWindow = fitsBackfillWindow(job.maxRuntimeSeconds, at, windowEnd);
     const room = nodes.filter((n) => usable(n) && fitsNow(n, job.request));
     const outside = room.filter((n) => !reserved.has(n.id));
@@ -285,7 +318,7 @@ function estimateStart(s: ExplainSnapshot): { at: number | null; outside: Outsid
   const attempt = (job: Sim, at: number): 'started' | 'quota' | 'capacity' => {
     const outcome = tryStart(job, at);
     if (outcome === 'capacity' && reserved.size === 0) {
-      const ids = chooseReservation({ resources: job.request, nodes: job.nodes }, nodes) ?? [];
+      const ids = chooseReservation({ resources: job.request, nodes: job.nodes }, nodes, (n) => readyAtMs(n, ranksOn(n.id), job.request, at)) ?? [];
       reserved = new Set(ids);
       windowEnd = ids.length === 0 ? Number.POSITIVE_INFINITY : estimatedStartMs(job.request, ids.map((id) => nodes[index.get(id)!]), ranksOn, at);
     }
@@ -335,8 +368,8 @@ function backfillWindowBlocker(o: OutsideWindow, nowMs: number): Blocker {
 
 /** The explanation of one queued job from one snapshot. */
 export function explainJob(s: ExplainSnapshot): Explanation {
-  const queue = s.queues.find((q) => q.name === s.job.queue);
-  const blockers = blockersOf(s.job, queue, s.nodes, s.nowMs);
+  const quotas = explainQuotas(s.queues);
+  const blockers = blockersOf(s.job, quotas, s.nodes, s.nowMs);
   const estimate = estimateStart(s);
   if (estimate.outside) blockers.push(backfillWindowBlocker(estimate.outside, s.nowMs));
   // Who gets capacity first as it frees: only said while it waits for capacity (placeable now, it goes
@@ -349,7 +382,7 @@ export function explainJob(s: ExplainSnapshot): Explanation {
     blockers,
     // Nothing blocks it (the next cycle places it): no change is needed. The window is not a blocker
     // the changes are checked against (blockersOf does not see it); its detail says what would do.
-    wouldStartWith: blockers.every((b) => b.reason === 'BACKFILL_WINDOW') ? [] : counterfactuals(s, queue),
+    wouldStartWith: blockers.every((b) => b.reason === 'BACKFILL_WINDOW') ? [] : counterfactuals(s, quotas),
     estimatedStartAtMs: estimate.at,
   };
 }

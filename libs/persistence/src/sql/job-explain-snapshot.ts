@@ -23,7 +23,7 @@ export interface ExplainRunningRow {
 }
 
 export interface ExplainRows {
-  queues: Array<{ name: string; priority: number; quotaGpus: number | null; heldGpus: number }>;
+  queues: Array<{ name: string; priority: number; quotaGpus: number | null; heldGpus: number; parent: string | null; borrowingLimitGpus: number }>;
   nodes: ExplainNodeRow[];
   running: ExplainRunningRow[];
   aheadInQueue: number;
@@ -33,7 +33,8 @@ export interface ExplainRows {
 }
 
 /**
- * What GET /v1/jobs/{id}/explain reads (ADR 0024): every queue with the GPUs it holds, every node's
+ * What GET /v1/jobs/{id}/explain reads (ADR 0024): every queue with its place in the tree and the
+ * GPUs it holds (queue_gpus_held, as the scheduler judges quotas, ADR 0039), every node's
  * capacity and cordon, every live attempt, and the queued jobs ahead of `job`. Several statements,
  * not one snapshot: an explanation is advice, and a few milliseconds of skew between them change
  * nothing a reader could act on. Order "ahead" is band first, then (created_at, id), the order the
@@ -41,9 +42,9 @@ export interface ExplainRows {
  */
 export async function loadExplainRows(sql: Sql, job: JobRecord): Promise<ExplainRows> {
   const [queues, nodes, running, counts, ahead] = await Promise.all([
-    sql.rows<{ name: string; priority: number; quota_gpus: number | null; held: string }>(
-      `SELECT q.name, q.priority, q.quota_gpus, COALESCE((SELECT SUM(gpus * nodes) FROM jobs j WHERE j.queue = q.name AND j.state IN ('SCHEDULED', 'RUNNING')), 0) AS held
-       FROM queues q ORDER BY q.name`,
+    sql.rows<{ name: string; priority: number; quota_gpus: number | null; held: string; parent: string | null; borrowing_limit_gpus: number }>(
+      `SELECT q.name, q.priority, q.quota_gpus, q.parent, q.borrowing_limit_gpus, COALESCE(c.gpus, 0) AS held
+       FROM queues q LEFT JOIN queue_gpus_held c ON c.queue = q.name ORDER BY q.name`,
     ),
     sql.rows<Record<string, any>>(
       `SELECT id, gpu_model, gpus_total, gpus_allocated, cpu_cores, cpu_allocated, memory_mib, memory_allocated, cordoned FROM nodes ORDER BY id`,
@@ -70,7 +71,9 @@ export async function loadExplainRows(sql: Sql, job: JobRecord): Promise<Explain
     ),
   ]);
   return {
-    queues: queues.map((q) => ({ name: q.name, priority: q.priority, quotaGpus: q.quota_gpus, heldGpus: Number(q.held) })),
+    queues: queues.map((q) => ({
+      name: q.name, priority: q.priority, quotaGpus: q.quota_gpus, heldGpus: Number(q.held), parent: q.parent, borrowingLimitGpus: q.borrowing_limit_gpus,
+    })),
     nodes: nodes.map((n) => ({
       id: n.id, gpuModel: n.gpu_model, gpusTotal: n.gpus_total, gpusAllocated: n.gpus_allocated, cpuCores: n.cpu_cores, cpuAllocated: n.cpu_allocated,
       memoryMiB: Number(n.memory_mib), memoryAllocated: Number(n.memory_allocated), cordoned: n.cordoned,

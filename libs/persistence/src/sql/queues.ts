@@ -127,14 +127,16 @@ export async function deleteEmptyQueue(ds: DataSource, name: string): Promise<Qu
   });
 }
 
-/** GPUs held by live attempts and job counts, per queue. */
+/**
+ * GPUs held by each queue's unreleased ranks (queue_gpus_held, the count its quota is judged and
+ * fenced against, ADR 0039) and its job counts.
+ */
 export async function queueUsage(sql: Sql, names: string[]): Promise<Map<string, QueueUsage>> {
   const rows = await sql.rows<{ queue: string; gpus_held: string; queued: string; running: string }>(
-    `SELECT queue,
-       COALESCE(SUM(gpus * nodes) FILTER (WHERE state IN ('SCHEDULED', 'RUNNING')), 0) AS gpus_held,
-       COUNT(*) FILTER (WHERE state = 'QUEUED') AS queued,
-       COUNT(*) FILTER (WHERE state IN ('SCHEDULED', 'RUNNING')) AS running
-     FROM jobs WHERE queue = ANY($1::text[]) AND state IN ('QUEUED', 'SCHEDULED', 'RUNNING') GROUP BY queue`,
+    `SELECT c.queue, c.gpus AS gpus_held,
+       (SELECT count(*) FROM jobs j WHERE j.queue = c.queue AND j.state = 'QUEUED') AS queued,
+       (SELECT count(*) FROM jobs j WHERE j.queue = c.queue AND j.state IN ('SCHEDULED', 'RUNNING')) AS running
+     FROM queue_gpus_held c WHERE c.queue = ANY($1::text[])`,
     [names],
   );
   const usage = new Map(names.map((n) => [n, { gpusHeld: 0, jobsQueued: 0, jobsRunning: 0 }]));
