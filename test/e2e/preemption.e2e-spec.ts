@@ -38,6 +38,15 @@ beforeAll(async () => {
     expect(res.status).toBe(201);
     expect(res.body.preemption).toBe(preemption);
   }
+  // A cohort (ADR 0039): the lender's guarantee is 8 GPUs and it borrows nothing; the borrower's is 8
+  // and it may borrow 8 more, which is all of the fleet's 16 H100s while the lender is idle.
+  for (const body of [
+    { name: `org-${tag}`, priority: 30 },
+    { name: `lender-${tag}`, priority: 30, parent: `org-${tag}`, quota: { gpus: 8 }, preemption: 'lowerPriority' },
+    { name: `borrower-${tag}`, priority: 30, parent: `org-${tag}`, quota: { gpus: 8 }, borrowingLimit: { gpus: 8 }, preemption: 'never' },
+  ]) {
+    expect((await api.request('POST', '/v1/queues', body)).status).toBe(201);
+  }
 });
 
 afterAll(async () => {
@@ -148,5 +157,45 @@ describe('preemption', () => {
       return jobs.every((j) => j.state === 'SUCCEEDED') ? jobs : undefined;
     }, { timeoutMs: 120_000, intervalMs: 500 });
     for (const j of ended) expect(j.attempt).toBe(victims.includes(j.id) || victims2.includes(j.id) ? 2 : 1);
+  });
+});
+
+describe('reclaim', () => {
+  it('a lender gets its guarantee back within the grace and a cycle: the newest borrowed attempt ends, nothing else', async () => {
+    // The borrower fills both H100 nodes, one gang-free 8-GPU job at a time, so which is newest is known.
+    const older = await submit(h100('borrower', 8, 120_000));
+    await untilRunning([older], 1);
+    const newer = await submit(h100('borrower', 8, 120_000));
+    await untilRunning([newer], 1);
+
+    // It runs 10 s: long enough to see the requeued borrower held by the cohort below.
+    const lender = await submit(h100('lender', 8, 10_000));
+    const running = await waitFor('the lender running', async () => {
+      const j = await job(lender);
+      return j.state === 'RUNNING' || j.state === 'SUCCEEDED' ? j : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 100 });
+
+    expect(await victimsOf([older, newer], lender)).toEqual([newer]);
+    const requested = Date.parse((await events(newer)).find((e) => e.type === 'PREEMPTION_REQUESTED').at);
+    const startedAt = Date.parse(running.startedAt);
+    // The victim takes longer to stop than the grace: the lender cannot start before it ran out.
+    expect(startedAt - requested).toBeGreaterThanOrEqual(GRACE_MS);
+    expect(startedAt - requested).toBeLessThanOrEqual(GRACE_MS + CYCLE_MS + SLACK_MS);
+    expect(startedAt - Date.parse(running.createdAt)).toBeLessThanOrEqual(GRACE_MS + 2 * CYCLE_MS + SLACK_MS);
+    expect((await events(newer)).find((e) => e.type === 'STATE_CHANGED' && e.toState === 'QUEUED')).toMatchObject({ fromState: 'RUNNING', attempt: 1, reason: 'PREEMPTED' });
+    expect(await job(older)).toMatchObject({ state: 'RUNNING', attempt: 1 });
+
+    // Back at its guarantee, the borrower's requeued job waits for the cohort, not for the fleet, and
+    // the cohort holds its 16 GPUs, no more.
+    await waitFor('the requeued borrower told it waits for its quota', async () => {
+      const j = await job(newer);
+      return j.state === 'QUEUED' && j.pendingReason === 'QUOTA_EXCEEDED' ? j : undefined;
+    }, { timeoutMs: 20_000, intervalMs: 200 });
+    const [held] = await ds.query(
+      `SELECT coalesce(sum(gpus), 0)::int AS n FROM queue_gpus_held WHERE queue = ANY($1::text[])`,
+      [[`lender-${tag}`, `borrower-${tag}`]],
+    );
+    expect(held.n).toBeLessThanOrEqual(16);
+    for (const id of [older, newer]) await api.request('POST', `/v1/jobs/${id}/cancel`);
   });
 });

@@ -5,7 +5,7 @@ import { openDataSource, startTestStack, uniqueTag } from '@gantry/testing';
 import { GatewayClient } from './gateway-client';
 
 // Three scheduler replicas race over one simulated fleet while a watcher reads the database as
-// often as it can. The fleet is deterministic (apps/node-agent/src/fleet/fleet-layout.ts): 100
+// often as it can: first for nodes, ranks and devices, then for one cohort's quotas (ADR 0039). The fleet is deterministic (apps/node-agent/src/fleet/fleet-layout.ts): 100
 // nodes are 5 racks of 20, about half 8 x H100, a third 8 x A100, the rest 4 x L4 or CPU-only.
 const NODES = 100;
 const JOBS = 2000;
@@ -223,6 +223,28 @@ function watch(check: () => Promise<{ violations: string[]; busy: boolean }>) {
   };
 }
 
+/**
+ * Quotas and borrowing (ADR 0039), in one snapshot: a queue holding more than its limit, a cohort
+ * more than its guarantee, or a queue whose count is not what its unreleased ranks hold.
+ */
+async function quotaViolations(limits: Record<string, number>, cohortLimit: number): Promise<{ violations: string[]; busy: boolean }> {
+  const rows: Array<{ queue: string; counted: string; live: string }> = await ds.query(
+    `SELECT c.queue, c.gpus AS counted,
+       coalesce((SELECT sum(a.gpus) FROM jobs j JOIN attempt_nodes a ON a.job_id = j.id AND a.released_at IS NULL WHERE j.queue = c.queue), 0) AS live
+     FROM queue_gpus_held c WHERE c.queue = ANY($1::text[])`,
+    [Object.keys(limits)],
+  );
+  const bad: string[] = [];
+  for (const r of rows) {
+    const [counted, live] = [Number(r.counted), Number(r.live)];
+    if (live > limits[r.queue]) bad.push(`${r.queue} holds ${live} GPUs, its limit is ${limits[r.queue]}`);
+    if (counted !== live) bad.push(`${r.queue} counted ${counted} GPUs, its live ranks hold ${live}`);
+  }
+  const cohort = rows.reduce((sum, r) => sum + Number(r.live), 0);
+  if (cohort > cohortLimit) bad.push(`the cohort holds ${cohort} GPUs, its guarantee is ${cohortLimit}`);
+  return { violations: bad, busy: cohort > 0 };
+}
+
 async function statesOf(queues: string[]): Promise<Record<string, number>> {
   const rows: Array<{ state: string; n: number }> = await ds.query(
     `SELECT state, count(*)::int AS n FROM jobs WHERE queue = ANY($1::text[]) GROUP BY state`,
@@ -312,5 +334,53 @@ describe('three scheduler replicas under load', () => {
     // All three replicas took part: the race was real.
     const perReplica = await metric('scheduler', 'gantry_scheduler_placements_total{outcome="placed"}');
     expect(perReplica.every((n) => n > 0)).toBe(true);
+  });
+});
+
+describe('three scheduler replicas racing for one cohort', () => {
+  it('never lets a queue past its guarantee plus borrowing limit, nor the cohort past its guarantees, and counts exactly', async () => {
+    // Three children of one parent, each guaranteed 16 GPUs and allowed to borrow 16: the cohort may
+    // hold 48 of the fleet's hundreds, so the limits, not the nodes, hold the work back throughout.
+    const org = uniqueTag('org');
+    expect((await api.request('POST', '/v1/queues', { name: org, priority: 10 })).status).toBe(201);
+    const queues = [uniqueTag('ca'), uniqueTag('cb'), uniqueTag('cc')];
+    for (const name of queues) {
+      const res = await api.request('POST', '/v1/queues', { name, priority: 10, parent: org, quota: { gpus: 16 }, borrowingLimit: { gpus: 16 } });
+      expect(res.status).toBe(201);
+    }
+    const limits = Object.fromEntries(queues.map((q) => [q, 32]));
+    const placedBefore = await metric('scheduler', 'gantry_scheduler_placements_total{outcome="placed"}');
+    const bodies = jobMix(240, queues, 7).map((b) => ({ ...b, nodes: 1, resources: { ...b.resources, gpus: Math.max(b.resources.gpus, 1) } }));
+    // Each look also notes whether some job was waiting for its quota: the limits must have bitten.
+    let heldBack = 0;
+    const watcher = watch(async () => {
+      const seen = await quotaViolations(limits, 48);
+      const [w] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE queue = ANY($1::text[]) AND pending_reason = 'QUOTA_EXCEEDED'`, [queues]);
+      heldBack += w.n > 0 ? 1 : 0;
+      return seen;
+    });
+    let watched = { samples: 0, violations: [] as string[] };
+    let states: Record<string, number> = {};
+    try {
+      await submitAll(bodies, 32);
+      await waitFor(
+        'every cohort job ended',
+        async () => {
+          states = await statesOf(queues);
+          return states.SUCCEEDED === bodies.length;
+        },
+        { timeoutMs: 150_000, intervalMs: 500, onTimeout: () => `states: ${JSON.stringify(states)}` },
+      );
+    } finally {
+      watched = await watcher.stop();
+      console.log(`cohort race: looks at work ${watched.samples}, with a job held by its quota ${heldBack}`);
+    }
+    expect(watched.violations).toEqual([]);
+    expect(watched.samples).toBeGreaterThanOrEqual(5);
+    expect(heldBack).toBeGreaterThan(0);
+    expect((await quotaViolations(limits, 48)).violations).toEqual([]);
+    // Every replica placed some of the cohort's work: the race was real.
+    const placedAfter = await metric('scheduler', 'gantry_scheduler_placements_total{outcome="placed"}');
+    expect(placedAfter.every((n, i) => n > placedBefore[i])).toBe(true);
   });
 });
