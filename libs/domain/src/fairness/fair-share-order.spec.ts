@@ -187,8 +187,15 @@ describe('decayed fair share over time (simulated, property)', () => {
       const used = r.weights.map((_, q) => tail.reduce((s, row) => s + row[q], 0));
       const all = used.reduce((a, b) => a + b, 0);
       const weights = r.weights.reduce((a, b) => a + b, 0);
-      r.weights.forEach((w, q) => expect(Math.abs(used[q] / all - w / weights)).toBeLessThan(0.1 * (w / weights)));
-    }), { numRuns: 10 });
+      // Within 10 % of its share, plus one gang held one runtime longer than its due: shares move in
+      // whole gangs, so a queue due half a gang is ahead or behind by a gang-run whatever the policy.
+      const gangRun = (Math.max(...r.gangs) * Math.max(...r.runtimes)) / all;
+      r.weights.forEach((w, q) => expect(Math.abs(used[q] / all - w / weights)).toBeLessThan(0.1 * (w / weights) + gangRun));
+    }), {
+      numRuns: 10,
+      // Seen in CI: the weight-1 queue, due half a 4-GPU gang, off by exactly 10 % of its share.
+      examples: [[{ weights: [2, 1, 2, 3], historyHalfLives: [6e-323, 0, 0, 0], runtimes: [7, 1, 19, 1, 13], gangs: [4] }]],
+    });
   });
 
   it('no queue starves: one with a large past is served within a few half-lives', () => {
