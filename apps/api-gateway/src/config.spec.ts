@@ -28,6 +28,7 @@ describe('GatewayEnv', () => {
     ['no unauthenticated requests at all', { GANTRY_ANON_RATE_LIMIT_RPS: '0' }, /GANTRY_ANON_RATE_LIMIT_RPS/],
     ['a fair-share half-life of 0', { GANTRY_FAIRSHARE_HALF_LIFE_HOURS: '0' }, /GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be more than 0/],
     ['a fair-share half-life that is not a number', { GANTRY_FAIRSHARE_HALF_LIFE_HOURS: 'week' }, /GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be a number of hours/],
+    ['a backfill mode the scheduler does not know', { GANTRY_SCHEDULER_BACKFILL: 'greedy' }, /GANTRY_SCHEDULER_BACKFILL must be one of runtime, strict/],
   ])('refuses %s, naming the variable', (_n, env, message) => {
     expect(() => loadConfig(GatewayEnv, { ...base, ...env })).toThrow(message);
   });

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import {
   IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface,
 } from 'class-validator';
+import { BACKFILL_MODES, BackfillMode } from '@gantry/domain';
 import { StatefulServiceEnv } from '@gantry/platform';
 
 /** A variable at least another one: `@Validate(AtLeastVariable, ['OTHER_NAME'], { message })`. */
@@ -28,6 +29,9 @@ export class GatewayEnv extends StatefulServiceEnv {
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be a number of hours' })
   @IsPositive({ message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be more than 0' }) @Max(87_600, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be at most 87600 (ten years)' })
   GANTRY_FAIRSHARE_HALF_LIFE_HOURS: number = 168;
+  /** The scheduler's backfill (ADR 0008), which explain's estimate and BACKFILL_WINDOW model; set it as the scheduler's. */
+  @IsIn(BACKFILL_MODES as BackfillMode[], { message: `GANTRY_SCHEDULER_BACKFILL must be one of ${BACKFILL_MODES.join(', ')}` })
+  GANTRY_SCHEDULER_BACKFILL: BackfillMode = 'runtime';
   /** How long an Idempotency-Key is remembered, ms (24 h). */
   @IsInt() @Min(1000) GANTRY_IDEMPOTENCY_TTL_MS: number = 24 * 60 * 60 * 1000;
   /** Most creates written in one transaction (group commit; a lone create is never delayed). */

@@ -26,8 +26,8 @@ export class SchedulerEnv extends StatefulServiceEnv {
   @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 1000;
   /**
    * Backfill onto the reservation's nodes (ADR 0008): `runtime` lets a later job onto them when its
-   * maxRuntimeSeconds ends before the reserved job's estimated start; `strict` lets none on (the
-   * behaviour before runtime estimates, kept for benchmarks' same-run baseline).
+   * maxRuntimeSeconds ends before the reserved job's estimated start (contract 5.4); `strict` lets
+   * none on, which holds fair shares better where limits overstate runtimes (bench:fairness).
    */
   @IsIn(BACKFILL_MODES as BackfillMode[]) GANTRY_SCHEDULER_BACKFILL: BackfillMode = 'runtime';
   /**

@@ -40,9 +40,9 @@ async function queueBehindHead(model: string, queue: string) {
   return { head, short, long, unlimited };
 }
 
-/** Cycles of one scheduler: the first to reserve reads the reserved node's ranks for the cycles after it. */
+/** Cycles of one scheduler with runtime backfill unless told otherwise: the first to reserve reads the reserved node's ranks for the cycles after it. */
 async function cycles(n: number, settings: Partial<SchedulerEnv> = {}) {
-  const cycle = fixture.cycle(settings);
+  const cycle = fixture.cycle({ GANTRY_SCHEDULER_BACKFILL: 'runtime', ...settings });
   for (let i = 0; i < n; i++) await cycle.run();
 }
 

@@ -55,6 +55,7 @@ export class JobExplainService {
       aheadOverall: rows.aheadOverall,
       ahead: rows.ahead.map(asExplainJob),
       fairShare,
+      backfill: this.config.GANTRY_SCHEDULER_BACKFILL,
     });
     return {
       pendingReason: e.pendingReason, position: e.position, blockers: e.blockers, wouldStartWith: e.wouldStartWith,

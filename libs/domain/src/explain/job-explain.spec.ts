@@ -111,6 +111,12 @@ describe('explainJob', () => {
         detail: `the nodes it fits are held for a job ahead, estimated to start at ${new Date(NOW + 60_000).toISOString()}; it may start there now with maxRuntimeSeconds of at most 60 (it has 61)` }],
       wouldStartWith: [], estimatedStartAtMs: NOW + 90_000,
     }],
+    ['with strict backfill (GANTRY_SCHEDULER_BACKFILL=strict), the same job waits for the job ahead to end, and no window is named', snap({
+      job: job({ request: { gpus: 4, gpuModel: 'H100', cpuCores: 4, memoryMiB: 1024 }, maxRuntimeSeconds: 60 }),
+      nodes: [node('n0', { gpusAllocated: 4 }), node('n1', { gpusAllocated: 6 })], running: [run(['n0'], 4, NOW, 60), run(['n1'], 6, NOW, 120)],
+      ahead: [{ queue: 'q', nodes: 1, request: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }, maxRuntimeSeconds: 30 }],
+      backfill: 'strict',
+    }), { blockers: [{ reason: 'INSUFFICIENT_CAPACITY', detail: expect.stringContaining('held for a job ahead') }], wouldStartWith: [], estimatedStartAtMs: NOW + 90_000 }],
     ['one without maxRuntimeSeconds too', snap({
       job: job({ request: { gpus: 4, gpuModel: 'H100', cpuCores: 4, memoryMiB: 1024 } }),
       nodes: [node('n0', { gpusAllocated: 4 }), node('n1', { gpusAllocated: 6 })], running: [run(['n0'], 4, NOW, 60), run(['n1'], 6, NOW, 120)],

@@ -1,5 +1,5 @@
 import { NodeHealth } from '../nodes/node-health';
-import { RankEnd, backfillWindowSeconds, estimatedStartMs, fitsBackfillWindow, readyAtMs } from '../placement/backfill-window';
+import { BackfillMode, RankEnd, backfillWindowSeconds, estimatedStartMs, fitsBackfillWindow, readyAtMs } from '../placement/backfill-window';
 import { ExplainFairShare, fairShareBlockerDetail } from './fair-share-blocker';
 import { chooseReservation } from '../placement/reservation';
 import { QueueLimits, cohortHeld, judgeQuota, queueLimits } from '../fairness/quota-tree';
@@ -90,6 +90,8 @@ export interface ExplainSnapshot {
   aheadOverall: number;
   /** The jobs ahead, in policy order (bounded by the reader): the simulation starts them first where they fit. */
   ahead: readonly JobAhead[];
+  /** The scheduler's backfill (ADR 0008); absent: runtime. Strict: nothing behind the reservation goes onto its nodes, and BACKFILL_WINDOW is never named. */
+  backfill?: BackfillMode;
   /** Decayed fair share of its band and queue (ADR 0038); absent: not told (FAIR_SHARE is never named). */
   fairShare?: ExplainFairShare;
 }
@@ -266,8 +268,9 @@ interface OutsideWindow {
  * (dependencies, cordons, no matching node) leave it null; a backoff moves it to its end at the
  * earliest. `outside`: at now, the job was kept off the held nodes only by its runtime.
  */
-function estimateStart(s: ExplainSnapshot): { at: number | null; outside: OutsideWindow | null } {
-  if (s.job.depsPending > 0) return { at: null, outside: null };
+function estimateStart(s: ExplainSnapshot): { at: number | null; outside: OutsideWindow | null; heldForAhead: boolean } {
+  if (s.job.depsPending > 0) return { at: null, outside: null, heldForAhead: false };
+  const runtime = (s.backfill ?? 'runtime') === 'runtime';
   const nodes = s.nodes.map((n) => ({ ...n }));
   const index = new Map(nodes.map((n, i) => [n.id, i]));
   const held = new Map(s.queues.map((q) => [q.name, q.heldGpus]));
@@ -318,9 +321,11 @@ function estimateStart(s: ExplainSnapshot): { at: number | null; outside: Outsid
   const attempt = (job: Sim, at: number): 'started' | 'quota' | 'capacity' => {
     const outcome = tryStart(job, at);
     if (outcome === 'capacity' && reserved.size === 0) {
-      const ids = chooseReservation({ resources: job.request, nodes: job.nodes }, nodes, (n) => readyAtMs(n, ranksOn(n.id), job.request, at)) ?? [];
+      // Strict: the nodes nearest to fitting, and no window (fitsBackfillWindow never admits an unknown start).
+      const readyAt = runtime ? (n: NodeCapacity & { id: string }) => readyAtMs(n, ranksOn(n.id), job.request, at) : undefined;
+      const ids = chooseReservation({ resources: job.request, nodes: job.nodes }, nodes, readyAt) ?? [];
       reserved = new Set(ids);
-      windowEnd = ids.length === 0 ? Number.POSITIVE_INFINITY : estimatedStartMs(job.request, ids.map((id) => nodes[index.get(id)!]), ranksOn, at);
+      windowEnd = ids.length === 0 || !runtime ? Number.POSITIVE_INFINITY : estimatedStartMs(job.request, ids.map((id) => nodes[index.get(id)!]), ranksOn, at);
     }
     return outcome;
   };
@@ -328,6 +333,8 @@ function estimateStart(s: ExplainSnapshot): { at: number | null; outside: Outsid
   const fitsWithHeldOpen = (job: Sim) => nodes.filter((n) => usable(n) && fitsNow(n, job.request)).length >= job.nodes;
   const earliest = Math.max(s.nowMs, s.job.notBeforeMs ?? s.nowMs);
   let outside: OutsideWindow | null = null;
+  /** Strict backfill: at now, the job was kept out only by nodes held for a job ahead. */
+  let keptOffHeld = false;
   let at = s.nowMs;
   for (;;) {
     reserved = new Set();
@@ -339,17 +346,18 @@ function estimateStart(s: ExplainSnapshot): { at: number | null; outside: Outsid
     const heldForAhead = reserved.size > 0;
     if (at >= earliest) {
       const outcome = attempt(s.job, at);
-      if (outcome === 'started') return { at, outside };
-      // Kept out now by nothing but the held nodes' window: its own reservation (reserved was empty) is not one.
-      if (outcome === 'capacity' && at === s.nowMs && heldForAhead && Number.isFinite(windowEnd) && fitsWithHeldOpen(s.job)) {
-        outside = { startMs: windowEnd, maxRuntimeSeconds: s.job.maxRuntimeSeconds };
+      if (outcome === 'started') return { at, outside, heldForAhead: keptOffHeld };
+      // Kept out now by nothing but the held nodes (their window, with runtime backfill): its own reservation (reserved was empty) is not one.
+      if (outcome === 'capacity' && at === s.nowMs && heldForAhead && fitsWithHeldOpen(s.job)) {
+        if (Number.isFinite(windowEnd)) outside = { startMs: windowEnd, maxRuntimeSeconds: s.job.maxRuntimeSeconds };
+        else if (!runtime) keptOffHeld = true;
       }
     }
     ends.sort((a, b) => a.at - b.at);
     const nextEnd = ends[0]?.at ?? Infinity;
     // The next moment anything changes: an end, or the backoff's end while it is still ahead.
     const next = at < earliest ? Math.min(earliest, nextEnd) : nextEnd;
-    if (next === Infinity) return { at: null, outside };
+    if (next === Infinity) return { at: null, outside, heldForAhead: keptOffHeld };
     at = next;
     while (ends.length > 0 && ends[0].at <= at) release(ends.shift()!);
   }
@@ -372,6 +380,11 @@ export function explainJob(s: ExplainSnapshot): Explanation {
   const blockers = blockersOf(s.job, quotas, s.nodes, s.nowMs);
   const estimate = estimateStart(s);
   if (estimate.outside) blockers.push(backfillWindowBlocker(estimate.outside, s.nowMs));
+  // Strict backfill's counterpart of BACKFILL_WINDOW: no limit of its own would let it on (ADR 0008).
+  const held: Blocker | null = estimate.heldForAhead && blockers.length === 0
+    ? { reason: 'INSUFFICIENT_CAPACITY', detail: 'the nodes with room for it are held for a job ahead, and strict backfill lets nothing else onto them', deficit: ZERO }
+    : null;
+  if (held) blockers.push(held);
   // Who gets capacity first as it frees: only said while it waits for capacity (placeable now, it goes
   // next cycle whatever its standing). Not a blocker of blockersOf: no change of shape or place lifts it.
   const behind = s.fairShare && blockers.some((b) => b.reason === 'INSUFFICIENT_CAPACITY' || b.reason === 'BACKFILL_WINDOW') ? fairShareBlockerDetail(s.fairShare, s.job.queue) : null;
@@ -382,7 +395,7 @@ export function explainJob(s: ExplainSnapshot): Explanation {
     blockers,
     // Nothing blocks it (the next cycle places it): no change is needed. The window is not a blocker
     // the changes are checked against (blockersOf does not see it); its detail says what would do.
-    wouldStartWith: blockers.every((b) => b.reason === 'BACKFILL_WINDOW') ? [] : counterfactuals(s, quotas),
+    wouldStartWith: blockers.every((b) => b.reason === 'BACKFILL_WINDOW' || b === held) ? [] : counterfactuals(s, quotas),
     estimatedStartAtMs: estimate.at,
   };
 }
