@@ -32,6 +32,8 @@ export interface ChaosConfig {
   overloadS: number;
   /** A hostile tenant submits one job this often, ms, to a real sandboxed agent of its own (hostile-tenant.ts); 0: no tenant. */
   hostileIntervalMs: number;
+  /** The same-run pgbench baseline before the services start (one client, single-row INSERTs), s; 0: none. */
+  pgbenchS: number;
   /** Moves every port below (CHAOS_PORT_OFFSET, else GANTRY_TEST_PORT_OFFSET), so two checkouts can run side by side. */
   portOffset: number;
   basePort: number;
@@ -74,6 +76,7 @@ export function loadChaosConfig(ownPostgresAvailable: boolean): ChaosConfig {
     overloadFactor: num('CHAOS_OVERLOAD_FACTOR', 5),
     overloadS: num('CHAOS_OVERLOAD_S', 30),
     hostileIntervalMs: num('CHAOS_HOSTILE_INTERVAL_MS', 2000),
+    pgbenchS: num('CHAOS_PGBENCH_S', 10),
     portOffset,
     basePort: num('CHAOS_BASE_PORT', 18800 + portOffset),
     kafkaPort: num('CHAOS_KAFKA_PORT', 59092 + portOffset),

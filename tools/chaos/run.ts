@@ -35,7 +35,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { GantryClient } from '@gantry/client';
-import { LocalKafkaBroker, Stack, fleetStack, flushRedisDb, kafkaSecurityFor, killRunningCommands, recreateDatabase, waitFor, withDb } from '@gantry/stack';
+import { LocalKafkaBroker, PgbenchResult, Stack, fleetStack, flushRedisDb, kafkaSecurityFor, killRunningCommands, recreateDatabase, runPgbench, waitFor, withDb } from '@gantry/stack';
 import { CHAOS_DATABASE, POSTGRES_BIN, loadChaosConfig } from './chaos-config';
 import { consumerGroupMembers } from './consumer-groups';
 import { LostAttempt, auditExecutions } from './execution-audit';
@@ -70,6 +70,8 @@ const broker = new LocalKafkaBroker(root, config.kafkaPort);
 const redis = new OwnRedis(config.redisPort, logDir);
 const postgres = config.ownPostgres ? new OwnPostgres(POSTGRES_BIN, config.postgresPort) : null;
 let brokerStartedHere = false;
+/** The host's same-run baseline (benchmarks quote their figures beside it; so does this run). */
+let pgbench: PgbenchResult | null = null;
 let interrupted = false;
 
 function cleanup(): Promise<void> {
@@ -137,6 +139,11 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   await recreateDatabase(root, config.databaseUrl, CHAOS_DATABASE);
   await flushRedisDb(config.redisUrl);
   await broker.createTopics();
+  if (config.pgbenchS > 0) {
+    say(`pgbench baseline (${config.pgbenchS} s, one client, before the services start)`);
+    pgbench = await runPgbench(config.databaseUrl, { durationS: config.pgbenchS, clients: 1, threads: 1 });
+    say(`pgbench: ${Math.round(pgbench.tps)} tps`);
+  }
 
   const adminToken = `chaos-admin-${randomBytes(24).toString('base64url')}`;
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-chaos-agent-'));
@@ -353,11 +360,11 @@ async function main(): Promise<number> {
   const ok = invariants.every((i) => i.ok) && results.every((r) => r.recovered) && drained.drained;
   const l1 = loadSamples.map((x) => x.load1);
   const loadAverage = { samples: l1.length, min: round2(Math.min(...l1)), mean: round2(l1.reduce((a, b) => a + b, 0) / Math.max(1, l1.length)), max: round2(Math.max(...l1)) };
-  const report = { config, conditions: cond, totals, loadAverage, faults: results, drained, invariants, executions: audit.summary, finishedThenLost: audit.finishedThenLost, lostAttempts: audit.lostAttempts, crashes, ok, logs: relative(root, logDir) };
+  const report = { config, conditions: { ...cond, pgbench: pgbench && { tps: pgbench.tps, command: pgbench.command, script: pgbench.script } }, totals, loadAverage, faults: results, drained, invariants, executions: audit.summary, finishedThenLost: audit.finishedThenLost, lostAttempts: audit.lostAttempts, crashes, ok, logs: relative(root, logDir) };
   mkdirSync(outDir, { recursive: true });
   writeFileSync(outFile, JSON.stringify({ ...report, submits: records, overloadCreates: overload.records, loadSamples }, null, 2));
 
-  console.log(`\ntest:chaos  ${cond.commit}${cond.treeClean ? '' : ' (dirty tree)'}  ${cond.cpu}  ${config.simNodes} sim nodes, ${config.ratePerS} jobs/s\n`);
+  console.log(`\ntest:chaos  ${cond.commit}${cond.treeClean ? '' : ' (dirty tree)'}  ${cond.cpu}  pgbench (one client) ${pgbench ? `${Math.round(pgbench.tps)} tps` : 'not run'}  ${config.simNodes} sim nodes, ${config.ratePerS} jobs/s\n`);
   console.log(textTable([
     ['fault', 'ready s', 'flowing s', 'recovered s', 'failed creates', 'retries', 'replays', 'max wait s', 'notable job events (to next fault)'],
     ...results.map((r) => [

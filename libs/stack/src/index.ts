@@ -6,3 +6,4 @@ export * from './env-number';
 export * from './kafka-credentials';
 export * from './stack-secrets';
 export * from './fleet-stack';
+export * from './pgbench-baseline';
