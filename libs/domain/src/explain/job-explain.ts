@@ -268,8 +268,8 @@ interface OutsideWindow {
  * (dependencies, cordons, no matching node) leave it null; a backoff moves it to its end at the
  * earliest. `outside`: at now, the job was kept off the held nodes only by its runtime.
  */
-function estimateStart(s: ExplainSnapshot): { at: number | null; outside: OutsideWindow | null; heldForAhead: boolean } {
-  if (s.job.depsPending > 0) return { at: null, outside: null, heldForAhead: false };
+function estimateStart(s: ExplainSnapshot, limits: QueueLimits): { at: number | null; outside: OutsideWindow | null; keptOffHeld: boolean } {
+  if (s.job.depsPending > 0) return { at: null, outside: null, keptOffHeld: false };
   const runtime = (s.backfill ?? 'runtime') === 'runtime';
   const nodes = s.nodes.map((n) => ({ ...n }));
   const index = new Map(nodes.map((n, i) => [n.id, i]));
@@ -294,7 +294,6 @@ function estimateStart(s: ExplainSnapshot): { at: number | null; outside: Outsid
     ...ends.filter((e) => e.nodeIds.includes(id)).map((e) => ({ ...e.perNode, endsAtMs: e.at })),
     ...forever.filter((f) => f.nodeIds.includes(id)).map((f) => ({ ...f.perNode, endsAtMs: Number.POSITIVE_INFINITY })),
   ];
-  const { limits } = explainQuotas(s.queues);
   /** Nodes the first job kept out by capacity holds at this moment (the scheduler's reservation), and when that job is estimated to start. */
   let reserved: ReadonlySet<string> = new Set();
   let windowEnd = Number.POSITIVE_INFINITY;
@@ -346,7 +345,7 @@ function estimateStart(s: ExplainSnapshot): { at: number | null; outside: Outsid
     const heldForAhead = reserved.size > 0;
     if (at >= earliest) {
       const outcome = attempt(s.job, at);
-      if (outcome === 'started') return { at, outside, heldForAhead: keptOffHeld };
+      if (outcome === 'started') return { at, outside, keptOffHeld };
       // Kept out now by nothing but the held nodes (their window, with runtime backfill): its own reservation (reserved was empty) is not one.
       if (outcome === 'capacity' && at === s.nowMs && heldForAhead && fitsWithHeldOpen(s.job)) {
         if (Number.isFinite(windowEnd)) outside = { startMs: windowEnd, maxRuntimeSeconds: s.job.maxRuntimeSeconds };
@@ -357,7 +356,7 @@ function estimateStart(s: ExplainSnapshot): { at: number | null; outside: Outsid
     const nextEnd = ends[0]?.at ?? Infinity;
     // The next moment anything changes: an end, or the backoff's end while it is still ahead.
     const next = at < earliest ? Math.min(earliest, nextEnd) : nextEnd;
-    if (next === Infinity) return { at: null, outside, heldForAhead: keptOffHeld };
+    if (next === Infinity) return { at: null, outside, keptOffHeld };
     at = next;
     while (ends.length > 0 && ends[0].at <= at) release(ends.shift()!);
   }
@@ -378,10 +377,10 @@ function backfillWindowBlocker(o: OutsideWindow, nowMs: number): Blocker {
 export function explainJob(s: ExplainSnapshot): Explanation {
   const quotas = explainQuotas(s.queues);
   const blockers = blockersOf(s.job, quotas, s.nodes, s.nowMs);
-  const estimate = estimateStart(s);
+  const estimate = estimateStart(s, quotas.limits);
   if (estimate.outside) blockers.push(backfillWindowBlocker(estimate.outside, s.nowMs));
   // Strict backfill's counterpart of BACKFILL_WINDOW: no limit of its own would let it on (ADR 0008).
-  const held: Blocker | null = estimate.heldForAhead && blockers.length === 0
+  const held: Blocker | null = estimate.keptOffHeld && blockers.length === 0
     ? { reason: 'INSUFFICIENT_CAPACITY', detail: 'the nodes with room for it are held for a job ahead, and strict backfill lets nothing else onto them', deficit: ZERO }
     : null;
   if (held) blockers.push(held);
