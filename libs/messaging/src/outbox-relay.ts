@@ -63,8 +63,22 @@ export const MAX_MESSAGE_BYTES = 900 * 1024;
 /** Messages per produce request by size: well under the broker's limits per request and per partition batch. */
 export const MAX_REQUEST_BYTES = 768 * 1024;
 
-const CLAIM_ROWS = prepared(`DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-  RETURNING id, topic, key, value, headers`);
+/**
+ * The claim: the first rows no other relay holds, locked, with what they carry. They are deleted
+ * by `OUTBOX_DELETE` once published. Claiming and deleting in one statement,
+ * `DELETE ... WHERE id IN (SELECT ... LIMIT $1 FOR UPDATE SKIP LOCKED)`, let the planner, whose
+ * statistics often say the outbox is empty (its vacuums run while it is), pick a nested loop that
+ * re-ran the locking subquery for every row: quadratic in the backlog, so a relay that fell behind
+ * fell further (docs/benchmarks.md, bench:dispatch).
+ */
+export const OUTBOX_CLAIM = prepared(`SELECT ctid::text AS ctid, id, topic, key, value, headers FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`);
+
+/**
+ * Deletes claimed rows by their tuple ids (stable while this transaction holds their locks). Not a
+ * named statement on purpose: planned with the array in hand, it is a TID scan or one hashed pass
+ * over the table, never a scan per row.
+ */
+export const OUTBOX_DELETE = 'DELETE FROM outbox WHERE ctid = ANY ($1::tid[])';
 
 /**
  * Publishes outbox rows to Kafka and deletes them, so a state change and its messages are never
@@ -126,14 +140,13 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes one claim of rows; returns how many rows it took. The rows are claimed and deleted in
-   * one statement, and the deletion commits only after Kafka acknowledged their messages.
+   * Publishes one claim of rows; returns how many rows it took. The rows are claimed, published and
+   * deleted in one transaction, so the deletion commits only after Kafka acknowledged their messages.
    */
   async publishBatch(): Promise<number> {
     return inTransaction(this.opts.dataSource, async (sql) => {
-      const rows = await sql.rows<OutboxRow>(CLAIM_ROWS, [this.opts.batchSize ?? 500]);
+      const rows = await sql.rows<OutboxRow & { ctid: string }>(OUTBOX_CLAIM, [this.opts.batchSize ?? 500]);
       if (rows.length === 0) return 0;
-      rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)); // RETURNING has no order; the table's is the one to keep
       const expand = new Map<string, (row: OutboxRow) => Iterable<TopicMessage>>();
       for (const [source, expander] of this.expanders) {
         const mine = rows.filter((r) => r.topic === source);
@@ -146,6 +159,7 @@ export class OutboxRelay {
         for (const m of messages) await out.add(this.signed(m));
       }
       await out.flush();
+      await sql.rows(OUTBOX_DELETE, [rows.map((r) => r.ctid)]);
       this.opts.onPublished?.(rows.length);
       return rows.length;
     });
