@@ -9,6 +9,9 @@ export class AttemptNodeEntity {
   @PrimaryColumn('int') attempt!: number;
   @PrimaryColumn('int') rank!: number;
   @Column({ name: 'node_id', type: 'text' }) nodeId!: string;
+  /** The job's queue and owner, copied at placement for the fair-share read (ADR 0038). */
+  @Column('text') queue!: string;
+  @Column('text') owner!: string;
   @Column('int') gpus!: number;
   /** The GPU device indices this rank holds on its node (`gpus` of them; none for ranks placed before devices were assigned). */
   @Column({ name: 'gpu_indices', type: 'int', array: true }) gpuIndices!: number[];

@@ -20,9 +20,8 @@ const STANDINGS = `
   SELECT 'unfolded', queue, owner, SUM(gpus * ${weightOf('ended_at')}), SUM(gpus * ${weightOf('started_at')}), NULL
     FROM usage_records WHERE NOT folded AND gpus > 0 GROUP BY queue, owner
   UNION ALL
-  SELECT 'live', j.queue, j.owner, SUM(a.gpus), SUM(a.gpus * ${weightOf('a.created_at')}), NULL
-    FROM attempt_nodes a JOIN jobs j ON j.id = a.job_id
-    WHERE a.released_at IS NULL AND a.gpus > 0 GROUP BY j.queue, j.owner`;
+  SELECT 'live', queue, owner, SUM(gpus), SUM(gpus * ${weightOf('created_at')}), NULL
+    FROM attempt_nodes WHERE released_at IS NULL AND gpus > 0 GROUP BY queue, owner`;
 
 /**
  * Every queue's and owner's fair-share standing at `nowMs`: what fair_share_usage holds of ended

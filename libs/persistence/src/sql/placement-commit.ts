@@ -37,7 +37,7 @@ const COMMIT_PLACEMENTS = prepared(`WITH p AS (
          AND (ad.devices IS NULL OR (gantry_int_array_distinct(ad.devices) AND ad.devices <@ n.gpu_indices AND NOT ad.devices && n.gpus_held))
        ORDER BY n.id FOR UPDATE OF n SKIP LOCKED
      ), job_ok AS MATERIALIZED (
-       SELECT j.id, j.queue FROM jobs j JOIN p ON j.id = p.job_id
+       SELECT j.id, j.queue, j.owner FROM jobs j JOIN p ON j.id = p.job_id
        WHERE j.version = p.expected AND j.state = 'QUEUED'
        ORDER BY j.id FOR UPDATE OF j SKIP LOCKED
      ), fits AS MATERIALIZED (
@@ -83,8 +83,9 @@ const COMMIT_PLACEMENTS = prepared(`WITH p AS (
        FROM winner w WHERE j.id = w.job_id
        RETURNING j.id, j.last_event_seq, w.attempt, w.node_ids
      ), ranked AS (
-       INSERT INTO attempt_nodes (job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, gpu_indices, created_at)
-       SELECT r.job_id, w.attempt, r.rank, r.node_id, w.gpus, w.cpu, w.mem, r.gpu_indices, $13 FROM r JOIN winner w USING (job_id)
+       INSERT INTO attempt_nodes (job_id, attempt, rank, node_id, gpus, cpu_cores, memory_mib, gpu_indices, created_at, queue, owner)
+       SELECT r.job_id, w.attempt, r.rank, r.node_id, w.gpus, w.cpu, w.mem, r.gpu_indices, $13, jo.queue, jo.owner
+       FROM r JOIN winner w USING (job_id) JOIN job_ok jo ON jo.id = r.job_id
      ), evented AS (
        INSERT INTO job_events (job_id, seq, type, at, from_state, to_state, attempt, node_ids)
        SELECT id, last_event_seq, 'STATE_CHANGED', $13, 'QUEUED', 'SCHEDULED', attempt, node_ids::text[] FROM scheduled
