@@ -31,7 +31,7 @@ export class GatewayEnv extends StatefulServiceEnv {
   GANTRY_FAIRSHARE_HALF_LIFE_HOURS: number = 168;
   /** The scheduler's backfill (ADR 0008), which explain's estimate and BACKFILL_WINDOW model; set it as the scheduler's. */
   @IsIn(BACKFILL_MODES as BackfillMode[], { message: `GANTRY_SCHEDULER_BACKFILL must be one of ${BACKFILL_MODES.join(', ')}` })
-  GANTRY_SCHEDULER_BACKFILL: BackfillMode = 'runtime';
+  GANTRY_SCHEDULER_BACKFILL: BackfillMode = 'strict';
   /** How long an Idempotency-Key is remembered, ms (24 h). */
   @IsInt() @Min(1000) GANTRY_IDEMPOTENCY_TTL_MS: number = 24 * 60 * 60 * 1000;
   /** Most creates written in one transaction (group commit; a lone create is never delayed). */

@@ -3,7 +3,7 @@ import { SchedulerEnv } from './config';
 
 describe('SchedulerEnv', () => {
   it.each<[string, Record<string, string>, string]>([
-    ['runtime backfill by default', {}, 'runtime'],
+    ['strict backfill by default', {}, 'strict'],
     ['strict on request', { GANTRY_SCHEDULER_BACKFILL: 'strict' }, 'strict'],
     ['runtime on request', { GANTRY_SCHEDULER_BACKFILL: 'runtime' }, 'runtime'],
   ])('GANTRY_SCHEDULER_BACKFILL: %s', (_n, env, mode) => expect(loadConfig(SchedulerEnv, env).GANTRY_SCHEDULER_BACKFILL).toBe(mode));

@@ -25,11 +25,11 @@ export class SchedulerEnv extends StatefulServiceEnv {
   /** Jobs considered from the head of each queue per cycle (FIFO lookahead past a job that cannot go yet). */
   @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 1000;
   /**
-   * Backfill onto the reservation's nodes (ADR 0008): `runtime` lets a later job onto them when its
-   * maxRuntimeSeconds ends before the reserved job's estimated start (contract 5.4); `strict` lets
-   * none on, which holds fair shares better where limits overstate runtimes (bench:fairness).
+   * Backfill onto the reservation's nodes (ADR 0008): `strict`, the default, lets no later job onto
+   * them, which keeps fair shares where limits overstate runtimes (bench:fairness); `runtime` lets a
+   * later job on when its maxRuntimeSeconds ends before the reserved job's estimated start (contract 5.4).
    */
-  @IsIn(BACKFILL_MODES as BackfillMode[]) GANTRY_SCHEDULER_BACKFILL: BackfillMode = 'runtime';
+  @IsIn(BACKFILL_MODES as BackfillMode[]) GANTRY_SCHEDULER_BACKFILL: BackfillMode = 'strict';
   /**
    * How a priority band is ordered (ADR 0038): `decayed`, queues and owners by decayed usage over
    * share, weighted DRF breaking ties; `drf`, weighted DRF over what runs now alone (ADR 0008), the
