@@ -26,17 +26,14 @@ export const MAX_CATCH_UP_SLOTS = 5;
  * Sends not yet acknowledged at most. A slot that comes due while this many are out waits for a
  * later tick (and is skipped past MAX_CATCH_UP_SLOTS): an agent that builds beats faster than Kafka
  * takes them only piles up requests that time out, are retried and sent twice, and eats the CPU it
- * needs to send at all. 50,000 simulated nodes at 20,000 beats/s offered on a 2-core box
- * (bench:heartbeats, 2026-12-03): unbounded, no send was acknowledged in 90 s while the agent took
- * 1.4 cores; bounded at 8, 10,600 beats/s sent with half of them carrying telemetry and 15,100/s
- * with a sixth (at 4: 11,000 and 14,100/s).
+ * needs to send at all. Why 8: ADR 0010, "Figures behind the code" (bench:heartbeats).
  */
 export const MAX_SENDS_IN_FLIGHT = 8;
 /**
  * Beats a slot should hold, where the fleet is small enough that 100 ms ticks would send fewer.
  * Each send is a Kafka request whose fixed cost (encoding, a socket write, the broker's append and
- * ack) dwarfs a beat's: 200 nodes at 5 s in 50 slots of 4 made the agent's heartbeats most of its
- * idle CPU. Fewer, fuller slots keep the same period per node.
+ * ack) dwarfs a beat's, so many small slots made heartbeats most of a small agent's idle CPU
+ * (ADR 0010). Fewer, fuller slots keep the same period per node.
  */
 export const TARGET_BEATS_PER_SLOT = 20;
 /** Slots per period at least, so that a fleet's beats stay spread over the period. */

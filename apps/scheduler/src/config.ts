@@ -17,8 +17,8 @@ export class SchedulerEnv extends StatefulServiceEnv {
    * min(n x GANTRY_SCHEDULER_GAP_PER_PLACEMENT_MS, GANTRY_SCHEDULER_MAX_GAP_MS) after it began. A
    * cycle costs about the same for 10 placements as for 40, so a steady stream is placed in fewer,
    * larger cycles; after a lone placement the next waits at most one placement's gap. A stream
-   * batches only when it is faster than one job per gap: 20 ms puts that at 50 jobs/s (at 5 ms,
-   * 100/s cost a cycle per job and as much CPU as 500/s; ADR 0030). 0 max: off.
+   * batches only when it is faster than one job per gap: 20 ms puts that at 50 jobs/s (why not
+   * less: ADR 0030's amendment). 0 max: off.
    */
   @IsInt() @Min(0) @Max(100) GANTRY_SCHEDULER_GAP_PER_PLACEMENT_MS: number = 20;
   @IsInt() @Min(0) @Max(1000) GANTRY_SCHEDULER_MAX_GAP_MS: number = 50;
@@ -51,8 +51,8 @@ export class SchedulerEnv extends StatefulServiceEnv {
   @IsInt() @Min(0) GANTRY_PREEMPTION_COOLDOWN_MS: number = 300_000;
   /**
    * Most preemptors one cycle chooses victims for: the running attempts of lower bands are read once
-   * a cycle, then each preemptor costs a search and one short transaction. 8 could not keep up with 5
-   * high-band jobs a second at 50,000 nodes (bench:dispatch, submit -> KILL p50 15 s); 32 did (1.2 s).
+   * a cycle, then each preemptor costs a search and one short transaction. Why 32: ADR 0026,
+   * "Figures behind the code" (bench:dispatch).
    */
   @IsInt() @Min(0) @Max(1000) GANTRY_PREEMPTION_PER_CYCLE: number = 32;
   /** Identity of this replica in leases; defaults to hostname-pid. */

@@ -23,8 +23,8 @@ const placementsPerCommit = new Histogram({ name: 'gantry_scheduler_placements_p
 
 /**
  * Every node's last writer is checked, and every last-heard time re-read, this often even though
- * only changes are read in between (see the snapshots): a backstop, rare because reading 50,000
- * scores (or rows) costs a tenth of a second of CPU (most of a second). Cached last-heard times age
+ * only changes are read in between (see the snapshots): a backstop, rare because reading a large
+ * fleet's scores or rows is costly (ADR 0012). Cached last-heard times age
  * between reads, so a node that stops beating still turns DEGRADED on time.
  */
 const FULL_NODE_READ_MS = 300_000;

@@ -2,8 +2,8 @@
  * kafkajs 2.2.4 (its last release) arms a timer in RequestQueue.scheduleCheckPendingRequests on
  * every call, also when no request waits and the connection is not throttled: `throttledUntil`
  * starts at -1, so the delay is negative, the timer fires after 1 ms, finds the queue empty and arms
- * the next. Every connection that has had one answer spins like that for good: on an idle stack each
- * service's event loop woke ~1,600 times a second (strace) and used 4–8 % of a core. Upstream:
+ * the next. Every connection that has had one answer spins like that for good, so an idle service
+ * burns CPU waking for nothing (ADR 0012 has the figure). Upstream:
  * tulios/kafkajs#1556 and #1704; the fix (PR #1667) was never released.
  *
  * Patched in place, like the encoder (kafkajs-pooled-encoder.ts): while a request waits, or the

@@ -2,11 +2,11 @@
  * kafkajs 2.2.4 (its last release) gives every encoder a fresh zero-filled 512-byte buffer
  * (Buffer.alloc: a new ArrayBuffer each time), grows it the same way, and writes every varint
  * through a throwaway array and Buffer. A produced record takes four encoders (the record, its body,
- * each header) and about eight varints, so a simulated fleet producing 12,000 beats/s spent 12 % of
- * its CPU allocating those buffers and a fifth collecting garbage (bench:heartbeats profile,
- * docs/benchmarks.md). This patch makes the encoder take its buffers from Node's pool
- * (Buffer.allocUnsafe: safe here, an encoder writes every byte in order and exposes only
- * buf[0, offset)) and write varints in place. Same bytes on the wire: the spec compares them.
+ * each header) and about eight varints, so a simulated fleet spent much of its CPU allocating those
+ * buffers and collecting them (ADR 0010, bench:heartbeats). This patch makes the encoder take its
+ * buffers from Node's pool (Buffer.allocUnsafe: safe here, an encoder writes every byte in order and
+ * exposes only buf[0, offset)) and write varints in place. Same bytes on the wire: the spec
+ * compares them.
  *
  * It patches the class kafkajs already uses, in place: replacing the module's export does not work
  * under OpenTelemetry, whose require hook hands every later require the exports it saw first. The

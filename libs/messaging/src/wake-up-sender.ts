@@ -17,8 +17,8 @@ export const DEFAULT_MIN_GAP_MS = 20;
  * Wake-ups coalesce: one send at a time, and the next no sooner than `minGapMs` after the last one
  * began; whatever is signalled meanwhile goes in one more, of the strongest kind signalled. A lone
  * signal is sent at once; a client creating jobs back to back costs one send per gap, not one per
- * create (each send is a produce for the broker and a fetch and a cycle for the scheduler: on two
- * cores that was a third of a serial create's CPU, bench:churn). The scheduler's own pacing
+ * create (each send is a produce for the broker and a fetch and a cycle for the scheduler; its
+ * cost: ADR 0002, bench:churn). The scheduler's own pacing
  * (nextCycleDelayMs) waits longer than the gap anyway while its queues are blocked. A failed send is
  * only logged: the next signal or the scheduler's tick covers it.
  */

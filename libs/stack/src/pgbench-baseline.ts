@@ -5,7 +5,8 @@ import { runCommand, withDb } from './local-infra';
 
 /*
  * The same-run Postgres baseline that every benchmark and test:chaos report beside their figures:
- * hosts of this kind differ up to 3x, so a figure is quoted as a ratio to this.
+ * hosts of one kind differ too much for raw figures to compare, so a figure is quoted as a ratio to
+ * this.
  */
 
 export function findPgbench(): string {

@@ -19,8 +19,8 @@ export interface ServiceProcessOptions {
 /** One Gantry service as a real OS process, started from the build output exactly as in production. */
 /**
  * The V8 flags every service runs with, here as in the Dockerfile's NODE_OPTIONS. A 32 MiB young
- * generation (default 16) halves scavenges in the per-message paths (heartbeats, reports): at
- * 20,000 beats/s it cut the agent's CPU per beat by ~20% and the ingest lag p99 by half (ADR 0010).
+ * generation (default 16) halves scavenges in the per-message paths (heartbeats, reports; what
+ * that saves: ADR 0010).
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=32'];
 

@@ -14,7 +14,7 @@ let sdk: NodeSDK | null = null;
  * With an exporter (`trace`), the Node SDK runs with only what carries context instrumented when no
  * OTLP endpoint is set (incoming HTTP, pino; OTEL_NODE_ENABLED_INSTRUMENTATIONS overrides), since a
  * span per Nest handler, SQL or Redis command costs CPU on every request. Without one (`propagate`),
- * spans would go nowhere, yet the SDK cost the gateway 13–20 % of its CPU per create (ADR 0031):
+ * spans would go nowhere, yet the SDK cost the gateway CPU on every create (ADR 0031):
  * only the W3C propagator and a synchronous context manager are installed.
  */
 export function startTelemetry(serviceName: string): TelemetryMode {

@@ -5,8 +5,8 @@ import {
 } from '@gantry/contracts';
 
 /*
- * The global ValidationPipe (class-transformer, then class-validator's metadata walk) was ~7% of
- * the gateway's CPU per create in bench:api (ADR 0011). This checks CreateJobDto's rules by hand, with
+ * The global ValidationPipe (class-transformer, then class-validator's metadata walk) is costly per
+ * create (ADR 0011 has the figure). This checks CreateJobDto's rules by hand, with
  * class-validator's own checks for each rule, and builds the instances the pipe would return. It
  * may be stricter than the class, never looser: anything it does not accept goes through the pipe,
  * which gives the verdict and the field errors. create-job-parser.spec.ts checks the two agree.

@@ -4,7 +4,7 @@ import { SpawnedProcess, Spawner } from './spawner';
 
 /**
  * Node's own spawn: libuv forks the agent and execs the shim in the child. It needs nothing but
- * Node; on a virtual machine with costly page-table updates the fork of the agent's ~200 MB is
+ * Node; on a virtual machine with costly page-table updates the fork of the agent's whole heap is
  * most of what a short attempt costs the host (ADR 0032).
  */
 export class NodeSpawner implements Spawner {

@@ -13,7 +13,7 @@ export type MessageParser<T> = (raw: Buffer | string | null) => ParseResult<T>;
  * - Unknown fields are allowed (contract section 3: ignored). A StoredObject's are removed in place
  *   (compiled as `additionalProperties: false` with `removeAdditional: true`), so nothing stores or
  *   shows them; any other object's are left where they are, unread (removing them costs a loop over
- *   every key: 10-15% of a small message's parse). A map (env) keeps every entry.
+ *   every key, ADR 0013). A map (env) keeps every entry.
  * - `discriminator` picks a command's RUN or KILL branch by its `type` and checks only that one.
  * - Text fields (`pattern: NO_NUL` with their lengths) are compiled to one inline check, `text`, on
  *   `.length`, counting code points (as JSON Schema does) only when the UTF-16 length cannot decide.

@@ -4,8 +4,7 @@
  *
  * Each batch has a fixed cost (its round trips, its statement's planning and commit, a Kafka
  * send), so a worker that starts a new batch whenever something arrives spends the machine on
- * small batches exactly when it is busiest: at 500 creates/s the scheduler ran 47 cycles a second
- * of ten placements and the reconciler 80 writes of a dozen reports. The gap grows with the last
+ * small batches exactly when it is busiest (ADR 0030 has the figures). The gap grows with the last
  * batch, `perItemMs` per item up to `maxMs`:
  * - a lone item after a quiet spell (a batch of 0 or 1) waits at most `perItemMs`: an idle
  *   cluster's latency does not change;

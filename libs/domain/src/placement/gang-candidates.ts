@@ -5,8 +5,8 @@ import { PlacementNode, schedulable } from './schedulable';
 
 /**
  * The nodes a gang could use, grouped by rack, for each request shape seen, kept current as nodes
- * change: a gang then looks at racks, not at every fitting node (tens of thousands of them at
- * 50,000 nodes, 10 ms per gang). A plan keeps them current as it places and reserves; a caller
+ * change: a gang then looks at racks, not at every fitting node (tens of thousands of them on a
+ * large fleet; ADR 0012). A plan keeps them current as it places and reserves; a caller
  * that keeps one between plans (with its FitIndex) passes every node change to `changed` too.
  */
 export class GangCandidates {

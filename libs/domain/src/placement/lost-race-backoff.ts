@@ -5,9 +5,8 @@
  *   retrying at once would collide with it again; wait a short, jittered while;
  * - its compare-and-set failed: a node or the job changed between the cycle's read and its
  *   commit, or was being written then (a release holding the node's row, a cordon, a cancel). The
- *   next cycle reads the change and plans from it, so waiting only delays the job (on an idle
- *   cluster, when releases still moved the node's version, 1 placement in 6 lost this way and
- *   waited 20–100 ms for nothing). It runs at once, unless cycles in a row keep losing this way
+ *   next cycle reads the change and plans from it, so waiting only delays the job (ADR 0030,
+ *   bench:churn's idle phase). It runs at once, unless cycles in a row keep losing this way
  *   and placing nothing: past IMMEDIATE_RETRIES_AFTER_CHANGES of them it waits like a lease loss,
  *   so a node that changes under every read cannot spin the scheduler.
  */

@@ -123,8 +123,8 @@ function cheapestCover(candidates: PreemptibleAttempt[], need: [number, number, 
 
 /**
  * What the victim search reads of the fleet, built once for all of a cycle's preemptors
- * (preemptionFleet) instead of once for each: at 50,000 nodes and 47,500 running attempts, building
- * it per preemptor was most of a preempting cycle.
+ * (preemptionFleet) instead of once for each: building it per preemptor was most of a preempting
+ * cycle on a large fleet (ADR 0026).
  */
 export interface PreemptionFleet {
   /** The nodes a preemptor may use (schedulable, not withheld), most free GPUs first, then by id. */
@@ -184,8 +184,7 @@ function candidateNodes(fleet: PreemptionFleet, req: ResourceRequest): { withRoo
  * Null when no such set exists, or when it already fits without any (nothing to preempt). `nodes`
  * must be as the cycle's own placements left them and `withheld` must name what earlier preemptors
  * were promised: a node free only in the snapshot, or free for someone else, once made every other
- * preemptor of the cycle look as if it fit (bench:dispatch at 50,000 nodes preempted for one cycle
- * in three, and high-band jobs waited 55 s for their KILLs).
+ * preemptor of the cycle look as if it fit, so preemptions stalled (ADR 0026, bench:dispatch).
  *
  * Nodes are visited by their GPU deficit, the least a cover of them can cost, so a fleet of full
  * nodes stops at the first nodes that can be freed at that cost instead of searching every node.

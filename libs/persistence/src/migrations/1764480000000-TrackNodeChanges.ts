@@ -4,7 +4,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * Every node row carries the id of the transaction that last wrote it (`changed_xid`, set by a
  * trigger, so no writer can forget it), indexed: the scheduler reads only the nodes changed since
  * its last read through the index. Judging `age(xmin)` row by row scanned the whole table each
- * cycle (51 ms of Postgres per cycle at 50,000 nodes). xid8 does not wrap around.
+ * cycle (ADR 0012). xid8 does not wrap around.
  */
 export class TrackNodeChanges1764480000000 implements MigrationInterface {
   name = 'TrackNodeChanges1764480000000';

@@ -72,8 +72,8 @@ export interface LiveFields {
  * so the summary reads four integers instead of 50,000 hashes. A node whose telemetry is not known
  * yet is not counted. Returns how many beats were written and the nodes that had no hash before
  * (new, expired, removed, or Redis restarted), which the ingester registers again in Postgres.
- * One call per batch rather than per beat: at 10,000 beats/s the per-call cost (ioredis command,
- * Redis script invocation) was most of the ingester's Redis time.
+ * One call per batch rather than per beat: the per-call cost (ioredis command, Redis script
+ * invocation) was most of the ingester's Redis time (ADR 0010).
  * KEYS: lastSeen, utilisation, then one node hash per beat. ARGV: ttl, then BEAT_ARGS per beat.
  * Returns one flag per beat (1 written, 0 not: the cursor had moved) and the nodes written that had no live state before.
  */
@@ -233,10 +233,10 @@ export class NodeLiveStore {
 
   /**
    * nodeId -> last heard (ms) for every node heard since `sinceMs`. Read in pages of HEARD_PAGE by
-   * score, so Redis is never blocked by one 50,000-member reply (~20 ms, during which every beat
-   * and every summary request waits). Not a snapshot: a node read twice keeps its later score, and
-   * a node can be missed when another one at the page boundary's score beats between two pages
-   * (the LIMIT offset then skips one too many). A caller that judges absence must re-read the
+   * score, so Redis is never blocked by one reply of the whole fleet (during which every beat and
+   * every summary request waits; ADR 0007). Not a snapshot: a node read twice keeps its later
+   * score, and a node can be missed when another one at the page boundary's score beats between two
+   * pages (the LIMIT offset then skips one too many). A caller that judges absence must re-read the
    * nodes it finds absent or silent with lastSeenMany, as the failure detector does.
    */
   async heardSince(sinceMs: number, paging: PagedReadOptions = {}): Promise<Map<string, number>> {

@@ -37,8 +37,8 @@ export interface StreamFilter {
  * snapshot) are read, because every transaction under it has ended, so a row that commits later
  * sorts after everything returned (ADR 0028). Planned on every call, not prepared: a cached generic
  * plan, made once while the tables were small or blind to a filter that is absent, joined jobs by a
- * full scan per call, and at a few hundred jobs a second it ran into the statement timeout and took
- * Postgres' CPU from everything else (bench:dispatch, 2026-12-03). With the values known, the plan is
+ * full scan per call, and under load it ran into the statement timeout and took Postgres' CPU from
+ * everything else (ADR 0028, bench:dispatch). With the values known, the plan is
  * the index range on job_events_stream and one primary-key probe of jobs per event.
  */
 function streamQuery(after: StreamPosition, limit: number, filter: StreamFilter): { text: string; params: unknown[] } {

@@ -34,8 +34,8 @@ export interface JobReportsWritten {
 /** An outbox message that goes out only if its job's write does (jobId), or whatever happens (null). */
 export type ReportMessage = OutboxMessage & { jobId: string | null };
 
-// Not prepared: run from a generic plan it cost twice the Postgres CPU of planning it each time
-// (bench/api/db-path, 10,000 jobs in batches of 10), unlike the create and placement statements.
+// Not prepared: run from a generic plan it cost more Postgres CPU than planning it each time
+// (ADR 0012, bench/api/db-path), unlike the create and placement statements.
 const WRITE_JOB_REPORTS = `WITH job_in AS (
        SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::bool[], $6::bool[], $7::int[], $8::text[], $29::timestamptz[], $30::bool[])
          AS t (id, expected, n_events, state, start, ended, exit_code, reason, retry_at, preempted)

@@ -257,14 +257,14 @@ export async function listJobsPage(sql: Sql, filter: JobListFilter, after: { cre
  * What a scheduling cycle reads of a queued job: what it plans with (queue, shape, array, maxRuntimeSeconds for backfill), what the
  * placement's compare-and-set and RUN need (state, attempt, version, trace), and the pending reason
  * it may change. Not the command, environment, labels or times: the relay builds the RUN from the
- * job's row when it sends it (run-dispatch.ts). Parsing whole rows cost the scheduler ~12 µs of CPU
- * per row against ~3 µs for these (1,000 rows), and a cycle reads up to the lookahead of every queue.
+ * job's row when it sends it (run-dispatch.ts). Parsing whole rows cost the scheduler several times
+ * the CPU of these (ADR 0008), and a cycle reads up to the lookahead of every queue.
  */
 export type QueuedJobHead = ReturnType<typeof toQueuedJobHead>;
 
 /**
  * The head's fields of a row that has their columns, mapped by toJobRecord (the one place columns
- * become fields). Spelled out, not picked by a key list: Object.fromEntries cost 1.6 µs a row here.
+ * become fields). Spelled out, not picked by a key list: Object.fromEntries cost more (ADR 0008).
  */
 function toQueuedJobHead(r: Record<string, any>) {
   const j: JobRecord = toJobRecord(r);

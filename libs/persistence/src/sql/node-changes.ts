@@ -49,8 +49,8 @@ function toWrittenNode(r: Record<string, unknown>): WrittenNode {
  * Nodes changed since an earlier call, found through the id of the transaction that last wrote each
  * row (`changed_xid`, kept by a trigger, indexed). A transaction still running at the earlier read
  * is at or above that read's horizon, so whatever it commits later is read next time; nothing
- * committed is missed. Only changed rows are read and travel: at 50,000 nodes a full read costs
- * 0.6–0.9 s of the reader's CPU on an idle 2-core machine, this a few ms. `since` null: every node,
+ * committed is missed. Only changed rows are read and travel, not the fleet (ADR 0012). `since`
+ * null: every node,
  * in pages (`full`).
  */
 export async function loadNodesChangedSince(sql: Sql, since: string | null, full: PagedReadOptions = {}): Promise<NodeChanges> {
@@ -67,8 +67,8 @@ export async function loadNodesChangedSince(sql: Sql, since: string | null, full
 
 /**
  * Which transaction last wrote each node: a check of a reader's copy of the fleet (the scheduler's
- * periodic backstop to the change feed) that reads two short columns, ~15x less of the reader's
- * CPU than every row (35–75 ms against 600–870 ms at 50,000 nodes, 2026-12-06). A node whose
+ * periodic backstop to the change feed) that reads two short columns, far less of the reader's
+ * CPU than every row (ADR 0012). A node whose
  * writer differs from the copy's is read again with loadNodesById.
  */
 export async function loadNodeWriters(sql: Sql, paging: PagedReadOptions = {}): Promise<NodeWriters> {
@@ -85,8 +85,8 @@ export async function loadNodesById(sql: Sql, ids: string[]): Promise<WrittenNod
 /**
  * Every node's row of `page` (a statement of `id > $1 ORDER BY id LIMIT $2` with the horizon), in
  * pages of `pageSize` (FULL_READ_PAGE), one statement each, so that a reader's event loop serves its
- * other work between pages: in one statement, 50,000 rows were parsed in one go and held the
- * scheduler's cycles for a second (2026-12-06). Not one snapshot, and it need not be: the horizon
+ * other work between pages: in one statement, a large fleet's rows were parsed in one go and held
+ * the scheduler's cycles meanwhile (ADR 0012). Not one snapshot, and it need not be: the horizon
  * is the first page's, so whatever was written while the pages were read (a node changed, added or
  * removed behind the read) is in the next loadNodesChangedSince(sql, horizon).
  */

@@ -12,7 +12,7 @@ export interface NodeGridRow {
 
 /**
  * Every registered node, ordered by zone, rack and id: one scan of the nodes table with only the
- * columns a heatmap needs (about 25 ms for 50,000 nodes), for callers that cache it.
+ * columns a heatmap needs, for callers that cache it (its cost: ADR 0018).
  */
 export async function loadNodeGrid(sql: Sql): Promise<NodeGridRow[]> {
   const rows = await sql.rows<{ id: string; zone: string; rack: string; gpus_total: number; gpus_allocated: number; cordoned: boolean }>(

@@ -132,7 +132,7 @@ export async function listNodesPage(sql: Sql, filter: NodeListFilter, afterId: s
  * When the update changes nothing, the node is read again to answer; that read takes a newer
  * snapshot, so it can find a node the update could not see (its registration committed in between)
  * still with the other flag. The update is then tried again, rather than answering as if done:
- * a cordon of a node seconds old was lost that way (CI, partition-hold, 2026-12-05).
+ * a cordon of a node seconds old was lost that way (ADR 0007).
  */
 export async function setNodeCordoned(sql: Sql, id: string, cordoned: boolean, now: Date): Promise<NodeRecord | null> {
   for (let attempt = 1; ; attempt++) {

@@ -38,11 +38,10 @@ export async function bootstrapService(module: Type<unknown> | DynamicModule, co
     // Node's 5 s: under load a Node 20 server accepts one new connection per event-loop iteration
     // (libuv 1.45, "don't accept() connections in a loop"), so a client that must reconnect after
     // every lull waits in the kernel's accept queue for seconds while its old connections would
-    // have been served at once (bench:api's overload, 2026-12-04: every create slower than 1 s was
-    // on a new connection). A whole request (headers and body, at most 1 MiB) must arrive within
-    // 30 s: a client trickling bytes holds a socket no longer. Answers are bounded by the database's
-    // and Redis's timeouts (GANTRY_DB_*_TIMEOUT_MS, GANTRY_REDIS_COMMAND_TIMEOUT_MS) and the
-    // gateway's admission control.
+    // have been served at once (ADR 0017, bench:api's overload). A whole request (headers and body,
+    // at most 1 MiB) must arrive within 30 s: a client trickling bytes holds a socket no longer.
+    // Answers are bounded by the database's and Redis's timeouts (GANTRY_DB_*_TIMEOUT_MS,
+    // GANTRY_REDIS_COMMAND_TIMEOUT_MS) and the gateway's admission control.
     keepAliveTimeout: 65_000,
     requestTimeout: 30_000,
     // Routing as Express did it: case-insensitive, a trailing slash ignored, node ids up to 253 characters.

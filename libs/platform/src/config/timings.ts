@@ -42,8 +42,8 @@ export function defaultIngestStallMs(heartbeatMs: number): number {
 
 /** GANTRY_DETECTOR_INTERVAL_MS when unset: a twentieth of the dead timeout, never under 2 s (2000 at the defaults). */
 export function defaultDetectorIntervalMs(deadMs: number): number {
-  // A round reads and judges the whole fleet (0.13 of a core at 50,000 nodes every 2 s on the bench
-  // machine, 2026-12-06), and finer rounds than this only judge a death up to 5 % sooner.
+  // A round reads and judges the whole fleet (its cost: ADR 0007), and finer rounds than this only
+  // judge a death up to 5 % sooner.
   return Math.max(2_000, Math.round(deadMs / 20));
 }
 

@@ -3,8 +3,8 @@ import { ApiError, ErrorCode } from './problem';
 /**
  * Bounds on the shape of every JSON request body, checked right after parsing and before anything
  * walks it (class-transformer recurses per level and de-duplicates an object's keys in quadratic
- * time: 90,000 unknown keys cost it 5 s, 500,000 levels overflowed its stack). No Gantry body is
- * deeper than a few levels or has more than a few hundred keys in one object.
+ * time; ADR 0017 has the figures). No Gantry body is deeper than a few levels or has more than a
+ * few hundred keys in one object.
  */
 export const BODY_SHAPE_LIMITS = {
   maxDepth: 32,
