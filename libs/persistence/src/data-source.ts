@@ -1,5 +1,4 @@
 import { DataSource } from 'typeorm';
-import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
 export interface DataSourceOptions {
@@ -27,7 +26,6 @@ export function createDataSource(opts: DataSourceOptions): DataSource {
   return new DataSource({
     type: 'postgres',
     url: opts.url,
-    entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTableName: 'gantry_migrations',
     synchronize: false,

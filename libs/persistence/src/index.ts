@@ -1,4 +1,3 @@
-export * from './entities';
 export * from './data-source';
 export * from './migrations';
 export * from './sql/sql';

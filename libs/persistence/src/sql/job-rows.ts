@@ -1,9 +1,69 @@
 import type { JobState, RankState } from '@gantry/domain';
-import { JobEntity } from '../entities/job.entity';
 import { ConcurrentUpdateError, Sql, prepared } from './sql';
 import { USAGE_GPU_MODEL } from './usage-ledger';
 
-export type JobRecord = Omit<JobEntity, never>;
+/** A row of `jobs`, as toJobRecord maps it (bigints as numbers). */
+export interface JobRecord {
+  id: string;
+  owner: string;
+  queue: string;
+  name: string;
+  image: string;
+  command: string[];
+  env: Record<string, string>;
+  labels: Record<string, string>;
+  gpus: number;
+  gpuModel: string | null;
+  cpuCores: number;
+  memoryMiB: number;
+  nodes: number;
+  maxRetries: number;
+  state: JobState;
+  cancelRequested: boolean;
+  attempt: number;
+  nodeIds: string[];
+  /** The current attempt's GPU devices, rank by rank: rank i holds entries i*gpus .. (i+1)*gpus - 1. */
+  gpuIndices: number[];
+  /** Rank 0's node address when the current attempt was placed (null: the node never said). */
+  masterAddr: string | null;
+  /** Longest an attempt may run, seconds; null: no limit. */
+  maxRuntimeSeconds: number | null;
+  /** Retry policy (ADR 0022): the first backoff ceiling and the largest, seconds; exit codes retried. */
+  backoffSeconds: number;
+  maxBackoffSeconds: number;
+  retryOnExitCodes: number[];
+  /** Not placed before this (a retry's backoff); null: no wait. */
+  notBefore: Date | null;
+  /** Dependencies not met yet (ADR 0023); the scheduler reads only jobs with none. */
+  depsPending: number;
+  /** Attempts ended by a drain: they used no retry. */
+  retriesForgiven: number;
+  /** An array's parent (ADR 0025): how many children, and how many may be placed at once (null: no cap). */
+  arraySize: number | null;
+  arrayParallelism: number | null;
+  /** An array's child: its parent and its index (GANTRY_ARRAY_INDEX); it carries the parent's parallelism too. */
+  arrayOf: string | null;
+  arrayIndex: number | null;
+  /** The attempt told to stop for a preemptor and not yet stopped (ADR 0026); null: none. */
+  preemptedAttempt: number | null;
+  /** The job that attempt stops for. */
+  preemptedFor: string | null;
+  /** When it was last told to stop for a preemptor (the cooldown counts from here). */
+  lastPreemptedAt: Date | null;
+  /** Nodes where an attempt of the job timed out starting (START_TIMEOUT): placement avoids them while others fit (ADR 0035). */
+  startFailedOn: string[];
+  pendingReason: string | null;
+  exitCode: number | null;
+  reason: string | null;
+  /** Compare-and-set version: every state change bumps it. */
+  version: number;
+  lastEventSeq: number;
+  traceParent: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
 
 export function toJobRecord(r: Record<string, any>): JobRecord {
   return {

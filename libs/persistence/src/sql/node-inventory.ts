@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { InventoryResource, NodeInventory, NodeTopology, believedTopology, judgeStartFailures, pinAfterReport } from '@gantry/domain';
-import type { ReportedHardwareRecord } from '../entities/node.entity';
-import { upsertTopologyWrites } from './nodes';
+import { type ReportedHardwareRecord, upsertTopologyWrites } from './nodes';
 import { Sql, inTransaction, intArrayLiteral } from './sql';
 
 /*

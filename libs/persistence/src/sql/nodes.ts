@@ -1,12 +1,55 @@
 import type { DataSource } from 'typeorm';
 import type { NodeInventory, NodeTopology } from '@gantry/domain';
-import { NodeEntity } from '../entities/node.entity';
 import { Sql, inTransaction, intArrayLiteral } from './sql';
 
-export type NodeRecord = Omit<NodeEntity, never> & {
+/** What a node last reported of its hardware (nodes.reported); the columns placement reads hold what is believed of it (ADR 0035). */
+export interface ReportedHardwareRecord {
+  gpuModel: string | null;
+  gpuIndices: number[];
+  cpuCores: number;
+  memoryMiB: number;
+  address: string | null;
+}
+
+/**
+ * Durable topology (written when it changes) and allocations (written by placement, with CAS on
+ * `version`). Capacity and address are what is believed: the lesser of the pinned inventory and the
+ * node's report (ADR 0035); `reported` keeps the report itself.
+ */
+export interface NodeRecord {
+  id: string;
+  zone: string;
+  rack: string;
+  gpuModel: string | null;
+  gpusTotal: number;
+  cpuCores: number;
+  memoryMiB: number;
+  /** Device indices of the healthy GPUs of gpuModel (gpusTotal of them). */
+  gpuIndices: number[];
+  /** Device indices held by unreleased ranks; never one twice (nodes_gpus_held_distinct). */
+  gpusHeld: number[];
+  /** Where the node listens (heartbeats' address); null when it never said. */
+  address: string | null;
+  /** The port on address where the node's agent serves attempt logs (heartbeats' logsPort, ADR 0021); null when it never said. */
+  logsPort: number | null;
+  /** What the node last reported (null for a row written before ADR 0035's migration ran). */
+  reported: ReportedHardwareRecord | null;
+  gpusAllocated: number;
+  cpuAllocated: number;
+  memoryAllocated: number;
+  cordoned: boolean;
+  /** Why it is cordoned: OPERATOR, DRAIN or START_FAILURES; null when it is not. */
+  cordonReason: string | null;
+  /** Ranks in a row that timed out starting here (reset by a start, and by an uncordon). */
+  startFailures: number;
+  /** While a drain is pending (ADR 0027): when the reconciler ends what still runs here; null otherwise. */
+  drainDeadline: Date | null;
+  version: number;
+  firstSeenAt: Date;
+  updatedAt: Date;
   /** The pinned inventory (ADR 0035; null: none yet), on the reads that join the enrollment: loadNodes, listNodesPage, the cordon and drain writes. */
   declared?: NodeInventory | null;
-};
+}
 
 export function toNodeRecord(r: Record<string, any>): NodeRecord {
   return {
