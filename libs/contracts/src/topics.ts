@@ -4,7 +4,7 @@ export const TOPICS = {
   jobReports: 'gantry.job-reports.v1',
   agentCommands: 'gantry.agent-commands.v1',
   deadLetter: 'gantry.dead-letter.v1',
-  /** Internal: job created / state changed, published from the outbox; wakes the scheduler. */
+  /** Internal: wake-ups for the scheduler (JOB_CREATED, CAPACITY_RELEASED), sent by WakeUpSender after a commit, not through the outbox. */
   jobLifecycle: 'gantry.internal.job-lifecycle.v1',
   /** Public (contract §4.5): every job event, key = job id, in seq order per job (ADR 0028). */
   jobEvents: 'gantry.job-events.v1',
