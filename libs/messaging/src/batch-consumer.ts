@@ -200,8 +200,8 @@ export class BatchConsumer<T> {
       sessionTimeout: o.sessionTimeoutMs ?? 10_000,
       heartbeatInterval: 3_000,
       // How long the broker holds an empty fetch. It answers as soon as a message arrives, so this
-      // costs no latency; it only sets how often an idle consumer asks (at 100 ms the polls of the
-      // five services' consumers were a tenth of a core in the broker and clients, doing nothing).
+      // costs no latency; it only sets how often an idle consumer asks (shorter, idle polls cost the
+      // broker and clients CPU for nothing: ADR 0012).
       maxWaitTimeInMs: o.maxWaitTimeInMs ?? 1_000,
       minBytes: o.minBytes ?? 1,
       retry: { retries: 1_000_000, initialRetryTime: 300, maxRetryTime: 5_000 },
