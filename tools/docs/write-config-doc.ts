@@ -7,7 +7,7 @@ import { ServiceEnv, StatefulServiceEnv } from '@gantry/platform';
 // a dependency of anything); the drift report is the OpenAPI check's.
 /* eslint-disable @nx/enforce-module-boundaries */
 import { GatewayEnv } from '../../apps/api-gateway/src/config';
-import { describeDrift } from '../../apps/api-gateway/src/openapi/document-drift';
+import { checkGenerated } from '../../apps/api-gateway/src/openapi/document-drift';
 import { IngesterEnv } from '../../apps/heartbeat-ingester/src/config';
 import { AgentEnv } from '../../apps/node-agent/src/config';
 import { ReconcilerEnv } from '../../apps/reconciler/src/config';
@@ -98,18 +98,7 @@ function main(): void {
   const file = join(root, 'docs', 'configuration.md');
   const generated = generateConfigDoc(root);
   if (process.argv.includes('--check')) {
-    let current = '';
-    try {
-      current = readFileSync(file, 'utf8');
-    } catch {
-      // absent: every line differs
-    }
-    const drift = describeDrift(current, generated, ['docs/configuration.md (checked in)', 'generated from the config classes']);
-    if (drift) {
-      console.error(`docs/configuration.md differs from what the config classes generate; run \`npm run docs:config\` and commit it.\n${drift}`);
-      process.exit(1);
-    }
-    console.log('docs/configuration.md matches the config classes');
+    if (!checkGenerated('docs/configuration.md', generated, 'the config classes', 'npm run docs:config')) process.exit(1);
     return;
   }
   writeFileSync(file, generated);
