@@ -20,7 +20,7 @@ const base = { rootDir: __dirname, setupFiles: ['reflect-metadata'], transform: 
 
 module.exports = {
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/src/**/*.spec.ts', '<rootDir>/bench/**/*.spec.ts'] },
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/src/**/*.spec.ts', '<rootDir>/bench/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts'] },
     {
       ...base,
       displayName: 'integration',

@@ -59,6 +59,8 @@ say "typecheck (console)"; npx tsc -p apps/console/tsconfig.json --noEmit
 # (`npm run openapi:write` rewrites both), and Spectral (.spectral.yaml) finds no error in it.
 say "openapi document"; npm run -s openapi:check && npm run -s client:check
 say "openapi lint"; npm run -s openapi:lint
+# docs/configuration.md is generated from the config classes (`npm run docs:config` rewrites it).
+say "configuration document"; npm run -s docs:config:check
 say "lint"; npm run -s lint
 say "unit tests"; npx jest --selectProjects unit --ci
 say "integration tests"; npx jest --selectProjects integration --ci --runInBand

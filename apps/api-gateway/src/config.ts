@@ -99,6 +99,7 @@ export class GatewayEnv extends StatefulServiceEnv {
    * process itself, where GANTRY_ADMISSION_WAIT_MS cannot see them. 0 turns it off.
    */
   @IsInt() @Min(0) GANTRY_SHED_EVENT_LOOP_DELAY_MS: number = 100;
+  /** How often the event loop's delay is measured for GANTRY_SHED_EVENT_LOOP_DELAY_MS, ms. */
   @IsInt() @Min(10) @Max(5000) GANTRY_SHED_SAMPLE_MS: number = 250;
   /**
    * Creates are let in only while fewer than an adaptive limit are in progress; the rest get a 503
@@ -107,8 +108,9 @@ export class GatewayEnv extends StatefulServiceEnv {
    * in time (libs/domain, concurrency-limit.ts; ADR 0017). 0 turns it off.
    */
   @IsInt() @Min(0) GANTRY_CREATE_LATENCY_TARGET_MS: number = 200;
-  /** The adaptive limit's bounds: never fewer creates in progress let in than the first, never more than the second. */
+  /** The adaptive limit's lower bound: at least this many creates in progress are always let in. */
   @IsInt() @Min(1) GANTRY_CREATE_INFLIGHT_MIN: number = 64;
+  /** The adaptive limit's upper bound, where it starts; at least GANTRY_CREATE_INFLIGHT_MIN. */
   @IsInt() @Min(1) @Validate(AtLeastVariable, ['GANTRY_CREATE_INFLIGHT_MIN'], { message: 'GANTRY_CREATE_INFLIGHT_MAX must be at least GANTRY_CREATE_INFLIGHT_MIN' })
   GANTRY_CREATE_INFLIGHT_MAX: number = 1024;
   /** How often each replica reads the tokens changed since its last read (revocations, new tokens), ms. */

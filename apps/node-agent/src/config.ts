@@ -29,7 +29,9 @@ export class AgentEnv extends ServiceEnv {
    * no address (and serve no logs) unless it is set: then all of them report it.
    */
   @IsOptional() @IsString() @MinLength(1) @MaxLength(255) GANTRY_NODE_ADDRESS?: string;
+  /** Zone of a real agent's node. */
   @IsString() GANTRY_ZONE: string = 'local';
+  /** Rack of a real agent's node. */
   @IsString() GANTRY_RACK: string = 'local';
   /**
    * Un-acknowledged heartbeat time after which the agent stops its own attempts, ms; between
@@ -140,6 +142,7 @@ export class AgentEnv extends ServiceEnv {
    * (GANTRY_ENROLL_TOKEN): what the simulated fleet does. A real agent gets GANTRY_NODE_CREDENTIAL instead.
    */
   @IsOptional() @Matches(/^https?:\/\//, { message: 'GANTRY_ENROLL_URL must be an http(s) URL' }) GANTRY_ENROLL_URL?: string;
+  /** The operator token GANTRY_ENROLL_URL enrolls with. */
   @IsOptional() @IsString() @MinLength(16) GANTRY_ENROLL_TOKEN?: string;
   /**
    * The gateway a real agent asks for its node's Kafka tokens (KAFKA_SASL_MECHANISM=oauthbearer,

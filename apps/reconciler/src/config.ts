@@ -13,6 +13,7 @@ export class ReconcilerEnv extends StatefulServiceEnv {
    * faster than one per gap: 8 ms puts that at 125 reports/s, about 60 jobs/s (ADR 0030). 0 max: off.
    */
   @IsInt() @Min(0) @Max(100) GANTRY_REPORT_GAP_PER_REPORT_MS: number = 8;
+  /** The most a write's pacing gap may be, ms (see GANTRY_REPORT_GAP_PER_REPORT_MS); 0 turns pacing off. */
   @IsInt() @Min(0) @Max(1000) GANTRY_REPORT_MAX_GAP_MS: number = 50;
   /** How long a RUNNING attempt may be missing from its node's beats before it is lost, ms; default three heartbeat periods, at least 15000. */
   @IsInt() @Min(100) GANTRY_PHANTOM_GRACE_MS: number = 15000;
@@ -22,10 +23,13 @@ export class ReconcilerEnv extends StatefulServiceEnv {
   @IsInt() @Min(100) GANTRY_INGEST_STALL_MS: number = 10000;
   /** Lifetime of the detector's leader lease, ms. */
   @IsInt() @Min(500) GANTRY_LEADER_LEASE_MS: number = 10000;
-  /** Evictions per second and burst (token bucket); share of a rack silent at once that means a partition. */
+  /** Nodes declared dead per second at most (the token bucket's refill rate). */
   @IsNumber() @Min(0.01) GANTRY_EVICTIONS_PER_SECOND: number = 5;
+  /** Nodes that may be declared dead at once (the token bucket's size). */
   @IsInt() @Min(1) GANTRY_EVICTION_BURST: number = 20;
+  /** Share of a rack silent at once that holds it as a partition (racks of at least GANTRY_PARTITION_MIN_RACK nodes). */
   @IsNumber() @Min(0) @Max(1) GANTRY_PARTITION_SHARE: number = 0.5;
+  /** Smallest rack that can be held as a partition. */
   @IsInt() @Min(1) GANTRY_PARTITION_MIN_RACK: number = 4;
   /**
    * How long the nodes of a rack held as a partition stay held, ms; after it, those still silent are

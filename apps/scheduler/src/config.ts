@@ -21,6 +21,7 @@ export class SchedulerEnv extends StatefulServiceEnv {
    * less: ADR 0030's amendment). 0 max: off.
    */
   @IsInt() @Min(0) @Max(100) GANTRY_SCHEDULER_GAP_PER_PLACEMENT_MS: number = 20;
+  /** The most a cycle's pacing gap may be, ms (see GANTRY_SCHEDULER_GAP_PER_PLACEMENT_MS); 0 turns pacing off. */
   @IsInt() @Min(0) @Max(1000) GANTRY_SCHEDULER_MAX_GAP_MS: number = 50;
   /** Jobs considered from the head of each queue per cycle (FIFO lookahead past a job that cannot go yet). */
   @IsInt() @Min(1) @Max(100000) GANTRY_SCHEDULER_LOOKAHEAD: number = 1000;

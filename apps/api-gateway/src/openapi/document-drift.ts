@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -25,6 +25,26 @@ export function describeDrift(expected: string, actual: string, labels: [string,
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The `--check` of a generated, checked-in file: true when `path` (relative to the working directory)
+ * holds exactly `generated`; otherwise prints the diff and the command that rewrites it, and false.
+ */
+export function checkGenerated(path: string, generated: string, source: string, writer: string): boolean {
+  let current = '';
+  try {
+    current = readFileSync(path, 'utf8');
+  } catch {
+    // absent: every line differs
+  }
+  const drift = describeDrift(current, generated, [`${path} (checked in)`, `generated from ${source}`]);
+  if (drift) {
+    console.error(`${path} differs from what ${source} generates; run \`${writer}\` and commit it.\n${drift}`);
+    return false;
+  }
+  console.log(`${path} matches ${source}`);
+  return true;
 }
 
 function firstDifference(a: string, b: string): string {

@@ -23,6 +23,7 @@ export class ServiceEnv implements ConfigRules {
   @ValidateIf((e: ServiceEnv) => e.KAFKA_SASL_MECHANISM !== undefined && e.KAFKA_SASL_MECHANISM !== 'oauthbearer')
   @IsString() @MinLength(1, { message: 'KAFKA_SASL_USERNAME is required when KAFKA_SASL_MECHANISM is set' })
   KAFKA_SASL_USERNAME?: string;
+  /** The password of KAFKA_SASL_USERNAME; required with it. */
   @ValidateIf((e: ServiceEnv) => e.KAFKA_SASL_MECHANISM !== undefined && e.KAFKA_SASL_MECHANISM !== 'oauthbearer')
   @IsString() @MinLength(1, { message: 'KAFKA_SASL_PASSWORD is required when KAFKA_SASL_MECHANISM is set' })
   KAFKA_SASL_PASSWORD?: string;
@@ -32,6 +33,7 @@ export class ServiceEnv implements ConfigRules {
   @IsOptional() @IsString() KAFKA_SSL_CA_FILE?: string;
   /** A consumer partition with messages behind it that has not advanced for this long makes /readyz fail, ms. */
   @IsInt() @Min(1000) GANTRY_CONSUMER_STALL_MS: number = 30000;
+  /** pino level. HTTP request logs exist only at debug and trace; above that a 5xx is logged once, with its error id, method and URL. */
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL: string = 'info';
   /** Heartbeat period of agents, ms; default a third of GANTRY_NODE_SUSPECT_MS (5000 at its default). */
   @IsInt() @Min(100) GANTRY_HEARTBEAT_MS: number = 5000;
@@ -67,8 +69,10 @@ export class ServiceEnv implements ConfigRules {
 
 /** Services that keep state: Postgres and Redis as well. */
 export class StatefulServiceEnv extends ServiceEnv {
+  /** Postgres connection string. */
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// connection string' })
   DATABASE_URL: string = 'postgres://postgres@127.0.0.1:5432/gantry';
+  /** Redis URL (`rediss://` for TLS). */
   @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
   REDIS_URL: string = 'redis://127.0.0.1:6379';
   /** Postgres connections per process. */
