@@ -135,7 +135,7 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, named: Record<string,
 
 const round = (n: number, d: number) => Math.round(n * 10 ** d) / 10 ** d;
 
-/* ---- Conditions recorded with every run (docs/benchmarks.md) ---- */
+/* ---- Conditions recorded with every run (docs/benchmarks/README.md) ---- */
 
 function sh(cmd: string, args: string[], cwd?: string): string {
   try {

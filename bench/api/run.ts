@@ -1,7 +1,7 @@
 /**
  * `npm run bench:api`: create throughput and latency of the gateway (POST /v1/jobs) against a
  * whole local stack that this script starts and stops itself, next to a same-run pgbench
- * single-row INSERT baseline. See docs/benchmarks.md, "bench:api".
+ * single-row INSERT baseline. See docs/benchmarks/README.md, "bench:api".
  *
  * What it brings up, all on this host:
  *   - its own Kafka broker on BENCH_KAFKA_PORT (39092), stopped at the end unless it was already running;

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:churn`: short jobs through a small cluster, the scenario Slurm 22.05 was measured
- * in on this kind of machine (issue 13; docs/benchmarks.md, "bench:churn"). Four agent processes,
+ * in on this kind of machine (issue 13; docs/benchmarks/README.md, "bench:churn"). Four agent processes,
  * one node of 8 GPUs each, run every job's real process (`true`) and report at once; every job asks
  * for one GPU. Everything is measured from outside: HTTP answers, and the agents' own RUNNING and
  * end reports read from Kafka (their `at`, the agents' clock, which is this host's).

@@ -4,7 +4,7 @@ import { numberFromEnv as num } from '@gantry/stack';
 function load() {
   const nodes = num('BENCH_NODES', 50000);
   // 50,000 nodes beating every 5 s is 10,000 beats/s, more than this 2-core machine ingests next to
-  // anything else (docs/benchmarks.md, bench:heartbeats). A slower beat keeps the fleet's cost small
+  // anything else (bench:heartbeats, docs/benchmarks/history/heartbeats.md). A slower beat keeps the fleet's cost small
   // so the bench measures dispatch; suspect/dead scale with it so that every node stays HEALTHY.
   const heartbeatMs = num('BENCH_HEARTBEAT_MS', 60000);
   return {

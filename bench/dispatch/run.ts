@@ -1,7 +1,7 @@
 /**
  * `npm run bench:dispatch`: how fast jobs go from POST /v1/jobs to a RUN command on Kafka, and how
  * fast the scheduler drains a backlog, against a whole local stack that this script starts and stops
- * itself. See docs/benchmarks.md, "bench:dispatch".
+ * itself. See docs/benchmarks/README.md, "bench:dispatch".
  *
  * What it brings up, all on this host:
  *   - its own Kafka broker on BENCH_KAFKA_PORT (39192), stopped at the end unless it was already running;

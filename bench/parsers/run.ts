@@ -9,7 +9,7 @@
  * contracts' exports that the consumers call (parseHeartbeat, parseJobReport, parseAgentCommand).
  *
  * BENCH_PARSERS_BASELINE=<dir> also loads those functions from another commit's build (the folder
- * that holds its dist/libs/contracts/src, see docs/benchmarks.md) and runs its rounds interleaved
+ * that holds its dist/libs/contracts/src, see docs/benchmarks/history/parsers.md) and runs its rounds interleaved
  * with this tree's, so both see the same machine at the same moments.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

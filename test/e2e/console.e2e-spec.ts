@@ -390,7 +390,7 @@ describe(`the overview of a ${FLEET_NODES.toLocaleString('en-US')}-node fleet`, 
     }
     const median = [...times].sort((a, b) => a - b)[1];
     // Timed, not asserted: a test's timing on a shared machine says more about the machine than the
-    // console (the figures and their conditions are in docs/benchmarks.md, "console overview").
+    // console (the figures and their conditions are in docs/benchmarks/history/console.md).
     console.log(`overview of ${FLEET_NODES} nodes: navigation to heatmap drawn ${times.map((x) => Math.round(x)).join(', ')} ms (median ${Math.round(median)})`);
     await t.page.getByText('Loading…').first().waitFor({ state: 'detached' }).catch(() => undefined);
     await t.page.locator('#gpus-heading').waitFor();

@@ -2,7 +2,7 @@
  * `npm run test:chaos`: under steady load, crash and restart every part of a whole local stack in
  * turn, measure how long each fault takes to heal, then check from the database (and the agents'
  * reports) that no accepted job was lost, none ran twice and no node's accounting drifted.
- * Runs outside `npm test` (about ten minutes). See docs/benchmarks.md, "test:chaos".
+ * Runs outside `npm test` (about ten minutes). See docs/benchmarks/README.md, "test:chaos".
  *
  * What it brings up, all on this host, on resources no test or bench uses (every port moved by
  * CHAOS_PORT_OFFSET, else GANTRY_TEST_PORT_OFFSET):

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:churn-slurm`: bench:churn's scenario run against Slurm 22.05 on this host, the
- * same-run baseline for bench:churn (docs/benchmarks.md, "bench:churn-slurm"). Issue 13's Slurm row
+ * same-run baseline for bench:churn (docs/benchmarks/README.md, "bench:churn-slurm"). Issue 13's Slurm row
  * was measured once, on one machine of this kind; machines of this kind differ up to 3x, so a
  * Gantry figure is compared with Slurm's on the same host, measured minutes apart.
  *

@@ -69,7 +69,7 @@ export const MAX_REQUEST_BYTES = 768 * 1024;
  * `DELETE ... WHERE id IN (SELECT ... LIMIT $1 FOR UPDATE SKIP LOCKED)`, let the planner, whose
  * statistics often say the outbox is empty (its vacuums run while it is), pick a nested loop that
  * re-ran the locking subquery for every row: quadratic in the backlog, so a relay that fell behind
- * fell further (docs/benchmarks.md, bench:dispatch).
+ * fell further (bench:dispatch, docs/benchmarks/history/dispatch.md).
  */
 export const OUTBOX_CLAIM = prepared(`SELECT ctid::text AS ctid, id, topic, key, value, headers FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`);
 
