@@ -3,7 +3,7 @@ import { ReplayJob, ReplayQueue } from './workload';
 
 /**
  * Replays a workload through the scheduler's own decision (planCycle: policy order, DRF, quotas,
- * best fit, gangs, one reservation with runtime backfill, the scheduler's default) on an in-process fleet, and asks explainJob for each job's
+ * best fit, gangs, one reservation with runtime backfill, GANTRY_SCHEDULER_BACKFILL=runtime) on an in-process fleet, and asks explainJob for each job's
  * estimatedStartAt at the moment it is submitted, with the snapshot the gateway would read
  * (loadExplainRows: every node, every live attempt, the queued jobs ahead in band-then-age order,
  * at most EXPLAIN_AHEAD_MAX). A cycle runs at every arrival and every end, as the scheduler wakes
