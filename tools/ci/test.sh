@@ -61,6 +61,8 @@ say "openapi document"; npm run -s openapi:check && npm run -s client:check
 say "openapi lint"; npm run -s openapi:lint
 # docs/configuration.md is generated from the config classes (`npm run docs:config` rewrites it).
 say "configuration document"; npm run -s docs:config:check
+# Prettier (.prettierrc.json) formats the code and its configuration; `npm run format` rewrites it.
+say "format"; npm run -s format:check
 say "lint"; npm run -s lint
 say "unit tests"; npx jest --selectProjects unit --ci
 say "integration tests"; npx jest --selectProjects integration --ci --runInBand
