@@ -3,7 +3,22 @@
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
-const FRAMEWORK_AND_IO = ['@nestjs/*', 'typeorm', 'pg', 'kafkajs', 'ioredis', '@opentelemetry/*', 'express', 'pino', 'prom-client', 'node:*', 'fs', 'child_process', 'net', 'http'];
+const FRAMEWORK_AND_IO = [
+  '@nestjs/*',
+  'typeorm',
+  'pg',
+  'kafkajs',
+  'ioredis',
+  '@opentelemetry/*',
+  'express',
+  'pino',
+  'prom-client',
+  'node:*',
+  'fs',
+  'child_process',
+  'net',
+  'http',
+];
 
 const CONSTRAINTS = {
   'type:domain': ['type:domain'],

@@ -11,15 +11,17 @@ const BATCH_METRIC = /^(gantry_\w+(?:_per_write|_per_commit|_per_publish|_batch_
 
 export async function batchSnapshot(services: Array<{ name: string; url: string }>): Promise<BatchSnapshot> {
   const out: BatchSnapshot = {};
-  await Promise.all(services.map(async ({ name, url }) => {
-    for (const s of await scrapeMetrics(url)) {
-      const m = BATCH_METRIC.exec(s.name);
-      if (!m) continue;
-      const key = `${name} ${m[1].replace(/^gantry_/, '')}`;
-      out[key] ??= { sum: 0, count: 0 };
-      out[key][m[2] as 'sum' | 'count'] += s.value;
-    }
-  }));
+  await Promise.all(
+    services.map(async ({ name, url }) => {
+      for (const s of await scrapeMetrics(url)) {
+        const m = BATCH_METRIC.exec(s.name);
+        if (!m) continue;
+        const key = `${name} ${m[1].replace(/^gantry_/, '')}`;
+        out[key] ??= { sum: 0, count: 0 };
+        out[key][m[2] as 'sum' | 'count'] += s.value;
+      }
+    }),
+  );
   return out;
 }
 

@@ -36,7 +36,12 @@ export async function warmUntilBrokerQuiet(
     out.jitS += jit;
     last.push({ jit, wallS: (performance.now() - round0) / 1000 });
     if (last.length > 3) last.shift();
-    out.lastRoundsJitCores = last.reduce((x, r) => x + r.jit, 0) / Math.max(last.reduce((x, r) => x + r.wallS, 0), 0.1);
+    out.lastRoundsJitCores =
+      last.reduce((x, r) => x + r.jit, 0) /
+      Math.max(
+        last.reduce((x, r) => x + r.wallS, 0),
+        0.1,
+      );
     out.quiet = last.length === 3 && out.lastRoundsJitCores < opts.jitQuietCores;
   }
   out.seconds = (performance.now() - t0) / 1000;

@@ -74,12 +74,14 @@ export function timeline(profile: Profile, fromMs: number, toMs: number): string
     }
     slice.by.set(where, (slice.by.get(where) ?? 0) + profile.timeDeltas[i]);
   }
-  return [...slices.keys()].sort((a, b) => a - b).map((k) => {
-    const s = slices.get(k)!;
-    const [top, us] = [...s.by].sort((a, b) => b[1] - a[1])[0];
-    const at = new Date(fromMs + k * SLICE_MS).toISOString().slice(11, 23);
-    return `  ${at}  busy ${String(Math.round(s.busyUs / 1000)).padStart(3)} ms  mostly (${Math.round(us / 1000)} ms) ${top}`;
-  });
+  return [...slices.keys()]
+    .sort((a, b) => a - b)
+    .map((k) => {
+      const s = slices.get(k)!;
+      const [top, us] = [...s.by].sort((a, b) => b[1] - a[1])[0];
+      const at = new Date(fromMs + k * SLICE_MS).toISOString().slice(11, 23);
+      return `  ${at}  busy ${String(Math.round(s.busyUs / 1000)).padStart(3)} ms  mostly (${Math.round(us / 1000)} ms) ${top}`;
+    });
 }
 
 function bucket(url: string, fn: string): string {
@@ -132,13 +134,23 @@ export function summarise(profile: Profile, top = 25): string {
     `profile ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s, busy ${(busy / 1e6).toFixed(1)} s, idle ${(idle / 1e6).toFixed(1)} s`,
     '',
     'self time by package (share of busy time):',
-    ...[...byPkg].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, us]) => `  ${pct(us)}  ${k}`),
+    ...[...byPkg]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, us]) => `  ${pct(us)}  ${k}`),
     '',
     'time with the package on the stack (inclusive):',
-    ...[...inclusive].filter(([k]) => !k.startsWith('(') && k !== 'other').sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, us]) => `  ${pct(us)}  ${k}`),
+    ...[...inclusive]
+      .filter(([k]) => !k.startsWith('(') && k !== 'other')
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, us]) => `  ${pct(us)}  ${k}`),
     '',
     'hottest functions (self time):',
-    ...[...byFn].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, us]) => `  ${pct(us)}  ${k}`),
+    ...[...byFn]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, us]) => `  ${pct(us)}  ${k}`),
   ];
   return lines.join('\n');
 }

@@ -14,8 +14,24 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { foldReports } from '@gantry/domain';
 import {
-  JobCreation, JobReportWrite, PlacementWrite, PreparedStatement, Sql, autocommit, commitPlacementsThatHold, createDataSource, createJobs,
-  findJobsWithRanks, loadNodes, newJobId as timeOrderedJobId, OUTBOX_VACUUM_EVERY_ROWS, OutboxVacuumSchedule, prepared, upsertNodeTopology, vacuumOutbox, writeJobReports,
+  JobCreation,
+  JobReportWrite,
+  PlacementWrite,
+  PreparedStatement,
+  Sql,
+  autocommit,
+  commitPlacementsThatHold,
+  createDataSource,
+  createJobs,
+  findJobsWithRanks,
+  loadNodes,
+  newJobId as timeOrderedJobId,
+  OUTBOX_VACUUM_EVERY_ROWS,
+  OutboxVacuumSchedule,
+  prepared,
+  upsertNodeTopology,
+  vacuumOutbox,
+  writeJobReports,
 } from '@gantry/persistence';
 import { numberFromEnv as env, recreateDatabase } from '@gantry/stack';
 import { join } from 'node:path';
@@ -56,7 +72,22 @@ async function main(): Promise<void> {
   const [{ pid }] = await base.rows<{ pid: number }>('SELECT pg_backend_pid() AS pid');
 
   const nodeIds = Array.from({ length: NODES }, (_, i) => `db-path-${String(i).padStart(5, '0')}`);
-  await upsertNodeTopology(base, nodeIds.map((id) => ({ id, zone: 'z', rack: 'r', gpuModel: null, gpusTotal: 0, gpuIndices: [], cpuCores: 1_000_000, memoryMiB: 1_000_000_000, address: null, logsPort: null })), new Date());
+  await upsertNodeTopology(
+    base,
+    nodeIds.map((id) => ({
+      id,
+      zone: 'z',
+      rack: 'r',
+      gpuModel: null,
+      gpusTotal: 0,
+      gpuIndices: [],
+      cpuCores: 1_000_000,
+      memoryMiB: 1_000_000_000,
+      address: null,
+      logsPort: null,
+    })),
+    new Date(),
+  );
 
   let done = 0;
   let cpuAtStart = 0;
@@ -86,8 +117,22 @@ async function main(): Promise<void> {
     // Gateway: a batch of creates.
     const creations: JobCreation[] = Array.from({ length: BATCH }, () => ({
       job: {
-        id: newJobId(), owner: 'bench', queue: 'default', name: 'db-path', image: 'none', command: ['true'], env: { SIM_DURATION_MS: '1000' }, labels: {},
-        gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1024, nodes: 1, maxRetries: 0, traceParent: null, createdAt: now,
+        id: newJobId(),
+        owner: 'bench',
+        queue: 'default',
+        name: 'db-path',
+        image: 'none',
+        command: ['true'],
+        env: { SIM_DURATION_MS: '1000' },
+        labels: {},
+        gpus: 0,
+        gpuModel: null,
+        cpuCores: 1,
+        memoryMiB: 1024,
+        nodes: 1,
+        maxRetries: 0,
+        traceParent: null,
+        createdAt: now,
       },
       idempotency: { key: randomUUID(), bodySha256: 'h' },
     }));
@@ -100,7 +145,12 @@ async function main(): Promise<void> {
     const versions = new Map((await loadNodes(base, [...new Set(chosen)])).map((n) => [n.id, n.version]));
     lap('');
     const placements: PlacementWrite[] = created.map((j, i) => ({
-      jobId: j.id, expectedVersion: j.version, attempt: 1, nodeIds: [chosen[i]], gpuIndices: [[]], perRank: { gpus: 0, cpuCores: 1, memoryMiB: 1024 },
+      jobId: j.id,
+      expectedVersion: j.version,
+      attempt: 1,
+      nodeIds: [chosen[i]],
+      gpuIndices: [[]],
+      perRank: { gpus: 0, cpuCores: 1, memoryMiB: 1024 },
       commands: [{ topic: 'db-path', key: chosen[i], value: { type: 'RUN', jobId: j.id } }],
     }));
     const { placed } = await commitPlacementsThatHold(sql, placements, versions, now);
@@ -110,12 +160,28 @@ async function main(): Promise<void> {
     lap('outbox');
     // Reconciler: RUNNING, then SUCCEEDED, each a batch of its own.
     for (const state of ['RUNNING', 'SUCCEEDED'] as const) {
-      const found = await findJobsWithRanks(sql, created.map((j) => j.id));
+      const found = await findJobsWithRanks(
+        sql,
+        created.map((j) => j.id),
+      );
       lap('report.read');
       const writes: JobReportWrite[] = created.map((j, i) => {
         const { job, ranks } = found.get(j.id)!;
-        const f = foldReports({ state: job.state, attempt: job.attempt, started: job.startedAt !== null, nodeIds: job.nodeIds, ranks }, [{ nodeId: chosen[i], attempt: 1, state, exitCode: 0 }]);
-        return { jobId: job.id, expectedVersion: job.version, lastEventSeq: job.lastEventSeq, attempt: 1, state: f.state, start: f.start, end: f.end, events: f.events, ranks: f.ranks, retryAt: null };
+        const f = foldReports({ state: job.state, attempt: job.attempt, started: job.startedAt !== null, nodeIds: job.nodeIds, ranks }, [
+          { nodeId: chosen[i], attempt: 1, state, exitCode: 0 },
+        ]);
+        return {
+          jobId: job.id,
+          expectedVersion: job.version,
+          lastEventSeq: job.lastEventSeq,
+          attempt: 1,
+          state: f.state,
+          start: f.start,
+          end: f.end,
+          events: f.events,
+          ranks: f.ranks,
+          retryAt: null,
+        };
       });
       const { written } = await writeJobReports(sql, writes, [], new Date());
       if (written.size !== writes.length) throw new Error(`wrote ${written.size} of ${writes.length}`);
@@ -127,13 +193,22 @@ async function main(): Promise<void> {
   }
   const cpu = cpuSeconds(pid) - cpuAtStart;
   const [{ wal }] = await base.rows<{ wal: string }>('SELECT pg_current_wal_lsn() - $1::pg_lsn AS wal', [walAtStart]);
-  console.log(JSON.stringify({
-    prepared: PREPARED, batch: BATCH, jobs: done, wallS: (Date.now() - t0) / 1000,
-    ids: process.env.DB_PATH_IDS === 'v4' ? 'v4' : 'v7',
-    backendCpuMsPerJob: Number(((cpu * 1000) / done).toFixed(3)),
-    walBytesPerJob: Math.round(Number(wal) / done),
-    byStepMsPerJob: Object.fromEntries(Object.entries(steps).filter(([k]) => k).map(([k, v]) => [k, Number(((v * 1000) / done).toFixed(3))])),
-  }));
+  console.log(
+    JSON.stringify({
+      prepared: PREPARED,
+      batch: BATCH,
+      jobs: done,
+      wallS: (Date.now() - t0) / 1000,
+      ids: process.env.DB_PATH_IDS === 'v4' ? 'v4' : 'v7',
+      backendCpuMsPerJob: Number(((cpu * 1000) / done).toFixed(3)),
+      walBytesPerJob: Math.round(Number(wal) / done),
+      byStepMsPerJob: Object.fromEntries(
+        Object.entries(steps)
+          .filter(([k]) => k)
+          .map(([k, v]) => [k, Number(((v * 1000) / done).toFixed(3))]),
+      ),
+    }),
+  );
   await ds.destroy();
 }
 

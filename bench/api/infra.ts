@@ -155,14 +155,21 @@ export async function conditions(root: string, databaseUrl: string, kafkaPort: n
       max_connections: await one(`SELECT current_setting('max_connections') AS v`),
       synchronous_commit: await one(`SELECT current_setting('synchronous_commit') AS v`),
       fsync: await one(`SELECT current_setting('fsync') AS v`),
-      otherBackends: await one(`SELECT count(*) AS v FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname IS DISTINCT FROM current_database()`),
+      otherBackends: await one(
+        `SELECT count(*) AS v FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname IS DISTINCT FROM current_database()`,
+      ),
     };
   }).catch((e) => ({ error: (e as Error).message }));
   let kafkaSettings: Record<string, string> = {};
   try {
     const props = readFileSync(join(root, '.cache/kafka', `data-${kafkaPort}`, 'server.properties'), 'utf8');
     // Without the JAAS lines: they hold the broker's own password.
-    kafkaSettings = Object.fromEntries(props.split('\n').filter((l) => l && !l.startsWith('#') && l.includes('=') && !l.includes('jaas.config')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    kafkaSettings = Object.fromEntries(
+      props
+        .split('\n')
+        .filter((l) => l && !l.startsWith('#') && l.includes('=') && !l.includes('jaas.config'))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
   } catch {
     /* not ours */
   }

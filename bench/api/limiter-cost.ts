@@ -24,8 +24,10 @@ async function run(label: string, limits: RateLimits, n: number, together: numbe
   const cpu = process.cpuUsage(cpu0);
   const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await redis.info('commandstats'));
   const [calls, usec] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
-  console.log(`${label}, ${together} at a time: gateway ${((cpu.user + cpu.system) / n).toFixed(2)} µs/request, ` +
-    `Redis ${(usec / n).toFixed(2)} µs/request, ${(calls / n).toFixed(3)} calls/request`);
+  console.log(
+    `${label}, ${together} at a time: gateway ${((cpu.user + cpu.system) / n).toFixed(2)} µs/request, ` +
+      `Redis ${(usec / n).toFixed(2)} µs/request, ${(calls / n).toFixed(3)} calls/request`,
+  );
   redis.disconnect();
 }
 

@@ -112,38 +112,51 @@ export async function runOpenLoop(target: OpenLoopTarget, opts: OpenLoopOptions)
     let newConnection = false;
     let headersAt = Number.NaN;
     const body = target.body(i);
-    const req = request(url, {
-      method: 'POST',
-      agent,
-      headers: {
-        authorization: `Bearer ${target.token}`,
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        'idempotency-key': target.idempotencyKey?.(i) ?? randomUUID(),
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          authorization: `Bearer ${target.token}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'idempotency-key': target.idempotencyKey?.(i) ?? randomUUID(),
+        },
+        timeout: timeoutMs,
       },
-      timeout: timeoutMs,
-    }, (res) => {
-      headersAt = performance.now();
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const status = res.statusCode ?? 0;
-        let jobId: string | null = null;
-        if (status >= 200 && status < 300) {
-          try {
-            jobId = String((JSON.parse(Buffer.concat(chunks).toString()) as { id?: unknown }).id ?? '') || null;
-          } catch {
-            jobId = null;
+      (res) => {
+        headersAt = performance.now();
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          let jobId: string | null = null;
+          if (status >= 200 && status < 300) {
+            try {
+              jobId = String((JSON.parse(Buffer.concat(chunks).toString()) as { id?: unknown }).id ?? '') || null;
+            } catch {
+              jobId = null;
+            }
           }
-        }
-        const now = performance.now();
-        samples.push({ at: now - t0Perf, latencyMs: now - duePerf, status, dueAtMs: t0Epoch + i * intervalMs, jobId, index: i, socketWaitMs: socketAt - duePerf,
-          newConnection, connectMs: newConnection ? connectedAt - socketAt : 0,
-          toHeadersMs: headersAt - (newConnection ? connectedAt : socketAt) });
-        settle();
-      });
-      res.on('error', (e) => fail(e));
-    });
+          const now = performance.now();
+          samples.push({
+            at: now - t0Perf,
+            latencyMs: now - duePerf,
+            status,
+            dueAtMs: t0Epoch + i * intervalMs,
+            jobId,
+            index: i,
+            socketWaitMs: socketAt - duePerf,
+            newConnection,
+            connectMs: newConnection ? connectedAt - socketAt : 0,
+            toHeadersMs: headersAt - (newConnection ? connectedAt : socketAt),
+          });
+          settle();
+        });
+        res.on('error', (e) => fail(e));
+      },
+    );
     let failed = false;
     const fail = (e: Error) => {
       if (failed) return;

@@ -154,7 +154,12 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-bench-agent-'));
   cleanups.push({ what: 'agent work dir', fn: async () => rmSync(agentWork, { recursive: true, force: true }) });
   stack = fleetStack({
-    root, logDir, basePort: config.basePort, adminToken, kafkaCredentials: kafka.credentials(), readyTimeoutMs: 120_000,
+    root,
+    logDir,
+    basePort: config.basePort,
+    adminToken,
+    kafkaCredentials: kafka.credentials(),
+    readyTimeoutMs: 120_000,
     infra: { kafkaBrokers: brokers, databaseUrl: config.databaseUrl, redisUrl: config.redisUrl },
     env: {
       LOG_LEVEL: config.logLevel,
@@ -233,7 +238,8 @@ async function drain(label: string): Promise<{ drained: boolean; seconds: number
   let last = { open: 0, outbox: 0 };
   const probe = async () => {
     last = await withDb(config.databaseUrl, async (c) => {
-      const open = config.simNodes > 0 ? Number((await c.query(`SELECT count(*) AS n FROM jobs WHERE state IN ('QUEUED','SCHEDULED','RUNNING')`)).rows[0].n) : 0;
+      const open =
+        config.simNodes > 0 ? Number((await c.query(`SELECT count(*) AS n FROM jobs WHERE state IN ('QUEUED','SCHEDULED','RUNNING')`)).rows[0].n) : 0;
       const outbox = Number((await c.query(`SELECT count(*) AS n FROM outbox`)).rows[0].n);
       return { open, outbox };
     });
@@ -258,9 +264,13 @@ function serviceUrls(): Array<{ name: string; url: string }> {
 
 function servicePids(): Record<string, number | null | undefined> {
   return {
-    'api-gateway': stack?.get('api-gateway').pid, scheduler: stack?.get('scheduler').pid,
-    'heartbeat-ingester': stack?.get('heartbeat-ingester').pid, reconciler: stack?.get('reconciler').pid,
-    'node-agent': stack?.get('node-agent').pid, kafka: kafka.pid(), 'bench (autocannon)': process.pid,
+    'api-gateway': stack?.get('api-gateway').pid,
+    scheduler: stack?.get('scheduler').pid,
+    'heartbeat-ingester': stack?.get('heartbeat-ingester').pid,
+    reconciler: stack?.get('reconciler').pid,
+    'node-agent': stack?.get('node-agent').pid,
+    kafka: kafka.pid(),
+    'bench (autocannon)': process.pid,
   };
 }
 
@@ -302,26 +312,40 @@ interface MeasuredPhase {
 }
 
 async function measure(
-  name: string, target: { baseUrl: string; token: string; body: string },
+  name: string,
+  target: { baseUrl: string; token: string; body: string },
   opts: { connections: number; durationS: number; rate?: number; lanes?: number; openLoop?: boolean; warmupS?: number },
 ): Promise<MeasuredPhase> {
   const before = await dbCounters();
   const batchesBefore = await batchSnapshot(serviceUrls());
   const gatewayBefore = await createDurations();
-  say(`${name}: ${opts.rate ? `${opts.rate}/s${opts.openLoop ? ' open-loop' : ''}` : 'as fast as possible'}, ${opts.openLoop ? 'up to ' : ''}${opts.connections} connections, ${opts.durationS} s`);
+  say(
+    `${name}: ${opts.rate ? `${opts.rate}/s${opts.openLoop ? ' open-loop' : ''}` : 'as fast as possible'}, ${opts.openLoop ? 'up to ' : ''}${opts.connections} connections, ${opts.durationS} s`,
+  );
   const a: CpuSnapshot = cpuSnapshot();
   // An open-loop phase with a warm-up runs at its rate for warmupS + durationS in one go and counts
   // the requests due after the warm-up (CPU and batches cover both); the step into the rate is
   // reported on its own (`stepP99Ms`) and in the per-window p99s.
-  const warmupS = opts.openLoop && opts.rate ? opts.warmupS ?? 0 : 0;
-  const whole = opts.openLoop && opts.rate
-    ? await runOpenLoop({ baseUrl: target.baseUrl, token: target.token, body: () => target.body }, { rate: opts.rate, durationS: warmupS + opts.durationS, maxSockets: opts.connections })
-    : await runCreatePhase(target, opts);
+  const warmupS = opts.openLoop && opts.rate ? (opts.warmupS ?? 0) : 0;
+  const whole =
+    opts.openLoop && opts.rate
+      ? await runOpenLoop(
+          { baseUrl: target.baseUrl, token: target.token, body: () => target.body },
+          { rate: opts.rate, durationS: warmupS + opts.durationS, maxSockets: opts.connections },
+        )
+      : await runCreatePhase(target, opts);
   const openWhole = 'due' in whole ? (whole as OpenLoopResult) : null;
   const firstCounted = Math.round(warmupS * (opts.rate ?? 0));
   const open = openWhole && warmupS > 0 ? measuredPart(openWhole, firstCounted) : openWhole;
   const result = open ?? whole;
-  const stepP99Ms = openWhole && warmupS > 0 ? p99(accepted(openWhole).filter((x) => x.index < firstCounted).map((x) => x.latencyMs)) : null;
+  const stepP99Ms =
+    openWhole && warmupS > 0
+      ? p99(
+          accepted(openWhole)
+            .filter((x) => x.index < firstCounted)
+            .map((x) => x.latencyMs),
+        )
+      : null;
   if (stepP99Ms !== null) say(`${name}: the first ${warmupS} s (the step into ${opts.rate}/s, not counted): accepted p99 ${fmt(stepP99Ms)} ms`);
   const b: CpuSnapshot = cpuSnapshot();
   checkInterrupted();
@@ -341,18 +365,27 @@ async function measure(
   const cpuMsPerCreate = Object.fromEntries(
     Object.entries(cpu.components).map(([k, v]) => [k, Math.round((v.cpuS * 1000 * 100) / Math.max(1, createdInWindow)) / 100]),
   );
-  say(`${name}: ${fmt(summary.createsPerS)} creates/s, p50 ${fmt(summary.latencyMs.p50)} ms, p99 ${fmt(summary.latencyMs.p99)} ms, ` +
-    `non-2xx ${summary.non2xx}, errors ${summary.errors}`);
+  say(
+    `${name}: ${fmt(summary.createsPerS)} creates/s, p50 ${fmt(summary.latencyMs.p50)} ms, p99 ${fmt(summary.latencyMs.p99)} ms, ` +
+      `non-2xx ${summary.non2xx}, errors ${summary.errors}`,
+  );
   const split = open ? acceptedSplit(open) : null;
-  if (split) say(`${name}: accepted creates waited for a client socket p50 ${fmt(split.socketWait.p50)} / p99 ${fmt(split.socketWait.p99)} ms, ` +
-    `then p50 ${fmt(split.afterSocket.p50)} / p99 ${fmt(split.afterSocket.p99)} ms to the answer; inside the gateway (all creates let in) ` +
-    `p50 ${gatewayCreateMs.p50 ?? '-'} / p99 ${gatewayCreateMs.p99 ?? '-'} ms`);
+  if (split)
+    say(
+      `${name}: accepted creates waited for a client socket p50 ${fmt(split.socketWait.p50)} / p99 ${fmt(split.socketWait.p99)} ms, ` +
+        `then p50 ${fmt(split.afterSocket.p50)} / p99 ${fmt(split.afterSocket.p99)} ms to the answer; inside the gateway (all creates let in) ` +
+        `p50 ${gatewayCreateMs.p50 ?? '-'} / p99 ${gatewayCreateMs.p99 ?? '-'} ms`,
+    );
   const slow = open ? slowAnswers(open, 1000) : null;
   if (open) say(`${name}: ${open.samples.filter((x) => x.newConnection).length} of ${open.samples.length} answered requests went on a new connection`);
-  if (slow && slow.count > 0) say(`${name}: ${slow.count} accepted took over 1 s after their socket: ${slow.onNewConnection} on a new connection; ` +
-    `median connect ${fmt(slow.connectMs)} ms, connection-up to headers ${fmt(slow.toHeadersMs)} ms`);
+  if (slow && slow.count > 0)
+    say(
+      `${name}: ${slow.count} accepted took over 1 s after their socket: ${slow.onNewConnection} on a new connection; ` +
+        `median connect ${fmt(slow.connectMs)} ms, connection-up to headers ${fmt(slow.toHeadersMs)} ms`,
+    );
   const p99PerWindowMs = openWhole ? acceptedP99PerWindow(openWhole, 5000) : null;
-  if (p99PerWindowMs) say(`${name}: accepted p99 per 5 s of due time${warmupS > 0 ? ', warm-up included' : ''} (ms): ${p99PerWindowMs.map((v) => fmt(v)).join(' ')}`);
+  if (p99PerWindowMs)
+    say(`${name}: accepted p99 per 5 s of due time${warmupS > 0 ? ', warm-up included' : ''} (ms): ${p99PerWindowMs.map((v) => fmt(v)).join(' ')}`);
   return {
     name,
     connections: opts.connections,
@@ -365,8 +398,11 @@ async function measure(
     createdInWindow,
     unansweredInWindow: openWhole ? openWhole.failures.length : summary.errors,
     db: {
-      commits, rollbacks: after.xact_rollback - before.xact_rollback, inserted: after.tup_inserted - before.tup_inserted,
-      updated: after.tup_updated - before.tup_updated, deleted: after.tup_deleted - before.tup_deleted,
+      commits,
+      rollbacks: after.xact_rollback - before.xact_rollback,
+      inserted: after.tup_inserted - before.tup_inserted,
+      updated: after.tup_updated - before.tup_updated,
+      deleted: after.tup_deleted - before.tup_deleted,
       commitsPerCreate: Math.round((commits / Math.max(1, createdInWindow)) * 100) / 100,
     },
     batches,
@@ -382,7 +418,11 @@ async function measure(
 /** An open-loop run's accepted (2xx) creates. */
 const accepted = (run: OpenLoopResult) => run.samples.filter((x) => x.status >= 200 && x.status < 300);
 /** Nearest-rank percentile of values in any order, non-finite ones (an event that never came) left out. */
-const pct = (values: number[], p: number) => percentile(values.filter(Number.isFinite).sort((a, b) => a - b), p);
+const pct = (values: number[], p: number) =>
+  percentile(
+    values.filter(Number.isFinite).sort((a, b) => a - b),
+    p,
+  );
 const p99 = (values: number[]) => pct(values, 99);
 
 function acceptedP99PerWindow(run: OpenLoopResult, windowMs: number): number[] {
@@ -400,8 +440,14 @@ function slowAnswers(run: OpenLoopResult, overMs: number): { count: number; onNe
   return {
     count: slow.length,
     onNewConnection: slow.filter((x) => x.newConnection).length,
-    connectMs: pct(slow.filter((x) => x.newConnection).map((x) => x.connectMs), 50),
-    toHeadersMs: pct(slow.map((x) => x.toHeadersMs), 50),
+    connectMs: pct(
+      slow.filter((x) => x.newConnection).map((x) => x.connectMs),
+      50,
+    ),
+    toHeadersMs: pct(
+      slow.map((x) => x.toHeadersMs),
+      50,
+    ),
   };
 }
 
@@ -469,12 +515,24 @@ async function main(): Promise<void> {
   checkInterrupted();
 
   if (config.rateS > 0 && config.rate > 0) {
-    const p = await measure('fixed-rate', target, { connections: config.rateSockets, durationS: config.rateS, rate: config.rate, openLoop: true, warmupS: config.rateWarmupS });
+    const p = await measure('fixed-rate', target, {
+      connections: config.rateSockets,
+      durationS: config.rateS,
+      rate: config.rate,
+      openLoop: true,
+      warmupS: config.rateWarmupS,
+    });
     p.drainAfter = await drain('fixed-rate');
     phases.push(p);
   }
   if (config.overloadS > 0 && config.overloadRate > 0) {
-    const p = await measure('overload', target, { connections: config.rateSockets, durationS: config.overloadS, rate: config.overloadRate, openLoop: true, warmupS: config.overloadWarmupS });
+    const p = await measure('overload', target, {
+      connections: config.rateSockets,
+      durationS: config.overloadS,
+      rate: config.overloadRate,
+      openLoop: true,
+      warmupS: config.overloadWarmupS,
+    });
     p.drainAfter = await drain('overload');
     phases.push(p);
   }
@@ -506,8 +564,11 @@ async function main(): Promise<void> {
       ...cond,
       gantry: {
         services: 'one replica each: api-gateway, scheduler, heartbeat-ingester, reconciler, node-agent',
-        GANTRY_SIM_NODES: config.simNodes, GANTRY_SIM_EXECUTOR: 'sleep', SIM_DURATION_MS: config.simDurationMs,
-        LOG_LEVEL: config.logLevel, otherGantryVariables: 'defaults (GANTRY_DB_POOL_SIZE 10, GANTRY_HEARTBEAT_MS 5000, ...)',
+        GANTRY_SIM_NODES: config.simNodes,
+        GANTRY_SIM_EXECUTOR: 'sleep',
+        SIM_DURATION_MS: config.simDurationMs,
+        LOG_LEVEL: config.logLevel,
+        otherGantryVariables: 'defaults (GANTRY_DB_POOL_SIZE 10, GANTRY_HEARTBEAT_MS 5000, ...)',
         topicPartitions: TOPIC_PARTITIONS,
       },
       requestBody: body,
@@ -535,29 +596,54 @@ async function main(): Promise<void> {
   const rows = [['phase', 'conns', 'target/s', 'creates/s', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'commits/create']];
   for (const p of phases) {
     const s = p.summary;
-    rows.push([p.name, String(p.connections), p.targetRate ? String(p.targetRate) : '-', fmt(s.createsPerS), fmt(s.latencyMs.p50), fmt(s.latencyMs.p95),
-      fmt(s.latencyMs.p99), fmt(s.latencyMs.max), String(s.non2xx), String(s.errors), fmt(p.db.commitsPerCreate, 2)]);
+    rows.push([
+      p.name,
+      String(p.connections),
+      p.targetRate ? String(p.targetRate) : '-',
+      fmt(s.createsPerS),
+      fmt(s.latencyMs.p50),
+      fmt(s.latencyMs.p95),
+      fmt(s.latencyMs.p99),
+      fmt(s.latencyMs.max),
+      String(s.non2xx),
+      String(s.errors),
+      fmt(p.db.commitsPerCreate, 2),
+    ]);
   }
   console.log(`\nbench:api  ${cond.commit}${cond.treeClean ? '' : ' (dirty tree)'}  ${cond.cpu}  sim nodes ${config.simNodes}\n`);
   console.log(table(rows));
   console.log('');
   console.log(`pgbench single-row INSERT (${config.pgbenchClients} clients, ${config.pgbenchS} s): ${pgbench ? fmt(pgbench.tps) : '-'} tps`);
   console.log(`ratio max creates/s / pgbench tps: ${ratio === null ? '-' : ratio.toFixed(3)}`);
-  console.log(`jobs in database ${jobsInDb}, 2xx creates ${created} (+ up to ${inFlightBound} in flight at phase ends): ${createsMatch ? 'consistent' : 'MISMATCH'}`);
-  const idleTop = Object.entries(idleCpu.components).slice(0, 6).map(([k, v]) => `${k} ${(v.shareOfMachine * 100).toFixed(0)}%`).join(', ');
+  console.log(
+    `jobs in database ${jobsInDb}, 2xx creates ${created} (+ up to ${inFlightBound} in flight at phase ends): ${createsMatch ? 'consistent' : 'MISMATCH'}`,
+  );
+  const idleTop = Object.entries(idleCpu.components)
+    .slice(0, 6)
+    .map(([k, v]) => `${k} ${(v.shareOfMachine * 100).toFixed(0)}%`)
+    .join(', ');
   console.log(`cpu with the stack idle: machine ${(idleCpu.machineBusy * 100).toFixed(0)}% busy; ${idleTop}`);
   for (const p of phases) {
-    const top = Object.entries(p.cpu.components).slice(0, 7).map(([k, v]) => `${k} ${(v.shareOfMachine * 100).toFixed(0)}% (${p.cpuMsPerCreate[k]} ms/create)`).join(', ');
+    const top = Object.entries(p.cpu.components)
+      .slice(0, 7)
+      .map(([k, v]) => `${k} ${(v.shareOfMachine * 100).toFixed(0)}% (${p.cpuMsPerCreate[k]} ms/create)`)
+      .join(', ');
     console.log(`cpu during ${p.name}: machine ${(p.cpu.machineBusy * 100).toFixed(0)}% busy; ${top}`);
-    const batches = Object.entries(p.batches).map(([k, v]) => `${k} ${v.mean} (${v.batches}x)`).join(', ');
+    const batches = Object.entries(p.batches)
+      .map(([k, v]) => `${k} ${v.mean} (${v.batches}x)`)
+      .join(', ');
     if (batches) console.log(`mean batch during ${p.name}: ${batches}`);
   }
-  console.log(`floors: >= 1,000 creates/s ${report.floors.sustained1000 ? 'met' : 'MISSED'}; p99 < 100 ms at ${config.rate}/s open-loop ` +
-    `${report.floors.p99Under100msAtRate ? 'met' : 'MISSED'}; aim 2,500/s ${report.floors.aim2500 ? 'met' : 'not reached'}`);
+  console.log(
+    `floors: >= 1,000 creates/s ${report.floors.sustained1000 ? 'met' : 'MISSED'}; p99 < 100 ms at ${config.rate}/s open-loop ` +
+      `${report.floors.p99Under100msAtRate ? 'met' : 'MISSED'}; aim 2,500/s ${report.floors.aim2500 ? 'met' : 'not reached'}`,
+  );
   if (overload) {
-    console.log(`overload at ${config.overloadRate}/s: accepted ${fmt(overload.summary.createsPerS)}/s with p99 ${fmt(overload.summary.latencyMs.p99)} ms ` +
-      `(${report.floors.overloadAcceptedP99Under500 ? 'met' : 'MISSED'} < 500 ms); refused ${refused(overload)} (429/503), other non-2xx ${overload.summary.non2xx - refused(overload)}, ` +
-      `connection errors ${overload.summary.errors} (${report.floors.overloadOnlyRefusals ? 'only refusals' : 'NOT only refusals'})`);
+    console.log(
+      `overload at ${config.overloadRate}/s: accepted ${fmt(overload.summary.createsPerS)}/s with p99 ${fmt(overload.summary.latencyMs.p99)} ms ` +
+        `(${report.floors.overloadAcceptedP99Under500 ? 'met' : 'MISSED'} < 500 ms); refused ${refused(overload)} (429/503), other non-2xx ${overload.summary.non2xx - refused(overload)}, ` +
+        `connection errors ${overload.summary.errors} (${report.floors.overloadOnlyRefusals ? 'only refusals' : 'NOT only refusals'})`,
+    );
   }
   console.log(`raw results: ${relative(root, outFile)}`);
 }

@@ -62,15 +62,43 @@ async function main(): Promise<void> {
       root,
       logDir: join(root, '.cache', 'bench', 'logs', `arrays-${stamp}`),
       basePort: config.basePort,
-      env: { GANTRY_ADMIN_TOKEN: token, KAFKA_BROKERS: kafka.brokers, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, LOG_LEVEL: 'warn', KAFKAJS_NO_PARTITIONER_WARNING: '1' },
-      serviceEnv: { 'node-agent': { GANTRY_SIM_NODES: String(config.simNodes), GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_SIM_PREFIX: 'bench', GANTRY_AGENT_ID: 'bench-arrays', GANTRY_AGENT_WORKDIR: mkdtempSync(join(tmpdir(), 'gantry-bench-agent-')) } },
+      env: {
+        GANTRY_ADMIN_TOKEN: token,
+        KAFKA_BROKERS: kafka.brokers,
+        DATABASE_URL: config.databaseUrl,
+        REDIS_URL: config.redisUrl,
+        LOG_LEVEL: 'warn',
+        KAFKAJS_NO_PARTITIONER_WARNING: '1',
+      },
+      serviceEnv: {
+        'node-agent': {
+          GANTRY_SIM_NODES: String(config.simNodes),
+          GANTRY_SIM_EXECUTOR: 'sleep',
+          GANTRY_SIM_PREFIX: 'bench',
+          GANTRY_AGENT_ID: 'bench-arrays',
+          GANTRY_AGENT_WORKDIR: mkdtempSync(join(tmpdir(), 'gantry-bench-agent-')),
+        },
+      },
       readyTimeoutMs: 120_000,
       kafkaCredentials: kafka.credentials(),
     });
     await stack.start();
     const url = stack.gatewayUrl;
-    const body = (extra: object = {}) => JSON.stringify({ name: 'bench', image: 'none', command: ['sleep'], env: { SIM_DURATION_MS: '1000' }, resources: { gpus: 1, gpuModel: 'NO-SUCH-GPU', cpuCores: 1, memoryMiB: 64 }, ...extra });
-    const post = (b: string) => fetch(`${url}/v1/jobs`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() }, body: b });
+    const body = (extra: object = {}) =>
+      JSON.stringify({
+        name: 'bench',
+        image: 'none',
+        command: ['sleep'],
+        env: { SIM_DURATION_MS: '1000' },
+        resources: { gpus: 1, gpuModel: 'NO-SUCH-GPU', cpuCores: 1, memoryMiB: 64 },
+        ...extra,
+      });
+    const post = (b: string) =>
+      fetch(`${url}/v1/jobs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        body: b,
+      });
 
     // 1. The background client: open-loop, one create every 1000/rate ms whatever is outstanding.
     const samples: Sample[] = [];
@@ -82,12 +110,17 @@ async function main(): Promise<void> {
         const scheduledAt = start + (i * 1000) / config.rate;
         const wait = scheduledAt - performance.now();
         if (wait > 0) await sleep(wait);
-        inFlight.push(post(body()).then(async (r) => {
-          await r.arrayBuffer();
-          samples.push({ scheduledAt, latencyMs: performance.now() - scheduledAt, status: r.status });
-        }, () => {
-          samples.push({ scheduledAt, latencyMs: performance.now() - scheduledAt, status: 0 });
-        }));
+        inFlight.push(
+          post(body()).then(
+            async (r) => {
+              await r.arrayBuffer();
+              samples.push({ scheduledAt, latencyMs: performance.now() - scheduledAt, status: r.status });
+            },
+            () => {
+              samples.push({ scheduledAt, latencyMs: performance.now() - scheduledAt, status: 0 });
+            },
+          ),
+        );
       }
     })();
 
@@ -110,7 +143,9 @@ async function main(): Promise<void> {
 
     const warmEnd = start + config.warmupS * 1000;
     const result = {
-      bench: 'arrays', at: new Date().toISOString(), config,
+      bench: 'arrays',
+      at: new Date().toISOString(),
+      config,
       conditions: await conditions(root, config.databaseUrl, config.kafkaPort),
       arrayCreateMs: arrayMs,
       children: (created.array as { children?: unknown } | undefined)?.children,
@@ -123,7 +158,17 @@ async function main(): Promise<void> {
     mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
     const file = join(root, '.cache', 'bench', `arrays-${stamp}.json`);
     writeFileSync(file, JSON.stringify(result, null, 2));
-    console.log(JSON.stringify({ arrayCreateMs: result.arrayCreateMs, background: result.background, loadAvgAtStart: (result.conditions as { loadAvgAtStart?: unknown }).loadAvgAtStart }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          arrayCreateMs: result.arrayCreateMs,
+          background: result.background,
+          loadAvgAtStart: (result.conditions as { loadAvgAtStart?: unknown }).loadAvgAtStart,
+        },
+        null,
+        2,
+      ),
+    );
     say(`wrote ${file}`);
   } finally {
     await stack?.stop();

@@ -16,8 +16,15 @@ export interface ChurnRow {
 
 /** Slurm 22.05 (batch_sched_delay=0, no defer) as issue 13 measured it, once, on one machine of this kind. */
 export const ISSUE_SLURM_ROW: ChurnRow = {
-  acceptSerialPerS: 280, acceptParallelPerS: 590, idleP50Ms: 400, idleP99Ms: 990, streamP99Ms: 6100, streamMakespanS: 10.4,
-  burstP50Ms: 5300, burstP99Ms: 9200, burstMakespanS: 9.3,
+  acceptSerialPerS: 280,
+  acceptParallelPerS: 590,
+  idleP50Ms: 400,
+  idleP99Ms: 990,
+  streamP99Ms: 6100,
+  streamMakespanS: 10.4,
+  burstP50Ms: 5300,
+  burstP99Ms: 9200,
+  burstMakespanS: 9.3,
 };
 
 interface Latencies {
@@ -36,17 +43,23 @@ export interface ChurnReport {
 
 export function churnRowOf(r: ChurnReport): ChurnRow {
   return {
-    acceptSerialPerS: r.accept.serial.perS, acceptParallelPerS: r.accept.parallel.perS,
-    idleP50Ms: r.idle.submitToStartMs.p50, idleP99Ms: r.idle.submitToStartMs.p99,
-    streamP99Ms: r.stream.submitToStartMs.p99, streamMakespanS: r.stream.makespanS,
-    burstP50Ms: r.burst.releaseToStartMs.p50, burstP99Ms: r.burst.releaseToStartMs.p99, burstMakespanS: r.burst.makespanS,
+    acceptSerialPerS: r.accept.serial.perS,
+    acceptParallelPerS: r.accept.parallel.perS,
+    idleP50Ms: r.idle.submitToStartMs.p50,
+    idleP99Ms: r.idle.submitToStartMs.p99,
+    streamP99Ms: r.stream.submitToStartMs.p99,
+    streamMakespanS: r.stream.makespanS,
+    burstP50Ms: r.burst.releaseToStartMs.p50,
+    burstP99Ms: r.burst.releaseToStartMs.p99,
+    burstMakespanS: r.burst.makespanS,
   };
 }
 
 /** A bench:churn-slurm JSON (`BENCH_SLURM_BASELINE`), checked enough to fail with its name. */
 export function readSlurmReport(file: string): ChurnReport {
   const r = JSON.parse(readFileSync(file, 'utf8')) as ChurnReport & { bench?: string };
-  if (r.bench !== 'churn-slurm' || !r.accept?.serial || !r.burst?.releaseToStartMs) throw new Error(`BENCH_SLURM_BASELINE: ${file} is not a bench:churn-slurm report`);
+  if (r.bench !== 'churn-slurm' || !r.accept?.serial || !r.burst?.releaseToStartMs)
+    throw new Error(`BENCH_SLURM_BASELINE: ${file} is not a bench:churn-slurm report`);
   return r;
 }
 

@@ -61,7 +61,10 @@ export async function hopsOf(db: Client, ids: string[], runs: CommandWatch, repo
     if (ended !== null && r.finished_at) endToApplied.push(r.finished_at.getTime() - ended);
   }
   // Capacity freed (ends applied) and placements, in time order.
-  const applied = rows.map((r) => r.finished_at?.getTime()).filter((t): t is number => t !== undefined).sort((a, b) => a - b);
+  const applied = rows
+    .map((r) => r.finished_at?.getTime())
+    .filter((t): t is number => t !== undefined)
+    .sort((a, b) => a - b);
   const freedToPlaced: number[] = [];
   for (const r of rows) {
     const placed = r.placed_at?.getTime();

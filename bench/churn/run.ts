@@ -28,10 +28,7 @@ import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import {
-  LocalKafkaBroker, SERVICES, ServiceProcess, Stack, fleetAgentEnv, fleetStack, kafkaSecurityFor, numberFromEnv as num,
-  waitFor,
-} from '@gantry/stack';
+import { LocalKafkaBroker, SERVICES, ServiceProcess, Stack, fleetAgentEnv, fleetStack, kafkaSecurityFor, numberFromEnv as num, waitFor } from '@gantry/stack';
 import { freshBenchState, CpuUse, conditions, cpuBetween, cpuSnapshot, runPgbench } from '../api/infra';
 import { BrokerWarmup, warmUntilBrokerQuiet } from '../api/broker-warmup';
 import { fmt, latencies, table } from '../api/stats';
@@ -107,26 +104,33 @@ interface Answer {
 function call(agent: Agent, base: string, token: string, method: string, path: string, body?: unknown): Promise<Answer> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path, base), {
-      method, agent,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), 'idempotency-key': randomBytes(12).toString('hex') }),
+    const req = request(
+      new URL(path, base),
+      {
+        method,
+        agent,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), 'idempotency-key': randomBytes(12).toString('hex') }),
+        },
       },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        let json: Record<string, unknown> | null = null;
-        try {
-          json = JSON.parse(Buffer.concat(chunks).toString());
-        } catch {
-          json = null;
-        }
-        resolve({ status: res.statusCode ?? 0, json, retryAfter: res.headers['retry-after'] });
-      });
-      res.on('error', reject);
-    });
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          let json: Record<string, unknown> | null = null;
+          try {
+            json = JSON.parse(Buffer.concat(chunks).toString());
+          } catch {
+            json = null;
+          }
+          resolve({ status: res.statusCode ?? 0, json, retryAfter: res.headers['retry-after'] });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -202,10 +206,14 @@ async function submitSerially(base: string, token: string, name: string, n: numb
 }
 
 function until<T>(what: string, probe: () => Promise<T | false | undefined> | T | false | undefined, intervalMs = 20): Promise<T> {
-  return waitFor(what, async () => {
-    teardown.check();
-    return probe();
-  }, { timeoutMs: config.phaseTimeoutS * 1000, intervalMs });
+  return waitFor(
+    what,
+    async () => {
+      teardown.check();
+      return probe();
+    },
+    { timeoutMs: config.phaseTimeoutS * 1000, intervalMs },
+  );
 }
 
 /**
@@ -216,10 +224,14 @@ function until<T>(what: string, probe: () => Promise<T | false | undefined> | T 
 async function warmBroker(base: string, token: string, watch: ReportWatch): Promise<BrokerWarmup | null> {
   const pid = kafka.pid();
   if (pid === null || config.brokerWarmupMaxS <= 0) return null;
-  return warmUntilBrokerQuiet(pid, async () => {
-    const ids = (await submitSerially(base, token, 'churn-warmup', config.warmupJobs)).map((j) => j.id);
-    await until('warm-up round ended', () => watch.countEnded(ids) === ids.length);
-  }, { maxS: config.brokerWarmupMaxS, jitQuietCores: config.brokerJitQuiet });
+  return warmUntilBrokerQuiet(
+    pid,
+    async () => {
+      const ids = (await submitSerially(base, token, 'churn-warmup', config.warmupJobs)).map((j) => j.id);
+      await until('warm-up round ended', () => watch.countEnded(ids) === ids.length);
+    },
+    { maxS: config.brokerWarmupMaxS, jitQuietCores: config.brokerJitQuiet },
+  );
 }
 
 async function idlePhase(base: string, token: string, watch: ReportWatch, hops: (ids: string[], sentAtMs: ReadonlyMap<string, number>) => Promise<Hops>) {
@@ -248,7 +260,10 @@ const UNSANDBOXED_PREFIX = 'churnoff';
  */
 async function sandboxPhase(base: string, token: string, watch: ReportWatch, [sandboxedId, unsandboxedId]: [string, string], allIds: string[]) {
   const BLOCK = 10;
-  const lat = { sandboxed: { run: [] as number[], end: [] as number[], cpuS: 0, jobs: 0 }, unsandboxed: { run: [] as number[], end: [] as number[], cpuS: 0, jobs: 0 } };
+  const lat = {
+    sandboxed: { run: [] as number[], end: [] as number[], cpuS: 0, jobs: 0 },
+    unsandboxed: { run: [] as number[], end: [] as number[], cpuS: 0, jobs: 0 },
+  };
   await setCordon(base, allIds, true);
   const a = client();
   const blocks = Math.ceil(config.sandboxJobs / BLOCK);
@@ -272,15 +287,27 @@ async function sandboxPhase(base: string, token: string, watch: ReportWatch, [sa
     await setCordon(base, [node], true);
   }
   a.destroy();
-  await setCordon(base, allIds.filter((id) => id !== unsandboxedId), false);
-  const of = (m: typeof lat.sandboxed) => ({ jobs: m.jobs, toRunningMs: latencies(m.run), toEndMs: latencies(m.end), cpuMsPerJob: (m.cpuS * 1000) / Math.max(1, m.jobs) });
+  await setCordon(
+    base,
+    allIds.filter((id) => id !== unsandboxedId),
+    false,
+  );
+  const of = (m: typeof lat.sandboxed) => ({
+    jobs: m.jobs,
+    toRunningMs: latencies(m.run),
+    toEndMs: latencies(m.end),
+    cpuMsPerJob: (m.cpuS * 1000) / Math.max(1, m.jobs),
+  });
   const sandboxed = of(lat.sandboxed);
   const unsandboxed = of(lat.unsandboxed);
   return {
-    sandboxed, unsandboxed,
+    sandboxed,
+    unsandboxed,
     added: {
-      toRunningP50: sandboxed.toRunningMs.p50 - unsandboxed.toRunningMs.p50, toRunningP99: sandboxed.toRunningMs.p99 - unsandboxed.toRunningMs.p99,
-      toEndP50: sandboxed.toEndMs.p50 - unsandboxed.toEndMs.p50, toEndP99: sandboxed.toEndMs.p99 - unsandboxed.toEndMs.p99,
+      toRunningP50: sandboxed.toRunningMs.p50 - unsandboxed.toRunningMs.p50,
+      toRunningP99: sandboxed.toRunningMs.p99 - unsandboxed.toRunningMs.p99,
+      toEndP50: sandboxed.toEndMs.p50 - unsandboxed.toEndMs.p50,
+      toEndP99: sandboxed.toEndMs.p99 - unsandboxed.toEndMs.p99,
       cpuMsPerJob: sandboxed.cpuMsPerJob - unsandboxed.cpuMsPerJob,
     },
   };
@@ -312,29 +339,43 @@ async function setCordon(base: string, nodeIds: string[], cordoned: boolean): Pr
 /** Out of the way of the next phase: jobs cancelled while still queued end at once. */
 async function cancelAll(base: string, token: string, ids: string[]): Promise<void> {
   const lanes = 8;
-  await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
-    const a = client();
-    for (let i = lane; i < ids.length; i += lanes) {
-      const r = await call(a, base, token, 'POST', `/v1/jobs/${ids[i]}/cancel`);
-      if (r.status >= 300) throw new Error(`cancel answered ${r.status}`);
-    }
-    a.destroy();
-  }));
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      const a = client();
+      for (let i = lane; i < ids.length; i += lanes) {
+        const r = await call(a, base, token, 'POST', `/v1/jobs/${ids[i]}/cancel`);
+        if (r.status >= 300) throw new Error(`cancel answered ${r.status}`);
+      }
+      a.destroy();
+    }),
+  );
 }
 
 async function acceptPhase(base: string, token: string) {
   const { out: serial, seconds: serialS } = await phase('accept-serial', () => timed(() => submitSerially(base, token, 'churn-accept', config.acceptSerial)));
   const per = Math.ceil(config.acceptParallel / config.acceptClients);
-  const { out: parallel, seconds: parallelS } = await phase('accept-parallel', () => timed(async () =>
-    (await Promise.all(Array.from({ length: config.acceptClients }, () => submitSerially(base, token, 'churn-accept', per)))).flat()));
-  await cancelAll(base, token, [...serial, ...parallel].map((s) => s.id));
+  const { out: parallel, seconds: parallelS } = await phase('accept-parallel', () =>
+    timed(async () => (await Promise.all(Array.from({ length: config.acceptClients }, () => submitSerially(base, token, 'churn-accept', per)))).flat()),
+  );
+  await cancelAll(
+    base,
+    token,
+    [...serial, ...parallel].map((s) => s.id),
+  );
   return {
     serial: { jobs: serial.length, seconds: serialS, perS: serial.length / serialS },
     parallel: { clients: config.acceptClients, jobs: parallel.length, seconds: parallelS, perS: parallel.length / parallelS },
   };
 }
 
-async function burstPhase(base: string, token: string, nodeIds: string[], watch: ReportWatch, queuedCount: () => Promise<number>, hops: (ids: string[]) => Promise<Hops>) {
+async function burstPhase(
+  base: string,
+  token: string,
+  nodeIds: string[],
+  watch: ReportWatch,
+  queuedCount: () => Promise<number>,
+  hops: (ids: string[]) => Promise<Hops>,
+) {
   const jobs = await submitSerially(base, token, 'churn-burst', config.jobs);
   const ids = jobs.map((j) => j.id);
   await until('burst jobs all QUEUED', async () => (await queuedCount()) >= ids.length, 50);
@@ -364,9 +405,19 @@ async function main(): Promise<void> {
   teardown.add('agent work dirs', async () => rmSync(work, { recursive: true, force: true }));
   const prefixes = Array.from({ length: config.agents }, (_, i) => `churn${String.fromCharCode(97 + i)}`);
   const s = fleetStack({
-    root, logDir, basePort: config.basePort, adminToken, kafkaCredentials: kafka.credentials(),
+    root,
+    logDir,
+    basePort: config.basePort,
+    adminToken,
+    kafkaCredentials: kafka.credentials(),
     infra: { kafkaBrokers: kafka.brokers, databaseUrl: config.databaseUrl, redisUrl: config.redisUrl },
-    env: { LOG_LEVEL: config.logLevel, KAFKAJS_NO_PARTITIONER_WARNING: '1', GANTRY_HEARTBEAT_MS: '1000', GANTRY_RATE_LIMIT_RPS: '5000', GANTRY_RATE_LIMIT_BURST: '10000' },
+    env: {
+      LOG_LEVEL: config.logLevel,
+      KAFKAJS_NO_PARTITIONER_WARNING: '1',
+      GANTRY_HEARTBEAT_MS: '1000',
+      GANTRY_RATE_LIMIT_RPS: '5000',
+      GANTRY_RATE_LIMIT_BURST: '10000',
+    },
     fleet: { nodes: 1, prefix: prefixes[0], executor: 'process', workDir: join(work, prefixes[0]) },
     serviceEnv: Object.fromEntries(SERVICES.map((name) => [name, profiling(name)])),
   });
@@ -374,7 +425,10 @@ async function main(): Promise<void> {
   teardown.add('services', () => s.stop());
   await s.start();
   for (const p of prefixes.slice(1)) {
-    const a = s.extra(`node-agent-${p}`, 'node-agent', { ...fleetAgentEnv({ nodes: 1, prefix: p, executor: 'process', workDir: join(work, p) }), ...profiling(`node-agent-${p}`) });
+    const a = s.extra(`node-agent-${p}`, 'node-agent', {
+      ...fleetAgentEnv({ nodes: 1, prefix: p, executor: 'process', workDir: join(work, p) }),
+      ...profiling(`node-agent-${p}`),
+    });
     agents.push(a);
     teardown.add(`agent ${p}`, () => a.stop());
     a.start();
@@ -383,7 +437,9 @@ async function main(): Promise<void> {
   const unsandboxedId = `${UNSANDBOXED_PREFIX}-00000`;
   if (config.sandboxJobs > 0) {
     const a = s.extra(`node-agent-${UNSANDBOXED_PREFIX}`, 'node-agent', {
-      ...fleetAgentEnv({ nodes: 1, prefix: UNSANDBOXED_PREFIX, executor: 'process', workDir: join(work, UNSANDBOXED_PREFIX) }), GANTRY_AGENT_SANDBOX: 'off', ...profiling(`node-agent-${UNSANDBOXED_PREFIX}`),
+      ...fleetAgentEnv({ nodes: 1, prefix: UNSANDBOXED_PREFIX, executor: 'process', workDir: join(work, UNSANDBOXED_PREFIX) }),
+      GANTRY_AGENT_SANDBOX: 'off',
+      ...profiling(`node-agent-${UNSANDBOXED_PREFIX}`),
     });
     agents.push(a);
     teardown.add(`agent ${UNSANDBOXED_PREFIX}`, () => a.stop());
@@ -393,10 +449,14 @@ async function main(): Promise<void> {
   const nodeIds = prefixes.map((p) => `${p}-00000`);
   const base = s.gatewayUrl;
   const admin = new Agent({ keepAlive: true });
-  await until('every node of 8 GPUs HEALTHY', async () => {
-    const r = await call(admin, base, adminToken, 'GET', '/v1/cluster/summary');
-    return Number((r.json?.nodesByHealth as Record<string, number> | undefined)?.HEALTHY ?? 0) >= nodeIds.length + (config.sandboxJobs > 0 ? 1 : 0);
-  }, 500);
+  await until(
+    'every node of 8 GPUs HEALTHY',
+    async () => {
+      const r = await call(admin, base, adminToken, 'GET', '/v1/cluster/summary');
+      return Number((r.json?.nodesByHealth as Record<string, number> | undefined)?.HEALTHY ?? 0) >= nodeIds.length + (config.sandboxJobs > 0 ? 1 : 0);
+    },
+    500,
+  );
   if (config.sandboxJobs > 0) await setCordon(base, [unsandboxedId], true);
   const minted = await call(admin, base, adminToken, 'POST', '/v1/tokens', { owner: 'bench', role: 'user' });
   if (minted.status !== 201) throw new Error(`POST /v1/tokens answered ${minted.status}`);
@@ -415,8 +475,11 @@ async function main(): Promise<void> {
   teardown.add('bench database connection', () => db.end());
   // The relay's and the reconciler's commits settle a moment after the agents' reports.
   const hops = async (ids: string[], sentAtMs?: ReadonlyMap<string, number>) => {
-    await until('every end applied in Postgres', async () =>
-      Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE id = ANY($1::uuid[]) AND finished_at IS NULL`, [ids])).rows[0].n) === 0, 100);
+    await until(
+      'every end applied in Postgres',
+      async () => Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE id = ANY($1::uuid[]) AND finished_at IS NULL`, [ids])).rows[0].n) === 0,
+      100,
+    );
     return hopsOf(db, ids, runs, watch, sentAtMs);
   };
 
@@ -430,8 +493,10 @@ async function main(): Promise<void> {
   await until('warm-up jobs ended', () => watch.countEnded(warm.map((w) => w.id)) === warm.length);
   const brokerWarmup = await warmBroker(base, token, watch);
   if (brokerWarmup) {
-    say(`broker warm-up: ${brokerWarmup.rounds} more rounds in ${brokerWarmup.seconds.toFixed(1)} s, its JIT ${brokerWarmup.jitS.toFixed(2)} CPU s; ` +
-      `${(brokerWarmup.lastRoundsJitCores * 100).toFixed(1)} % of a core over the last three (${brokerWarmup.quiet ? 'quiet' : 'not quiet yet'})`);
+    say(
+      `broker warm-up: ${brokerWarmup.rounds} more rounds in ${brokerWarmup.seconds.toFixed(1)} s, its JIT ${brokerWarmup.jitS.toFixed(2)} CPU s; ` +
+        `${(brokerWarmup.lastRoundsJitCores * 100).toFixed(1)} % of a core over the last three (${brokerWarmup.quiet ? 'quiet' : 'not quiet yet'})`,
+    );
   }
 
   const cond = await conditions(root, config.databaseUrl, config.kafkaPort);
@@ -450,9 +515,15 @@ async function main(): Promise<void> {
   let acceptWithoutScheduler: { jobs: number; perS: number } | null = null;
   if (config.diagnose) {
     await s.get('scheduler').stop();
-    const { out: made, seconds } = await phase('accept-serial-no-scheduler', () => timed(() => submitSerially(base, token, 'churn-accept', config.acceptSerial)));
+    const { out: made, seconds } = await phase('accept-serial-no-scheduler', () =>
+      timed(() => submitSerially(base, token, 'churn-accept', config.acceptSerial)),
+    );
     acceptWithoutScheduler = { jobs: made.length, perS: made.length / seconds };
-    await cancelAll(base, token, made.map((m) => m.id));
+    await cancelAll(
+      base,
+      token,
+      made.map((m) => m.id),
+    );
     say(`accept, scheduler stopped: ${acceptWithoutScheduler.perS.toFixed(0)}/s one client`);
     s.get('scheduler').start();
     await s.get('scheduler').ready(60_000);
@@ -464,58 +535,115 @@ async function main(): Promise<void> {
   const burst = await phase('burst', () => burstPhase(base, token, nodeIds, watch, queuedCount, hops));
   say(`burst: makespan ${burst.makespanS.toFixed(2)} s, release -> start p99 ${burst.releaseToStartMs.p99} ms`);
   const sandbox = config.sandboxJobs > 0 ? await sandboxPhase(base, token, watch, [nodeIds[0], unsandboxedId], [...nodeIds, unsandboxedId]) : null;
-  if (sandbox) say(`sandbox: added submit -> RUNNING p50 ${sandbox.added.toRunningP50} ms, p99 ${sandbox.added.toRunningP99} ms; submit -> end p50 ${sandbox.added.toEndP50} ms, p99 ${sandbox.added.toEndP99} ms`);
+  if (sandbox)
+    say(
+      `sandbox: added submit -> RUNNING p50 ${sandbox.added.toRunningP50} ms, p99 ${sandbox.added.toRunningP99} ms; submit -> end p50 ${sandbox.added.toEndP50} ms, p99 ${sandbox.added.toEndP99} ms`,
+    );
   admin.destroy();
 
   const here = slurmHere ? churnRowOf(slurmHere) : null;
   const report = {
-    bench: 'churn', startedAt: stamp, config,
+    bench: 'churn',
+    startedAt: stamp,
+    config,
     conditions: { ...cond, loadAvgBefore: loadBefore, loadAvgAtEnd: loadavg(), command: 'npm run bench:churn' },
     pgbench: { tps: pgbench.tps, latencyAvgMs: pgbench.latencyAvgMs, command: pgbench.command },
-    brokerWarmup, idle, stream, accept, acceptWithoutScheduler, burst, sandbox, refusals, cpu, cycles, batches, slurm: SLURM,
-    slurmHere: here ? { file: config.slurmBaseline, startedAt: slurmHere!.startedAt, ...here } : null, logs: relative(root, logDir),
+    brokerWarmup,
+    idle,
+    stream,
+    accept,
+    acceptWithoutScheduler,
+    burst,
+    sandbox,
+    refusals,
+    cpu,
+    cycles,
+    batches,
+    slurm: SLURM,
+    slurmHere: here ? { file: config.slurmBaseline, startedAt: slurmHere!.startedAt, ...here } : null,
+    logs: relative(root, logDir),
   };
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
   writeFileSync(outFile, JSON.stringify(report, null, 2));
   const gantry = churnRowOf({ startedAt: stamp, accept, idle, stream, burst });
-  console.log(table([
-    ['figure', 'Slurm (issue 13)', ...(here ? [`Slurm (this host, ${slurmHere!.startedAt})`] : []), 'Gantry', 'better?', ...(here ? ['better than here?'] : [])],
-    ...churnFigures(config).map((fig) => [
-      fig.label, fig.format(SLURM[fig.key]), ...(here ? [fig.format(here[fig.key])] : []), fig.format(gantry[fig.key]),
-      String(beats(fig, gantry, SLURM)), ...(here ? [String(beats(fig, gantry, here))] : []),
+  console.log(
+    table([
+      [
+        'figure',
+        'Slurm (issue 13)',
+        ...(here ? [`Slurm (this host, ${slurmHere!.startedAt})`] : []),
+        'Gantry',
+        'better?',
+        ...(here ? ['better than here?'] : []),
+      ],
+      ...churnFigures(config).map((fig) => [
+        fig.label,
+        fig.format(SLURM[fig.key]),
+        ...(here ? [fig.format(here[fig.key])] : []),
+        fig.format(gantry[fig.key]),
+        String(beats(fig, gantry, SLURM)),
+        ...(here ? [String(beats(fig, gantry, here))] : []),
+      ]),
     ]),
-  ]));
+  );
   const hopRow = (name: string, h: Hops) => {
     const f = (s: { p50: number; p99: number } | null) => (s ? `${fmt(s.p50, 0)} / ${fmt(s.p99, 0)}` : '-');
     return [name, f(h.sentToCreated), f(h.createdToPlaced), f(h.placedToRunPublished), f(h.runPublishedToStarted), f(h.endedToApplied), f(h.freedToPlaced)];
   };
   console.log('');
-  console.log(table([
-    ['hops, ms p50 / p99', 'sent -> created', 'created -> placed', 'placed -> RUN sent', 'RUN sent -> started', 'ended -> applied', 'freed -> placed'],
-    hopRow('idle', idle.hops),
-    hopRow('stream', stream.hops),
-    hopRow('burst', burst.hops),
-  ]));
+  console.log(
+    table([
+      ['hops, ms p50 / p99', 'sent -> created', 'created -> placed', 'placed -> RUN sent', 'RUN sent -> started', 'ended -> applied', 'freed -> placed'],
+      hopRow('idle', idle.hops),
+      hopRow('stream', stream.hops),
+      hopRow('burst', burst.hops),
+    ]),
+  );
   for (const [name, use] of Object.entries(cpu)) {
-    console.log(`cpu ${name} (${use.wallS} s, machine ${(use.machineBusy * 100).toFixed(0)}% busy): ` +
-      Object.entries(use.components).slice(0, 8).map(([k, v]) => `${k} ${v.cpuS}`).join(', '));
+    console.log(
+      `cpu ${name} (${use.wallS} s, machine ${(use.machineBusy * 100).toFixed(0)}% busy): ` +
+        Object.entries(use.components)
+          .slice(0, 8)
+          .map(([k, v]) => `${k} ${v.cpuS}`)
+          .join(', '),
+    );
   }
   for (const [name, c] of Object.entries(cycles)) {
-    const steps = Object.entries(c.stepMs).slice(0, 6).map(([k, v]) => `${k} ${v}`).join(', ');
-    const mean = Object.entries(batches[name] ?? {}).map(([k, v]) => `${k} ${v.mean}`).join(', ');
-    console.log(`scheduler ${name}: ${c.cycles} cycles, ${c.meanMs} ms each (${steps}), ${c.placedPerCycle} placed per cycle, ${c.lostRaces} placements lost; mean batches: ${mean || '-'}`);
+    const steps = Object.entries(c.stepMs)
+      .slice(0, 6)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+    const mean = Object.entries(batches[name] ?? {})
+      .map(([k, v]) => `${k} ${v.mean}`)
+      .join(', ');
+    console.log(
+      `scheduler ${name}: ${c.cycles} cycles, ${c.meanMs} ms each (${steps}), ${c.placedPerCycle} placed per cycle, ${c.lostRaces} placements lost; mean batches: ${mean || '-'}`,
+    );
   }
-  console.log(brokerWarmup
-    ? `broker warmed before the phases: ${brokerWarmup.rounds} rounds of ${config.warmupJobs} jobs, ${brokerWarmup.seconds.toFixed(1)} s, its JIT ${brokerWarmup.jitS.toFixed(2)} CPU s, ` +
-      `the last three rounds ${(brokerWarmup.lastRoundsJitCores * 100).toFixed(1)} % of a core (${brokerWarmup.quiet ? 'quiet' : 'not quiet yet'})`
-    : 'broker not warmed before the phases (BENCH_BROKER_WARMUP_MAX_S=0, or not its pid)');
+  console.log(
+    brokerWarmup
+      ? `broker warmed before the phases: ${brokerWarmup.rounds} rounds of ${config.warmupJobs} jobs, ${brokerWarmup.seconds.toFixed(1)} s, its JIT ${brokerWarmup.jitS.toFixed(2)} CPU s, ` +
+          `the last three rounds ${(brokerWarmup.lastRoundsJitCores * 100).toFixed(1)} % of a core (${brokerWarmup.quiet ? 'quiet' : 'not quiet yet'})`
+      : 'broker not warmed before the phases (BENCH_BROKER_WARMUP_MAX_S=0, or not its pid)',
+  );
   if (sandbox) {
     const row = (mode: 'sandboxed' | 'unsandboxed') => {
       const m = sandbox[mode];
-      return [mode, `${fmt(m.toRunningMs.p50, 0)} / ${fmt(m.toRunningMs.p99, 0)}`, `${fmt(m.toEndMs.p50, 0)} / ${fmt(m.toEndMs.p99, 0)}`, fmt(m.cpuMsPerJob, 1)];
+      return [
+        mode,
+        `${fmt(m.toRunningMs.p50, 0)} / ${fmt(m.toRunningMs.p99, 0)}`,
+        `${fmt(m.toEndMs.p50, 0)} / ${fmt(m.toEndMs.p99, 0)}`,
+        fmt(m.cpuMsPerJob, 1),
+      ];
     };
     console.log('');
-    console.log(table([['sandbox phase (same run, alternating blocks)', 'submit -> RUNNING ms p50 / p99', 'submit -> end ms p50 / p99', 'machine CPU ms per job'], row('sandboxed'), row('unsandboxed')]));
+    console.log(
+      table([
+        ['sandbox phase (same run, alternating blocks)', 'submit -> RUNNING ms p50 / p99', 'submit -> end ms p50 / p99', 'machine CPU ms per job'],
+        row('sandboxed'),
+        row('unsandboxed'),
+      ]),
+    );
   }
   console.log(`creates refused (503/429) and sent again after Retry-After: ${refusals}`);
   console.log(`pgbench single-row INSERT, 1 client, same run: ${fmt(pgbench.tps, 0)} tps; written ${relative(root, outFile)}`);

@@ -50,19 +50,34 @@ async function main(): Promise<void> {
   // Defaults for every timeout: only infrastructure and identities are set.
   const common = { KAFKA_BROKERS: cfg.kafka, DATABASE_URL: cfg.databaseUrl, REDIS_URL: cfg.redisUrl, LOG_LEVEL: 'info' };
   const stack = new Stack({
-    root, logDir, basePort: cfg.basePort,
+    root,
+    logDir,
+    basePort: cfg.basePort,
     env: { ...common, GANTRY_ADMIN_TOKEN: `bench-admin-${tag}-${randomBytes(16).toString('base64url')}` },
-    serviceEnv: { 'node-agent': { GANTRY_SIM_NODES: String(cfg.steady), GANTRY_SIM_PREFIX: `${tag}-s`, GANTRY_AGENT_ID: `${tag}-s`, GANTRY_SIM_EXECUTOR: 'sleep' } },
+    serviceEnv: {
+      'node-agent': { GANTRY_SIM_NODES: String(cfg.steady), GANTRY_SIM_PREFIX: `${tag}-s`, GANTRY_AGENT_ID: `${tag}-s`, GANTRY_SIM_EXECUTOR: 'sleep' },
+    },
     // The broker's users: from npm test's environment, or the test broker's own file.
     kafkaCredentials: kafkaCredentialsFromEnv() ?? (existsSync(TEST_BROKER_CREDENTIALS) ? readKafkaCredentials(TEST_BROKER_CREDENTIALS) : null),
   });
-  const victims = Array.from({ length: cfg.victimAgents }, (_, i) => new ServiceProcess({
-    name: `victim-${i}`, service: 'node-agent', port: cfg.basePort + 6 + i, root, logDir,
-    env: stack.envFor('node-agent', {
-      GANTRY_SIM_NODES: String(NODES_PER_VICTIM), GANTRY_SIM_PREFIX: `${tag}-v${i}`, GANTRY_AGENT_ID: `${tag}-v${i}`,
-      GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_AGENT_WORKDIR: mkdtempSync(join(tmpdir(), 'gantry-bench-')),
-    }),
-  }));
+  const victims = Array.from(
+    { length: cfg.victimAgents },
+    (_, i) =>
+      new ServiceProcess({
+        name: `victim-${i}`,
+        service: 'node-agent',
+        port: cfg.basePort + 6 + i,
+        root,
+        logDir,
+        env: stack.envFor('node-agent', {
+          GANTRY_SIM_NODES: String(NODES_PER_VICTIM),
+          GANTRY_SIM_PREFIX: `${tag}-v${i}`,
+          GANTRY_AGENT_ID: `${tag}-v${i}`,
+          GANTRY_SIM_EXECUTOR: 'sleep',
+          GANTRY_AGENT_WORKDIR: mkdtempSync(join(tmpdir(), 'gantry-bench-')),
+        }),
+      }),
+  );
   const startedAt = new Date();
   try {
     // 1. Start everything.
@@ -85,12 +100,17 @@ async function main(): Promise<void> {
 
     // 3. Wait for every victim node's UNHEALTHY event.
     const ids = [...lastBeat.keys()];
-    const declared = await waitFor('every victim declared UNHEALTHY', async () => {
-      const rows: Array<{ node_id: string; at: Date }> = await ds.query(
-        `SELECT node_id, min(at) AS at FROM node_events WHERE node_id = ANY($1::text[]) AND to_health = 'UNHEALTHY' GROUP BY node_id`, [ids],
-      );
-      return rows.length === ids.length ? rows : undefined;
-    }, { timeoutMs: DEAD_MS * 2, intervalMs: 500 });
+    const declared = await waitFor(
+      'every victim declared UNHEALTHY',
+      async () => {
+        const rows: Array<{ node_id: string; at: Date }> = await ds.query(
+          `SELECT node_id, min(at) AS at FROM node_events WHERE node_id = ANY($1::text[]) AND to_health = 'UNHEALTHY' GROUP BY node_id`,
+          [ids],
+        );
+        return rows.length === ids.length ? rows : undefined;
+      },
+      { timeoutMs: DEAD_MS * 2, intervalMs: 500 },
+    );
     // Keep watching the steady fleet a little longer than a dead timeout after the last death.
     await sleep(5_000);
 

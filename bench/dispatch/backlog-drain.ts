@@ -42,7 +42,10 @@ export class DrainSampler {
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
 
-  constructor(private readonly db: Client, private readonly schedulerUrl: () => string) {}
+  constructor(
+    private readonly db: Client,
+    private readonly schedulerUrl: () => string,
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => void this.sample(), 1000);
@@ -99,7 +102,15 @@ export function seriesOf(times: number[]): RateSeries {
   const inner = perSecond.length > 2 ? perSecond.slice(1, -1) : perSecond;
   const windows: number[] = [];
   for (let i = 0; i + 5 <= inner.length; i += 5) windows.push(inner.slice(i, i + 5).reduce((a, b) => a + b, 0) / 5);
-  return { perSecond, medianPerS: median(inner), median5sPerS: median(windows), maxPerS: Math.max(...perSecond), firstMs: sorted[0], lastMs: sorted[sorted.length - 1], count: sorted.length };
+  return {
+    perSecond,
+    medianPerS: median(inner),
+    median5sPerS: median(windows),
+    maxPerS: Math.max(...perSecond),
+    firstMs: sorted[0],
+    lastMs: sorted[sorted.length - 1],
+    count: sorted.length,
+  };
 }
 
 /**
@@ -107,10 +118,9 @@ export function seriesOf(times: number[]): RateSeries {
  * phase-1 job still queued ahead of it (FIFO) are one backlog to the scheduler.
  */
 export async function placementTimes(db: Client, sinceMs: number): Promise<number[]> {
-  const { rows } = await db.query<{ at: Date }>(
-    `SELECT min(at) AS at FROM job_events WHERE to_state = 'SCHEDULED' GROUP BY job_id HAVING min(at) >= $1`,
-    [new Date(sinceMs)],
-  );
+  const { rows } = await db.query<{ at: Date }>(`SELECT min(at) AS at FROM job_events WHERE to_state = 'SCHEDULED' GROUP BY job_id HAVING min(at) >= $1`, [
+    new Date(sinceMs),
+  ]);
   return rows.map((r) => r.at.getTime());
 }
 
@@ -124,7 +134,13 @@ export function runTimes(watch: CommandWatch, sinceMs: number): number[] {
   return out;
 }
 /** Per-second deltas of the scheduler's placed counter (samples about a second apart). */
-export function metricSeries(samples: MetricSample[]): { perSecond: number[]; medianPerS: number; cycles: number | null; meanCycleMs: number | null; lostRaces: number | null } {
+export function metricSeries(samples: MetricSample[]): {
+  perSecond: number[];
+  medianPerS: number;
+  cycles: number | null;
+  meanCycleMs: number | null;
+  lostRaces: number | null;
+} {
   const ok = samples.filter((s) => s.placed !== null);
   const perSecond: number[] = [];
   for (let i = 1; i < ok.length; i++) {

@@ -13,7 +13,10 @@ function load() {
     nodeSuspectMs: num('BENCH_NODE_SUSPECT_MS', Math.round(heartbeatMs * 2.5)),
     nodeDeadMs: num('BENCH_NODE_DEAD_MS', heartbeatMs * 4),
     /** Which phases run, in this order: gang (peak memory), curve (open-loop rates), rate (phase 1), backlog (phase 2), preemption. */
-    phases: (process.env.BENCH_PHASES || 'rate,backlog').split(',').map((p) => p.trim()).filter(Boolean),
+    phases: (process.env.BENCH_PHASES || 'rate,backlog')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
     /** The gang phase: ranks of the one big gang (at most 1,024, the API's limit). */
     gangRanks: num('BENCH_GANG_RANKS', 1024),
     /** The open-loop curve: submit -> RUN at each rate (jobs/s), counted after a warm-up per step. */
@@ -73,7 +76,9 @@ export function loadConfig(): DispatchConfig {
   const c = load();
   if (c.basePort < 18900 || c.basePort + 4 > 18999) throw new Error('BENCH_BASE_PORT: the services take five ports in 18900..18999');
   if (c.gangShare > 1) throw new Error('BENCH_GANG_SHARE is a share, 0..1');
-  for (const p of c.phases) if (!['gang', 'curve', 'rate', 'backlog', 'preemption'].includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (gang, curve, rate, backlog, preemption)`);
+  for (const p of c.phases)
+    if (!['gang', 'curve', 'rate', 'backlog', 'preemption'].includes(p))
+      throw new Error(`BENCH_PHASES: unknown phase ${p} (gang, curve, rate, backlog, preemption)`);
   if (!(c.preemptHighShare > 0 && c.preemptHighShare <= 1)) throw new Error('BENCH_PREEMPT_HIGH_SHARE is a share, above 0 and at most 1');
   if (c.curveRates.some((r) => !(r > 0))) throw new Error('BENCH_CURVE_RATES: positive numbers, comma-separated');
   return c;

@@ -63,7 +63,15 @@ async function main() {
       `INSERT INTO nodes (id, zone, rack, gpu_model, gpus_total, gpu_indices, cpu_cores, memory_mib, first_seen_at, updated_at)
        SELECT id, zone, rack, model, gpus, ARRAY(SELECT generate_series(0, gpus - 1)), cores, mem, now(), now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[], $7::bigint[])
          AS t (id, zone, rack, model, gpus, cores, mem)`,
-      [rows.map((r) => r.id), rows.map((r) => r.zone), rows.map((r) => r.rack), rows.map((r) => r.model), rows.map((r) => r.gpus), rows.map((r) => r.cores), rows.map((r) => r.mem)],
+      [
+        rows.map((r) => r.id),
+        rows.map((r) => r.zone),
+        rows.map((r) => r.rack),
+        rows.map((r) => r.model),
+        rows.map((r) => r.gpus),
+        rows.map((r) => r.cores),
+        rows.map((r) => r.mem),
+      ],
     );
   }
   // Heard over the last minute (as with the bench's 60 s beats), with thresholds far above the
@@ -76,11 +84,21 @@ async function main() {
   for (let off = 0; off < JOBS; off += 1000) {
     const batch = Array.from({ length: Math.min(1000, JOBS - off) }, (_, k) => ({
       job: {
-        id: randomUUID(), owner: 'bench', queue: 'default', name: 'profile', image: 'none', command: ['true'], env: {}, labels: {},
+        id: randomUUID(),
+        owner: 'bench',
+        queue: 'default',
+        name: 'profile',
+        image: 'none',
+        command: ['true'],
+        env: {},
+        labels: {},
         ...(GANG_SHARE > 0 && (off + k) % Math.round(1 / GANG_SHARE) === 0
           ? { gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144, nodes: 2 }
           : { gpus: 1, gpuModel: null, cpuCores: 4, memoryMiB: 16384, nodes: 1 }),
-        maxRetries: 0, traceParent: null, createdAt: new Date(t + off + k), ...(MAX_RUNTIME_S > 0 ? { maxRuntimeSeconds: MAX_RUNTIME_S } : {}),
+        maxRetries: 0,
+        traceParent: null,
+        createdAt: new Date(t + off + k),
+        ...(MAX_RUNTIME_S > 0 ? { maxRuntimeSeconds: MAX_RUNTIME_S } : {}),
       },
       idempotency: null,
     }));
@@ -95,7 +113,9 @@ async function main() {
     GANTRY_NODE_DEAD_MS: 7_200_000,
     ...(process.env.GANTRY_SCHEDULER_BATCH ? { GANTRY_SCHEDULER_BATCH: Number(process.env.GANTRY_SCHEDULER_BATCH) } : {}),
     ...(process.env.GANTRY_SCHEDULER_LOOKAHEAD ? { GANTRY_SCHEDULER_LOOKAHEAD: Number(process.env.GANTRY_SCHEDULER_LOOKAHEAD) } : {}),
-    ...(process.env.GANTRY_SCHEDULER_BACKFILL ? { GANTRY_SCHEDULER_BACKFILL: process.env.GANTRY_SCHEDULER_BACKFILL as SchedulerEnv['GANTRY_SCHEDULER_BACKFILL'] } : {}),
+    ...(process.env.GANTRY_SCHEDULER_BACKFILL
+      ? { GANTRY_SCHEDULER_BACKFILL: process.env.GANTRY_SCHEDULER_BACKFILL as SchedulerEnv['GANTRY_SCHEDULER_BACKFILL'] }
+      : {}),
   });
   const logger = { debug() {}, info() {}, warn: console.warn, error: console.error };
   const cycle = new SchedulingCycle(ds, redis, config, logger as never, new PlacementCommitter(ds), new PreemptionStep(ds, config, logger as never));
@@ -108,13 +128,17 @@ async function main() {
     const r = await cycle.run();
     cycles++;
     placed += r.placed;
-    const phases = Object.entries(r.steps ?? {}).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ');
+    const phases = Object.entries(r.steps ?? {})
+      .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+      .join(', ');
     console.error(`cycle ${cycles}: ${r.placed} placed, ${r.lostRaces} lost, ${(performance.now() - c0).toFixed(0)} ms (${phases})`);
     if (r.placed === 0) break;
   }
   const s = (performance.now() - start) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  console.error(`${placed} placed in ${s.toFixed(1)} s: ${(placed / s).toFixed(0)}/s over ${cycles} cycles; CPU ${((cpu.user + cpu.system) / 1e6 / s).toFixed(2)} cores`);
+  console.error(
+    `${placed} placed in ${s.toFixed(1)} s: ${(placed / s).toFixed(0)}/s over ${cycles} cycles; CPU ${((cpu.user + cpu.system) / 1e6 / s).toFixed(2)} cores`,
+  );
   redis.disconnect();
   await ds.destroy();
 }

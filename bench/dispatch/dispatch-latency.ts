@@ -69,10 +69,19 @@ export function latencyWindows(samples: Array<{ dueMs: number; ms: number }>, fi
     if (list) list.push(ms);
     else byWindow.set(w, [ms]);
   }
-  return [...byWindow.entries()].sort((a, b) => a[0] - b[0]).map(([w, v]) => {
-    const sum = summarise(v)!;
-    return { fromS: (w * windowMs) / 1000, at: new Date(firstDueMs + w * windowMs).toISOString(), jobs: sum.count, p50: Math.round(sum.p50), p99: Math.round(sum.p99), max: Math.round(sum.max) };
-  });
+  return [...byWindow.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([w, v]) => {
+      const sum = summarise(v)!;
+      return {
+        fromS: (w * windowMs) / 1000,
+        at: new Date(firstDueMs + w * windowMs).toISOString(),
+        jobs: sum.count,
+        p50: Math.round(sum.p50),
+        p99: Math.round(sum.p99),
+        max: Math.round(sum.max),
+      };
+    });
 }
 
 interface JobRow {
@@ -82,7 +91,13 @@ interface JobRow {
 }
 
 /** Reads every job the phase created (by name) and pairs it with its RUN commands. */
-export async function dispatchLatency(db: Client, watch: CommandWatch, jobName: string, phaseEndMs: number, dueAt?: Map<string, number>): Promise<DispatchReport> {
+export async function dispatchLatency(
+  db: Client,
+  watch: CommandWatch,
+  jobName: string,
+  phaseEndMs: number,
+  dueAt?: Map<string, number>,
+): Promise<DispatchReport> {
   const { rows } = await db.query<JobRow>(`SELECT id, created_at, nodes FROM jobs WHERE name = $1 ORDER BY created_at`, [jobName]);
   const dueOf = (j: JobRow) => dueAt?.get(j.id) ?? j.created_at.getTime();
   const measure = (subset: JobRow[]): DispatchLatency => {
@@ -111,7 +126,9 @@ export async function dispatchLatency(db: Client, watch: CommandWatch, jobName: 
     perSecond.set(s, (perSecond.get(s) ?? 0) + 1);
   }
   const seconds = [...perSecond.keys()].sort((a, b) => a - b);
-  const createdPerSecond = seconds.length ? Array.from({ length: seconds[seconds.length - 1] - seconds[0] + 1 }, (_, i) => perSecond.get(seconds[0] + i) ?? 0) : [];
+  const createdPerSecond = seconds.length
+    ? Array.from({ length: seconds[seconds.length - 1] - seconds[0] + 1 }, (_, i) => perSecond.get(seconds[0] + i) ?? 0)
+    : [];
   const firstDue = rows.reduce((min, j) => Math.min(min, dueOf(j)), Infinity);
   const dispatched = rows.flatMap((j) => {
     const at = watch.dispatchedAt(j.id);

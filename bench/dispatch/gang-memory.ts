@@ -29,11 +29,18 @@ function memoryOf(pid: number): { rssMiB: number; hwmMiB: number } {
 export function bigGangJob(name: string, ranks: number): { body: Record<string, unknown>; envBytes: number } {
   const env = { PAYLOAD_A: 'a'.repeat(32_000), PAYLOAD_B: 'b'.repeat(32_000), SIM_DURATION_MS: '600000' };
   const envBytes = Object.entries(env).reduce((n, [k, v]) => n + k.length + v.length, 0);
-  return { body: { name, image: 'none', command: ['true'], env, resources: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1024 }, nodes: ranks }, envBytes };
+  return {
+    body: { name, image: 'none', command: ['true'], env, resources: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1024 }, nodes: ranks },
+    envBytes,
+  };
 }
 
 export async function measureGangMemory(
-  schedulerPid: number, submit: () => Promise<string>, watch: CommandWatch, ranks: number, envBytes: number,
+  schedulerPid: number,
+  submit: () => Promise<string>,
+  watch: CommandWatch,
+  ranks: number,
+  envBytes: number,
   until: (what: string, probe: () => Promise<boolean>) => Promise<unknown>,
 ): Promise<GangMemory> {
   const before = memoryOf(schedulerPid);

@@ -86,9 +86,12 @@ export async function runCurve(
     const door = refusalsBetween(await (refusedBefore ?? readRefusals()), await readRefusals());
     const { byStatus, ...measured } = await measure(run, rate, watch, opts, check);
     const step: CurveStep = { ...measured, refused: { ...door, byStatus }, cpu };
-    say(`curve: ${rate}/s -> POST p99 ${fmtMs(step.postMs?.p99)}, submit -> RUN p50 ${fmtMs(step.dispatchMs?.p50)} p99 ${fmtMs(step.dispatchMs?.p99)}; ` +
-      `${step.non2xx} non-2xx (${door.door} by the door's limit, ${door.eventLoop} by its event-loop shedding), ${step.connectionErrors} connection errors, ${step.notDispatched} not dispatched`);
-    if (step.refusedByWindow?.some((n) => n > 0)) say(`curve: ${rate}/s non-2xx per ${REFUSAL_WINDOW_S} s from the step's start (warm-up included): ${step.refusedByWindow.join(' ')}`);
+    say(
+      `curve: ${rate}/s -> POST p99 ${fmtMs(step.postMs?.p99)}, submit -> RUN p50 ${fmtMs(step.dispatchMs?.p50)} p99 ${fmtMs(step.dispatchMs?.p99)}; ` +
+        `${step.non2xx} non-2xx (${door.door} by the door's limit, ${door.eventLoop} by its event-loop shedding), ${step.connectionErrors} connection errors, ${step.notDispatched} not dispatched`,
+    );
+    if (step.refusedByWindow?.some((n) => n > 0))
+      say(`curve: ${rate}/s non-2xx per ${REFUSAL_WINDOW_S} s from the step's start (warm-up included): ${step.refusedByWindow.join(' ')}`);
     const worst = step.worstSeconds[0];
     if (worst) say(`curve: ${rate}/s slowest second due at ${worst.at}: ${worst.jobs} jobs, max ${worst.max} ms`);
     steps.push(step);
@@ -96,7 +99,13 @@ export async function runCurve(
   return steps;
 }
 
-async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, opts: CurveOptions, check: () => void): Promise<Omit<CurveStep, 'cpu' | 'refused'> & { byStatus: Record<string, number> }> {
+async function measure(
+  run: OpenLoopResult,
+  rate: number,
+  watch: CommandWatch,
+  opts: CurveOptions,
+  check: () => void,
+): Promise<Omit<CurveStep, 'cpu' | 'refused'> & { byStatus: Record<string, number> }> {
   const measured = measuredPart(run, Math.round(rate * opts.warmupS));
   const counted = measured.samples;
   const created = counted.filter((s) => s.status >= 200 && s.status < 300 && s.jobId);
@@ -112,7 +121,9 @@ async function measure(run: OpenLoopResult, rate: number, watch: CommandWatch, o
   }
   const dispatch = dispatched.map((d) => d.ms);
   const firstDue = dispatched.reduce((min, d) => Math.min(min, d.dueMs), Infinity);
-  const worstSeconds = latencyWindows(dispatched, firstDue, 1_000).sort((a, b) => b.max - a.max).slice(0, WORST_SECONDS);
+  const worstSeconds = latencyWindows(dispatched, firstDue, 1_000)
+    .sort((a, b) => b.max - a.max)
+    .slice(0, WORST_SECONDS);
   const byStatus: Record<string, number> = {};
   for (const s of counted) if (s.status < 200 || s.status >= 300) byStatus[s.status] = (byStatus[s.status] ?? 0) + 1;
   const refusedByWindow = Array.from({ length: Math.ceil((opts.warmupS + opts.measureS) / REFUSAL_WINDOW_S) }, () => 0);

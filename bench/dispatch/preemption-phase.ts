@@ -68,7 +68,11 @@ export interface PreemptionDeps {
 
 function job(name: string, queue: string, gpus: number, runMs: number, stopMs = 0): string {
   return JSON.stringify({
-    name, queue, image: 'none', command: ['true'], env: { SIM_DURATION_MS: String(runMs), SIM_STOP_MS: String(stopMs) },
+    name,
+    queue,
+    image: 'none',
+    command: ['true'],
+    env: { SIM_DURATION_MS: String(runMs), SIM_STOP_MS: String(stopMs) },
     resources: { gpus, cpuCores: gpus, memoryMiB: 2048 * gpus },
   });
 }
@@ -89,28 +93,39 @@ async function emptyTheFleet(d: PreemptionDeps): Promise<void> {
   if (live.length > 0) {
     d.say(`preemption: cancelling ${live.length} jobs earlier phases left`);
     const next = live[Symbol.iterator]();
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      for (let r = next.next(); !r.done; r = next.next()) {
-        const answer = await d.api('POST', `/v1/jobs/${r.value}/cancel`);
-        if (answer.status >= 300 && answer.status !== 409) throw new Error(`cancel ${r.value}: ${answer.status} ${JSON.stringify(answer.json)}`);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        for (let r = next.next(); !r.done; r = next.next()) {
+          const answer = await d.api('POST', `/v1/jobs/${r.value}/cancel`);
+          if (answer.status >= 300 && answer.status !== 409) throw new Error(`cancel ${r.value}: ${answer.status} ${JSON.stringify(answer.json)}`);
+        }
+      }),
+    );
   }
-  await d.until('every GPU free', 900_000, async () => {
-    const [r] = (await d.db.query(`SELECT coalesce(sum(gpus_allocated), 0)::int AS n FROM nodes`)).rows;
-    return r.n === 0;
-  }, 1000);
+  await d.until(
+    'every GPU free',
+    900_000,
+    async () => {
+      const [r] = (await d.db.query(`SELECT coalesce(sum(gpus_allocated), 0)::int AS n FROM nodes`)).rows;
+      return r.n === 0;
+    },
+    1000,
+  );
 }
 
 export async function runPreemptionPhase(d: PreemptionDeps, settings: PreemptionSettings): Promise<PreemptionResult> {
-  for (const [name, priority, preemption] of [[PREEMPT_LOW_QUEUE, 10, 'never'], [PREEMPT_HIGH_QUEUE, 90, 'lowerPriority']] as const) {
+  for (const [name, priority, preemption] of [
+    [PREEMPT_LOW_QUEUE, 10, 'never'],
+    [PREEMPT_HIGH_QUEUE, 90, 'lowerPriority'],
+  ] as const) {
     const r = await d.api('POST', '/v1/queues', { name, priority, preemption });
     if (r.status !== 201 && r.status !== 409) throw new Error(`POST /v1/queues ${name}: ${r.status} ${JSON.stringify(r.json)}`);
   }
 
   await emptyTheFleet(d);
   // Fill every GPU node with one attempt holding all its GPUs: the fleet is full, and an 8-GPU job must preempt one.
-  const sizes = (await d.db.query(`SELECT gpus_total AS gpus, count(*)::int AS n FROM nodes WHERE gpus_total > 0 AND NOT cordoned GROUP BY gpus_total`)).rows as Array<{ gpus: number; n: number }>;
+  const sizes = (await d.db.query(`SELECT gpus_total AS gpus, count(*)::int AS n FROM nodes WHERE gpus_total > 0 AND NOT cordoned GROUP BY gpus_total`))
+    .rows as Array<{ gpus: number; n: number }>;
   let filled = 0;
   for (const { gpus, n } of sizes.sort((a, b) => b.gpus - a.gpus)) {
     d.say(`preemption: filling ${n} nodes of ${gpus} GPUs with one low-band job each`);
@@ -118,14 +133,23 @@ export async function runPreemptionPhase(d: PreemptionDeps, settings: Preemption
     for (let round = 0; round < 5; round++) {
       const [r] = (await d.db.query(`SELECT count(*)::int AS n FROM jobs WHERE name = $1 AND gpus = $2`, [PREEMPT_FILL_JOB_NAME, gpus])).rows;
       if (r.n >= n) break;
-      await runCreatePhase({ baseUrl: d.gatewayUrl, token: d.token, body: job(PREEMPT_FILL_JOB_NAME, PREEMPT_LOW_QUEUE, gpus, 3_600_000, settings.stopMs) }, { connections: Math.min(settings.fillConnections, n - r.n), durationS: 3600, amount: n - r.n });
+      await runCreatePhase(
+        { baseUrl: d.gatewayUrl, token: d.token, body: job(PREEMPT_FILL_JOB_NAME, PREEMPT_LOW_QUEUE, gpus, 3_600_000, settings.stopMs) },
+        { connections: Math.min(settings.fillConnections, n - r.n), durationS: 3600, amount: n - r.n },
+      );
     }
     filled += n;
   }
-  await d.until('the fleet full of low-band work', 900_000, async () => {
-    const [r] = (await d.db.query(`SELECT count(*) FILTER (WHERE state = 'RUNNING')::int AS running FROM jobs WHERE name = $1`, [PREEMPT_FILL_JOB_NAME])).rows;
-    return r.running >= filled;
-  }, 1000);
+  await d.until(
+    'the fleet full of low-band work',
+    900_000,
+    async () => {
+      const [r] = (await d.db.query(`SELECT count(*) FILTER (WHERE state = 'RUNNING')::int AS running FROM jobs WHERE name = $1`, [PREEMPT_FILL_JOB_NAME]))
+        .rows;
+      return r.running >= filled;
+    },
+    1000,
+  );
   d.say(`preemption: ${filled} low-band attempts fill the fleet`);
 
   const startMs = Date.now();
@@ -133,20 +157,32 @@ export async function runPreemptionPhase(d: PreemptionDeps, settings: Preemption
   const high = job(PREEMPT_HIGH_JOB_NAME, PREEMPT_HIGH_QUEUE, 8, settings.highRunMs);
   const low = job(PREEMPT_LOW_JOB_NAME, PREEMPT_LOW_QUEUE, 1, 3_600_000, settings.stopMs);
   d.say(`preemption: ${settings.rate}/s for ${settings.durationS} s, one in ${every} high-band`);
-  const run = await runOpenLoop({ baseUrl: d.gatewayUrl, token: d.token, body: (i) => (i % every === every - 1 ? high : low) }, {
-    rate: settings.rate, durationS: settings.durationS, maxSockets: settings.maxSockets,
-  });
+  const run = await runOpenLoop(
+    { baseUrl: d.gatewayUrl, token: d.token, body: (i) => (i % every === every - 1 ? high : low) },
+    {
+      rate: settings.rate,
+      durationS: settings.durationS,
+      maxSockets: settings.maxSockets,
+    },
+  );
   const highIds = run.samples.filter((s) => s.jobId && s.index % every === every - 1).map((s) => s.jobId!);
   const lowCount = run.samples.filter((s) => s.jobId).length - highIds.length;
-  await d.until('every high-band job RUN (or the settle time)', settings.settleS * 1000, async () => highIds.every((id) => d.watch.dispatchedAt(id) !== null), 1000)
+  await d
+    .until('every high-band job RUN (or the settle time)', settings.settleS * 1000, async () => highIds.every((id) => d.watch.dispatchedAt(id) !== null), 1000)
     .catch((e) => d.say(`${(e as Error).message}; going on`));
 
-  const created = new Map(((await d.db.query(`SELECT id::text, created_at FROM jobs WHERE id = ANY($1::uuid[])`, [highIds])).rows as Array<{ id: string; created_at: Date }>)
-    .map((r) => [r.id, r.created_at.getTime()]));
-  const kills = (await d.db.query(
-    `SELECT substring(reason from 'for job ([0-9a-f-]{36})') AS preemptor, min(at) AS first, count(*)::int AS victims
-     FROM job_events WHERE type = 'PREEMPTION_REQUESTED' AND at >= $1 GROUP BY 1`, [new Date(startMs)],
-  )).rows as Array<{ preemptor: string; first: Date; victims: number }>;
+  const created = new Map(
+    ((await d.db.query(`SELECT id::text, created_at FROM jobs WHERE id = ANY($1::uuid[])`, [highIds])).rows as Array<{ id: string; created_at: Date }>).map(
+      (r) => [r.id, r.created_at.getTime()],
+    ),
+  );
+  const kills = (
+    await d.db.query(
+      `SELECT substring(reason from 'for job ([0-9a-f-]{36})') AS preemptor, min(at) AS first, count(*)::int AS victims
+     FROM job_events WHERE type = 'PREEMPTION_REQUESTED' AND at >= $1 GROUP BY 1`,
+      [new Date(startMs)],
+    )
+  ).rows as Array<{ preemptor: string; first: Date; victims: number }>;
   const killAt = new Map(kills.map((k) => [k.preemptor, k.first.getTime()]));
   const toKill: number[] = [];
   const toRun: number[] = [];
@@ -168,11 +204,14 @@ export async function runPreemptionPhase(d: PreemptionDeps, settings: Preemption
     if (ran !== null) killToRun.push(ran - kill);
   }
   return {
-    settings, filled,
+    settings,
+    filled,
     submitted: { high: highIds.length, low: lowCount, failed: run.samples.filter((s) => !s.jobId).length },
     high: { preempted: toKill.length, startedWithout, notStarted },
     victims: kills.filter((k) => highIds.includes(k.preemptor)).reduce((n, k) => n + k.victims, 0),
-    submitToKillMs: percentiles(toKill), killToRunMs: percentiles(killToRun), submitToRunMs: percentiles(toRun),
+    submitToKillMs: percentiles(toKill),
+    killToRunMs: percentiles(killToRun),
+    submitToRunMs: percentiles(toRun),
   };
 }
 

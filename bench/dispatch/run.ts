@@ -37,7 +37,17 @@ import { DrainSampler, metricSeries, placementTimes, runTimes, seriesOf } from '
 import { CommandWatch } from './command-watch';
 import { inheritedGantryEnv, loadConfig } from './config';
 import { DispatchReport, dispatchLatency } from './dispatch-latency';
-import { BACKLOG_JOB_NAME, CURVE_JOB_NAME, CURVE_WARMUP_JOB_NAME, GANG_JOB_NAME, PROBE_JOB_NAME, RATE_JOB_NAME, RATE_WARMUP_JOB_NAME, rateBodies, singleGpuJob } from './job-mix';
+import {
+  BACKLOG_JOB_NAME,
+  CURVE_JOB_NAME,
+  CURVE_WARMUP_JOB_NAME,
+  GANG_JOB_NAME,
+  PROBE_JOB_NAME,
+  RATE_JOB_NAME,
+  RATE_WARMUP_JOB_NAME,
+  rateBodies,
+  singleGpuJob,
+} from './job-mix';
 import { runCurve } from './open-loop-curve';
 import { DoorRefusals, doorRefusals, refusalsBetween } from './door-refusals';
 import { warmStack } from './stack-warmup';
@@ -88,7 +98,12 @@ async function prepare(): Promise<Stack> {
   const agentWork = mkdtempSync(join(tmpdir(), 'gantry-bench-dispatch-'));
   teardown.add('agent work dir', async () => rmSync(agentWork, { recursive: true, force: true }));
   const s = fleetStack({
-    root, logDir, basePort: config.basePort, adminToken, kafkaCredentials: kafka.credentials(), readyTimeoutMs: 300_000,
+    root,
+    logDir,
+    basePort: config.basePort,
+    adminToken,
+    kafkaCredentials: kafka.credentials(),
+    readyTimeoutMs: 300_000,
     infra: { kafkaBrokers: brokers, databaseUrl: config.databaseUrl, redisUrl: config.redisUrl },
     env: {
       LOG_LEVEL: config.logLevel,
@@ -125,10 +140,14 @@ async function api(gatewayUrl: string, token: string, method: string, path: stri
 
 /** Polls with a deadline; the bench's Ctrl-C ends the wait too. */
 function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | false | undefined>, intervalMs = 500): Promise<T> {
-  return waitFor(what, async () => {
-    teardown.check();
-    return probe();
-  }, { timeoutMs, intervalMs });
+  return waitFor(
+    what,
+    async () => {
+      teardown.check();
+      return probe();
+    },
+    { timeoutMs, intervalMs },
+  );
 }
 
 /** Every simulated node registered (a row in `nodes`) and HEALTHY by the gateway's summary. */
@@ -136,23 +155,32 @@ async function waitForFleet(gatewayUrl: string, db: Client): Promise<{ seconds: 
   const t0 = Date.now();
   say(`waiting for ${config.nodes} nodes to register and be HEALTHY`);
   let last = '';
-  await until(`${config.nodes} nodes registered and HEALTHY`, config.registerTimeoutS * 1000, async () => {
-    const registered = Number((await db.query(`SELECT count(*) AS n FROM nodes`)).rows[0].n);
-    const summary = await api(gatewayUrl, adminToken, 'GET', '/v1/cluster/summary');
-    const healthy = Number((summary.json?.nodesByHealth as Record<string, number> | undefined)?.HEALTHY ?? 0);
-    const now = `${registered} registered, ${healthy} healthy`;
-    if (now !== last) say(`fleet: ${now}`);
-    last = now;
-    return registered >= config.nodes && healthy >= config.nodes;
-  }, 1000);
+  await until(
+    `${config.nodes} nodes registered and HEALTHY`,
+    config.registerTimeoutS * 1000,
+    async () => {
+      const registered = Number((await db.query(`SELECT count(*) AS n FROM nodes`)).rows[0].n);
+      const summary = await api(gatewayUrl, adminToken, 'GET', '/v1/cluster/summary');
+      const healthy = Number((summary.json?.nodesByHealth as Record<string, number> | undefined)?.HEALTHY ?? 0);
+      const now = `${registered} registered, ${healthy} healthy`;
+      if (now !== last) say(`fleet: ${now}`);
+      last = now;
+      return registered >= config.nodes && healthy >= config.nodes;
+    },
+    1000,
+  );
   const gpus = Number((await db.query(`SELECT coalesce(sum(gpus_total), 0) AS n FROM nodes`)).rows[0].n);
   return { seconds: (Date.now() - t0) / 1000, gpus };
 }
 
 function servicePids(s: Stack): Record<string, number | null | undefined> {
   return {
-    'api-gateway': s.get('api-gateway').pid, scheduler: s.get('scheduler').pid, 'heartbeat-ingester': s.get('heartbeat-ingester').pid,
-    reconciler: s.get('reconciler').pid, 'node-agent': s.get('node-agent').pid, kafka: kafka.pid(),
+    'api-gateway': s.get('api-gateway').pid,
+    scheduler: s.get('scheduler').pid,
+    'heartbeat-ingester': s.get('heartbeat-ingester').pid,
+    reconciler: s.get('reconciler').pid,
+    'node-agent': s.get('node-agent').pid,
+    kafka: kafka.pid(),
     'bench (autocannon, watch)': process.pid,
   };
 }
@@ -163,10 +191,15 @@ async function drainJobs(db: Client, name: string, label: string, timeoutS: numb
   let open = 0;
   let drained = true;
   try {
-    await until(`drain after ${label}`, timeoutS * 1000, async () => {
-      open = Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE name = $1 AND state IN ('QUEUED','SCHEDULED','RUNNING')`, [name])).rows[0].n);
-      return open === 0;
-    }, 1000);
+    await until(
+      `drain after ${label}`,
+      timeoutS * 1000,
+      async () => {
+        open = Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE name = $1 AND state IN ('QUEUED','SCHEDULED','RUNNING')`, [name])).rows[0].n);
+        return open === 0;
+      },
+      1000,
+    );
   } catch (e) {
     if (teardown.interrupted) throw e;
     drained = false;
@@ -216,13 +249,25 @@ async function main(): Promise<void> {
     const ranks = Math.min(config.gangRanks, 1024);
     const { body, envBytes } = bigGangJob(GANG_JOB_NAME, ranks);
     say(`gang: one gang of ${ranks} whole H100 nodes, env ${envBytes} bytes`);
-    gang = await measureGangMemory(s.get('scheduler').pid!, async () => {
-      const r = await api(s.gatewayUrl, token, 'POST', '/v1/jobs', body, { 'Idempotency-Key': `gang-${stamp}` });
-      if (r.status !== 201) throw new Error(`gang job: ${r.status} ${JSON.stringify(r.json)}`);
-      return String(r.json!.id);
-    }, watch, ranks, envBytes, (what, probe) => until(what, 300_000, async () => (await probe()) || undefined));
+    gang = await measureGangMemory(
+      s.get('scheduler').pid!,
+      async () => {
+        const r = await api(s.gatewayUrl, token, 'POST', '/v1/jobs', body, { 'Idempotency-Key': `gang-${stamp}` });
+        if (r.status !== 201) throw new Error(`gang job: ${r.status} ${JSON.stringify(r.json)}`);
+        return String(r.json!.id);
+      },
+      watch,
+      ranks,
+      envBytes,
+      (what, probe) => until(what, 300_000, async () => (await probe()) || undefined),
+    );
     say(`gang: RUNs all seen after ${gang.dispatchedAfterS ?? '-'} s; scheduler peak RSS ${gang.before.hwmMiB} -> ${gang.after.hwmMiB} MiB`);
-    const cancel = await api(s.gatewayUrl, token, 'POST', `/v1/jobs/${(await db.query(`SELECT id FROM jobs WHERE name = $1`, [GANG_JOB_NAME])).rows[0].id}/cancel`);
+    const cancel = await api(
+      s.gatewayUrl,
+      token,
+      'POST',
+      `/v1/jobs/${(await db.query(`SELECT id FROM jobs WHERE name = $1`, [GANG_JOB_NAME])).rows[0].id}/cancel`,
+    );
     if (cancel.status >= 300) say(`gang: cancel answered ${cancel.status}`);
     await drainJobs(db, GANG_JOB_NAME, 'the gang', config.rateDrainTimeoutS);
   }
@@ -232,21 +277,44 @@ async function main(): Promise<void> {
   let curveWarmup: DispatchResults['curveWarmup'] = null;
   if (config.phases.includes('curve')) {
     const warmBody = JSON.stringify(singleGpuJob(CURVE_WARMUP_JOB_NAME, config.rateSimDurationMs));
-    curveWarmup = await warmStack({ baseUrl: s.gatewayUrl, token, body: () => warmBody }, {
-      brokerPid: kafka.pid(), rate: config.curveWarmRate, roundS: config.curveWarmRoundS, maxS: config.brokerWarmupMaxS, jitQuietCores: config.brokerJitQuiet, maxSockets: config.openLoopSockets,
-    }, () => teardown.check());
+    curveWarmup = await warmStack(
+      { baseUrl: s.gatewayUrl, token, body: () => warmBody },
+      {
+        brokerPid: kafka.pid(),
+        rate: config.curveWarmRate,
+        roundS: config.curveWarmRoundS,
+        maxS: config.brokerWarmupMaxS,
+        jitQuietCores: config.brokerJitQuiet,
+        maxSockets: config.openLoopSockets,
+      },
+      () => teardown.check(),
+    );
     if (curveWarmup) {
-      say(`stack warm-up at ${curveWarmup.rate}/s: ${curveWarmup.rounds} rounds in ${curveWarmup.seconds.toFixed(0)} s, the broker's JIT ${curveWarmup.jitS.toFixed(2)} CPU s; ` +
-        `last three rounds ${curveWarmup.lastRoundsJitCores.toFixed(3)} of a core (${curveWarmup.quiet ? 'quiet' : 'NOT quiet: max time reached'})`);
+      say(
+        `stack warm-up at ${curveWarmup.rate}/s: ${curveWarmup.rounds} rounds in ${curveWarmup.seconds.toFixed(0)} s, the broker's JIT ${curveWarmup.jitS.toFixed(2)} CPU s; ` +
+          `last three rounds ${curveWarmup.lastRoundsJitCores.toFixed(3)} of a core (${curveWarmup.quiet ? 'quiet' : 'NOT quiet: max time reached'})`,
+      );
       await drainJobs(db, CURVE_WARMUP_JOB_NAME, 'the warm-up', config.rateDrainTimeoutS);
     }
     const single = JSON.stringify(singleGpuJob(CURVE_JOB_NAME, config.rateSimDurationMs));
-    curve = await runCurve({ baseUrl: s.gatewayUrl, token, body: () => single }, watch, {
-      rates: config.curveRates, warmupS: config.curveWarmupS, measureS: config.curveMeasureS, settleS: config.curveSettleS, maxSockets: config.openLoopSockets,
-    }, () => {
-      const from = cpuSnapshot();
-      return () => cpuBetween(from, cpuSnapshot(), servicePids(s));
-    }, say, () => teardown.check(), () => doorRefusals(s.gatewayUrl));
+    curve = await runCurve(
+      { baseUrl: s.gatewayUrl, token, body: () => single },
+      watch,
+      {
+        rates: config.curveRates,
+        warmupS: config.curveWarmupS,
+        measureS: config.curveMeasureS,
+        settleS: config.curveSettleS,
+        maxSockets: config.openLoopSockets,
+      },
+      () => {
+        const from = cpuSnapshot();
+        return () => cpuBetween(from, cpuSnapshot(), servicePids(s));
+      },
+      say,
+      () => teardown.check(),
+      () => doorRefusals(s.gatewayUrl),
+    );
     await drainJobs(db, CURVE_JOB_NAME, 'the curve', config.rateDrainTimeoutS);
   }
 
@@ -260,15 +328,29 @@ async function main(): Promise<void> {
   /* Phase 3: preemption. */
   let preemption: DispatchResults['preemption'] = null;
   if (config.phases.includes('preemption')) {
-    preemption = await runPreemptionPhase({
-      gatewayUrl: s.gatewayUrl, adminToken, token, db, watch, say,
-      api: (method, path, body) => api(s.gatewayUrl, adminToken, method, path, body),
-      until: (what, timeoutMs, probe, intervalMs) => until(what, timeoutMs, probe, intervalMs),
-    }, {
-      rate: config.preemptRate, durationS: config.preemptS, highShare: config.preemptHighShare, highRunMs: config.preemptHighRunMs,
-      graceMs: config.preemptGraceMs, stopMs: config.preemptStopMs, settleS: config.preemptSettleS,
-      maxSockets: config.openLoopSockets, fillConnections: config.backlogConnections,
-    });
+    preemption = await runPreemptionPhase(
+      {
+        gatewayUrl: s.gatewayUrl,
+        adminToken,
+        token,
+        db,
+        watch,
+        say,
+        api: (method, path, body) => api(s.gatewayUrl, adminToken, method, path, body),
+        until: (what, timeoutMs, probe, intervalMs) => until(what, timeoutMs, probe, intervalMs),
+      },
+      {
+        rate: config.preemptRate,
+        durationS: config.preemptS,
+        highShare: config.preemptHighShare,
+        highRunMs: config.preemptHighRunMs,
+        graceMs: config.preemptGraceMs,
+        stopMs: config.preemptStopMs,
+        settleS: config.preemptSettleS,
+        maxSockets: config.openLoopSockets,
+        fillConnections: config.backlogConnections,
+      },
+    );
   }
 
   const report: DispatchResults = {
@@ -282,8 +364,12 @@ async function main(): Promise<void> {
       loadAvgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100),
       gantry: {
         services: 'one replica each: api-gateway, scheduler, heartbeat-ingester, reconciler, node-agent',
-        GANTRY_SIM_NODES: config.nodes, GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_HEARTBEAT_MS: config.heartbeatMs,
-        GANTRY_NODE_SUSPECT_MS: config.nodeSuspectMs, GANTRY_NODE_DEAD_MS: config.nodeDeadMs, LOG_LEVEL: config.logLevel,
+        GANTRY_SIM_NODES: config.nodes,
+        GANTRY_SIM_EXECUTOR: 'sleep',
+        GANTRY_HEARTBEAT_MS: config.heartbeatMs,
+        GANTRY_NODE_SUSPECT_MS: config.nodeSuspectMs,
+        GANTRY_NODE_DEAD_MS: config.nodeDeadMs,
+        LOG_LEVEL: config.logLevel,
         beatsPerSecondOffered: Math.round((config.nodes * 1000) / config.heartbeatMs),
         inheritedGantryVariables: inheritedGantryEnv(),
         topicPartitions: TOPIC_PARTITIONS,
@@ -309,8 +395,10 @@ async function main(): Promise<void> {
 
 /** Phase 1: creates at a fixed rate, open-loop, then their dispatch latency. */
 async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: string): Promise<DispatchResults['rate']> {
-  say(`phase 1: ${config.rate}/s open-loop for ${config.rateWarmupS} s of warm-up (not counted), then ${config.rateS} s, over up to ${config.openLoopSockets} connections, ` +
-    `${config.gangShare * 100}% gangs of ${config.gangSize}, jobs ${config.rateSimDurationMs} ms`);
+  say(
+    `phase 1: ${config.rate}/s open-loop for ${config.rateWarmupS} s of warm-up (not counted), then ${config.rateS} s, over up to ${config.openLoopSockets} connections, ` +
+      `${config.gangShare * 100}% gangs of ${config.gangSize}, jobs ${config.rateSimDurationMs} ms`,
+  );
   const mix = { simDurationMs: config.rateSimDurationMs, gangShare: config.gangShare, gangSize: config.gangSize };
   // One open-loop run: its first rateWarmupS seconds warm the stack (their jobs under another name,
   // not counted), the rest is measured. One run, not two, so no fresh connections open at the start
@@ -336,16 +424,20 @@ async function ratePhase(s: Stack, db: Client, watch: CommandWatch, token: strin
   const rateSubmit = summarisePhase(rateRun, config.rateS);
   const [shedBefore, shedAfter] = await Promise.all([shedA, doorRefusals(s.gatewayUrl)]);
   const refusedBy = refusalsBetween(shedBefore, shedAfter);
-  say(`phase 1: ${rateSubmit.createsPerS.toFixed(1)} submissions/s achieved, p99 ${rateSubmit.latencyMs.p99.toFixed(0)} ms; ` +
-    `refused by the door ${refusedBy.door}, by the event-loop shedding ${refusedBy.eventLoop}, otherwise ${rateSubmit.non2xx - refusedBy.door - refusedBy.eventLoop}`);
+  say(
+    `phase 1: ${rateSubmit.createsPerS.toFixed(1)} submissions/s achieved, p99 ${rateSubmit.latencyMs.p99.toFixed(0)} ms; ` +
+      `refused by the door ${refusedBy.door}, by the event-loop shedding ${refusedBy.eventLoop}, otherwise ${rateSubmit.non2xx - refusedBy.door - refusedBy.eventLoop}`,
+  );
   const drainA = cpuSnapshot();
   const rateDrain = await drainJobs(db, RATE_JOB_NAME, 'phase 1', config.rateDrainTimeoutS);
   const rateDrainCpu = cpuBetween(drainA, cpuSnapshot(), servicePids(s));
   // Latency from each request's scheduled send, not from when the gateway got round to creating it.
   const dueAt = new Map(rateRun.samples.filter((x) => x.jobId).map((x) => [x.jobId!, x.dueAtMs]));
   const dispatch: DispatchReport = await dispatchLatency(db, watch, RATE_JOB_NAME, rateEndMs, dueAt);
-  say(`phase 1: dispatch p50 ${dispatch.all.latencyMs?.p50 ?? '-'} ms, p99 ${dispatch.all.latencyMs?.p99 ?? '-'} ms, ` +
-    `${dispatch.all.notDispatchedInPhase} not dispatched within the phase`);
+  say(
+    `phase 1: dispatch p50 ${dispatch.all.latencyMs?.p50 ?? '-'} ms, p99 ${dispatch.all.latencyMs?.p99 ?? '-'} ms, ` +
+      `${dispatch.all.notDispatchedInPhase} not dispatched within the phase`,
+  );
 
   return { submit: rateSubmit, refusedBy, dispatch, cpu: rateCpu, drain: rateDrain, drainCpu: rateDrainCpu, watchDelayMs: delaySummary(watch.receiveDelaysMs) };
 }
@@ -367,7 +459,10 @@ async function backlogPhase(s: Stack, db: Client, watch: CommandWatch, token: st
   say(`phase 2: submitting ${config.backlog} jobs over ${config.backlogConnections} connections (jobs ${config.backlogSimDurationMs} ms)`);
   const body = JSON.stringify(singleGpuJob(BACKLOG_JOB_NAME, config.backlogSimDurationMs));
   const submitA = cpuSnapshot();
-  const submitRun = await runCreatePhase({ baseUrl: s.gatewayUrl, token, body }, { connections: config.backlogConnections, durationS: 3600, amount: config.backlog });
+  const submitRun = await runCreatePhase(
+    { baseUrl: s.gatewayUrl, token, body },
+    { connections: config.backlogConnections, durationS: 3600, amount: config.backlog },
+  );
   const submitCpu = cpuBetween(submitA, cpuSnapshot(), servicePids(s));
   teardown.check();
   const submit = summarisePhase(submitRun, submitRun.wallS);
@@ -376,8 +471,9 @@ async function backlogPhase(s: Stack, db: Client, watch: CommandWatch, token: st
   const queuedTotal = Number((await db.query(`SELECT count(*) AS n FROM jobs WHERE state = 'QUEUED'`)).rows[0].n);
   say(`phase 2: ${queued} jobs queued in ${submitRun.wallS.toFixed(1)} s (${submit.createsPerS.toFixed(1)}/s); ${queuedTotal} QUEUED in all`);
   // The gateway's lifecycle messages are relayed before the scheduler starts, so the drain measures placement.
-  await until('outbox empty before the drain', 120_000, async () => Number((await db.query(`SELECT count(*) AS n FROM outbox`)).rows[0].n) === 0, 500)
-    .catch((e) => say(`${(e as Error).message}; going on`));
+  await until('outbox empty before the drain', 120_000, async () => Number((await db.query(`SELECT count(*) AS n FROM outbox`)).rows[0].n) === 0, 500).catch(
+    (e) => say(`${(e as Error).message}; going on`),
+  );
 
   const sampler = new DrainSampler(db, () => scheduler.url);
   const drainA = cpuSnapshot();
@@ -405,8 +501,9 @@ async function backlogPhase(s: Stack, db: Client, watch: CommandWatch, token: st
 
   const db1 = seriesOf(await placementTimes(db, startMs));
   // RUN commands follow placements through the outbox relay: give them a moment to arrive.
-  await until('RUN seen for every job placed in the drain', 60_000, async () => runTimes(watch, startMs).length >= db1.count, 500)
-    .catch((e) => say(`${(e as Error).message}; going on`));
+  await until('RUN seen for every job placed in the drain', 60_000, async () => runTimes(watch, startMs).length >= db1.count, 500).catch((e) =>
+    say(`${(e as Error).message}; going on`),
+  );
   const runs = seriesOf(runTimes(watch, startMs));
   const metric = metricSeries(sampler.samples);
   const placed = db1.count;
@@ -414,12 +511,25 @@ async function backlogPhase(s: Stack, db: Client, watch: CommandWatch, token: st
   const firstToLast = db1.lastMs !== null && db1.firstMs !== null && db1.lastMs > db1.firstMs ? (placed - 1) / ((db1.lastMs - db1.firstMs) / 1000) : NaN;
   say(`phase 2: ${placed} placed; ${overall.toFixed(0)}/s from scheduler start, median ${db1.medianPerS}/s per second`);
   return {
-    submit, submitCpu, queued, queuedTotal, freeGpusBefore: free, fleetGpus,
+    submit,
+    submitCpu,
+    queued,
+    queuedTotal,
+    freeGpusBefore: free,
+    fleetGpus,
     drain: {
-      drained, leftQueued: left, startMs, schedulerReadyAfterS: readyMs ? (readyMs - startMs) / 1000 : null,
-      allScheduledAfterS: db1.lastMs !== null ? (db1.lastMs - startMs) / 1000 : null, waitedS: (doneMs - startMs) / 1000,
-      placed, overallPerS: overall, firstToLastPerS: firstToLast,
-      db: db1, metric: { ...metric, samples: sampler.samples }, runs,
+      drained,
+      leftQueued: left,
+      startMs,
+      schedulerReadyAfterS: readyMs ? (readyMs - startMs) / 1000 : null,
+      allScheduledAfterS: db1.lastMs !== null ? (db1.lastMs - startMs) / 1000 : null,
+      waitedS: (doneMs - startMs) / 1000,
+      placed,
+      overallPerS: overall,
+      firstToLastPerS: firstToLast,
+      db: db1,
+      metric: { ...metric, samples: sampler.samples },
+      runs,
     },
     drainCpu,
   };

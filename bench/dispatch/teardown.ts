@@ -16,7 +16,10 @@ export class Teardown {
   private running: Promise<void> | null = null;
   interrupted = false;
 
-  constructor(private readonly say: (msg: string) => void, private readonly onForce: () => void) {}
+  constructor(
+    private readonly say: (msg: string) => void,
+    private readonly onForce: () => void,
+  ) {}
 
   add(what: string, fn: () => Promise<void>): void {
     this.steps.push({ what, fn });

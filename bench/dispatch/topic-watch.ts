@@ -12,7 +12,10 @@ export class TopicWatch {
   private fetched = false;
 
   constructor(
-    brokers: string, security: KafkaSecurity, groupId: string, private readonly topic: string,
+    brokers: string,
+    security: KafkaSecurity,
+    groupId: string,
+    private readonly topic: string,
     private readonly onRecord: (value: Buffer | null, timestampMs: number, readAtMs: number) => void,
   ) {
     const kafka = createKafka({ brokers: [brokers], clientId: groupId, security });

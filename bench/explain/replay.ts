@@ -35,12 +35,29 @@ const AHEAD_MAX = 1000;
 const LOOKAHEAD = 1000;
 const BATCH = 1000;
 
-interface Live { job: ReplayJob; nodeIds: string[]; gpuIndices: number[][]; startMs: number; endMs: number }
+interface Live {
+  job: ReplayJob;
+  nodeIds: string[];
+  gpuIndices: number[][];
+  startMs: number;
+  endMs: number;
+}
 
 export function replay(jobs: readonly ReplayJob[], queues: readonly ReplayQueue[], fleet: FleetOptions): Sample[] {
   const nodes: PlacementNode[] = Array.from({ length: fleet.nodes }, (_, i) => ({
-    id: `node-${String(i).padStart(4, '0')}`, rack: `rack-${i % fleet.racks}`, health: 'HEALTHY', cordoned: false, version: 0,
-    gpuModel: 'H100', gpusTotal: fleet.gpusPerNode, gpusAllocated: 0, cpuCores: fleet.cpuCores, cpuAllocated: 0, memoryMiB: fleet.memoryMiB, memoryAllocated: 0, gpusHeld: [],
+    id: `node-${String(i).padStart(4, '0')}`,
+    rack: `rack-${i % fleet.racks}`,
+    health: 'HEALTHY',
+    cordoned: false,
+    version: 0,
+    gpuModel: 'H100',
+    gpusTotal: fleet.gpusPerNode,
+    gpusAllocated: 0,
+    cpuCores: fleet.cpuCores,
+    cpuAllocated: 0,
+    memoryMiB: fleet.memoryMiB,
+    memoryAllocated: 0,
+    gpusHeld: [],
   }));
   const band = new Map(queues.map((q) => [q.name, q.priority]));
   const queued: ReplayJob[] = [];
@@ -53,7 +70,9 @@ export function replay(jobs: readonly ReplayJob[], queues: readonly ReplayQueue[
     const held = { gpus: 0, cpuCores: 0, memoryMiB: 0 };
     for (const l of live.values()) {
       if (l.job.queue !== queue) continue;
-      held.gpus += l.job.gpus * l.job.nodes; held.cpuCores += l.job.cpuCores * l.job.nodes; held.memoryMiB += l.job.memoryMiB * l.job.nodes;
+      held.gpus += l.job.gpus * l.job.nodes;
+      held.cpuCores += l.job.cpuCores * l.job.nodes;
+      held.memoryMiB += l.job.memoryMiB * l.job.nodes;
     }
     return held;
   };
@@ -66,11 +85,23 @@ export function replay(jobs: readonly ReplayJob[], queues: readonly ReplayQueue[
       .sort((a, b) => band.get(b.queue)! - band.get(a.queue)! || a.submitAtMs - b.submitAtMs || a.id.localeCompare(b.id));
     const snapshot: ExplainSnapshot = {
       nowMs: now,
-      job: { queue: job.queue, nodes: job.nodes, request: request(job), pendingReason: null, depsPending: 0, notBeforeMs: null, maxRuntimeSeconds: job.maxRuntimeSeconds },
+      job: {
+        queue: job.queue,
+        nodes: job.nodes,
+        request: request(job),
+        pendingReason: null,
+        depsPending: 0,
+        notBeforeMs: null,
+        maxRuntimeSeconds: job.maxRuntimeSeconds,
+      },
       queues: queues.map((q) => ({ name: q.name, priority: q.priority, quotaGpus: q.quotaGpus, heldGpus: heldBy(q.name).gpus })),
       nodes: nodes.map((n) => ({ ...n })),
       running: [...live.values()].map((l) => ({
-        queue: l.job.queue, nodeIds: l.nodeIds, perNode: { gpus: l.job.gpus, cpuCores: l.job.cpuCores, memoryMiB: l.job.memoryMiB }, startedAtMs: l.startMs, maxRuntimeSeconds: l.job.maxRuntimeSeconds,
+        queue: l.job.queue,
+        nodeIds: l.nodeIds,
+        perNode: { gpus: l.job.gpus, cpuCores: l.job.cpuCores, memoryMiB: l.job.memoryMiB },
+        startedAtMs: l.startMs,
+        maxRuntimeSeconds: l.job.maxRuntimeSeconds,
       })),
       aheadInQueue: ahead.filter((j) => j.queue === job.queue).length,
       aheadOverall: ahead.length,
@@ -91,11 +122,18 @@ export function replay(jobs: readonly ReplayJob[], queues: readonly ReplayQueue[
     // Runtime backfill reads the ranks on reserved nodes; here every node's are at hand.
     const runs = new Map<string, RankRun[]>(nodes.map((n) => [n.id, []]));
     for (const l of live.values()) {
-      for (const id of l.nodeIds) runs.get(id)!.push({ gpus: l.job.gpus, cpuCores: l.job.cpuCores, memoryMiB: l.job.memoryMiB, startedAtMs: l.startMs, maxRuntimeSeconds: l.job.maxRuntimeSeconds });
+      for (const id of l.nodeIds)
+        runs
+          .get(id)!
+          .push({ gpus: l.job.gpus, cpuCores: l.job.cpuCores, memoryMiB: l.job.memoryMiB, startedAtMs: l.startMs, maxRuntimeSeconds: l.job.maxRuntimeSeconds });
     }
     const plan = planCycle({
-      jobs: heads.map((j) => ({ id: j.id, queue: j.queue, resources: request(j), nodes: j.nodes, maxRuntimeSeconds: j.maxRuntimeSeconds })), queues: shares, nodes,
-      lookahead: LOOKAHEAD, batchSize: BATCH, backfill: { nowMs: now, runs },
+      jobs: heads.map((j) => ({ id: j.id, queue: j.queue, resources: request(j), nodes: j.nodes, maxRuntimeSeconds: j.maxRuntimeSeconds })),
+      queues: shares,
+      nodes,
+      lookahead: LOOKAHEAD,
+      batchSize: BATCH,
+      backfill: { nowMs: now, runs },
     });
     if (plan.plan.placements.length === 0) return;
     const byId = new Map(nodes.map((n, i) => [n.id, i]));
@@ -121,7 +159,10 @@ export function replay(jobs: readonly ReplayJob[], queues: readonly ReplayQueue[
       const n = nodes[i];
       const freed = new Set(l.gpuIndices[rank]);
       nodes[i] = {
-        ...n, gpusAllocated: n.gpusAllocated - l.job.gpus, cpuAllocated: n.cpuAllocated - l.job.cpuCores, memoryAllocated: n.memoryAllocated - l.job.memoryMiB,
+        ...n,
+        gpusAllocated: n.gpusAllocated - l.job.gpus,
+        cpuAllocated: n.cpuAllocated - l.job.cpuCores,
+        memoryAllocated: n.memoryAllocated - l.job.memoryMiB,
         gpusHeld: (n.gpusHeld ?? []).filter((g) => !freed.has(g)),
       };
     });
@@ -140,7 +181,14 @@ export function replay(jobs: readonly ReplayJob[], queues: readonly ReplayQueue[
       const job = jobs[next++];
       queued.push(job);
       const e = explain(job, now);
-      pending.set(job.id, { id: job.id, queue: job.queue, submitAtMs: now, positionOverall: e.position.overall, positionQueue: e.position.queue, estimatedStartAtMs: e.estimatedStartAtMs });
+      pending.set(job.id, {
+        id: job.id,
+        queue: job.queue,
+        submitAtMs: now,
+        positionOverall: e.position.overall,
+        positionQueue: e.position.queue,
+        estimatedStartAtMs: e.estimatedStartAtMs,
+      });
     }
     cycle(now);
   }

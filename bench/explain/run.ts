@@ -31,28 +31,64 @@ const QUEUES: ReplayQueue[] = [
   { name: 'batch', priority: 0, quotaGpus: null, share: 0.6 },
 ];
 
-interface Scenario { name: string; workload: Omit<WorkloadOptions, 'seed' | 'jobs' | 'fleetGpus' | 'queues'>; queues?: ReplayQueue[] }
+interface Scenario {
+  name: string;
+  workload: Omit<WorkloadOptions, 'seed' | 'jobs' | 'fleetGpus' | 'queues'>;
+  queues?: ReplayQueue[];
+}
 const SCENARIOS: Scenario[] = [
   { name: 'early-end, load 0.95', workload: { load: 0.95, earlyEnd: { min: 0.1, max: 1 }, atLimitShare: 0.1 } },
   { name: 'early-end, load 1.1', workload: { load: 1.1, earlyEnd: { min: 0.1, max: 1 }, atLimitShare: 0.1 } },
   { name: 'runs to limit, load 1.1', workload: { load: 1.1, earlyEnd: { min: 1, max: 1 }, atLimitShare: 1 } },
   // One queue: no later job can pass an earlier one by band, so what is left is the model's own error.
-  { name: 'runs to limit, load 1.1, one queue', workload: { load: 1.1, earlyEnd: { min: 1, max: 1 }, atLimitShare: 1 }, queues: [{ name: 'batch', priority: 0, quotaGpus: null, share: 1 }] },
+  {
+    name: 'runs to limit, load 1.1, one queue',
+    workload: { load: 1.1, earlyEnd: { min: 1, max: 1 }, atLimitShare: 1 },
+    queues: [{ name: 'batch', priority: 0, quotaGpus: null, share: 1 }],
+  },
 ];
 
-const POSITION_BUCKETS: Array<[string, number, number]> = [['1', 1, 1], ['2-10', 2, 10], ['11-50', 11, 50], ['51-200', 51, 200], ['>200', 201, Infinity]];
+const POSITION_BUCKETS: Array<[string, number, number]> = [
+  ['1', 1, 1],
+  ['2-10', 2, 10],
+  ['11-50', 11, 50],
+  ['51-200', 51, 200],
+  ['>200', 201, Infinity],
+];
 
-interface Stats { n: number; nulls: number; medianAbsMin: number; p90AbsMin: number; medianSignedMin: number; medianWaitMin: number }
+interface Stats {
+  n: number;
+  nulls: number;
+  medianAbsMin: number;
+  p90AbsMin: number;
+  medianSignedMin: number;
+  medianWaitMin: number;
+}
 
 function stats(samples: Sample[]): Stats {
   const known = samples.filter((s) => s.estimatedStartAtMs !== null);
   const abs = known.map((s) => Math.abs(s.estimatedStartAtMs! - s.actualStartAtMs) / 60_000).sort((a, b) => a - b);
   const signed = known.map((s) => (s.estimatedStartAtMs! - s.actualStartAtMs) / 60_000).sort((a, b) => a - b);
   const waits = samples.map((s) => (s.actualStartAtMs - s.submitAtMs) / 60_000).sort((a, b) => a - b);
-  return { n: samples.length, nulls: samples.length - known.length, medianAbsMin: percentile(abs, 50), p90AbsMin: percentile(abs, 90), medianSignedMin: percentile(signed, 50), medianWaitMin: percentile(waits, 50) };
+  return {
+    n: samples.length,
+    nulls: samples.length - known.length,
+    medianAbsMin: percentile(abs, 50),
+    p90AbsMin: percentile(abs, 90),
+    medianSignedMin: percentile(signed, 50),
+    medianWaitMin: percentile(waits, 50),
+  };
 }
 
-const row = (label: string, s: Stats) => [label, String(s.n), String(s.nulls), fmt(s.medianWaitMin), fmt(s.medianAbsMin), fmt(s.p90AbsMin), fmt(s.medianSignedMin)];
+const row = (label: string, s: Stats) => [
+  label,
+  String(s.n),
+  String(s.nulls),
+  fmt(s.medianWaitMin),
+  fmt(s.medianAbsMin),
+  fmt(s.p90AbsMin),
+  fmt(s.medianSignedMin),
+];
 const HEADER = ['', 'jobs', 'null', 'wait p50 min', '|err| p50 min', '|err| p90 min', 'err p50 min'];
 
 const results: Record<string, unknown> = {};

@@ -48,9 +48,20 @@ const pick = <T>(rnd: () => number, weighted: ReadonlyArray<readonly [T, number]
 };
 
 /** GPUs per node a job asks, and how often. */
-const GPU_SHAPES = [[1, 30], [2, 20], [4, 25], [8, 25]] as const;
+const GPU_SHAPES = [
+  [1, 30],
+  [2, 20],
+  [4, 25],
+  [8, 25],
+] as const;
 /** Limits users set (seconds): 15 min .. 4 h. */
-const LIMITS = [[900, 20], [1800, 25], [3600, 25], [7200, 20], [14400, 10]] as const;
+const LIMITS = [
+  [900, 20],
+  [1800, 25],
+  [3600, 25],
+  [7200, 20],
+  [14400, 10],
+] as const;
 
 export function generateWorkload(o: WorkloadOptions): ReplayJob[] {
   const rnd = seededRandom(o.seed);
@@ -62,8 +73,17 @@ export function generateWorkload(o: WorkloadOptions): ReplayJob[] {
     const atLimit = rnd() < o.atLimitShare;
     const fraction = atLimit ? 1 : o.earlyEnd.min + rnd() * (o.earlyEnd.max - o.earlyEnd.min);
     return {
-      id: `job-${String(i).padStart(5, '0')}`, queue: pick(rnd, o.queues.map((q) => [q.name, q.share] as const)),
-      gpus, cpuCores: gpus * 8, memoryMiB: gpus * 65536, nodes, maxRuntimeSeconds, actualRuntimeSeconds: Math.max(1, Math.round(maxRuntimeSeconds * fraction)),
+      id: `job-${String(i).padStart(5, '0')}`,
+      queue: pick(
+        rnd,
+        o.queues.map((q) => [q.name, q.share] as const),
+      ),
+      gpus,
+      cpuCores: gpus * 8,
+      memoryMiB: gpus * 65536,
+      nodes,
+      maxRuntimeSeconds,
+      actualRuntimeSeconds: Math.max(1, Math.round(maxRuntimeSeconds * fraction)),
     };
   });
   const gpuSeconds = shapes.reduce((s, j) => s + j.gpus * j.nodes * j.actualRuntimeSeconds, 0);

@@ -33,7 +33,7 @@ describe('policies', () => {
     ['previous', { GANTRY_SCHEDULER_FAIRNESS: 'drf', GANTRY_SCHEDULER_BACKFILL: 'strict' }, false],
     ['new', { GANTRY_SCHEDULER_FAIRNESS: 'decayed', GANTRY_SCHEDULER_BACKFILL: 'runtime', GANTRY_FAIRSHARE_HALF_LIFE_HOURS: '0.02' }, true],
     ['new-strict', { GANTRY_SCHEDULER_FAIRNESS: 'decayed', GANTRY_SCHEDULER_BACKFILL: 'strict', GANTRY_FAIRSHARE_HALF_LIFE_HOURS: '0.02' }, true],
-  ] as const)('%s sets the services\' env', (name, env, newQueues) => {
+  ] as const)("%s sets the services' env", (name, env, newQueues) => {
     expect(policy(name, 0.02)).toEqual({ name, env, newQueues });
   });
 

@@ -41,16 +41,21 @@ export function validateTeams(teams: unknown, source: string): TeamSpec[] {
   if (!Array.isArray(teams) || teams.length === 0) return bad('a non-empty JSON array of teams');
   const names = new Set<string>();
   for (const t of teams as TeamSpec[]) {
-    const name = typeof t?.name === 'string' && /^[a-z0-9][a-z0-9-]{0,40}$/.test(t.name) ? t.name : bad(`team name ${JSON.stringify(t?.name)}: lower-case letters, digits, dashes`);
+    const name =
+      typeof t?.name === 'string' && /^[a-z0-9][a-z0-9-]{0,40}$/.test(t.name)
+        ? t.name
+        : bad(`team name ${JSON.stringify(t?.name)}: lower-case letters, digits, dashes`);
     if (names.has(name)) bad(`team ${name} twice`);
     names.add(name);
-    const positive = (v: unknown, what: string) => (typeof v === 'number' && v > 0 && Number.isFinite(v) ? v : bad(`team ${name}: ${what} must be a positive number`));
+    const positive = (v: unknown, what: string) =>
+      typeof v === 'number' && v > 0 && Number.isFinite(v) ? v : bad(`team ${name}: ${what} must be a positive number`);
     positive(t.weight, 'weight');
     if (!Number.isInteger(t.owners) || t.owners < 1) bad(`team ${name}: owners must be a whole number >= 1`);
     positive(t.load, 'load');
     if (!Array.isArray(t.shapes) || t.shapes.length === 0) bad(`team ${name}: shapes must be a non-empty list of [{gpus, nodes}, weight]`);
     for (const [s, w] of t.shapes) {
-      if (!Number.isInteger(s?.gpus) || s.gpus < 1 || s.gpus > 8 || !Number.isInteger(s?.nodes) || s.nodes < 1) bad(`team ${name}: shape ${JSON.stringify(s)}: gpus 1..8 per node, nodes >= 1`);
+      if (!Number.isInteger(s?.gpus) || s.gpus < 1 || s.gpus > 8 || !Number.isInteger(s?.nodes) || s.nodes < 1)
+        bad(`team ${name}: shape ${JSON.stringify(s)}: gpus 1..8 per node, nodes >= 1`);
       if (s.nodes > 1 && s.gpus !== 8) bad(`team ${name}: a gang's ranks take whole 8-GPU nodes`);
       positive(w, 'a shape weight');
     }
@@ -58,7 +63,8 @@ export function validateTeams(teams: unknown, source: string): TeamSpec[] {
     positive(r?.medianS, 'runtime.medianS');
     if (!(typeof r.sigma === 'number' && r.sigma >= 0)) bad(`team ${name}: runtime.sigma must be >= 0`);
     if (!(positive(r.minS, 'runtime.minS') <= positive(r.maxS, 'runtime.maxS'))) bad(`team ${name}: runtime.minS above runtime.maxS`);
-    if (!(positive(t.overestimate?.min, 'overestimate.min') >= 1 && t.overestimate.max >= t.overestimate.min)) bad(`team ${name}: overestimate: 1 <= min <= max`);
+    if (!(positive(t.overestimate?.min, 'overestimate.min') >= 1 && t.overestimate.max >= t.overestimate.min))
+      bad(`team ${name}: overestimate: 1 <= min <= max`);
   }
   return teams as TeamSpec[];
 }
@@ -99,7 +105,10 @@ export function loadConfig(): FairnessConfig {
   if (!(c.halfLifeHours > 0)) throw new Error('BENCH_FAIRNESS_HALF_LIFE_HOURS must be above 0');
   if (!(c.traceS > 0)) throw new Error('BENCH_FAIRNESS_TRACE_S must be above 0');
   if (!(c.windowS > 0 && c.stepS > 0)) throw new Error('BENCH_FAIRNESS_WINDOW_S and BENCH_FAIRNESS_STEP_S must be above 0');
-  if (c.settleS + c.windowS > c.traceS) throw new Error(`BENCH_FAIRNESS_SETTLE_S (${c.settleS}) + BENCH_FAIRNESS_WINDOW_S (${c.windowS}) must fit in BENCH_FAIRNESS_TRACE_S (${c.traceS}): no window would be measured`);
+  if (c.settleS + c.windowS > c.traceS)
+    throw new Error(
+      `BENCH_FAIRNESS_SETTLE_S (${c.settleS}) + BENCH_FAIRNESS_WINDOW_S (${c.windowS}) must fit in BENCH_FAIRNESS_TRACE_S (${c.traceS}): no window would be measured`,
+    );
   if (!(c.backlogShare > 0 && c.backlogShare <= 1)) throw new Error('BENCH_FAIRNESS_BACKLOG_SHARE is a share, above 0 and at most 1');
   if (!(c.loadScale > 0)) throw new Error('BENCH_FAIRNESS_LOAD_SCALE must be above 0');
   if (!Number.isInteger(c.nodes) || c.nodes < 10) throw new Error('BENCH_NODES: at least 10 nodes (gangs take up to 8)');

@@ -16,11 +16,17 @@ describe('jainIndex', () => {
   });
 
   it('lies in [1/n, 1] and ignores scale (property)', () => {
-    fc.assert(fc.property(fc.array(fc.double({ min: 0.001, max: 1000, noNaN: true }), { minLength: 1, maxLength: 20 }), fc.double({ min: 0.01, max: 100, noNaN: true }), (xs, k) => {
-      const j = jainIndex(xs);
-      expect(j).toBeGreaterThanOrEqual(1 / xs.length - 1e-9);
-      expect(j).toBeLessThanOrEqual(1 + 1e-9);
-      expect(jainIndex(xs.map((x) => x * k))).toBeCloseTo(j, 9);
-    }));
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0.001, max: 1000, noNaN: true }), { minLength: 1, maxLength: 20 }),
+        fc.double({ min: 0.01, max: 100, noNaN: true }),
+        (xs, k) => {
+          const j = jainIndex(xs);
+          expect(j).toBeGreaterThanOrEqual(1 / xs.length - 1e-9);
+          expect(j).toBeLessThanOrEqual(1 + 1e-9);
+          expect(jainIndex(xs.map((x) => x * k))).toBeCloseTo(j, 9);
+        },
+      ),
+    );
   });
 });

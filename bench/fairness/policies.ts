@@ -27,8 +27,12 @@ export function policy(name: PolicyName, halfLifeHours: number): Policy {
 }
 
 export function parsePolicies(value: string): PolicyName[] {
-  const names = value.split(',').map((p) => p.trim()).filter(Boolean);
-  for (const n of names) if (!(POLICY_NAMES as readonly string[]).includes(n)) throw new Error(`BENCH_FAIRNESS_POLICIES: unknown policy ${n} (${POLICY_NAMES.join(', ')})`);
+  const names = value
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const n of names)
+    if (!(POLICY_NAMES as readonly string[]).includes(n)) throw new Error(`BENCH_FAIRNESS_POLICIES: unknown policy ${n} (${POLICY_NAMES.join(', ')})`);
   if (names.length === 0) throw new Error(`BENCH_FAIRNESS_POLICIES: name at least one of ${POLICY_NAMES.join(', ')}`);
   return names as PolicyName[];
 }

@@ -84,13 +84,20 @@ export async function replayTrace(trace: readonly TraceJob[], o: ReplayOptions):
     await sleep(t0Ms + j.submitAtMs - Date.now());
     while (inFlight.size >= o.maxInFlight) await Promise.race(inFlight);
     late.push(Date.now() - (t0Ms + j.submitAtMs));
-    const p: Promise<void> = create(o, j, count).catch((e) => {
-      failure ??= e;
-    }).finally(() => inFlight.delete(p));
+    const p: Promise<void> = create(o, j, count)
+      .catch((e) => {
+        failure ??= e;
+      })
+      .finally(() => inFlight.delete(p));
     inFlight.add(p);
   }
   await Promise.all(inFlight);
   if (failure) throw failure;
   const sorted = late.sort((a, b) => a - b);
-  return { t0Ms, created: trace.length, refusals: count.refusals, lateMs: { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN } };
+  return {
+    t0Ms,
+    created: trace.length,
+    refusals: count.refusals,
+    lateMs: { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN },
+  };
 }

@@ -18,38 +18,71 @@ const pp = (x: number) => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${(x * 100)
 export function traceTable(rows: ReturnType<typeof describeTrace>, teams: readonly TeamSpec[]): string {
   return table([
     ['team', 'weight', 'jobs', 'offered load', 'GPU-s', 'runtime p50/p90/p99/max s', 'max gang GPUs', 'limit / runtime'],
-    ...teams.map((t) => rows.find((r) => r.team === t.name)).filter((r) => r !== undefined).map((r) => [
-      r.team, String(teams.find((t) => t.name === r.team)?.weight ?? '-'), String(r.jobs), pct(r.offeredLoad), String(r.gpuSeconds),
-      `${fmt(r.runtimeS.p50, 0)}/${fmt(r.runtimeS.p90, 0)}/${fmt(r.runtimeS.p99, 0)}/${fmt(r.runtimeS.max, 0)}`, String(r.maxGangGpus), fmt(r.overestimate, 2),
-    ]),
+    ...teams
+      .map((t) => rows.find((r) => r.team === t.name))
+      .filter((r) => r !== undefined)
+      .map((r) => [
+        r.team,
+        String(teams.find((t) => t.name === r.team)?.weight ?? '-'),
+        String(r.jobs),
+        pct(r.offeredLoad),
+        String(r.gpuSeconds),
+        `${fmt(r.runtimeS.p50, 0)}/${fmt(r.runtimeS.p90, 0)}/${fmt(r.runtimeS.p99, 0)}/${fmt(r.runtimeS.max, 0)}`,
+        String(r.maxGangGpus),
+        fmt(r.overestimate, 2),
+      ]),
   ]);
 }
 
 export function policyTable(runs: readonly PolicyRun[], floors: { utilisation: number; tolerance: number }): string {
   return table([
-    ['policy', `GPU util. while waiting (floor ${pct(floors.utilisation)})`, 'util. overall', 'waiting s', 'idle GPU-s while waiting', 'Jain mean / min', `windows within ${pct(floors.tolerance)}`, 'floors met', 'creates late p99 ms'],
+    [
+      'policy',
+      `GPU util. while waiting (floor ${pct(floors.utilisation)})`,
+      'util. overall',
+      'waiting s',
+      'idle GPU-s while waiting',
+      'Jain mean / min',
+      `windows within ${pct(floors.tolerance)}`,
+      'floors met',
+      'creates late p99 ms',
+    ],
     ...runs.map((r) => {
       const a = r.analysis;
       const within = a.shares.reduce((s, t) => s + t.within, 0);
       const all = a.shares.reduce((s, t) => s + t.windows, 0);
       return [
-        r.policy, pct(a.utilisation.whileWaiting), pct(a.utilisation.overall), fmt(a.utilisation.waitingS, 0), fmt(a.utilisation.idleGpuSecondsWhileWaiting, 0),
-        `${fmt(a.jain.meanOverWindows, 3)} / ${fmt(a.jain.minOverWindows, 3)}`, `${within}/${all}`,
-        `util ${a.floors.utilisation ? 'yes' : 'NO'}, shares ${a.floors.shares ? 'yes' : 'NO'}`, fmt(r.replay.lateMs.p99, 0),
+        r.policy,
+        pct(a.utilisation.whileWaiting),
+        pct(a.utilisation.overall),
+        fmt(a.utilisation.waitingS, 0),
+        fmt(a.utilisation.idleGpuSecondsWhileWaiting, 0),
+        `${fmt(a.jain.meanOverWindows, 3)} / ${fmt(a.jain.minOverWindows, 3)}`,
+        `${within}/${all}`,
+        `util ${a.floors.utilisation ? 'yes' : 'NO'}, shares ${a.floors.shares ? 'yes' : 'NO'}`,
+        fmt(r.replay.lateMs.p99, 0),
       ];
     }),
   ]);
 }
 
 export function teamTable(runs: readonly PolicyRun[], teams: readonly TeamSpec[]): string {
-  const rows: string[][] = [['team (weight)', 'policy', 'share / entitled (mean)', 'max |dev|', 'windows within', 'wait p50 s', 'wait p99 s', 'still waiting at end']];
+  const rows: string[][] = [
+    ['team (weight)', 'policy', 'share / entitled (mean)', 'max |dev|', 'windows within', 'wait p50 s', 'wait p99 s', 'still waiting at end'],
+  ];
   for (const t of teams) {
     for (const r of runs) {
       const s = r.analysis.shares.find((x) => x.team === t.name);
       const w = r.analysis.waits.find((x) => x.team === t.name);
       rows.push([
-        `${t.name} (${t.weight})`, r.policy, s ? `${pct(s.meanShare)} / ${pct(s.meanEntitlement)}` : '-', s ? pp(s.maxDeviation).replace('+', '') : '-', s ? `${s.within}/${s.windows}` : '-',
-        w ? fmt(w.p50S, 1) : '-', w ? fmt(w.p99S, 1) : '-', w ? `${w.censored}/${w.jobs}` : '-',
+        `${t.name} (${t.weight})`,
+        r.policy,
+        s ? `${pct(s.meanShare)} / ${pct(s.meanEntitlement)}` : '-',
+        s ? pp(s.maxDeviation).replace('+', '') : '-',
+        s ? `${s.within}/${s.windows}` : '-',
+        w ? fmt(w.p50S, 1) : '-',
+        w ? fmt(w.p99S, 1) : '-',
+        w ? `${w.censored}/${w.jobs}` : '-',
       ]);
     }
   }

@@ -61,7 +61,9 @@ const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, Math.max(0, ms)
 
 async function api(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> | null }> {
   const res = await fetch(`${stack!.gatewayUrl}${path}`, {
-    method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json().catch(() => null)) as Record<string, unknown> | null };
 }
@@ -107,7 +109,8 @@ async function runPolicy(name: PolicyName, index: number): Promise<PolicyRun & {
   const tStart = Date.now();
   say(`${name}: fresh broker on ${kafka.brokers}, database and Redis; env ${JSON.stringify(p.env)}`);
   // A fresh broker per policy: nothing of the previous run (offsets, commands, reports) carries over.
-  if (await portOpen(config.kafkaPort)) throw new Error(`something already listens on ${kafka.brokers}: BENCH_KAFKA_PORT must be free (the bench starts a fresh broker per policy)`);
+  if (await portOpen(config.kafkaPort))
+    throw new Error(`something already listens on ${kafka.brokers}: BENCH_KAFKA_PORT must be free (the bench starts a fresh broker per policy)`);
   // Ours from here, so that an interrupt while it starts stops it too.
   kafkaUp = true;
   await kafka.startIfAbsent({ fresh: true });
@@ -124,13 +127,22 @@ async function runPolicy(name: PolicyName, index: number): Promise<PolicyRun & {
 
   const work = mkdtempSync(join(tmpdir(), 'gantry-bench-fairness-'));
   const s = fleetStack({
-    root, logDir: join(logRoot, name), basePort: config.basePort, adminToken, kafkaCredentials: kafka.credentials(), readyTimeoutMs: 180_000,
+    root,
+    logDir: join(logRoot, name),
+    basePort: config.basePort,
+    adminToken,
+    kafkaCredentials: kafka.credentials(),
+    readyTimeoutMs: 180_000,
     infra: { kafkaBrokers: kafka.brokers, databaseUrl: config.databaseUrl, redisUrl: config.redisUrl },
     env: {
-      LOG_LEVEL: config.logLevel, KAFKAJS_NO_PARTITIONER_WARNING: '1', GANTRY_HEARTBEAT_MS: String(config.heartbeatMs),
+      LOG_LEVEL: config.logLevel,
+      KAFKAJS_NO_PARTITIONER_WARNING: '1',
+      GANTRY_HEARTBEAT_MS: String(config.heartbeatMs),
       // The gateway's overload doors off: the trace offers a few creates a second, and a door shut by
       // a busy machine would move its arrivals (what is measured is the scheduler, not the door).
-      GANTRY_SHED_EVENT_LOOP_DELAY_MS: '0', GANTRY_SHED_CREATE_WAIT_MS: '0', GANTRY_CREATE_LATENCY_TARGET_MS: '0',
+      GANTRY_SHED_EVENT_LOOP_DELAY_MS: '0',
+      GANTRY_SHED_CREATE_WAIT_MS: '0',
+      GANTRY_CREATE_LATENCY_TARGET_MS: '0',
       ...p.env,
     },
     fleet: { nodes: config.nodes, prefix: 'fair', executor: 'sleep', workDir: work },
@@ -141,16 +153,22 @@ async function runPolicy(name: PolicyName, index: number): Promise<PolicyRun & {
   const db = new Client({ connectionString: config.databaseUrl, application_name: 'gantry-bench-fairness' });
   await db.connect();
   try {
-    await waitFor(`${config.nodes} nodes registered and HEALTHY`, async () => {
-      teardown.check();
-      const r = await api(adminToken, 'GET', '/v1/cluster/summary');
-      return Number((r.json?.nodesByHealth as Record<string, number> | undefined)?.HEALTHY ?? 0) >= config.nodes;
-    }, { timeoutMs: 300_000, intervalMs: 1000 });
+    await waitFor(
+      `${config.nodes} nodes registered and HEALTHY`,
+      async () => {
+        teardown.check();
+        const r = await api(adminToken, 'GET', '/v1/cluster/summary');
+        return Number((r.json?.nodesByHealth as Record<string, number> | undefined)?.HEALTHY ?? 0) >= config.nodes;
+      },
+      { timeoutMs: 300_000, intervalMs: 1000 },
+    );
     const gpus = Number((await db.query(`SELECT coalesce(sum(gpus_total), 0)::int AS n FROM nodes`)).rows[0].n);
     if (trace === null) {
       fleetGpus = gpus;
       trace = generateTrace({ seed: config.seed, durationS: config.traceS, fleetGpus, teams: config.teams });
-      console.log(`trace: seed ${config.seed}, ${config.traceS} s, ${trace.length} jobs, fleet ${config.nodes} nodes / ${fleetGpus} GPUs, teams ${config.teamsSource}`);
+      console.log(
+        `trace: seed ${config.seed}, ${config.traceS} s, ${trace.length} jobs, fleet ${config.nodes} nodes / ${fleetGpus} GPUs, teams ${config.teamsSource}`,
+      );
       console.log(traceTable(describeTrace(trace, { durationS: config.traceS, fleetGpus }), config.teams));
       console.log('');
     } else if (gpus !== fleetGpus) throw new Error(`${name}: the fleet has ${gpus} GPUs, the first run's ${fleetGpus}`);
@@ -160,7 +178,11 @@ async function runPolicy(name: PolicyName, index: number): Promise<PolicyRun & {
 
     say(`${name}: replaying ${trace.length} jobs over ${config.traceS} s`);
     const replay = await replayTrace(trace, {
-      gatewayUrl: s.gatewayUrl, tokenOf: (o) => tokens.get(o)!, runTag: `${stamp}-${name}`, maxInFlight: config.maxInFlight, check: () => teardown.check(),
+      gatewayUrl: s.gatewayUrl,
+      tokenOf: (o) => tokens.get(o)!,
+      runTag: `${stamp}-${name}`,
+      maxInFlight: config.maxInFlight,
+      check: () => teardown.check(),
     });
     const cutoffMs = replay.t0Ms + config.traceS * 1000;
     await sleep(cutoffMs - Date.now());
@@ -170,9 +192,20 @@ async function runPolicy(name: PolicyName, index: number): Promise<PolicyRun & {
     timelines[name] = { t0Ms: replay.t0Ms, cutoffMs, holdings: timeline.holdings, waits: timeline.waits };
     const weights = new Map(config.teams.map((t) => [t.name, t.weight]));
     const analysis = analyse(timeline, weights, { t0Ms: replay.t0Ms, ...config });
-    say(`${name}: GPU utilisation while waiting ${(analysis.utilisation.whileWaiting * 100).toFixed(1)} %, Jain mean ${fmt(analysis.jain.meanOverWindows, 3)}; ` +
-      `creates late p99 ${replay.lateMs.p99} ms, refused ${replay.refusals}`);
-    return { policy: name, analysis, replay, states: timeline.states, retries: timeline.retries, fleetGpus: gpus, t0Ms: replay.t0Ms, timing: { readyAfterS, totalS: (Date.now() - tStart) / 1000 } };
+    say(
+      `${name}: GPU utilisation while waiting ${(analysis.utilisation.whileWaiting * 100).toFixed(1)} %, Jain mean ${fmt(analysis.jain.meanOverWindows, 3)}; ` +
+        `creates late p99 ${replay.lateMs.p99} ms, refused ${replay.refusals}`,
+    );
+    return {
+      policy: name,
+      analysis,
+      replay,
+      states: timeline.states,
+      retries: timeline.retries,
+      fleetGpus: gpus,
+      t0Ms: replay.t0Ms,
+      timing: { readyAfterS, totalS: (Date.now() - tStart) / 1000 },
+    };
   } finally {
     await db.end();
     say(`${name}: stopping the stack and the broker`);
@@ -197,17 +230,27 @@ async function main(): Promise<void> {
     console.log(backfillTable(withBackfill, strict, config.teams));
   }
   console.log('');
-  console.log(`shares: windows of ${config.windowS} s every ${config.stepS} s from ${config.settleS} s (fair share settled: ` +
-    `half-life ${config.halfLifeHours} h = ${fmt(config.halfLifeHours * 3600, 0)} s) to the trace's end; a team is backlogged in a window when it had work waiting ${fmt(config.backlogShare * 100, 0)} % of it`);
-  for (const r of runs) console.log(`${r.policy}: jobs at the cut-off ${JSON.stringify(r.states)}, later attempts ${r.retries}, stack ready after ${fmt(r.timing.readyAfterS, 0)} s`);
+  console.log(
+    `shares: windows of ${config.windowS} s every ${config.stepS} s from ${config.settleS} s (fair share settled: ` +
+      `half-life ${config.halfLifeHours} h = ${fmt(config.halfLifeHours * 3600, 0)} s) to the trace's end; a team is backlogged in a window when it had work waiting ${fmt(config.backlogShare * 100, 0)} % of it`,
+  );
+  for (const r of runs)
+    console.log(
+      `${r.policy}: jobs at the cut-off ${JSON.stringify(r.states)}, later attempts ${r.retries}, stack ready after ${fmt(r.timing.readyAfterS, 0)} s`,
+    );
   console.log(pgbench ? `pgbench single-row INSERT, 1 client, same run: ${fmt(pgbench.tps, 0)} tps` : 'pgbench: not run (BENCH_PGBENCH_S=0)');
 
   const report = {
-    bench: 'fairness', startedAt: stamp, config,
+    bench: 'fairness',
+    startedAt: stamp,
+    config,
     conditions: { ...cond, loadAvgBefore, loadAvgAtEnd: loadavg(), command: 'npm run bench:fairness' },
     pgbench: pgbench ? { tps: pgbench.tps, latencyAvgMs: pgbench.latencyAvgMs, command: pgbench.command } : null,
     trace: trace ? { jobs: trace.length, fleetGpus, teams: describeTrace(trace, { durationS: config.traceS, fleetGpus }) } : null,
-    runs: runs.map((r) => ({ ...r, analysis: { ...r.analysis, windows: r.analysis.windows.map((w) => ({ ...w, startS: (w.startMs - r.t0Ms) / 1000, endS: (w.endMs - r.t0Ms) / 1000 })) } })),
+    runs: runs.map((r) => ({
+      ...r,
+      analysis: { ...r.analysis, windows: r.analysis.windows.map((w) => ({ ...w, startS: (w.startMs - r.t0Ms) / 1000, endS: (w.endMs - r.t0Ms) / 1000 })) },
+    })),
     logs: relative(root, logRoot),
   };
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });

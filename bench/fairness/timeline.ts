@@ -26,7 +26,10 @@ export function clip(startMs: number, endMs: number | null, fromMs: number, toMs
 
 /** The length of the union of intervals, each clipped to [fromMs, toMs). */
 export function unionMs(intervals: ReadonlyArray<readonly [number, number | null]>, fromMs: number, toMs: number): number {
-  const parts = intervals.map(([a, b]) => clip(a, b, fromMs, toMs)).filter((p): p is [number, number] => p !== null).sort((x, y) => x[0] - y[0]);
+  const parts = intervals
+    .map(([a, b]) => clip(a, b, fromMs, toMs))
+    .filter((p): p is [number, number] => p !== null)
+    .sort((x, y) => x[0] - y[0]);
   let total = 0;
   let curA = -Infinity;
   let curB = -Infinity;

@@ -14,7 +14,7 @@ describe('generateTrace', () => {
     expect(generateTrace({ ...opts, seed: 42 })).not.toEqual(generateTrace(opts));
   });
 
-  it('leaves a team\'s jobs unchanged when another team is added after it', () => {
+  it("leaves a team's jobs unchanged when another team is added after it", () => {
     const two = generateTrace({ ...opts, teams: DEFAULT_TEAMS.slice(0, 2) }).filter((j) => j.team === 'vision');
     expect(generateTrace(opts).filter((j) => j.team === 'vision')).toEqual(two);
   });
@@ -27,16 +27,19 @@ describe('generateTrace', () => {
   });
 
   it('offers each team its load to within half the largest job it could draw, whatever the seed (property)', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 30, max: 600 }), (seed, durationS) => {
-      const o = { ...opts, seed, durationS };
-      const t = generateTrace(o);
-      for (const row of describeTrace(t, o)) {
-        const team = DEFAULT_TEAMS.find((x) => x.name === row.team)!;
-        const largest = Math.max(...team.shapes.map(([sh]) => sh.gpus * sh.nodes)) * team.runtime.maxS;
-        const target = team.load * FLEET_GPUS * durationS;
-        expect(Math.abs(row.gpuSeconds - target)).toBeLessThanOrEqual(largest / 2 + 1);
-      }
-    }), { numRuns: 20 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 30, max: 600 }), (seed, durationS) => {
+        const o = { ...opts, seed, durationS };
+        const t = generateTrace(o);
+        for (const row of describeTrace(t, o)) {
+          const team = DEFAULT_TEAMS.find((x) => x.name === row.team)!;
+          const largest = Math.max(...team.shapes.map(([sh]) => sh.gpus * sh.nodes)) * team.runtime.maxS;
+          const target = team.load * FLEET_GPUS * durationS;
+          expect(Math.abs(row.gpuSeconds - target)).toBeLessThanOrEqual(largest / 2 + 1);
+        }
+      }),
+      { numRuns: 20 },
+    );
   });
 
   it('has gangs from 1 to 64 GPUs, four teams, several owners', () => {
@@ -48,16 +51,19 @@ describe('generateTrace', () => {
     expect(new Set(t.map((j) => j.owner)).size).toBeGreaterThan(4);
   });
 
-  it('declares every job a limit above what it runs, within the team\'s overestimate (property)', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 31 }), (seed) => {
-      for (const j of generateTrace({ ...opts, seed, durationS: 20 })) {
-        const team = DEFAULT_TEAMS.find((t) => t.name === j.team)!;
-        const over = j.maxRuntimeSeconds / (j.runtimeMs / 1000);
-        expect(j.maxRuntimeSeconds).toBeGreaterThanOrEqual(Math.ceil(j.runtimeMs / 1000));
-        expect(over).toBeGreaterThanOrEqual(team.overestimate.min - 1e-9);
-        expect(j.maxRuntimeSeconds).toBeLessThanOrEqual(Math.ceil((j.runtimeMs / 1000) * team.overestimate.max));
-      }
-    }), { numRuns: 30 });
+  it("declares every job a limit above what it runs, within the team's overestimate (property)", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 31 }), (seed) => {
+        for (const j of generateTrace({ ...opts, seed, durationS: 20 })) {
+          const team = DEFAULT_TEAMS.find((t) => t.name === j.team)!;
+          const over = j.maxRuntimeSeconds / (j.runtimeMs / 1000);
+          expect(j.maxRuntimeSeconds).toBeGreaterThanOrEqual(Math.ceil(j.runtimeMs / 1000));
+          expect(over).toBeGreaterThanOrEqual(team.overestimate.min - 1e-9);
+          expect(j.maxRuntimeSeconds).toBeLessThanOrEqual(Math.ceil((j.runtimeMs / 1000) * team.overestimate.max));
+        }
+      }),
+      { numRuns: 30 },
+    );
   });
 
   it('starts and stops a team at its startS and endS', () => {

@@ -58,24 +58,58 @@ export interface TraceOptions {
 /** The default four teams: different weights, demand, shapes and runtimes (README, "The trace"). */
 export const DEFAULT_TEAMS: readonly TeamSpec[] = [
   {
-    name: 'vision', weight: 3, owners: 2, load: 0.55,
-    shapes: [[{ gpus: 8, nodes: 1 }, 40], [{ gpus: 8, nodes: 2 }, 30], [{ gpus: 8, nodes: 4 }, 20], [{ gpus: 8, nodes: 8 }, 10]],
-    runtime: { medianS: 30, sigma: 0.9, minS: 5, maxS: 240 }, overestimate: { min: 1.2, max: 3 },
+    name: 'vision',
+    weight: 3,
+    owners: 2,
+    load: 0.55,
+    shapes: [
+      [{ gpus: 8, nodes: 1 }, 40],
+      [{ gpus: 8, nodes: 2 }, 30],
+      [{ gpus: 8, nodes: 4 }, 20],
+      [{ gpus: 8, nodes: 8 }, 10],
+    ],
+    runtime: { medianS: 30, sigma: 0.9, minS: 5, maxS: 240 },
+    overestimate: { min: 1.2, max: 3 },
   },
   {
-    name: 'nlp', weight: 2, owners: 3, load: 0.4,
-    shapes: [[{ gpus: 1, nodes: 1 }, 20], [{ gpus: 2, nodes: 1 }, 20], [{ gpus: 4, nodes: 1 }, 25], [{ gpus: 8, nodes: 1 }, 25], [{ gpus: 8, nodes: 2 }, 10]],
-    runtime: { medianS: 20, sigma: 1.0, minS: 3, maxS: 240 }, overestimate: { min: 1.2, max: 3 },
+    name: 'nlp',
+    weight: 2,
+    owners: 3,
+    load: 0.4,
+    shapes: [
+      [{ gpus: 1, nodes: 1 }, 20],
+      [{ gpus: 2, nodes: 1 }, 20],
+      [{ gpus: 4, nodes: 1 }, 25],
+      [{ gpus: 8, nodes: 1 }, 25],
+      [{ gpus: 8, nodes: 2 }, 10],
+    ],
+    runtime: { medianS: 20, sigma: 1.0, minS: 3, maxS: 240 },
+    overestimate: { min: 1.2, max: 3 },
   },
   {
-    name: 'speech', weight: 1, owners: 2, load: 0.3,
-    shapes: [[{ gpus: 1, nodes: 1 }, 40], [{ gpus: 2, nodes: 1 }, 30], [{ gpus: 4, nodes: 1 }, 30]],
-    runtime: { medianS: 15, sigma: 1.2, minS: 2, maxS: 240 }, overestimate: { min: 1.5, max: 4 },
+    name: 'speech',
+    weight: 1,
+    owners: 2,
+    load: 0.3,
+    shapes: [
+      [{ gpus: 1, nodes: 1 }, 40],
+      [{ gpus: 2, nodes: 1 }, 30],
+      [{ gpus: 4, nodes: 1 }, 30],
+    ],
+    runtime: { medianS: 15, sigma: 1.2, minS: 2, maxS: 240 },
+    overestimate: { min: 1.5, max: 4 },
   },
   {
-    name: 'infra', weight: 1, owners: 1, load: 0.08,
-    shapes: [[{ gpus: 1, nodes: 1 }, 70], [{ gpus: 2, nodes: 1 }, 30]],
-    runtime: { medianS: 20, sigma: 0.7, minS: 2, maxS: 120 }, overestimate: { min: 1.2, max: 2 },
+    name: 'infra',
+    weight: 1,
+    owners: 1,
+    load: 0.08,
+    shapes: [
+      [{ gpus: 1, nodes: 1 }, 70],
+      [{ gpus: 2, nodes: 1 }, 30],
+    ],
+    runtime: { medianS: 20, sigma: 0.7, minS: 2, maxS: 120 },
+    overestimate: { min: 1.2, max: 2 },
   },
 ];
 
@@ -129,7 +163,7 @@ export function generateTrace(o: TraceOptions): TraceJob[] {
     if (endMs <= startMs) return;
     const target = t.load * o.fleetGpus * ((endMs - startMs) / 1000);
     const draws: Draw[] = [];
-    for (let work = 0; work < target; ) {
+    for (let work = 0; work < target;) {
       const d = drawJob(rnd, t);
       // The last job counts if it brings the total nearer the target than leaving it out would.
       const w = d.gpus * d.nodes * (d.runtimeMs / 1000);
@@ -156,7 +190,10 @@ export function describeTrace(trace: readonly TraceJob[], o: Pick<TraceOptions, 
     const q = (p: number) => runtimes[Math.min(runtimes.length - 1, Math.floor((p / 100) * runtimes.length))];
     const gpuSeconds = jobs.reduce((s, j) => s + j.gpus * j.nodes * (j.runtimeMs / 1000), 0);
     return {
-      team, jobs: jobs.length, gpuSeconds: Math.round(gpuSeconds), offeredLoad: gpuSeconds / (o.durationS * o.fleetGpus),
+      team,
+      jobs: jobs.length,
+      gpuSeconds: Math.round(gpuSeconds),
+      offeredLoad: gpuSeconds / (o.durationS * o.fleetGpus),
       runtimeS: { p50: q(50), p90: q(90), p99: q(99), max: runtimes[runtimes.length - 1] },
       maxGangGpus: Math.max(...jobs.map((j) => j.gpus * j.nodes)),
       overestimate: jobs.reduce((s, j) => s + j.maxRuntimeSeconds / (j.runtimeMs / 1000), 0) / jobs.length,

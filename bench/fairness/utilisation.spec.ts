@@ -33,13 +33,18 @@ describe('utilisation', () => {
 
   it('equals the overall utilisation when something waits throughout, and stays in [0, 1] (property)', () => {
     const holding = fc.tuple(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 100_000 }));
-    fc.assert(fc.property(fc.array(holding, { maxLength: 30 }), (hs) => {
-      const holdings = hs.map(([g, a, b]) => hold(g, Math.min(a, b), Math.max(a, b)));
-      const fleet = Math.max(1, holdings.reduce((s, h) => s + h.gpus, 0));
-      const u = utilisation(holdings, [wait(0, null)], fleet, 0, 100_000);
-      expect(u.whileWaiting).toBeCloseTo(u.overall, 9);
-      expect(u.overall).toBeGreaterThanOrEqual(0);
-      expect(u.overall).toBeLessThanOrEqual(1 + 1e-9);
-    }));
+    fc.assert(
+      fc.property(fc.array(holding, { maxLength: 30 }), (hs) => {
+        const holdings = hs.map(([g, a, b]) => hold(g, Math.min(a, b), Math.max(a, b)));
+        const fleet = Math.max(
+          1,
+          holdings.reduce((s, h) => s + h.gpus, 0),
+        );
+        const u = utilisation(holdings, [wait(0, null)], fleet, 0, 100_000);
+        expect(u.whileWaiting).toBeCloseTo(u.overall, 9);
+        expect(u.overall).toBeGreaterThanOrEqual(0);
+        expect(u.overall).toBeLessThanOrEqual(1 + 1e-9);
+      }),
+    );
   });
 });

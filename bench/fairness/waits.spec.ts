@@ -8,7 +8,14 @@ describe('waitsByTeam', () => {
   });
 
   it('counts a job still waiting at the cut-off with the wait it had, and says so', () => {
-    const got = waitsByTeam([{ team: 'b', submitMs: 0, startMs: null }, { team: 'b', submitMs: 0, startMs: 20_000 }, { team: 'b', submitMs: 5_000, startMs: 1_000 }], 10_000);
+    const got = waitsByTeam(
+      [
+        { team: 'b', submitMs: 0, startMs: null },
+        { team: 'b', submitMs: 0, startMs: 20_000 },
+        { team: 'b', submitMs: 5_000, startMs: 1_000 },
+      ],
+      10_000,
+    );
     expect(got).toEqual([{ team: 'b', jobs: 3, censored: 2, p50S: 10, p99S: 10, meanS: 20 / 3 }]);
   });
 

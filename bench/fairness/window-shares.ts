@@ -45,15 +45,36 @@ export function gpuSeconds(holdings: readonly Holding[], team: string, fromMs: n
 }
 
 /** One window: shares, entitlements and Jain's index; null when nothing was delivered in it. */
-export function shareWindow(holdings: readonly Holding[], waits: readonly JobWait[], weights: ReadonlyMap<string, number>, startMs: number, endMs: number, backlogShare: number): ShareWindow | null {
+export function shareWindow(
+  holdings: readonly Holding[],
+  waits: readonly JobWait[],
+  weights: ReadonlyMap<string, number>,
+  startMs: number,
+  endMs: number,
+  backlogShare: number,
+): ShareWindow | null {
   const demands = [...weights].map(([team, weight]) => ({
-    team, weight, used: gpuSeconds(holdings, team, startMs, endMs),
-    backlogged: unionMs(waits.filter((w) => w.team === team).map((w) => [w.submitMs, w.startMs] as const), startMs, endMs) >= backlogShare * (endMs - startMs),
+    team,
+    weight,
+    used: gpuSeconds(holdings, team, startMs, endMs),
+    backlogged:
+      unionMs(
+        waits.filter((w) => w.team === team).map((w) => [w.submitMs, w.startMs] as const),
+        startMs,
+        endMs,
+      ) >=
+      backlogShare * (endMs - startMs),
   }));
   const total = demands.reduce((s, d) => s + d.used, 0);
   if (total <= 0) return null;
   const ent = entitlements(demands);
-  const teams = demands.map((d) => ({ team: d.team, gpuSeconds: d.used, share: d.used / total, entitlement: ent.get(d.team)! / total, backlogged: d.backlogged }));
+  const teams = demands.map((d) => ({
+    team: d.team,
+    gpuSeconds: d.used,
+    share: d.used / total,
+    entitlement: ent.get(d.team)! / total,
+    backlogged: d.backlogged,
+  }));
   const entitled = teams.filter((t) => t.entitlement > 0);
   return { startMs, endMs, teams, jain: jainIndex(entitled.map((t) => t.share / t.entitlement)) };
 }
@@ -88,9 +109,13 @@ export function summariseShares(windows: readonly ShareWindow[], tolerance: numb
     const dev = rows.map((r) => Math.abs(r.share - r.entitlement));
     const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : NaN);
     return {
-      team, meanShare: mean(rows.map((r) => r.share)), meanEntitlement: mean(rows.map((r) => r.entitlement)),
-      maxDeviation: dev.length ? Math.max(...dev) : NaN, meanDeviation: mean(dev),
-      within: dev.filter((d) => d <= tolerance + 1e-12).length, windows: rows.length,
+      team,
+      meanShare: mean(rows.map((r) => r.share)),
+      meanEntitlement: mean(rows.map((r) => r.entitlement)),
+      maxDeviation: dev.length ? Math.max(...dev) : NaN,
+      meanDeviation: mean(dev),
+      within: dev.filter((d) => d <= tolerance + 1e-12).length,
+      windows: rows.length,
     };
   });
 }

@@ -20,7 +20,9 @@ export function parsePrometheus(text: string): Sample[] {
 
 /** A service's /metrics, parsed; no samples when it does not answer within `timeoutMs`. */
 export async function scrapeMetrics(serviceUrl: string, timeoutMs = 5000): Promise<Sample[]> {
-  const text = await fetch(`${serviceUrl}/metrics`, { signal: AbortSignal.timeout(timeoutMs) }).then((r) => r.text()).catch(() => '');
+  const text = await fetch(`${serviceUrl}/metrics`, { signal: AbortSignal.timeout(timeoutMs) })
+    .then((r) => r.text())
+    .catch(() => '');
   return parsePrometheus(text);
 }
 

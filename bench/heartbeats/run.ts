@@ -66,7 +66,13 @@ function machineJiffies(): { busy: number; total: number } {
 
 /** The pids of the processes that share the machine with the services: the broker, Redis, Postgres. */
 function infraPids(kafka: string): Record<string, number[]> {
-  const sh = (cmd: string) => { try { return execFileSync('sh', ['-c', cmd], { encoding: 'utf8' }); } catch { return ''; } };
+  const sh = (cmd: string) => {
+    try {
+      return execFileSync('sh', ['-c', cmd], { encoding: 'utf8' });
+    } catch {
+      return '';
+    }
+  };
   const port = kafka.split(',')[0].split(':').pop();
   return {
     kafka: [...sh(`ss -Hltnp 'sport = :${port}'`).matchAll(/pid=(\d+)/g)].map((m) => Number(m[1])),
@@ -93,7 +99,8 @@ const deltaCores = (a: Map<number, number>, b: Map<number, number>, seconds: num
 /** Redis's own accounting per command: calls and microseconds (INFO commandstats). */
 async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
   const out = new Map<string, { calls: number; usec: number }>();
-  for (const m of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) out.set(m[1], { calls: Number(m[2]), usec: Number(m[3]) });
+  for (const m of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm))
+    out.set(m[1], { calls: Number(m[2]), usec: Number(m[3]) });
   return out;
 }
 
@@ -107,9 +114,19 @@ function quantile(sorted: number[], q: number): number {
 
 function redisBenchmark(redisUrl: string): { set: number; get: number; raw: string } {
   const u = new URL(redisUrl);
-  const raw = execFileSync('redis-benchmark', ['-h', u.hostname, '-p', u.port || '6379', '-P', '16', '-q', '-t', 'set,get', '-n', '200000'], { encoding: 'utf8' });
+  const raw = execFileSync('redis-benchmark', ['-h', u.hostname, '-p', u.port || '6379', '-P', '16', '-q', '-t', 'set,get', '-n', '200000'], {
+    encoding: 'utf8',
+  });
   const rate = (cmd: string) => Number(new RegExp(`${cmd}: ([\\d.]+) requests per second`).exec(raw.replace(/\r/g, '\n'))?.[1] ?? NaN);
-  return { set: rate('SET'), get: rate('GET'), raw: raw.trim().split(/\r|\n/).filter((l) => l.includes('requests per second')).join('; ') };
+  return {
+    set: rate('SET'),
+    get: rate('GET'),
+    raw: raw
+      .trim()
+      .split(/\r|\n/)
+      .filter((l) => l.includes('requests per second'))
+      .join('; '),
+  };
 }
 
 /**
@@ -171,13 +188,21 @@ async function main(): Promise<void> {
       scheduler: profiling('scheduler'),
       'heartbeat-ingester': profiling('heartbeat-ingester'),
       reconciler: profiling('reconciler'),
-      'node-agent': { GANTRY_SIM_NODES: String(cfg.nodes), GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_SIM_PREFIX: 'bench', GANTRY_AGENT_ID: tag, ...profiling('node-agent') },
+      'node-agent': {
+        GANTRY_SIM_NODES: String(cfg.nodes),
+        GANTRY_SIM_EXECUTOR: 'sleep',
+        GANTRY_SIM_PREFIX: 'bench',
+        GANTRY_AGENT_ID: tag,
+        ...profiling('node-agent'),
+      },
     },
     kafkaCredentials: broker.credentials(),
   });
   const t0 = Date.now();
   await stack.start();
-  console.log(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${cfg.nodes} nodes at ${cfg.heartbeatMs} ms = ${Math.round((cfg.nodes * 1000) / cfg.heartbeatMs)} beats/s offered`);
+  console.log(
+    `stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${cfg.nodes} nodes at ${cfg.heartbeatMs} ms = ${Math.round((cfg.nodes * 1000) / cfg.heartbeatMs)} beats/s offered`,
+  );
   const ingester = stack.get('heartbeat-ingester');
   const agent = stack.get('node-agent');
   const reconciler = stack.get('reconciler');
@@ -190,8 +215,11 @@ async function main(): Promise<void> {
     const a0 = await scrape(agent.url);
     const infra = infraPids(kafka);
     const sampleCpu = () => ({
-      ingester: cpuSeconds(ingester.pid!), agent: cpuSeconds(agent.pid!), reconciler: cpuSeconds(reconciler.pid!),
-      gateway: cpuSeconds(stack.get('api-gateway').pid!), scheduler: cpuSeconds(stack.get('scheduler').pid!),
+      ingester: cpuSeconds(ingester.pid!),
+      agent: cpuSeconds(agent.pid!),
+      reconciler: cpuSeconds(reconciler.pid!),
+      gateway: cpuSeconds(stack.get('api-gateway').pid!),
+      scheduler: cpuSeconds(stack.get('scheduler').pid!),
     });
     const infraCpu = () => ({ kafka: cpuOfPids(infra.kafka), redis: cpuOfPids(infra.redis), postgres: cpuOfPids(infra.postgres) });
     // The broker's JIT compiler threads, apart: a broker started for the run compiles through its first minute.
@@ -216,14 +244,17 @@ async function main(): Promise<void> {
       summaryMs.push(performance.now() - s0);
       // Probe: a few random nodes' receivedAt - sentAt as stored (sentAt -> the ingester's write).
       const pipeline = redis.pipeline();
-      for (let i = 0; i < 10; i++) pipeline.hmget(`gantry:node:bench-${String(Math.floor(Math.random() * cfg.nodes)).padStart(5, '0')}`, 'sentAt', 'receivedAt');
+      for (let i = 0; i < 10; i++)
+        pipeline.hmget(`gantry:node:bench-${String(Math.floor(Math.random() * cfg.nodes)).padStart(5, '0')}`, 'sentAt', 'receivedAt');
       for (const [, v] of (await pipeline.exec()) ?? []) {
         const [sent, received] = v as [string | null, string | null];
         if (sent && received) probeLagMs.push(Number(received) - Number(sent));
       }
       if (Date.now() - lastLagScrape > 2000) {
         lastLagScrape = Date.now();
-        const lag = (await scrape(ingester.url)).filter((x) => x.name === 'gantry_consumer_lag' && x.labels.group === 'gantry-heartbeat-ingester').reduce((a, x) => a + x.value, 0);
+        const lag = (await scrape(ingester.url))
+          .filter((x) => x.name === 'gantry_consumer_lag' && x.labels.group === 'gantry-heartbeat-ingester')
+          .reduce((a, x) => a + x.value, 0);
         maxConsumerLag = Math.max(maxConsumerLag, lag);
       }
       await sleep(100);
@@ -242,7 +273,10 @@ async function main(): Promise<void> {
     const r2 = (v: number) => Math.round(v * 100) / 100;
     const cores = (k: keyof typeof cpu0) => Math.round(((cpu1[k] - cpu0[k]) / seconds) * 100) / 100;
     // Refused (a signature or the clock) or judged not newer (a replay, a redelivery, a lost race).
-    const stale = ['gantry_messages_rejected_total', 'gantry_heartbeats_repeated_total', 'gantry_heartbeats_raced_total'].reduce((n, k) => n + sum(m1, k) - sum(m0, k), 0);
+    const stale = ['gantry_messages_rejected_total', 'gantry_heartbeats_repeated_total', 'gantry_heartbeats_raced_total'].reduce(
+      (n, k) => n + sum(m1, k) - sum(m0, k),
+      0,
+    );
     const sent = sum(a1, 'gantry_agent_heartbeats_sent_total') - sum(a0, 'gantry_agent_heartbeats_sent_total');
     const lagB0 = buckets(m0, 'gantry_heartbeat_ingest_lag_seconds');
     const lagB1 = buckets(m1, 'gantry_heartbeat_ingest_lag_seconds');
@@ -253,9 +287,14 @@ async function main(): Promise<void> {
     const beatsPerS = ingested / seconds;
     const result = {
       conditions: {
-        ...cfg, offeredPerS: Math.round((cfg.nodes * 1000) / cfg.heartbeatMs), measuredS: Math.round(seconds),
+        ...cfg,
+        offeredPerS: Math.round((cfg.nodes * 1000) / cfg.heartbeatMs),
+        measuredS: Math.round(seconds),
         commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim(),
-        cpu: `${cpus().length} x ${cpus()[0]?.model}`, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version, loadavgAtEnd: loadavg().map((x) => x.toFixed(2)),
+        cpu: `${cpus().length} x ${cpus()[0]?.model}`,
+        memGiB: Math.round(totalmem() / 2 ** 30),
+        node: process.version,
+        loadavgAtEnd: loadavg().map((x) => x.toFixed(2)),
       },
       sentPerS: Math.round(sent / seconds),
       ingestedPerS: Math.round(beatsPerS),
@@ -264,10 +303,15 @@ async function main(): Promise<void> {
       stalePerS: Math.round(stale / seconds),
       /** Refused beats per second by reason (gantry_messages_rejected_total): none is expected from the simulator. */
       rejectedPerS: Object.fromEntries(
-        [...sumByLabel(m1, 'gantry_messages_rejected_total', 'reason')].map(([reason, n]) => [reason, Math.round((n - (rejectedBefore.get(reason) ?? 0)) / seconds)]),
+        [...sumByLabel(m1, 'gantry_messages_rejected_total', 'reason')].map(([reason, n]) => [
+          reason,
+          Math.round((n - (rejectedBefore.get(reason) ?? 0)) / seconds),
+        ]),
       ),
       lagHistogramS: {
-        p50: histogramQuantile(lagB0, lagB1, 0.5), p99: histogramQuantile(lagB0, lagB1, 0.99), p999: histogramQuantile(lagB0, lagB1, 0.999),
+        p50: histogramQuantile(lagB0, lagB1, 0.5),
+        p99: histogramQuantile(lagB0, lagB1, 0.99),
+        p999: histogramQuantile(lagB0, lagB1, 0.999),
       },
       lagProbeMs: { samples: probeLagMs.length, p50: quantile(probeLagMs, 0.5), p99: quantile(probeLagMs, 0.99), max: probeLagMs[probeLagMs.length - 1] },
       meanBatchSize: bs('gantry_heartbeat_batch_size_count') ? bs('gantry_heartbeat_batch_size_sum') / bs('gantry_heartbeat_batch_size_count') : null,
@@ -279,15 +323,25 @@ async function main(): Promise<void> {
       reconcilerCpuCores: (cpu1.reconciler - cpu0.reconciler) / seconds,
       // Time inside Redis per command (a script's time includes the commands it runs), top 6.
       redisCommands: [...redis1]
-        .map(([cmd, v]) => ({ cmd, callsPerS: Math.round((v.calls - (redis0.get(cmd)?.calls ?? 0)) / seconds), cores: Math.round(((v.usec - (redis0.get(cmd)?.usec ?? 0)) / 1e6 / seconds) * 1000) / 1000 }))
+        .map(([cmd, v]) => ({
+          cmd,
+          callsPerS: Math.round((v.calls - (redis0.get(cmd)?.calls ?? 0)) / seconds),
+          cores: Math.round(((v.usec - (redis0.get(cmd)?.usec ?? 0)) / 1e6 / seconds) * 1000) / 1000,
+        }))
         .sort((a, b) => b.cores - a.cores)
         .slice(0, 6),
       telemetryShare: ingested ? withTelemetry / ingested : null,
       cpuCores: {
         machine: Math.round(((machine1.busy - machine0.busy) / (machine1.total - machine0.total)) * cpus().length * 100) / 100,
-        agent: cores('agent'), ingester: cores('ingester'), reconciler: cores('reconciler'),
-        kafka: r2(deltaCores(infra0.kafka, infra1.kafka, seconds)), kafkaJit: r2((jit1 - jit0) / seconds), redis: r2(deltaCores(infra0.redis, infra1.redis, seconds)),
-        postgres: r2(deltaCores(infra0.postgres, infra1.postgres, seconds)), gateway: cores('gateway'), scheduler: cores('scheduler'),
+        agent: cores('agent'),
+        ingester: cores('ingester'),
+        reconciler: cores('reconciler'),
+        kafka: r2(deltaCores(infra0.kafka, infra1.kafka, seconds)),
+        kafkaJit: r2((jit1 - jit0) / seconds),
+        redis: r2(deltaCores(infra0.redis, infra1.redis, seconds)),
+        postgres: r2(deltaCores(infra0.postgres, infra1.postgres, seconds)),
+        gateway: cores('gateway'),
+        scheduler: cores('scheduler'),
       },
       summaryLatencyMs: { samples: summaryMs.length, p50: quantile(summaryMs, 0.5), p99: quantile(summaryMs, 0.99), max: summaryMs[summaryMs.length - 1] },
       redisBenchmark: baseline,
@@ -299,8 +353,17 @@ async function main(): Promise<void> {
       const total = (m: Map<number, number>) => [...m.values()].reduce((a, b) => a + b, 0);
       Object.assign(result, {
         capacity: await drainPhase({
-          fillS: cfg.drainFillS, timeoutS: 300, ingester, reconciler, agent,
-          cpu: () => ({ ingester: cpuSeconds(ingester.pid!), reconciler: cpuSeconds(reconciler.pid!), kafka: total(cpuOfPids(infra.kafka)), redis: total(cpuOfPids(infra.redis)) }),
+          fillS: cfg.drainFillS,
+          timeoutS: 300,
+          ingester,
+          reconciler,
+          agent,
+          cpu: () => ({
+            ingester: cpuSeconds(ingester.pid!),
+            reconciler: cpuSeconds(reconciler.pid!),
+            kafka: total(cpuOfPids(infra.kafka)),
+            redis: total(cpuOfPids(infra.redis)),
+          }),
         }),
       });
     }

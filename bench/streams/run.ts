@@ -58,7 +58,10 @@ async function follower(url: string, token: string, next: () => Promise<string |
     const id = await next();
     if (id === null) return;
     try {
-      const res = await fetch(`${url}/v1/jobs/${id}/events?follow=true`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, signal: stop });
+      const res = await fetch(`${url}/v1/jobs/${id}/events?follow=true`, {
+        headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+        signal: stop,
+      });
       if (!res.ok || !res.body) {
         c.errors++;
         await sleep(100);
@@ -98,8 +101,26 @@ async function main(): Promise<void> {
       root,
       logDir: join(root, '.cache', 'bench', 'logs', `streams-${stamp}`),
       basePort: config.basePort,
-      env: { GANTRY_ADMIN_TOKEN: token, KAFKA_BROKERS: kafka.brokers, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, LOG_LEVEL: 'warn', KAFKAJS_NO_PARTITIONER_WARNING: '1', GANTRY_SSE_KEEPALIVE_MS: String(config.keepAliveMs), GANTRY_SSE_MAX_STREAMS: String(config.followers * 2), GANTRY_STREAMS_PER_TOKEN: String(config.followers * 2) },
-      serviceEnv: { 'node-agent': { GANTRY_SIM_NODES: String(config.simNodes), GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_SIM_PREFIX: 'bench', GANTRY_AGENT_ID: 'bench-streams', GANTRY_AGENT_WORKDIR: agentWork } },
+      env: {
+        GANTRY_ADMIN_TOKEN: token,
+        KAFKA_BROKERS: kafka.brokers,
+        DATABASE_URL: config.databaseUrl,
+        REDIS_URL: config.redisUrl,
+        LOG_LEVEL: 'warn',
+        KAFKAJS_NO_PARTITIONER_WARNING: '1',
+        GANTRY_SSE_KEEPALIVE_MS: String(config.keepAliveMs),
+        GANTRY_SSE_MAX_STREAMS: String(config.followers * 2),
+        GANTRY_STREAMS_PER_TOKEN: String(config.followers * 2),
+      },
+      serviceEnv: {
+        'node-agent': {
+          GANTRY_SIM_NODES: String(config.simNodes),
+          GANTRY_SIM_EXECUTOR: 'sleep',
+          GANTRY_SIM_PREFIX: 'bench',
+          GANTRY_AGENT_ID: 'bench-streams',
+          GANTRY_AGENT_WORKDIR: agentWork,
+        },
+      },
       readyTimeoutMs: 120_000,
       kafkaCredentials: kafka.credentials(),
     });
@@ -107,17 +128,28 @@ async function main(): Promise<void> {
     const gw = stack.services[0].pid!;
     const url = stack.gatewayUrl;
     const create = async (body: object) => {
-      const res = await fetch(`${url}/v1/jobs`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() }, body: JSON.stringify(body) });
+      const res = await fetch(`${url}/v1/jobs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        body: JSON.stringify(body),
+      });
       if (res.status !== 201) throw new Error(`create answered ${res.status}: ${await res.text()}`);
       return ((await res.json()) as { id: string }).id;
     };
     await withDb(config.databaseUrl, async (c) => {
       while (Number((await c.query(`SELECT count(*) AS n FROM nodes`)).rows[0].n) < config.simNodes) await sleep(500);
     });
-    const job = (extra: object = {}) => ({ name: 'bench', image: 'none', command: ['sleep'], env: { SIM_DURATION_MS: '1000' }, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 }, ...extra });
+    const job = (extra: object = {}) => ({
+      name: 'bench',
+      image: 'none',
+      command: ['sleep'],
+      env: { SIM_DURATION_MS: '1000' },
+      resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+      ...extra,
+    });
 
     say(`warm-up ${config.warmupS} s at ${config.rate} jobs/s`);
-    for (let t = Date.now(); Date.now() - t < config.warmupS * 1000; ) {
+    for (let t = Date.now(); Date.now() - t < config.warmupS * 1000;) {
       await Promise.all(Array.from({ length: config.rate / 10 }, () => create(job())));
       await sleep(100);
     }
@@ -155,12 +187,13 @@ async function main(): Promise<void> {
     const queue: string[] = [];
     const waiting: Array<(id: string | null) => void> = [];
     let producing = true;
-    const next = () => new Promise<string | null>((resolve) => {
-      const id = queue.shift();
-      if (id) resolve(id);
-      else if (!producing) resolve(null);
-      else waiting.push(resolve);
-    });
+    const next = () =>
+      new Promise<string | null>((resolve) => {
+        const id = queue.shift();
+        if (id) resolve(id);
+        else if (!producing) resolve(null);
+        else waiting.push(resolve);
+      });
     const counters: Counters = { events: 0, bytes: 0, delaysMs: [], errors: 0, streamsEnded: 0 };
     const followers = Array.from({ length: config.followers }, () => follower(url, token, next, counters, stop.signal));
     let created = 0;
@@ -173,11 +206,14 @@ async function main(): Promise<void> {
       const due = Math.floor(((Date.now() - start) / 1000) * config.rate) - created;
       for (let i = 0; i < due; i++) {
         created++;
-        create(job()).then((id) => {
-          const w = waiting.shift();
-          if (w) w(id);
-          else queue.push(id);
-        }, () => createErrors++);
+        create(job()).then(
+          (id) => {
+            const w = waiting.shift();
+            if (w) w(id);
+            else queue.push(id);
+          },
+          () => createErrors++,
+        );
       }
       rssPeak = Math.max(rssPeak, rssMiB(gw));
       await sleep(10);
@@ -199,7 +235,7 @@ async function main(): Promise<void> {
       idleStreams: {
         cpu: idle,
         gatewayRssMiB: rssIdle,
-        gatewayCpuPerSecond: (gwIdle / idle.wallS),
+        gatewayCpuPerSecond: gwIdle / idle.wallS,
         extraGatewayCpuMsPerStreamPerSecond: ((gwIdle - gwBase) / idle.wallS / config.followers) * 1000,
         rssPerStreamKiB: ((rssIdle - rssBase) * 1024) / config.followers,
         bytesPerStreamPerSecond: idleBytes / config.followers / config.idleS,
@@ -207,7 +243,8 @@ async function main(): Promise<void> {
       },
       load: {
         cpu: load,
-        created, createErrors,
+        created,
+        createErrors,
         gatewayCpuShareOfOneCore: (load.components['api-gateway']?.cpuS ?? 0) / load.wallS,
         gatewayRssPeakMiB: rssPeak,
         eventsPerSecond: eventsDuringLoad / load.wallS,

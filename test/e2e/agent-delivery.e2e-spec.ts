@@ -41,7 +41,9 @@ beforeAll(async () => {
   victim = `${prefix}-victim`;
   hostile = `${prefix}-hostile`;
   e2e = await startTestStack({
-    suite: 'agent-delivery', simNodes: 0, fleetPrefix: prefix,
+    suite: 'agent-delivery',
+    simNodes: 0,
+    fleetPrefix: prefix,
     agentEnv: { GANTRY_NODE_ID: victim, GANTRY_NVIDIA_SMI: join(dir, 'no-nvidia-smi'), GANTRY_AGENT_CONTAINER_RUNTIME: 'none', GANTRY_AGENT_CGROUPS: 'off' },
     serviceEnv: { 'api-gateway': { GANTRY_AGENT_KAFKA_TOKEN_TTL_MS: String(TOKEN_TTL_MS) } },
   });
@@ -73,12 +75,21 @@ async function victimGroup(): Promise<{ state: string; members: Array<{ memberId
 }
 
 async function runningJob(name: string): Promise<string> {
-  const created = await admin.request('POST', '/v1/jobs', { name, image: 'none', command: ['sleep', '600'], resources: { gpus: 0, cpuCores: 0, memoryMiB: 16 } });
+  const created = await admin.request('POST', '/v1/jobs', {
+    name,
+    image: 'none',
+    command: ['sleep', '600'],
+    resources: { gpus: 0, cpuCores: 0, memoryMiB: 16 },
+  });
   expect(created.status).toBe(201);
-  await waitFor(`${name} running on ${victim}`, async () => {
-    const r = await admin.request('GET', `/v1/jobs/${created.body.id}`);
-    return r.body.state === 'RUNNING' && r.body.nodeIds?.[0] === victim;
-  }, { timeoutMs: 60_000, intervalMs: 100 });
+  await waitFor(
+    `${name} running on ${victim}`,
+    async () => {
+      const r = await admin.request('GET', `/v1/jobs/${created.body.id}`);
+      return r.body.state === 'RUNNING' && r.body.nodeIds?.[0] === victim;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
   return created.body.id as string;
 }
 
@@ -86,7 +97,10 @@ async function runningJob(name: string): Promise<string> {
 async function cancelTakes(id: string): Promise<number> {
   const t0 = Date.now();
   expect((await admin.request('POST', `/v1/jobs/${id}/cancel`)).status).toBeLessThan(300);
-  await waitFor(`${id} cancelled`, async () => (await admin.request('GET', `/v1/jobs/${id}`)).body.state === 'CANCELLED', { timeoutMs: 60_000, intervalMs: 50 });
+  await waitFor(`${id} cancelled`, async () => (await admin.request('GET', `/v1/jobs/${id}`)).body.state === 'CANCELLED', {
+    timeoutMs: 60_000,
+    intervalMs: 50,
+  });
   return Date.now() - t0;
 }
 
@@ -106,7 +120,10 @@ describe("a node's command delivery (contract 5.1, ADR 0034)", () => {
 
     const asNode = await hostileTokenSecurity();
     const fleetUser = testEnv.kafkaSecurity('fleet');
-    const intruders = await Promise.all([GroupIntruder.connect(testEnv.kafkaBrokers, asNode.security, 'hostile-node'), GroupIntruder.connect(testEnv.kafkaBrokers, fleetUser, 'hostile-fleet-user')]);
+    const intruders = await Promise.all([
+      GroupIntruder.connect(testEnv.kafkaBrokers, asNode.security, 'hostile-node'),
+      GroupIntruder.connect(testEnv.kafkaBrokers, fleetUser, 'hostile-fleet-user'),
+    ]);
     // Positive control: the hostile node's own group is open to it, so a refusal below is about whose group it is.
     const own = await intruders[0].tryEverything(nodeCommandGroup(hostile), member.memberId, TOPICS.agentCommands, [0]);
     expect(own.findCoordinator).toBe('ok');
@@ -128,7 +145,13 @@ describe("a node's command delivery (contract 5.1, ADR 0034)", () => {
     expect(attempts.length).toBeGreaterThanOrEqual(4);
     for (const a of attempts) {
       expect(a).toEqual({
-        findCoordinator: REFUSED, join: REFUSED, syncAsLeader: REFUSED, heartbeatAsMember: REFUSED, leaveAsMember: REFUSED, commitOffsets: REFUSED, fetchOffsets: REFUSED,
+        findCoordinator: REFUSED,
+        join: REFUSED,
+        syncAsLeader: REFUSED,
+        heartbeatAsMember: REFUSED,
+        leaveAsMember: REFUSED,
+        commitOffsets: REFUSED,
+        fetchOffsets: REFUSED,
       });
     }
     // The victim's member is the one it was: nobody joined, synced, left or rebalanced it.
@@ -137,7 +160,7 @@ describe("a node's command delivery (contract 5.1, ADR 0034)", () => {
     expect(underAttack).toBeLessThan(Math.max(5_000, 3 * baseline));
   });
 
-  it("gives no node a token for another node, none twice for one signature, and the broker no token it did not sign", async () => {
+  it('gives no node a token for another node, none twice for one signature, and the broker no token it did not sign', async () => {
     // Its own credential, the victim's id.
     expect((await hand.requestKafkaToken(victim, { signAs: hostile })).status).toBe(401);
     const { signature, at } = await (async () => {
@@ -149,17 +172,35 @@ describe("a node's command delivery (contract 5.1, ADR 0034)", () => {
     expect((await hand.requestKafkaToken(hostile, { at, signature })).status).toBe(401);
     expect((await hand.requestKafkaToken(hostile, { at: Date.now() - 120_000 })).status).toBe(401);
     // Garbage is a 400 before anything is looked up; no signature at all, a 401.
-    const garbage = await fetch(`${stack.gatewayUrl}/v1/nodes/${hostile}/kafka-token`, { method: 'POST', headers: { 'content-type': 'application/json', 'gantry-signature': 'v1=00' }, body: '{"at":"soon"}' });
+    const garbage = await fetch(`${stack.gatewayUrl}/v1/nodes/${hostile}/kafka-token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'gantry-signature': 'v1=00' },
+      body: '{"at":"soon"}',
+    });
     expect([garbage.status, garbage.headers.get('content-type')]).toEqual([400, expect.stringMatching(/problem\+json/)]);
-    expect((await fetch(`${stack.gatewayUrl}/v1/nodes/${hostile}/kafka-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"at":${Date.now()}}` })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${stack.gatewayUrl}/v1/nodes/${hostile}/kafka-token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: `{"at":${Date.now()}}`,
+        })
+      ).status,
+    ).toBe(401);
 
     // A token for the victim's principal, signed by a key of the hostile node's own making (with the real key's id).
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const { token } = await hostileTokenSecurity();
     const kid = JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).kid as string;
     const now = Math.floor(Date.now() / 1000);
-    const forged = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid }).setSubject(nodeKafkaPrincipal(victim, 1))
-      .setIssuer('gantry').setAudience('gantry-kafka').setIssuedAt(now).setExpirationTime(now + 300).sign(privateKey);
+    const forged = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid })
+      .setSubject(nodeKafkaPrincipal(victim, 1))
+      .setIssuer('gantry')
+      .setAudience('gantry-kafka')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 300)
+      .sign(privateKey);
     await expect(kafkaAs('forger', { sasl: { mechanism: 'oauthbearer', token: async () => forged } }).withAdmin((a) => a.listTopics())).rejects.toThrow();
   });
 
@@ -168,11 +209,19 @@ describe("a node's command delivery (contract 5.1, ADR 0034)", () => {
     const before = await GroupIntruder.connect(testEnv.kafkaBrokers, asNode.security, 'revoked-node');
     try {
       // Before: its own group is its own (the positive control for what follows).
-      expect(await before.tryEverything(nodeCommandGroup(hostile), 'nobody', TOPICS.agentCommands, [0])).toMatchObject({ findCoordinator: 'ok', fetchOffsets: 'ok' });
+      expect(await before.tryEverything(nodeCommandGroup(hostile), 'nobody', TOPICS.agentCommands, [0])).toMatchObject({
+        findCoordinator: 'ok',
+        fetchOffsets: 'ok',
+      });
       const revokedAt = Date.now();
       expect((await admin.request('DELETE', `/v1/nodes/${hostile}/enrollment`)).status).toBe(204);
       // At once: its principal has no group left, even on the connection it already holds.
-      expect(await before.tryEverything(nodeCommandGroup(hostile), 'nobody', TOPICS.agentCommands, [0])).toMatchObject({ findCoordinator: REFUSED, join: REFUSED, commitOffsets: REFUSED, fetchOffsets: REFUSED });
+      expect(await before.tryEverything(nodeCommandGroup(hostile), 'nobody', TOPICS.agentCommands, [0])).toMatchObject({
+        findCoordinator: REFUSED,
+        join: REFUSED,
+        commitOffsets: REFUSED,
+        fetchOffsets: REFUSED,
+      });
       expect((await hand.requestKafkaToken(hostile)).status).toBe(401);
       // Its connections end with its last token: a client that asks for new ones as an agent does
       // (and keeps the last it got) can do nothing at all once that has run out.
@@ -188,9 +237,20 @@ describe("a node's command delivery (contract 5.1, ADR 0034)", () => {
         },
       };
       const held = kafkaAs('revoked-node-reads', renewing);
-      await waitFor('the revoked token refused', async () => held.withAdmin((a) => a.fetchTopicMetadata({ topics: [TOPICS.agentCommands] })).then(() => false, () => true), {
-        timeoutMs: TOKEN_TTL_MS + BROKER_CLOCK_SKEW_MS + 20_000, intervalMs: 1_000,
-      });
+      await waitFor(
+        'the revoked token refused',
+        async () =>
+          held
+            .withAdmin((a) => a.fetchTopicMetadata({ topics: [TOPICS.agentCommands] }))
+            .then(
+              () => false,
+              () => true,
+            ),
+        {
+          timeoutMs: TOKEN_TTL_MS + BROKER_CLOCK_SKEW_MS + 20_000,
+          intervalMs: 1_000,
+        },
+      );
       expect(Date.now() - revokedAt).toBeLessThan(TOKEN_TTL_MS + BROKER_CLOCK_SKEW_MS + 20_000);
     } finally {
       await before.close();
@@ -199,9 +259,14 @@ describe("a node's command delivery (contract 5.1, ADR 0034)", () => {
 
   it('keeps delivering to the victim after its tokens have been renewed', async () => {
     // Renewed past half a token's life; once its first token has expired, its connections have authenticated again with later ones.
-    await waitFor('the victim past its first token', async () => (await metricValue(stack.get('node-agent').url, 'gantry_agent_kafka_tokens_obtained_total')) >= 3, {
-      timeoutMs: 2 * TOKEN_TTL_MS, intervalMs: 500,
-    });
+    await waitFor(
+      'the victim past its first token',
+      async () => (await metricValue(stack.get('node-agent').url, 'gantry_agent_kafka_tokens_obtained_total')) >= 3,
+      {
+        timeoutMs: 2 * TOKEN_TTL_MS,
+        intervalMs: 500,
+      },
+    );
     const took = await cancelTakes(await runningJob(uniqueTag('after-renewal')));
     expect(took).toBeLessThan(15_000);
     expect((await victimGroup()).members).toHaveLength(1);

@@ -27,8 +27,16 @@ const PHANTOM_GRACE_MS = 3000;
 
 beforeAll(async () => {
   e2e = await startTestStack({
-    suite: 'agent-restart', simNodes: 0, fleetPrefix: prefix, env: { GANTRY_PHANTOM_GRACE_MS: String(PHANTOM_GRACE_MS) },
-    agentEnv: { GANTRY_NODE_ID: nodeId, GANTRY_NVIDIA_SMI: join(dir, 'no-nvidia-smi'), GANTRY_AGENT_CONTAINER_RUNTIME: 'none', GANTRY_AGENT_IMAGE_POLICY: 'refuse' },
+    suite: 'agent-restart',
+    simNodes: 0,
+    fleetPrefix: prefix,
+    env: { GANTRY_PHANTOM_GRACE_MS: String(PHANTOM_GRACE_MS) },
+    agentEnv: {
+      GANTRY_NODE_ID: nodeId,
+      GANTRY_NVIDIA_SMI: join(dir, 'no-nvidia-smi'),
+      GANTRY_AGENT_CONTAINER_RUNTIME: 'none',
+      GANTRY_AGENT_IMAGE_POLICY: 'refuse',
+    },
   });
   agent = e2e.stack.get('node-agent');
   await healthy();
@@ -41,7 +49,10 @@ afterAll(async () => {
 });
 
 async function healthy() {
-  await waitFor(`${nodeId} registered and healthy`, async () => (await e2e.admin.getNode(nodeId).catch(() => null))?.health === 'HEALTHY', { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor(`${nodeId} registered and healthy`, async () => (await e2e.admin.getNode(nodeId).catch(() => null))?.health === 'HEALTHY', {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
 }
 
 /**
@@ -54,8 +65,17 @@ async function markerJob(name: string) {
   const release = join(dir, `${name}.release`);
   const startedFile = join(dir, `${name}.started`);
   const script = `echo "$GANTRY_ATTEMPT" >> "${marker}"; echo started; touch "${startedFile}"; while [ ! -e "${release}" ] && [ ! -e "${dir}/release-all" ]; do sleep 0.1; done; echo "released-$GANTRY_ATTEMPT"`;
-  const { job } = await e2e.admin.createJob({ name, image: 'none', command: ['sh', '-c', script], maxRetries: 2, resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 } });
-  await waitFor(`${name} running`, async () => (await e2e.admin.getJob(job.id)).state === 'RUNNING' && existsSync(startedFile), { timeoutMs: 60_000, intervalMs: 100 });
+  const { job } = await e2e.admin.createJob({
+    name,
+    image: 'none',
+    command: ['sh', '-c', script],
+    maxRetries: 2,
+    resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 },
+  });
+  await waitFor(`${name} running`, async () => (await e2e.admin.getJob(job.id)).state === 'RUNNING' && existsSync(startedFile), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   return { id: job.id, marker, release, alive: () => jobProcesses(job.id).length > 0 };
 }
 
@@ -70,21 +90,31 @@ async function restartAgent(jobId?: string) {
   const startedAt = Date.now();
   await agent.ready(120_000);
   if (!jobId) return;
-  await waitFor(`the restarted agent listing ${jobId} for a phantom grace`, async () => {
-    const t = (await e2e.admin.getNode(nodeId)).telemetry;
-    return t != null && Date.parse(t.sentAt) > startedAt + PHANTOM_GRACE_MS * 1.5 && (t.running ?? []).some((r) => r.jobId === jobId);
-  }, { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor(
+    `the restarted agent listing ${jobId} for a phantom grace`,
+    async () => {
+      const t = (await e2e.admin.getNode(nodeId)).telemetry;
+      return t != null && Date.parse(t.sentAt) > startedAt + PHANTOM_GRACE_MS * 1.5 && (t.running ?? []).some((r) => r.jobId === jobId);
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
 }
 
 async function ended(id: string) {
-  return waitFor(`job ${id} ended`, async () => {
-    const j = await e2e.admin.getJob(id);
-    return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.state) ? j : undefined;
-  }, { timeoutMs: 90_000, intervalMs: 200 });
+  return waitFor(
+    `job ${id} ended`,
+    async () => {
+      const j = await e2e.admin.getJob(id);
+      return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.state) ? j : undefined;
+    },
+    { timeoutMs: 90_000, intervalMs: 200 },
+  );
 }
 
 async function transitions(id: string) {
-  return (await e2e.admin.jobEvents(id)).filter((e) => e.type === 'STATE_CHANGED').map((e) => `${e.fromState}>${e.toState}:${e.attempt}${e.reason ? `:${e.reason}` : ''}`);
+  return (await e2e.admin.jobEvents(id))
+    .filter((e) => e.type === 'STATE_CHANGED')
+    .map((e) => `${e.fromState}>${e.toState}:${e.attempt}${e.reason ? `:${e.reason}` : ''}`);
 }
 
 describe('an agent killed with kill -9', () => {
@@ -128,17 +158,25 @@ describe('an agent killed with kill -9', () => {
     expect(await transitions(job.id)).toEqual(['QUEUED>SCHEDULED:1', 'SCHEDULED>RUNNING:1', 'RUNNING>SUCCEEDED:1']);
   });
 
-  it('keeps the deadline of an attempt it re-adopts, counted from the attempt\'s start', async () => {
+  it("keeps the deadline of an attempt it re-adopts, counted from the attempt's start", async () => {
     const name = uniqueTag('deadline');
     const marker = join(dir, `${name}.runs`);
     const { job } = await e2e.admin.createJob({
-      name, image: 'none', maxRetries: 2, maxRuntimeSeconds: 12, resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 },
+      name,
+      image: 'none',
+      maxRetries: 2,
+      maxRuntimeSeconds: 12,
+      resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 },
       command: ['sh', '-c', `echo "$GANTRY_ATTEMPT" >> "${marker}"; exec sleep 600`],
     });
-    const running = await waitFor(`${name} running`, async () => {
-      const j = await e2e.admin.getJob(job.id);
-      return j.state === 'RUNNING' && existsSync(marker) ? j : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 100 });
+    const running = await waitFor(
+      `${name} running`,
+      async () => {
+        const j = await e2e.admin.getJob(job.id);
+        return j.state === 'RUNNING' && existsSync(marker) ? j : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
     await killAgent();
     await new Promise((r) => setTimeout(r, 3_000)); // the agent stays down a while: a deadline counted from its restart would end 3 s later
     const restartedAt = Date.now();
@@ -155,14 +193,22 @@ describe('an agent killed with kill -9', () => {
 describe('limits and images on this node', () => {
   it('ends a memory hog over its memoryMiB as FAILED OOM_KILLED (its own cgroup)', async () => {
     const { job } = await e2e.admin.createJob({
-      name: uniqueTag('hog'), image: 'none', maxRetries: 2, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+      name: uniqueTag('hog'),
+      image: 'none',
+      maxRetries: 2,
+      resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
       command: ['node', '-e', 'const a = []; for (;;) a.push(Buffer.alloc(8 << 20, 1));'],
     });
     expect(await ended(job.id)).toMatchObject({ state: 'FAILED', reason: 'OOM_KILLED', attempt: 1 });
   });
 
   it('refuses a job with an image when the node has no container runtime and its policy is refuse', async () => {
-    const { job } = await e2e.admin.createJob({ name: uniqueTag('img'), image: 'registry.example/pytorch:24.05', command: ['true'], resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 } });
+    const { job } = await e2e.admin.createJob({
+      name: uniqueTag('img'),
+      image: 'registry.example/pytorch:24.05',
+      command: ['true'],
+      resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 },
+    });
     expect(await ended(job.id)).toMatchObject({ state: 'FAILED', reason: 'IMAGE_UNSUPPORTED' });
   });
 });

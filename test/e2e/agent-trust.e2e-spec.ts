@@ -39,29 +39,50 @@ const rejected = (url: string, topic: string, reason: string) => metricValue(url
 
 function beat(nodeId: string, seq: number, over: Record<string, unknown> = {}) {
   return {
-    nodeId, bootId: `${nodeId}-boot`, seq, sentAt: Date.now(), zone: 'zone-t', rack: 'rack-t',
+    nodeId,
+    bootId: `${nodeId}-boot`,
+    seq,
+    sentAt: Date.now(),
+    zone: 'zone-t',
+    rack: 'rack-t',
     gpus: [{ index: 0, model: 'H100', memoryMiB: 81920, memoryUsedMiB: 0, utilization: 0.25, healthy: true }],
-    cpu: { cores: 8, utilization: 0.5 }, memory: { totalMiB: 65536, usedMiB: 1 }, running: [],
+    cpu: { cores: 8, utilization: 0.5 },
+    memory: { totalMiB: 65536, usedMiB: 1 },
+    running: [],
     ...over,
   };
 }
 
 async function nodeView(id: string) {
-  return waitFor(`node ${id}`, async () => {
-    const r = await admin.request('GET', `/v1/nodes/${id}`);
-    return r.status === 200 && r.body.telemetry ? r.body : undefined;
-    // A deadline, not an expectation of speed: a fresh node waits for the ingester's next look at the
-    // enrollments, and at a load average of 20 (full runs beside other checkouts) that took over 20 s.
-  }, { timeoutMs: 60_000 });
+  return waitFor(
+    `node ${id}`,
+    async () => {
+      const r = await admin.request('GET', `/v1/nodes/${id}`);
+      return r.status === 200 && r.body.telemetry ? r.body : undefined;
+      // A deadline, not an expectation of speed: a fresh node waits for the ingester's next look at the
+      // enrollments, and at a load average of 20 (full runs beside other checkouts) that took over 20 s.
+    },
+    { timeoutMs: 60_000 },
+  );
 }
 
 async function longJob(): Promise<{ id: string; nodeId: string }> {
-  const created = await admin.request('POST', '/v1/jobs', { name: 'long', image: 'none', command: ['sleep', '300'], labels: { suite: tag }, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 } });
+  const created = await admin.request('POST', '/v1/jobs', {
+    name: 'long',
+    image: 'none',
+    command: ['sleep', '300'],
+    labels: { suite: tag },
+    resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+  });
   expect(created.status).toBe(201);
-  const running = await waitFor('the job running', async () => {
-    const r = await admin.request('GET', `/v1/jobs/${created.body.id}`);
-    return r.body.state === 'RUNNING' ? r.body : undefined;
-  }, { timeoutMs: 30_000 });
+  const running = await waitFor(
+    'the job running',
+    async () => {
+      const r = await admin.request('GET', `/v1/jobs/${created.body.id}`);
+      return r.body.state === 'RUNNING' ? r.body : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
   return { id: running.id, nodeId: running.nodeIds[0] };
 }
 
@@ -83,7 +104,10 @@ describe('the broker', () => {
       const refused = await reader
         .subscribe({ topic: TOPICS.heartbeats, fromBeginning: false })
         .then(() => reader.run({ eachMessage: async () => undefined }))
-        .then(() => crashed, (e: unknown) => e);
+        .then(
+          () => crashed,
+          (e: unknown) => e,
+        );
       expect(String(refused)).toMatch(/authoriz/i);
       await reader.disconnect().catch(() => undefined);
     } finally {
@@ -111,10 +135,14 @@ describe('node messages', () => {
       hand.message(job.nodeId, report(job.nodeId), null), // the right node's name, unsigned
       { ...hand.message(liar, report(job.nodeId)), key: job.nodeId }, // the right node's name, signed by the liar
     ]);
-    await waitFor('all three refused', async () =>
-      (await rejected(reconciler(), TOPICS.jobReports, 'not-assigned')) > before.notAssigned &&
-      (await rejected(reconciler(), TOPICS.jobReports, 'unsigned')) > before.unsigned &&
-      (await rejected(reconciler(), TOPICS.jobReports, 'node-mismatch')) > before.mismatch, { timeoutMs: 20_000 });
+    await waitFor(
+      'all three refused',
+      async () =>
+        (await rejected(reconciler(), TOPICS.jobReports, 'not-assigned')) > before.notAssigned &&
+        (await rejected(reconciler(), TOPICS.jobReports, 'unsigned')) > before.unsigned &&
+        (await rejected(reconciler(), TOPICS.jobReports, 'node-mismatch')) > before.mismatch,
+      { timeoutMs: 20_000 },
+    );
     expect((await admin.request('GET', `/v1/jobs/${job.id}`)).body).toMatchObject({ state: 'RUNNING', attempt: 1 });
     await admin.request('POST', `/v1/jobs/${job.id}/cancel`);
   });
@@ -132,15 +160,21 @@ describe('node messages', () => {
     await hand.sendBeats([first, hand.message(node, beat(node, 0, { cpu: { cores: 8, utilization: 0.9 } }))]);
     // A new boot dated ten minutes ahead: would make every real beat look old, if clocks decided.
     await hand.sendBeats([hand.message(node, beat(node, 1, { bootId: 'future', sentAt: Date.now() + 600_000, cpu: { cores: 8, utilization: 0.99 } }))]);
-    await waitFor('both refused', async () =>
-      (await rejected(ingester(), TOPICS.heartbeats, 'replayed')) >= before.replayed + 2 &&
-      (await rejected(ingester(), TOPICS.heartbeats, 'clock-skew')) > before.skew, { timeoutMs: 20_000 });
+    await waitFor(
+      'both refused',
+      async () =>
+        (await rejected(ingester(), TOPICS.heartbeats, 'replayed')) >= before.replayed + 2 &&
+        (await rejected(ingester(), TOPICS.heartbeats, 'clock-skew')) > before.skew,
+      { timeoutMs: 20_000 },
+    );
     const after = (await admin.request('GET', `/v1/nodes/${node}`)).body;
     expect(after.telemetry).toMatchObject({ cpu: { cores: 8, utilization: 0.5 }, sentAt: seen.telemetry.sentAt });
 
     // Its next real beat is taken, in receive order.
     await hand.sendBeats([hand.message(node, beat(node, 2, { cpu: { cores: 8, utilization: 0.3 } }))]);
-    await waitFor('the next real beat', async () => (await admin.request('GET', `/v1/nodes/${node}`)).body.telemetry.cpu.utilization === 0.3, { timeoutMs: 20_000 });
+    await waitFor('the next real beat', async () => (await admin.request('GET', `/v1/nodes/${node}`)).body.telemetry.cpu.utilization === 0.3, {
+      timeoutMs: 20_000,
+    });
   });
 
   it('after a revocation, nothing the node sends changes anything; enrolled again it speaks with its new credential only', async () => {
@@ -153,10 +187,14 @@ describe('node messages', () => {
     // Revocation reaches the ingester within its refresh (ADR 0015: about a quarter second): from
     // the first beat it refuses as revoked, it refuses every later one.
     let seq = 2;
-    await waitFor('a beat refused as revoked', async () => {
-      await hand.sendBeats([hand.message(node, beat(node, seq++))]);
-      return (await rejected(ingester(), TOPICS.heartbeats, 'revoked')) > before;
-    }, { timeoutMs: 20_000, intervalMs: 200 });
+    await waitFor(
+      'a beat refused as revoked',
+      async () => {
+        await hand.sendBeats([hand.message(node, beat(node, seq++))]);
+        return (await rejected(ingester(), TOPICS.heartbeats, 'revoked')) > before;
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
     const frozen = (await admin.request('GET', `/v1/nodes/${node}`)).body.telemetry;
     const refusedSoFar = await rejected(ingester(), TOPICS.heartbeats, 'revoked');
     await hand.sendBeats([hand.message(node, beat(node, seq++, { cpu: { cores: 8, utilization: 0.77 } }))]);
@@ -168,7 +206,9 @@ describe('node messages', () => {
     await hand.enroll(node);
     expect(hand.credentials.get(node)).not.toBe(oldCredential);
     await hand.sendBeats([hand.message(node, beat(node, seq++, { cpu: { cores: 8, utilization: 0.11 } }))]);
-    await waitFor('the new credential works', async () => (await admin.request('GET', `/v1/nodes/${node}`)).body.telemetry.cpu.utilization === 0.11, { timeoutMs: 20_000 });
+    await waitFor('the new credential works', async () => (await admin.request('GET', `/v1/nodes/${node}`)).body.telemetry.cpu.utilization === 0.11, {
+      timeoutMs: 20_000,
+    });
   });
 
   it('parks a signed beat the database would refuse (a NUL in its zone) and goes on with the partition', async () => {
@@ -177,7 +217,11 @@ describe('node messages', () => {
     const before = await metricValue(ingester(), `gantry_messages_dead_lettered_total{topic="${TOPICS.heartbeats}"}`);
     await hand.sendBeats([hand.message(bad, beat(bad, 1, { zone: 'zone\u0000x' })), hand.message(good, beat(good, 1))]);
     await nodeView(good);
-    await waitFor('the bad one parked', async () => (await metricValue(ingester(), `gantry_messages_dead_lettered_total{topic="${TOPICS.heartbeats}"}`)) > before, { timeoutMs: 30_000 });
+    await waitFor(
+      'the bad one parked',
+      async () => (await metricValue(ingester(), `gantry_messages_dead_lettered_total{topic="${TOPICS.heartbeats}"}`)) > before,
+      { timeoutMs: 30_000 },
+    );
     expect((await admin.request('GET', `/v1/nodes/${bad}`)).status).toBe(404);
     const ready = await fetch(`${ingester()}/readyz`);
     expect(ready.status).toBe(200);
@@ -189,7 +233,18 @@ describe('commands', () => {
 
   /** A RUN for sim node 0 that leaves a marker file if it runs. */
   function run(marker: string, issuedAt = Date.now(), command = ['touch', marker]) {
-    return { type: 'RUN', nodeId: sim(0), jobId: randomUUID(), attempt: 1, issuedAt, image: 'none', command, env: {}, resources: { gpus: 0, cpuCores: 1, memoryMiB: 1 }, gang: { size: 1, rank: 0, nodeIds: [sim(0)] } };
+    return {
+      type: 'RUN',
+      nodeId: sim(0),
+      jobId: randomUUID(),
+      attempt: 1,
+      issuedAt,
+      image: 'none',
+      command,
+      env: {},
+      resources: { gpus: 0, cpuCores: 1, memoryMiB: 1 },
+      gang: { size: 1, rank: 0, nodeIds: [sim(0)] },
+    };
   }
 
   it('carries out only what the control plane signed, recently: forged, unsigned and old commands change nothing and are counted', async () => {
@@ -202,7 +257,9 @@ describe('commands', () => {
     const marks = ['forged', 'unsigned', 'old', 'genuine'].map((k) => join(e2e.work, `${k}-${uniqueTag()}`));
     const topic = TOPICS.agentCommands;
     const before = {
-      bad: await rejected(agentUrl(), topic, 'bad-signature'), unsigned: await rejected(agentUrl(), topic, 'unsigned'), expired: await rejected(agentUrl(), topic, 'expired'),
+      bad: await rejected(agentUrl(), topic, 'bad-signature'),
+      unsigned: await rejected(agentUrl(), topic, 'unsigned'),
+      expired: await rejected(agentUrl(), topic, 'expired'),
     };
     try {
       await producer.send(topic, [
@@ -213,10 +270,14 @@ describe('commands', () => {
         m(run(marks[3]), real),
       ]);
       await waitFor('the genuine command ran', () => existsSync(marks[3]), { timeoutMs: 20_000 });
-      await waitFor('the others refused', async () =>
-        (await rejected(agentUrl(), topic, 'bad-signature')) > before.bad &&
-        (await rejected(agentUrl(), topic, 'unsigned')) > before.unsigned &&
-        (await rejected(agentUrl(), topic, 'expired')) > before.expired, { timeoutMs: 20_000 });
+      await waitFor(
+        'the others refused',
+        async () =>
+          (await rejected(agentUrl(), topic, 'bad-signature')) > before.bad &&
+          (await rejected(agentUrl(), topic, 'unsigned')) > before.unsigned &&
+          (await rejected(agentUrl(), topic, 'expired')) > before.expired,
+        { timeoutMs: 20_000 },
+      );
       expect(marks.slice(0, 3).map(existsSync)).toEqual([false, false, false]);
 
       // A signed RUN the agent cannot even spawn (a NUL in its argument) fails that attempt once;
@@ -235,8 +296,18 @@ describe('commands', () => {
     for (let i = 0; i < 4; i++) {
       const prefix = `${tag}-a${i}`;
       const agent = new ServiceProcess({
-        name: `agent-${i}`, service: 'node-agent', port: basePort + 10 + i, root: e2e.root, logDir: join(e2e.root, '.cache', 'test-logs', tag),
-        env: stack.envFor('node-agent', { GANTRY_SIM_NODES: '2', GANTRY_SIM_PREFIX: prefix, GANTRY_AGENT_ID: prefix, GANTRY_SIM_EXECUTOR: 'sleep', GANTRY_AGENT_WORKDIR: join(e2e.work, prefix) }),
+        name: `agent-${i}`,
+        service: 'node-agent',
+        port: basePort + 10 + i,
+        root: e2e.root,
+        logDir: join(e2e.root, '.cache', 'test-logs', tag),
+        env: stack.envFor('node-agent', {
+          GANTRY_SIM_NODES: '2',
+          GANTRY_SIM_PREFIX: prefix,
+          GANTRY_AGENT_ID: prefix,
+          GANTRY_SIM_EXECUTOR: 'sleep',
+          GANTRY_AGENT_WORKDIR: join(e2e.work, prefix),
+        }),
       });
       extraAgents.push(agent);
       agent.start();
@@ -257,13 +328,24 @@ describe('commands', () => {
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) {
       // More memory than the hand-made nodes of the tests above have: only the agents' nodes fit.
-      const r = await admin.request('POST', '/v1/jobs', { name: 'spread', image: 'none', command: ['true'], env: { SIM_DURATION_MS: '10' }, labels: { suite: tag }, resources: { gpus: 0, cpuCores: 1, memoryMiB: 100_000 } });
+      const r = await admin.request('POST', '/v1/jobs', {
+        name: 'spread',
+        image: 'none',
+        command: ['true'],
+        env: { SIM_DURATION_MS: '10' },
+        labels: { suite: tag },
+        resources: { gpus: 0, cpuCores: 1, memoryMiB: 100_000 },
+      });
       ids.push(r.body.id);
     }
-    await waitFor('every job done', async () => {
-      for (const id of ids) if (!['SUCCEEDED', 'FAILED', 'CANCELLED'].includes((await admin.request('GET', `/v1/jobs/${id}`)).body.state)) return false;
-      return true;
-    }, { timeoutMs: 60_000, intervalMs: 500 });
+    await waitFor(
+      'every job done',
+      async () => {
+        for (const id of ids) if (!['SUCCEEDED', 'FAILED', 'CANCELLED'].includes((await admin.request('GET', `/v1/jobs/${id}`)).body.state)) return false;
+        return true;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
     const end = await reads();
     const commands = end.mine - start.mine; // each command is for exactly one agent's node
     const perCommand = (end.all - start.all) / commands;

@@ -15,7 +15,11 @@ afterAll(async () => e2e?.stack.stop());
 
 /** A job no node can ever run: it stays QUEUED, so tests about the API are not racing the fleet. */
 const parked = (over: object = {}) => ({
-  name: 'parked', image: 'none', command: ['true'], resources: { gpus: 1, gpuModel: 'NEVER-GPU', cpuCores: 1, memoryMiB: 1 }, ...over,
+  name: 'parked',
+  image: 'none',
+  command: ['true'],
+  resources: { gpus: 1, gpuModel: 'NEVER-GPU', cpuCores: 1, memoryMiB: 1 },
+  ...over,
 });
 
 async function userClient(owner: string): Promise<GantryClient> {
@@ -42,7 +46,11 @@ describe('tokens and roles', () => {
     const a = await userClient(uniqueTag('team-a'));
     const b = await userClient(uniqueTag('team-b'));
     const { job } = await a.createJob(parked());
-    for (const [m, p] of [['GET', `/v1/jobs/${job.id}`], ['POST', `/v1/jobs/${job.id}/cancel`], ['GET', `/v1/jobs/${job.id}/events`]] as const) {
+    for (const [m, p] of [
+      ['GET', `/v1/jobs/${job.id}`],
+      ['POST', `/v1/jobs/${job.id}/cancel`],
+      ['GET', `/v1/jobs/${job.id}/events`],
+    ] as const) {
       expect((await b.request(m, p)).status).toBe(404);
     }
     const seenByB = [];
@@ -111,7 +119,10 @@ describe('queue hierarchy (ADR 0039)', () => {
     expect((await admin.request('GET', `/v1/queues/${org}`)).body.parent).toBeNull();
 
     expect((await admin.request('DELETE', `/v1/queues/${org}`)).status).toBe(409);
-    expect((await admin.request('PATCH', `/v1/queues/${a}`, { parent: null, borrowingLimit: { gpus: 0 } })).body).toMatchObject({ parent: null, borrowingLimit: { gpus: 0 } });
+    expect((await admin.request('PATCH', `/v1/queues/${a}`, { parent: null, borrowingLimit: { gpus: 0 } })).body).toMatchObject({
+      parent: null,
+      borrowingLimit: { gpus: 0 },
+    });
     expect((await admin.request('DELETE', `/v1/queues/${org}`)).status).toBe(204);
   });
 
@@ -154,7 +165,9 @@ describe('idempotent create', () => {
     const owner = uniqueTag('team');
     const user = await userClient(owner);
     const key = randomUUID();
-    const responses = await Promise.all(Array.from({ length: 50 }, () => user.request('POST', '/v1/jobs', parked({ name: 'racer' }), { 'idempotency-key': key })));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => user.request('POST', '/v1/jobs', parked({ name: 'racer' }), { 'idempotency-key': key })),
+    );
     const ids = new Set(responses.map((r) => r.body.id));
     expect(ids.size).toBe(1);
     expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
@@ -172,7 +185,11 @@ describe('idempotent create', () => {
     expect(jb.replayed).toBe(false);
   });
 
-  it.each([['empty', ''], ['too long', 'k'.repeat(256)], ['non-printable', 'a\tb']])('rejects a %s key with 400', async (_n, key) => {
+  it.each([
+    ['empty', ''],
+    ['too long', 'k'.repeat(256)],
+    ['non-printable', 'a\tb'],
+  ])('rejects a %s key with 400', async (_n, key) => {
     const res = await admin.request('POST', '/v1/jobs', parked(), { 'idempotency-key': key });
     expect(res.status).toBe(400);
     expect(res.body.errors[0].field).toBe('Idempotency-Key');

@@ -46,9 +46,16 @@ jest.setTimeout(180_000);
 
 function handBeat() {
   return {
-    nodeId: handNode, bootId, seq: ++seq, sentAt: Date.now(), zone: 'zone-h', rack: `${tag}-rh`,
+    nodeId: handNode,
+    bootId,
+    seq: ++seq,
+    sentAt: Date.now(),
+    zone: 'zone-h',
+    rack: `${tag}-rh`,
     gpus: [{ index: 0, model: 'HANDGPU', memoryMiB: 1024, memoryUsedMiB: 0, utilization: 0.5, healthy: true }],
-    cpu: { cores: 8, utilization: 0.1 }, memory: { totalMiB: 16384, usedMiB: 1 }, running: handRunning,
+    cpu: { cores: 8, utilization: 0.1 },
+    memory: { totalMiB: 16384, usedMiB: 1 },
+    running: handRunning,
   };
 }
 
@@ -87,17 +94,32 @@ it('a broker restart loses no attempt: running work keeps running, a report held
   const long: string[] = [];
   for (let i = 0; i < 4; i++) {
     // On the simulated fleet's H100 node, not the hand node (which runs only what the test says).
-    const { job } = await admin.createJob({ name: `long-${i}`, image: 'none', command: ['sleep'], maxRetries: 2, env: LONG, resources: { gpus: 1, gpuModel: 'H100', cpuCores: 1, memoryMiB: 64 } });
+    const { job } = await admin.createJob({
+      name: `long-${i}`,
+      image: 'none',
+      command: ['sleep'],
+      maxRetries: 2,
+      env: LONG,
+      resources: { gpus: 1, gpuModel: 'H100', cpuCores: 1, memoryMiB: 64 },
+    });
     long.push(job.id);
   }
-  const { job: handJob } = await admin.createJob({ name: 'ends-at-the-stop', image: 'none', command: ['sleep'], maxRetries: 2, resources: { gpus: 1, gpuModel: 'HANDGPU', cpuCores: 1, memoryMiB: 64 } });
+  const { job: handJob } = await admin.createJob({
+    name: 'ends-at-the-stop',
+    image: 'none',
+    command: ['sleep'],
+    maxRetries: 2,
+    resources: { gpus: 1, gpuModel: 'HANDGPU', cpuCores: 1, memoryMiB: 64 },
+  });
   jobIds.push(...long, handJob.id);
   await waitFor('hand job placed on the hand node', async () => (await admin.getJob(handJob.id)).state === 'SCHEDULED', { timeoutMs: 30_000 });
   handRunning = [{ jobId: handJob.id, attempt: 1 }];
   await report(handJob.id, 'RUNNING');
   let states: string[] = [];
   await waitFor('every job running', async () => (states = await Promise.all([...long, handJob.id].map(state))).every((s) => s === 'RUNNING'), {
-    timeoutMs: 30_000, intervalMs: 200, onTimeout: () => `states (long jobs, then the hand job): ${states.join(', ')}`,
+    timeoutMs: 30_000,
+    intervalMs: 200,
+    onTimeout: () => `states (long jobs, then the hand job): ${states.join(', ')}`,
   });
 
   // The hand job ends: its node's beats stop listing it; its final report is held back.
@@ -108,25 +130,37 @@ it('a broker restart loses no attempt: running work keeps running, a report held
   const stoppedAt = Date.now();
   await broker.stop();
   // Away longer than the phantom grace, as in test:chaos (stop 2-3 s, start 3-5 s).
-  await waitFor('the broker away past the phantom grace', () => Date.now() - stoppedAt > Number(TIMEOUTS.GANTRY_PHANTOM_GRACE_MS) + 1_000, { timeoutMs: 20_000, intervalMs: 100 });
+  await waitFor('the broker away past the phantom grace', () => Date.now() - stoppedAt > Number(TIMEOUTS.GANTRY_PHANTOM_GRACE_MS) + 1_000, {
+    timeoutMs: 20_000,
+    intervalMs: 100,
+  });
   await broker.start();
   const startedAt = Date.now();
   // The held-up report arrives a while after the beats resume (the agent's retry backoff): long
   // enough for the reconciler to have judged the first beats (the old rule lost the job there),
   // well within a phantom grace of the view coming back.
-  await waitFor('the hand node heard again', async () => Date.parse((await admin.request('GET', `/v1/nodes/${handNode}`)).body.lastHeartbeatAt) > startedAt, { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor('the hand node heard again', async () => Date.parse((await admin.request('GET', `/v1/nodes/${handNode}`)).body.lastHeartbeatAt) > startedAt, {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
   const heardAt = Date.now();
   await waitFor('two seconds of beats', () => Date.now() - heardAt > 2_000, { timeoutMs: 5_000, intervalMs: 100 });
   await report(handJob.id, 'SUCCEEDED');
   await Promise.all(stack.services.map((s) => s.ready(60_000)));
-  await waitFor('hand job SUCCEEDED or lost', async () => {
-    const j = await admin.getJob(handJob.id);
-    return j.state === 'SUCCEEDED' || j.attempt > 1 ? j : undefined;
-  }, { timeoutMs: 30_000, intervalMs: 200 });
+  await waitFor(
+    'hand job SUCCEEDED or lost',
+    async () => {
+      const j = await admin.getJob(handJob.id);
+      return j.state === 'SUCCEEDED' || j.attempt > 1 ? j : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
   // A few phantom graces more, for a late loss to show.
   await waitFor('settle', () => Date.now() - startedAt > 3 * Number(TIMEOUTS.GANTRY_PHANTOM_GRACE_MS), { timeoutMs: 30_000, intervalMs: 200 });
 
-  const lost = await ds.query(`SELECT job_id, reason, attempt FROM job_events WHERE job_id = ANY($1::uuid[]) AND reason IN ('NODE_LOST', 'PHANTOM')`, [[...long, handJob.id]]);
+  const lost = await ds.query(`SELECT job_id, reason, attempt FROM job_events WHERE job_id = ANY($1::uuid[]) AND reason IN ('NODE_LOST', 'PHANTOM')`, [
+    [...long, handJob.id],
+  ]);
   expect(lost).toEqual([]);
   expect(await admin.getJob(handJob.id)).toMatchObject({ state: 'SUCCEEDED', attempt: 1 });
   for (const id of long) expect(await admin.getJob(id)).toMatchObject({ state: 'RUNNING', attempt: 1 });

@@ -28,7 +28,12 @@ afterAll(async () => {
 });
 
 const quick = (command: string[], extra: object = {}) => ({
-  name: 'stream', image: 'none', command, labels: { suite: tag }, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 }, ...extra,
+  name: 'stream',
+  image: 'none',
+  command,
+  labels: { suite: tag },
+  resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+  ...extra,
 });
 
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
@@ -53,7 +58,11 @@ function gantry(args: string[], env: Record<string, string> = {}, stdin?: string
 
 describe('the OpenAPI document', () => {
   it('served at /openapi.json is the one checked in (npm run openapi:write rewrites it)', async () => {
-    const check = spawnSync(process.execPath, [join(root, 'dist', 'apps', 'api-gateway', 'src', 'openapi', 'write-openapi.js'), '--against', `${stack.gatewayUrl}/openapi.json`], { cwd: root, encoding: 'utf8' });
+    const check = spawnSync(
+      process.execPath,
+      [join(root, 'dist', 'apps', 'api-gateway', 'src', 'openapi', 'write-openapi.js'), '--against', `${stack.gatewayUrl}/openapi.json`],
+      { cwd: root, encoding: 'utf8' },
+    );
     // On a difference the checker prints the diff and the script that rewrites the document.
     if (check.status !== 0) throw new Error(check.stderr || check.stdout);
     expect(check.stdout).toContain('matches docs/openapi.json');
@@ -97,9 +106,15 @@ describe('job event streams (SSE)', () => {
   });
 
   it("streams every visible job's events in order, resumable, filtered by queue and by owner", async () => {
-    const queue = uniqueTag('q').toLowerCase().replace(/[^a-z0-9-]/g, '').slice(0, 40);
+    const queue = uniqueTag('q')
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '')
+      .slice(0, 40);
     await admin.createQueue(queue, 5);
-    const owner = uniqueTag('team').toLowerCase().replace(/[^a-z0-9-]/g, '').slice(0, 40);
+    const owner = uniqueTag('team')
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '')
+      .slice(0, 40);
     const user = new GantryClient({ baseUrl: stack.gatewayUrl, token: (await admin.createToken(owner, 'user')).token });
     const page = await admin.eventsPage({ queue, limit: 1 });
     const start = page.nextPosition; // nothing in this queue yet: "from here"
@@ -108,9 +123,14 @@ describe('job event streams (SSE)', () => {
       (await user.createJob(quick(['true'], { queue }))).job,
       (await admin.createJob(quick(['true'], { queue }))).job,
     ];
-    for (const j of jobs) await waitFor(`job ${j.id} ended`, async () => TERMINAL.includes((await admin.getJob(j.id)).state), { timeoutMs: 30_000, intervalMs: 100 });
+    for (const j of jobs)
+      await waitFor(`job ${j.id} ended`, async () => TERMINAL.includes((await admin.getJob(j.id)).state), { timeoutMs: 30_000, intervalMs: 100 });
     const expected = new Map<string, number[]>();
-    for (const j of jobs) expected.set(j.id, (await admin.jobEvents(j.id)).map((e) => e.seq));
+    for (const j of jobs)
+      expected.set(
+        j.id,
+        (await admin.jobEvents(j.id)).map((e) => e.seq),
+      );
     const total = [...expected.values()].reduce((n, s) => n + s.length, 0);
 
     const url = `${stack.gatewayUrl}/v1/events?follow=true&queue=${queue}`;
@@ -120,7 +140,10 @@ describe('job event streams (SSE)', () => {
     for (const m of [...first.messages, ...rest.messages]) seen.set(m.data.jobId, [...(seen.get(m.data.jobId) ?? []), m.data.seq]);
     expect(seen).toEqual(expected);
 
-    const mine = await readStream(`${stack.gatewayUrl}/v1/events?follow=true&queue=${queue}`, (await admin.createToken(owner, 'user')).token, { lastEventId: start, stopAfter: expected.get(jobs[1].id)!.length });
+    const mine = await readStream(`${stack.gatewayUrl}/v1/events?follow=true&queue=${queue}`, (await admin.createToken(owner, 'user')).token, {
+      lastEventId: start,
+      stopAfter: expected.get(jobs[1].id)!.length,
+    });
     expect(new Set(mine.messages.map((m) => m.data.jobId))).toEqual(new Set([jobs[1].id]));
   });
 
@@ -162,7 +185,21 @@ describe('the gantry CLI, as a process', () => {
   it('creates a queue under a parent with a borrowing limit, and takes it out again', async () => {
     const [org, team] = [`cli-org-${uniqueTag().slice(-8)}`, `cli-team-${uniqueTag().slice(-8)}`];
     expect((await gantry(['queues', 'create', org, '--priority', '3', '--quota-gpus', '2'])).code).toBe(0);
-    const created = await gantry(['queues', 'create', team, '--priority', '3', '--quota-gpus', '4', '--parent', org, '--borrowing-limit-gpus', '2', '-o', 'json']);
+    const created = await gantry([
+      'queues',
+      'create',
+      team,
+      '--priority',
+      '3',
+      '--quota-gpus',
+      '4',
+      '--parent',
+      org,
+      '--borrowing-limit-gpus',
+      '2',
+      '-o',
+      'json',
+    ]);
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({ name: team, parent: org, quota: { gpus: 4 }, borrowingLimit: { gpus: 2 } });
     const updated = await gantry(['queues', 'update', team, '--parent', 'none', '--borrowing-limit-gpus', '0', '-o', 'json']);
@@ -174,7 +211,17 @@ describe('the gantry CLI, as a process', () => {
     const queue = `cli-${uniqueTag().slice(-10)}`;
     await admin.createQueue(queue, 0);
     const file = join(configHome, 'job.yaml');
-    writeFileSync(file, ['name: from-yaml', `queue: ${queue}`, 'image: none', 'command: [sh, -c, "sleep 1"]', `labels: {suite: "${tag}"}`, 'resources: {gpus: 0, cpuCores: 1, memoryMiB: 64}'].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'name: from-yaml',
+        `queue: ${queue}`,
+        'image: none',
+        'command: [sh, -c, "sleep 1"]',
+        `labels: {suite: "${tag}"}`,
+        'resources: {gpus: 0, cpuCores: 1, memoryMiB: 64}',
+      ].join('\n'),
+    );
     const submitted = await gantry(['submit', '-f', file]);
     expect(submitted).toMatchObject({ code: 0, stderr: '' });
     const id = submitted.stdout.trim();
@@ -189,7 +236,10 @@ describe('the gantry CLI, as a process', () => {
 
     const followed = await gantry(['events', '-f', id, '-o', 'json']);
     expect(followed.code).toBe(0);
-    const events = followed.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const events = followed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events[events.length - 1]).toMatchObject({ type: 'STATE_CHANGED', toState: 'SUCCEEDED' });
 
@@ -209,7 +259,23 @@ describe('the gantry CLI, as a process', () => {
   });
 
   it('describes a job that cannot be placed with its pending reason, and cancels it', async () => {
-    const submitted = await gantry(['submit', '--name', 'nowhere', '--gpus', '8', '--gpu-model', 'NO-SUCH-GPU', '--cpus', '1', '--memory', '64', '-l', `suite=${tag}`, '--', 'true']);
+    const submitted = await gantry([
+      'submit',
+      '--name',
+      'nowhere',
+      '--gpus',
+      '8',
+      '--gpu-model',
+      'NO-SUCH-GPU',
+      '--cpus',
+      '1',
+      '--memory',
+      '64',
+      '-l',
+      `suite=${tag}`,
+      '--',
+      'true',
+    ]);
     expect(submitted.code).toBe(0);
     const id = submitted.stdout.trim();
     await waitFor('pending reason', async () => (await admin.getJob(id)).pendingReason === 'NO_MATCHING_NODES', { timeoutMs: 30_000, intervalMs: 100 });
@@ -217,7 +283,11 @@ describe('the gantry CLI, as a process', () => {
     expect(described.code).toBe(0);
     expect(described.stdout).toMatch(/Pending reason: +NO_MATCHING_NODES/);
     expect(described.stdout).toMatch(/Events:\nSEQ +AT +TYPE/);
-    expect(JSON.parse((await gantry(['describe', id, '-o', 'json'])).stdout)).toMatchObject({ id, pendingReason: 'NO_MATCHING_NODES', events: [{ seq: 1, type: 'CREATED' }] });
+    expect(JSON.parse((await gantry(['describe', id, '-o', 'json'])).stdout)).toMatchObject({
+      id,
+      pendingReason: 'NO_MATCHING_NODES',
+      events: [{ seq: 1, type: 'CREATED' }],
+    });
 
     const cancelled = await gantry(['cancel', id]);
     expect(cancelled).toMatchObject({ code: 0, stdout: `${id}: CANCELLED\n` });
@@ -227,7 +297,11 @@ describe('the gantry CLI, as a process', () => {
   it('cordons and uncordons a node', async () => {
     const node = `${tag}-00001`;
     expect((await gantry(['nodes', 'cordon', node])).stdout).toBe(`${node}: cordoned\n`);
-    expect(JSON.parse((await gantry(['nodes', 'describe', node, '-o', 'json'])).stdout)).toMatchObject({ id: node, cordoned: true, events: expect.arrayContaining([expect.objectContaining({ type: 'CORDONED' })]) });
+    expect(JSON.parse((await gantry(['nodes', 'describe', node, '-o', 'json'])).stdout)).toMatchObject({
+      id: node,
+      cordoned: true,
+      events: expect.arrayContaining([expect.objectContaining({ type: 'CORDONED' })]),
+    });
     expect((await gantry(['nodes', 'uncordon', node])).code).toBe(0);
     expect((await admin.getNode(node)).cordoned).toBe(false);
     // Healthy: heard by this stack (the test database holds every suite's nodes, unheard here).
@@ -239,13 +313,39 @@ describe('the gantry CLI, as a process', () => {
   it('submits with a retry policy, a dependency and a max runtime; explain and describe say why it waits', async () => {
     const up = (await gantry(['submit', '--name', 'upstream', '-l', `suite=${tag}`, '--cpus', '1', '--memory', '64', '--', 'sleep', '60'])).stdout.trim();
     const submitted = await gantry([
-      'submit', '--name', 'downstream', '-l', `suite=${tag}`, '--cpus', '1', '--memory', '64', '--retries', '2', '--retry-on-exit-codes', '1,137',
-      '--backoff', '5', '--max-backoff', '60', '--depends-on', `${up}:finished`, '--max-runtime', '600', '-o', 'json', '--', 'true',
+      'submit',
+      '--name',
+      'downstream',
+      '-l',
+      `suite=${tag}`,
+      '--cpus',
+      '1',
+      '--memory',
+      '64',
+      '--retries',
+      '2',
+      '--retry-on-exit-codes',
+      '1,137',
+      '--backoff',
+      '5',
+      '--max-backoff',
+      '60',
+      '--depends-on',
+      `${up}:finished`,
+      '--max-runtime',
+      '600',
+      '-o',
+      'json',
+      '--',
+      'true',
     ]);
     expect(submitted).toMatchObject({ code: 0, stderr: '' });
     const down = JSON.parse(submitted.stdout);
     expect(down).toMatchObject({
-      state: 'QUEUED', pendingReason: 'DEPENDENCY', maxRuntimeSeconds: 600, dependsOn: [{ jobId: up, condition: 'finished' }],
+      state: 'QUEUED',
+      pendingReason: 'DEPENDENCY',
+      maxRuntimeSeconds: 600,
+      dependsOn: [{ jobId: up, condition: 'finished' }],
       retryPolicy: { maxRetries: 2, retryOnExitCodes: [1, 137], backoffSeconds: 5, maxBackoffSeconds: 60 },
     });
 
@@ -262,7 +362,10 @@ describe('the gantry CLI, as a process', () => {
     expect(described.stdout).toMatch(new RegExp(`^Depends on: +${up} \\(finished\\)$`, 'm'));
     expect(described.stdout).toMatch(/^Retry policy: +2 retries \(exit codes 1,137\), backoff 5 s up to 60 s$/m);
     expect(described.stdout).toMatch(/^Why it waits \(gantry explain\):\n {2}Pending reason: +DEPENDENCY/m);
-    expect(JSON.parse((await gantry(['describe', down.id, '-o', 'json'])).stdout)).toMatchObject({ id: down.id, explanation: { blockers: [{ reason: 'DEPENDENCY' }] } });
+    expect(JSON.parse((await gantry(['describe', down.id, '-o', 'json'])).stdout)).toMatchObject({
+      id: down.id,
+      explanation: { blockers: [{ reason: 'DEPENDENCY' }] },
+    });
 
     // A running job does not wait: explain is the server's 409, exit 1; describe shows no explanation.
     await waitFor('upstream running', async () => (await admin.getJob(up)).state === 'RUNNING', { timeoutMs: 30_000, intervalMs: 100 });
@@ -278,27 +381,60 @@ describe('the gantry CLI, as a process', () => {
     const drained = await gantry(['nodes', 'drain', node, '--grace', '0']);
     expect(drained).toMatchObject({ code: 0, stdout: `${node}: cordoned, draining (what runs there is requeued after 0 s)\n` });
     expect((await admin.getNode(node)).cordoned).toBe(true);
-    const events = await waitFor('the DRAINED event', async () => {
-      const d = JSON.parse((await gantry(['nodes', 'describe', node, '-o', 'json'])).stdout);
-      return d.events.some((e: { type: string }) => e.type === 'DRAINED') ? d.events : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 250 });
-    expect(events).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'CORDONED', reason: 'DRAIN' }), expect.objectContaining({ type: 'DRAINED', reason: 'NODE_DRAINED' })]));
+    const events = await waitFor(
+      'the DRAINED event',
+      async () => {
+        const d = JSON.parse((await gantry(['nodes', 'describe', node, '-o', 'json'])).stdout);
+        return d.events.some((e: { type: string }) => e.type === 'DRAINED') ? d.events : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(events).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'CORDONED', reason: 'DRAIN' }),
+        expect.objectContaining({ type: 'DRAINED', reason: 'NODE_DRAINED' }),
+      ]),
+    );
     expect((await gantry(['nodes', 'uncordon', node])).code).toBe(0);
     expect((await admin.getNode(node)).cordoned).toBe(false);
   });
 
   it.each<[string, string[], Record<string, string>, number, RegExp]>([
-    ['an unknown job: the problem, exit 1', ['get', '00000000-0000-4000-8000-000000000000'], {}, 1, /^error: Not found: job 00000000-0000-4000-8000-000000000000 not found\n$/],
+    [
+      'an unknown job: the problem, exit 1',
+      ['get', '00000000-0000-4000-8000-000000000000'],
+      {},
+      1,
+      /^error: Not found: job 00000000-0000-4000-8000-000000000000 not found\n$/,
+    ],
     ['a bad token: the problem and a hint, exit 1', ['ls'], { GANTRY_TOKEN: 'gnt_nope' }, 1, /^error: Unauthenticated: unknown token\n.*gantry login/],
     ['a field the server refuses: the field errors, exit 1', ['submit', '--nodes', '0', '--', 'true'], {}, 1, /^error: Validation failed: .*\n {2}nodes: /],
     ['an unknown command: exit 2', ['frobnicate'], {}, 2, /unknown command 'frobnicate'/],
     ['a submit without a command: exit 2', ['submit'], {}, 2, /no command/],
     ['a bad number: exit 2', ['ls', '--limit', 'many'], {}, 2, /--limit must be a whole number/],
     ['a bad output format: exit 2', ['ls', '-o', 'xml'], {}, 2, /Allowed choices are table, json/],
-    ['a dependency with an unknown condition: exit 2', ['submit', '--depends-on', 'x:afterok', '--', 'true'], {}, 2, /--depends-on takes <job-id>\[:succeeded\|finished\]/],
+    [
+      'a dependency with an unknown condition: exit 2',
+      ['submit', '--depends-on', 'x:afterok', '--', 'true'],
+      {},
+      2,
+      /--depends-on takes <job-id>\[:succeeded\|finished\]/,
+    ],
     ['a drain grace past a day: exit 2', ['nodes', 'drain', 'n', '--grace', '90000'], {}, 2, /--grace must be at most 86400 seconds/],
-    ['explain of an unknown job: exit 1', ['explain', '00000000-0000-4000-8000-000000000000'], {}, 1, /^error: Not found: job 00000000-0000-4000-8000-000000000000 not found\n$/],
-    ['a dependency on an unknown job: the field error, exit 1', ['submit', '--depends-on', '00000000-0000-4000-8000-000000000000', '--', 'true'], {}, 1, /\n {2}dependsOn\[0\]\.jobId: /],
+    [
+      'explain of an unknown job: exit 1',
+      ['explain', '00000000-0000-4000-8000-000000000000'],
+      {},
+      1,
+      /^error: Not found: job 00000000-0000-4000-8000-000000000000 not found\n$/,
+    ],
+    [
+      'a dependency on an unknown job: the field error, exit 1',
+      ['submit', '--depends-on', '00000000-0000-4000-8000-000000000000', '--', 'true'],
+      {},
+      1,
+      /\n {2}dependsOn\[0\]\.jobId: /,
+    ],
   ])('%s', async (_what, args, env, code, stderr) => {
     const r = await gantry(args, env);
     expect(r.code).toBe(code);

@@ -66,12 +66,21 @@ async function shot(t: ConsoleTab, name: string): Promise<void> {
 
 /** A user token of a fresh owner, and a client acting as that user. */
 async function newUser(): Promise<{ owner: string; token: string; client: GantryClient }> {
-  const owner = uniqueTag('team').toLowerCase().replace(/[^a-z0-9-]/g, '').slice(0, 40);
+  const owner = uniqueTag('team')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '')
+    .slice(0, 40);
   const { token } = await admin.createToken(owner, 'user');
   return { owner, token, client: new GantryClient({ baseUrl: stack.gatewayUrl, token }) };
 }
 
-const quick = (name: string, command: string[]) => ({ name, image: 'none', command, labels: { suite: tag }, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 } });
+const quick = (name: string, command: string[]) => ({
+  name,
+  image: 'none',
+  command,
+  labels: { suite: tag },
+  resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+});
 
 /** Remembered across tests: the job the jobs table watched, opened again on its own page. */
 let watched: { job: Job; token: string };
@@ -141,7 +150,9 @@ describe('jobs', () => {
   it("follows a running job's log on its page as lines are written, and says when it is complete", async () => {
     const user = await newUser();
     const release = join(e2e.work, uniqueTag('release'));
-    const { job } = await user.client.createJob(quick('console-chatter', ['sh', '-c', `echo first-words; while [ ! -e '${release}' ]; do sleep 0.1; done; echo last-words`]));
+    const { job } = await user.client.createJob(
+      quick('console-chatter', ['sh', '-c', `echo first-words; while [ ! -e '${release}' ]; do sleep 0.1; done; echo last-words`]),
+    );
     const t = await tab();
     await signIn(t, stack.gatewayUrl, user.token);
     await t.page.goto(`${stack.gatewayUrl}/ui/jobs/${job.id}`);
@@ -185,11 +196,16 @@ describe('jobs', () => {
     await t.page.locator(`tr[data-job-id="${own.id}"]`).waitFor();
     const { job: hers } = await alice.client.createJob(quick('alice-job', ['true']));
     // Her job runs to its end while Bob watches; his own next job shows up, hers never does.
-    await waitFor('her job ended', async () => ['SUCCEEDED', 'FAILED'].includes((await alice.client.getJob(hers.id)).state), { timeoutMs: 60_000, intervalMs: 100 });
+    await waitFor('her job ended', async () => ['SUCCEEDED', 'FAILED'].includes((await alice.client.getJob(hers.id)).state), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
     const { job: later } = await bob.client.createJob(quick('bob-later', ['true']));
     await t.page.locator(`tr[data-job-id="${later.id}"]`).waitFor();
     expect(await t.page.locator(`tr[data-job-id="${hers.id}"]`).count()).toBe(0);
-    expect(await t.page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { jobId: string } }).dataset.jobId))).not.toContain(hers.id);
+    expect(
+      await t.page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { jobId: string } }).dataset.jobId)),
+    ).not.toContain(hers.id);
     await t.page.goto(`${stack.gatewayUrl}/ui/jobs/${hers.id}`);
     await t.page.getByRole('alert').filter({ hasText: 'not found' }).waitFor();
     expect(await t.page.getByText('alice-job').count()).toBe(0);
@@ -200,10 +216,19 @@ describe('jobs', () => {
 describe('why a job waits', () => {
   /** A job that asks for 2 GPUs in a queue of its own with a quota of 1: queued for good, with a pending reason. */
   async function jobOverQuota(name: string) {
-    const queue = `explain-${uniqueTag().toLowerCase().replace(/[^a-z0-9]/g, '').slice(-10)}`;
+    const queue = `explain-${uniqueTag()
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '')
+      .slice(-10)}`;
     await admin.createQueue(queue, 0, 1);
     const { job } = await admin.createJob({
-      name, queue, image: 'none', command: ['true'], labels: { suite: tag }, resources: { gpus: 2, cpuCores: 1, memoryMiB: 64 }, maxRuntimeSeconds: 600,
+      name,
+      queue,
+      image: 'none',
+      command: ['true'],
+      labels: { suite: tag },
+      resources: { gpus: 2, cpuCores: 1, memoryMiB: 64 },
+      maxRuntimeSeconds: 600,
     });
     // The page shows why it waits once the scheduler has given it a pending reason (no job event marks that).
     await waitFor('a pending reason', async () => (await admin.getJob(job.id)).pendingReason !== null, { timeoutMs: 30_000, intervalMs: 100 });
@@ -221,7 +246,10 @@ describe('why a job waits', () => {
     expect(await quota.textContent()).toMatch(/needs 2.*\(lacks 1 GPU\)/);
     await t.page.getByRole('heading', { name: 'It would start now with' }).waitFor();
     await t.page.locator('.would-start li').filter({ hasText: 'ANOTHER_QUEUE' }).first().waitFor();
-    await t.page.locator('.explanation').filter({ hasText: /Position: 1 in its queue, \d+ overall\./ }).waitFor();
+    await t.page
+      .locator('.explanation')
+      .filter({ hasText: /Position: 1 in its queue, \d+ overall\./ })
+      .waitFor();
     await t.page.locator('.explanation').filter({ hasText: 'Estimated start:' }).waitFor();
     await expectAccessible(t, 'job (explain)');
     await shot(t, 'job-explain');
@@ -312,7 +340,10 @@ describe('nodes and queues', () => {
   });
 
   it('lets an operator create a queue and edit its priority, weight and quota', async () => {
-    const name = `q-${uniqueTag().toLowerCase().replace(/[^a-z0-9]/g, '').slice(-12)}`;
+    const name = `q-${uniqueTag()
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '')
+      .slice(-12)}`;
     const t = await tab();
     await signIn(t, stack.gatewayUrl, adminToken);
     await t.page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Queues', exact: true }).click();
@@ -328,7 +359,10 @@ describe('nodes and queues', () => {
     await row.getByLabel(`Weight of ${name}`).fill('2');
     await row.getByLabel(`GPU quota of ${name} (empty: none)`).fill('');
     await row.getByRole('button', { name: 'Save' }).click();
-    await t.page.getByRole('status').filter({ hasText: `Queue ${name} saved.` }).waitFor();
+    await t.page
+      .getByRole('status')
+      .filter({ hasText: `Queue ${name} saved.` })
+      .waitFor();
     expect(await admin.getQueue(name)).toMatchObject({ name, priority: 9, weight: 2, quota: { gpus: null } });
     await row.filter({ hasText: 'none' }).waitFor();
     await expectAccessible(t, 'queues');
@@ -341,7 +375,10 @@ describe('usage', () => {
     const [user, other] = [await newUser(), await newUser()];
     for (const u of [user, other]) {
       const { job } = await u.client.createJob(quick('console-usage', ['sh', '-c', 'sleep 0.2']));
-      await waitFor(`job ${job.id} to end`, async () => ((await u.client.getJob(job.id)).state === 'SUCCEEDED' ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+      await waitFor(`job ${job.id} to end`, async () => ((await u.client.getJob(job.id)).state === 'SUCCEEDED' ? true : undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      });
     }
     const t = await tab();
     await signIn(t, stack.gatewayUrl, user.token);
@@ -368,12 +405,16 @@ describe(`the overview of a ${FLEET_NODES.toLocaleString('en-US')}-node fleet`, 
     fleet = e2e.extraAgent('fleet-agent', { nodes: FLEET_NODES, prefix, executor: 'sleep' }, { GANTRY_HEARTBEAT_MS: '5000' });
     fleet.start();
     await fleet.ready(120_000);
-    await waitFor(`${FLEET_NODES} fleet nodes heard`, async () => {
-      const h = await admin.clusterHeatmap();
-      let heard = 0;
-      for (let i = 0; i < h.nodeIds.length; i++) if (h.health[i] === 'H' && h.nodeIds[i].startsWith(prefix)) heard++;
-      return heard >= FLEET_NODES;
-    }, { timeoutMs: 180_000, intervalMs: 1_000 });
+    await waitFor(
+      `${FLEET_NODES} fleet nodes heard`,
+      async () => {
+        const h = await admin.clusterHeatmap();
+        let heard = 0;
+        for (let i = 0; i < h.nodeIds.length; i++) if (h.health[i] === 'H' && h.nodeIds[i].startsWith(prefix)) heard++;
+        return heard >= FLEET_NODES;
+      },
+      { timeoutMs: 180_000, intervalMs: 1_000 },
+    );
   });
 
   it('draws the heatmap of every node (the time is logged), passes axe, and fits a narrow screen', async () => {
@@ -391,8 +432,14 @@ describe(`the overview of a ${FLEET_NODES.toLocaleString('en-US')}-node fleet`, 
     const median = [...times].sort((a, b) => a - b)[1];
     // Timed, not asserted: a test's timing on a shared machine says more about the machine than the
     // console (the figures and their conditions are in docs/benchmarks/history/console.md).
-    console.log(`overview of ${FLEET_NODES} nodes: navigation to heatmap drawn ${times.map((x) => Math.round(x)).join(', ')} ms (median ${Math.round(median)})`);
-    await t.page.getByText('Loading…').first().waitFor({ state: 'detached' }).catch(() => undefined);
+    console.log(
+      `overview of ${FLEET_NODES} nodes: navigation to heatmap drawn ${times.map((x) => Math.round(x)).join(', ')} ms (median ${Math.round(median)})`,
+    );
+    await t.page
+      .getByText('Loading…')
+      .first()
+      .waitFor({ state: 'detached' })
+      .catch(() => undefined);
     await t.page.locator('#gpus-heading').waitFor();
     await expectAccessible(t, 'overview');
     await shot(t, 'overview');
@@ -412,7 +459,9 @@ describe(`the overview of a ${FLEET_NODES.toLocaleString('en-US')}-node fleet`, 
       bigTimes.push(await b.page.evaluate(() => performance.getEntriesByName('gantry:heatmap-drawn')[0].startTime));
     }
     const bigMedian = [...bigTimes].sort((x, y) => x - y)[1];
-    console.log(`overview of 50,000 nodes (answer ${(big.length / 1e6).toFixed(2)} MB, served by the test): navigation to heatmap drawn ${bigTimes.map((x) => Math.round(x)).join(', ')} ms (median ${Math.round(bigMedian)})`);
+    console.log(
+      `overview of 50,000 nodes (answer ${(big.length / 1e6).toFixed(2)} MB, served by the test): navigation to heatmap drawn ${bigTimes.map((x) => Math.round(x)).join(', ')} ms (median ${Math.round(bigMedian)})`,
+    );
 
     const n = await tab(NARROW);
     await signIn(n, stack.gatewayUrl, adminToken);
@@ -435,7 +484,14 @@ function syntheticHeatmap(n: number): string {
   const health = Array.from({ length: n }, (_, i) => (i % 997 === 0 ? 'U' : i % 211 === 0 ? 'D' : 'H')).join('');
   const gpusTotal = nodeIds.map((_, i) => [8, 8, 4, 0][i % 4]);
   return JSON.stringify({
-    at: new Date().toISOString(), racks, nodeIds, health, cordoned: nodeIds.flatMap((_, i) => (i % 503 === 0 ? [i] : [])), gpusTotal,
-    gpusAllocated: gpusTotal.map((g, i) => (i % 3 === 0 ? g : 0)), gpuUtil: gpusTotal.map((g, i) => (g ? (i * 37) % 101 : -1)), cpuUtil: nodeIds.map((_, i) => (i * 13) % 101),
+    at: new Date().toISOString(),
+    racks,
+    nodeIds,
+    health,
+    cordoned: nodeIds.flatMap((_, i) => (i % 503 === 0 ? [i] : [])),
+    gpusTotal,
+    gpusAllocated: gpusTotal.map((g, i) => (i % 3 === 0 ? g : 0)),
+    gpuUtil: gpusTotal.map((g, i) => (g ? (i * 37) % 101 : -1)),
+    cpuUtil: nodeIds.map((_, i) => (i * 13) % 101),
   });
 }

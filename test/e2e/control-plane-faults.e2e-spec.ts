@@ -44,7 +44,11 @@ jest.setTimeout(120_000);
 beforeAll(async () => {
   ds = await openDataSource();
   const e2e = await startTestStack({
-    suite: 'control-plane-faults', env: TIMEOUTS, simNodes: 1, fleetPrefix: `${tag}-v`, agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' },
+    suite: 'control-plane-faults',
+    env: TIMEOUTS,
+    simNodes: 1,
+    fleetPrefix: `${tag}-v`,
+    agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' },
     serviceEnv: { reconciler: { GANTRY_INSTANCE_ID: `${tag}-rec-a` } },
   });
   ({ stack, admin } = e2e);
@@ -53,11 +57,21 @@ beforeAll(async () => {
   second.start();
   await second.ready(60_000);
   // A lease left by an earlier run must run out before this stack's detector can judge anything.
-  await waitFor('a failure detector of this stack leads', async () =>
-    (await ds.query(`SELECT 1 FROM leader_leases WHERE name = 'failure-detector' AND holder LIKE $1 AND expires_at > now()`, [`${tag}-rec-%`])).length === 1,
-  { timeoutMs: 70_000, intervalMs: 200 });
+  await waitFor(
+    'a failure detector of this stack leads',
+    async () =>
+      (await ds.query(`SELECT 1 FROM leader_leases WHERE name = 'failure-detector' AND holder LIKE $1 AND expires_at > now()`, [`${tag}-rec-%`])).length === 1,
+    { timeoutMs: 70_000, intervalMs: 200 },
+  );
   // The victim's job is placed while the victim is the only node; then the fleet joins.
-  const { job } = await admin.createJob({ name: 'victim', image: 'none', command: ['sleep'], maxRetries: 3, env: LONG, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 } });
+  const { job } = await admin.createJob({
+    name: 'victim',
+    image: 'none',
+    command: ['sleep'],
+    maxRetries: 3,
+    env: LONG,
+    resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+  });
   victimJob = job.id;
   jobIds.push(job.id);
   await waitFor('victim job running', async () => (await admin.getJob(victimJob)).state === 'RUNNING', { timeoutMs: 30_000 });
@@ -83,14 +97,25 @@ async function lostEvents(ids: string[]): Promise<Array<{ job_id: string; reason
 it('Redis flushed under 1,000 nodes: nobody is declared dead, no attempt is lost', async () => {
   const mine: string[] = [];
   for (let i = 0; i < 40; i++) {
-    const { job } = await admin.createJob({ name: `steady-${i}`, image: 'none', command: ['sleep'], maxRetries: 3, env: LONG, resources: { gpus: 1, cpuCores: 1, memoryMiB: 64 } });
+    const { job } = await admin.createJob({
+      name: `steady-${i}`,
+      image: 'none',
+      command: ['sleep'],
+      maxRetries: 3,
+      env: LONG,
+      resources: { gpus: 1, cpuCores: 1, memoryMiB: 64 },
+    });
     mine.push(job.id);
   }
   jobIds.push(...mine);
-  await waitFor('fleet jobs running', async () => {
-    const [r] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'RUNNING'`, [mine]);
-    return r.n === mine.length;
-  }, { timeoutMs: 30_000 });
+  await waitFor(
+    'fleet jobs running',
+    async () => {
+      const [r] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'RUNNING'`, [mine]);
+      return r.n === mine.length;
+    },
+    { timeoutMs: 30_000 },
+  );
 
   const redis = new Redis(REDIS_URL);
   const flushedAt = new Date();
@@ -98,14 +123,18 @@ it('Redis flushed under 1,000 nodes: nobody is declared dead, no attempt is lost
   redis.disconnect();
   // Two dead timeouts: long enough for anyone the flush wrongly made silent to be declared dead.
   const watchUntil = Date.now() + 2 * Number(TIMEOUTS.GANTRY_NODE_DEAD_MS);
-  await waitFor('fleet beating into the emptied Redis', async () => {
-    const r = new Redis(REDIS_URL);
-    try {
-      return (await r.zcard('gantry:nodes:last-seen')) >= 1000;
-    } finally {
-      r.disconnect();
-    }
-  }, { timeoutMs: 10_000 });
+  await waitFor(
+    'fleet beating into the emptied Redis',
+    async () => {
+      const r = new Redis(REDIS_URL);
+      try {
+        return (await r.zcard('gantry:nodes:last-seen')) >= 1000;
+      } finally {
+        r.disconnect();
+      }
+    },
+    { timeoutMs: 10_000 },
+  );
   await waitFor('two dead timeouts after the flush', () => Date.now() >= watchUntil, { timeoutMs: 40_000, intervalMs: 250 });
 
   const [declared] = await ds.query(
@@ -114,7 +143,9 @@ it('Redis flushed under 1,000 nodes: nobody is declared dead, no attempt is lost
   );
   expect(declared.n).toBe(0);
   expect(await lostEvents([...mine, victimJob])).toEqual([]);
-  const [running] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'RUNNING' AND attempt = 1`, [[...mine, victimJob]]);
+  const [running] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'RUNNING' AND attempt = 1`, [
+    [...mine, victimJob],
+  ]);
   expect(running.n).toBe(mine.length + 1);
 });
 
@@ -132,10 +163,14 @@ it('kill -9 of the leading reconciler: the other takes over within the lease tim
   await new Promise((r) => setTimeout(r, Number(TIMEOUTS.GANTRY_NODE_DEAD_MS) - 500));
   leader.kill('SIGKILL');
   const killedAt = Date.now();
-  const after = await waitFor('a new leader', async () => {
-    const h = await holder();
-    return h && h.epoch > before.epoch ? h : undefined;
-  }, { timeoutMs: 3 * LEASE_MS, intervalMs: 50 });
+  const after = await waitFor(
+    'a new leader',
+    async () => {
+      const h = await holder();
+      return h && h.epoch > before.epoch ? h : undefined;
+    },
+    { timeoutMs: 3 * LEASE_MS, intervalMs: 50 },
+  );
   const failoverMs = Date.now() - killedAt;
   expect(follower.running).toBe(true);
   expect(after.holder).not.toBe(before.holder);
@@ -144,10 +179,14 @@ it('kill -9 of the leading reconciler: the other takes over within the lease tim
 
   // Placed again as attempt 2 (RUNNING may wait for Kafka to hand the killed replica's report
   // partitions over, up to the consumer session timeout; placement does not).
-  const moved = await waitFor('the victim job placed again as attempt 2', async () => {
-    const j = await admin.getJob(victimJob);
-    return (j.state === 'SCHEDULED' || j.state === 'RUNNING') && j.attempt === 2 ? j : undefined;
-  }, { timeoutMs: 30_000, intervalMs: 200 });
+  const moved = await waitFor(
+    'the victim job placed again as attempt 2',
+    async () => {
+      const j = await admin.getJob(victimJob);
+      return (j.state === 'SCHEDULED' || j.state === 'RUNNING') && j.attempt === 2 ? j : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
   expect(moved.nodeIds[0]).not.toBe(victimNode);
   // Give a duplicate every chance to show: a few more detector rounds.
   await waitFor('settle', async () => Date.now() - killedAt > LEASE_MS * 3, { timeoutMs: 20_000, intervalMs: 200 });

@@ -29,14 +29,24 @@ afterAll(async () => {
 
 describe('drain', () => {
   it('cordons now, lets the attempt run through the grace, then requeues it elsewhere without using a retry', async () => {
-    const created = (await api.request('POST', '/v1/jobs', {
-      name: 'drained', image: 'none', command: ['sh', '-c', 'sleep 300'], labels: { suite: tag }, maxRetries: 0,
-      resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
-    })).body;
-    const first = await waitFor('attempt 1 running', async () => {
-      const r = await api.request('GET', `/v1/jobs/${created.id}`);
-      return r.body.state === 'RUNNING' ? r.body : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100 });
+    const created = (
+      await api.request('POST', '/v1/jobs', {
+        name: 'drained',
+        image: 'none',
+        command: ['sh', '-c', 'sleep 300'],
+        labels: { suite: tag },
+        maxRetries: 0,
+        resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+      })
+    ).body;
+    const first = await waitFor(
+      'attempt 1 running',
+      async () => {
+        const r = await api.request('GET', `/v1/jobs/${created.id}`);
+        return r.body.state === 'RUNNING' ? r.body : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     const node = first.nodeIds[0] as string;
 
     expect((await user.request('POST', `/v1/nodes/${node}/drain`, { gracePeriodSeconds: 3 })).status).toBe(403);
@@ -49,10 +59,14 @@ describe('drain', () => {
     // Within the grace the attempt goes on.
     expect((await api.request('GET', `/v1/jobs/${created.id}`)).body).toMatchObject({ state: 'RUNNING', attempt: 1 });
 
-    const second = await waitFor('attempt 2 running elsewhere', async () => {
-      const r = await api.request('GET', `/v1/jobs/${created.id}`);
-      return r.body.state === 'RUNNING' && r.body.attempt === 2 ? r.body : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100 });
+    const second = await waitFor(
+      'attempt 2 running elsewhere',
+      async () => {
+        const r = await api.request('GET', `/v1/jobs/${created.id}`);
+        return r.body.state === 'RUNNING' && r.body.attempt === 2 ? r.body : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     expect(second.nodeIds[0]).not.toBe(node);
 
     const events = (await api.request('GET', `/v1/jobs/${created.id}/events`)).body.items;
@@ -64,10 +78,14 @@ describe('drain', () => {
     expect(nodeEvents.map((e: any) => e.type)).toEqual(expect.arrayContaining(['CORDONED', 'DRAINED']));
     expect(nodeEvents.find((e: any) => e.type === 'DRAINED')).toMatchObject({ reason: 'NODE_DRAINED', jobIds: [created.id] });
     // The node stays cordoned, and nothing of the old attempt lingers on it.
-    await waitFor('the old attempt gone from the node', async () => {
-      const n = (await api.request('GET', `/v1/nodes/${node}`)).body;
-      return n.cordoned === true && (n.telemetry?.running ?? []).every((r: any) => r.jobId !== created.id);
-    }, { timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor(
+      'the old attempt gone from the node',
+      async () => {
+        const n = (await api.request('GET', `/v1/nodes/${node}`)).body;
+        return n.cordoned === true && (n.telemetry?.running ?? []).every((r: any) => r.jobId !== created.id);
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
 
     await api.request('POST', `/v1/jobs/${created.id}/cancel`);
   });

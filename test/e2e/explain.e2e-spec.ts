@@ -36,18 +36,31 @@ async function create(body: object) {
 }
 
 const h100 = (queue: string, extra: object = {}) => ({
-  name: 'explain', image: 'none', queue, command: ['sh', '-c', 'sleep 300'], labels: { suite: tag },
-  resources: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 64 }, ...extra,
+  name: 'explain',
+  image: 'none',
+  queue,
+  command: ['sh', '-c', 'sleep 300'],
+  labels: { suite: tag },
+  resources: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 64 },
+  ...extra,
 });
 
 describe('explain', () => {
   it('lists quota, capacity and a cordoned node as blockers, with deficits, counterfactuals and an estimated start', async () => {
     const [n0, n1, n2] = [0, 1, 2].map((i) => `${tag}-${String(i).padStart(5, '0')}`);
-    for (const [id, model] of [[n0, 'H100'], [n1, 'A100'], [n2, 'H100']]) {
-      await waitFor(`${id} healthy`, async () => {
-        const r = await api.request('GET', `/v1/nodes/${id}`);
-        return r.status === 200 && r.body.health === 'HEALTHY' && r.body.gpus.model === model;
-      }, { timeoutMs: 60_000, intervalMs: 200 });
+    for (const [id, model] of [
+      [n0, 'H100'],
+      [n1, 'A100'],
+      [n2, 'H100'],
+    ]) {
+      await waitFor(
+        `${id} healthy`,
+        async () => {
+          const r = await api.request('GET', `/v1/nodes/${id}`);
+          return r.status === 200 && r.body.health === 'HEALTHY' && r.body.gpus.model === model;
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
     }
     // The top band: no queued job of another suite (the database is shared) is ahead of this one's.
     const queue = `explain-${Date.now().toString(36)}`;
@@ -55,16 +68,23 @@ describe('explain', () => {
     expect((await api.request('POST', `/v1/nodes/${n2}/cordon`)).status).toBe(200);
 
     const filler = await create(h100(queue, { maxRuntimeSeconds: 600 }));
-    const running = await waitFor('the filler running', async () => {
-      const r = await api.request('GET', `/v1/jobs/${filler.id}`);
-      return r.body.state === 'RUNNING' ? r.body : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100 });
+    const running = await waitFor(
+      'the filler running',
+      async () => {
+        const r = await api.request('GET', `/v1/jobs/${filler.id}`);
+        return r.body.state === 'RUNNING' ? r.body : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     expect(running.nodeIds).toEqual([n0]);
     expect((await api.request('GET', `/v1/jobs/${filler.id}/explain`)).status).toBe(409);
 
     const blocked = await create(h100(queue));
     // Wait for the scheduler to have looked at it once.
-    await waitFor('a pending reason', async () => (await api.request('GET', `/v1/jobs/${blocked.id}`)).body.pendingReason !== null, { timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor('a pending reason', async () => (await api.request('GET', `/v1/jobs/${blocked.id}`)).body.pendingReason !== null, {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
     const r = await api.request('GET', `/v1/jobs/${blocked.id}/explain`);
     expect(r.status).toBe(200);
     const reasons = r.body.blockers.map((b: any) => b.reason);
@@ -81,9 +101,12 @@ describe('explain', () => {
     const other = await create(h100('default'));
     const o = (await api.request('GET', `/v1/jobs/${other.id}/explain`)).body;
     expect(o.blockers.map((b: any) => b.reason)).not.toContain('QUOTA_EXCEEDED');
-    expect(o.wouldStartWith).toEqual(expect.arrayContaining([
-      { change: 'ANOTHER_MODEL', detail: 'gpuModel A100' }, { change: 'UNCORDON_NODE', detail: `uncordon node ${n2}` },
-    ]));
+    expect(o.wouldStartWith).toEqual(
+      expect.arrayContaining([
+        { change: 'ANOTHER_MODEL', detail: 'gpuModel A100' },
+        { change: 'UNCORDON_NODE', detail: `uncordon node ${n2}` },
+      ]),
+    );
     // The blocked job is ahead of it (a higher band): when the filler ends, that one takes the
     // H100 and, without a maxRuntimeSeconds, never gives it back as far as anyone can know.
     expect(o.position.overall).toBeGreaterThan(r.body.position.overall);

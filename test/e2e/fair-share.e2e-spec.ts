@@ -40,7 +40,12 @@ async function create(body: object) {
 }
 
 const h100 = (queue: string, nodes = 1) => ({
-  name: 'fair-share', image: 'none', queue, nodes, command: ['sh', '-c', 'sleep 300'], labels: { suite: tag },
+  name: 'fair-share',
+  image: 'none',
+  queue,
+  nodes,
+  command: ['sh', '-c', 'sleep 300'],
+  labels: { suite: tag },
   resources: { gpus: 8, gpuModel: 'H100', cpuCores: 1, memoryMiB: 64 },
 });
 
@@ -62,17 +67,23 @@ describe('fair share at the door', () => {
     const name = `fs-owners-${Date.now().toString(36)}`;
     const created = await api.request('POST', '/v1/queues', { name, priority: 1, ownerWeights: { alice: 3, 'bob.b': 0.5 } });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ ownerWeights: { alice: 3, 'bob.b': 0.5 }, fairShare: { share: expect.any(Number), usage: expect.any(Number), factor: expect.any(Number) } });
+    expect(created.body).toMatchObject({
+      ownerWeights: { alice: 3, 'bob.b': 0.5 },
+      fairShare: { share: expect.any(Number), usage: expect.any(Number), factor: expect.any(Number) },
+    });
     const cleared = await api.request('PATCH', `/v1/queues/${name}`, { ownerWeights: null });
     expect(cleared.body.ownerWeights).toBeNull();
   });
 });
 
 describe('fair share in the queue view and in explain', () => {
-  it('shows the band\'s shares and usage, and tells the queue with the large past that the other is served first', async () => {
+  it("shows the band's shares and usage, and tells the queue with the large past that the other is served first", async () => {
     const [n0, n2] = [0, 2].map((i) => `${tag}-${String(i).padStart(5, '0')}`);
     for (const id of [n0, n2]) {
-      await waitFor(`${id} healthy`, async () => (await api.request('GET', `/v1/nodes/${id}`)).body.health === 'HEALTHY', { timeoutMs: 60_000, intervalMs: 200 });
+      await waitFor(`${id} healthy`, async () => (await api.request('GET', `/v1/nodes/${id}`)).body.health === 'HEALTHY', {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
     }
     const stamp = Date.now().toString(36);
     const [used, fresh] = [`fs-used-${stamp}`, `fs-fresh-${stamp}`];
@@ -81,10 +92,16 @@ describe('fair share in the queue view and in explain', () => {
     await ds.query(`INSERT INTO fair_share_usage (queue, owner, gpu_seconds, as_of) VALUES ($1, 'admin', 3.6e9, now())`, [used]);
 
     const filler = await create(h100(fresh, 2));
-    await waitFor('the filler running', async () => (await api.request('GET', `/v1/jobs/${filler.id}`)).body.state === 'RUNNING', { timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor('the filler running', async () => (await api.request('GET', `/v1/jobs/${filler.id}`)).body.state === 'RUNNING', {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
     const [behind, ahead] = [await create(h100(used)), await create(h100(fresh))];
     for (const j of [behind, ahead]) {
-      await waitFor('a pending reason', async () => (await api.request('GET', `/v1/jobs/${j.id}`)).body.pendingReason !== null, { timeoutMs: 30_000, intervalMs: 100 });
+      await waitFor('a pending reason', async () => (await api.request('GET', `/v1/jobs/${j.id}`)).body.pendingReason !== null, {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      });
     }
 
     const [u, f] = [(await api.request('GET', `/v1/queues/${used}`)).body.fairShare, (await api.request('GET', `/v1/queues/${fresh}`)).body.fairShare];

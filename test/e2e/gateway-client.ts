@@ -1,6 +1,9 @@
 /** A minimal client for the tests: the API as a user sees it, over real HTTP. */
 export class GatewayClient {
-  constructor(readonly baseUrl: string, private readonly token: string | null) {}
+  constructor(
+    readonly baseUrl: string,
+    private readonly token: string | null,
+  ) {}
 
   async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
     const res = await fetch(`${this.baseUrl}${path}`, {

@@ -45,7 +45,13 @@ async function mint(owner: string, extra: object = {}): Promise<{ id: string; to
   return { id: r.body.id, token: r.body.token, body: r.body };
 }
 
-const parked = (over: object = {}) => ({ name: 'parked', image: 'none', command: ['true'], resources: { gpus: 1, gpuModel: 'NEVER-GPU', cpuCores: 1, memoryMiB: 1 }, ...over });
+const parked = (over: object = {}) => ({
+  name: 'parked',
+  image: 'none',
+  command: ['true'],
+  resources: { gpus: 1, gpuModel: 'NEVER-GPU', cpuCores: 1, memoryMiB: 1 },
+  ...over,
+});
 
 async function auditSince(id: number): Promise<any[]> {
   const r = await admin.request('GET', '/v1/audit?limit=500');
@@ -74,7 +80,9 @@ describe('tokens', () => {
       listed.push(...page.body.items);
       cursor = page.body.nextCursor;
     } while (cursor);
-    expect(listed.filter((x) => x.id === t.id)).toEqual([{ id: t.id, owner, role: 'user', description: 'ci pipeline', createdAt: expect.any(String), expiresAt, revokedAt: null }]);
+    expect(listed.filter((x) => x.id === t.id)).toEqual([
+      { id: t.id, owner, role: 'user', description: 'ci pipeline', createdAt: expect.any(String), expiresAt, revokedAt: null },
+    ]);
     expect(JSON.stringify(listed)).not.toContain(t.token);
     expect(new Set(listed.map((x) => x.id)).size).toBe(listed.length);
 
@@ -101,10 +109,18 @@ describe('tokens', () => {
 
     const revokedAt = Date.now();
     expect((await new GatewayClient(gateways[0], e2e.adminToken).request('DELETE', `/v1/tokens/${t.id}`)).status).toBe(204);
-    const refusedWithin = await Promise.all(onEach.map((c) => waitFor('refused', async () => {
-      const r = await c.request('GET', '/v1/queues');
-      return r.status === 401 ? Date.now() - revokedAt : undefined;
-    }, { timeoutMs: 5000, intervalMs: 20 })));
+    const refusedWithin = await Promise.all(
+      onEach.map((c) =>
+        waitFor(
+          'refused',
+          async () => {
+            const r = await c.request('GET', '/v1/queues');
+            return r.status === 401 ? Date.now() - revokedAt : undefined;
+          },
+          { timeoutMs: 5000, intervalMs: 20 },
+        ),
+      ),
+    );
     expect(Math.max(...refusedWithin)).toBeLessThan(1000);
     expect((await onEach[1].request('GET', '/v1/queues')).body.detail).toBe('token revoked');
 
@@ -120,7 +136,7 @@ describe('tokens', () => {
 });
 
 describe('queues', () => {
-  it('allowedOwners: only the allowed owners\' users may submit (403 otherwise), operators always may, null opens it again', async () => {
+  it("allowedOwners: only the allowed owners' users may submit (403 otherwise), operators always may, null opens it again", async () => {
     const queue = uniqueTag('q');
     const [a, b] = [uniqueTag('team-a'), uniqueTag('team-b')];
     const ua = new GatewayClient(gateways[0], (await mint(a)).token);
@@ -167,9 +183,16 @@ describe('queues', () => {
 
 describe('nodes', () => {
   const beat = (nodeId: string, rack: string) => ({
-    nodeId, bootId: randomUUID(), seq: 1, sentAt: Date.now(), zone: 'zone-x', rack,
+    nodeId,
+    bootId: randomUUID(),
+    seq: 1,
+    sentAt: Date.now(),
+    zone: 'zone-x',
+    rack,
     gpus: [{ index: 0, model: 'RETIRED-GPU', memoryMiB: 1024, memoryUsedMiB: 0, utilization: 0.5, healthy: true }],
-    cpu: { cores: 4, utilization: 0.5 }, memory: { totalMiB: 4096, usedMiB: 1 }, running: [],
+    cpu: { cores: 4, utilization: 0.5 },
+    memory: { totalMiB: 4096, usedMiB: 1 },
+    running: [],
   });
   // Enrolled and signed, as an agent's beat is (contract 4.1).
   const send = async (b: object & { nodeId: string }) => {
@@ -182,10 +205,14 @@ describe('nodes', () => {
     const nodeId = uniqueTag('old');
     const rack = uniqueTag('rack');
     await send(beat(nodeId, rack));
-    const first = await waitFor('registered', async () => {
-      const r = await admin.request('GET', `/v1/nodes/${nodeId}`);
-      return r.status === 200 && r.body.telemetry ? r.body : undefined;
-    }, { timeoutMs: 20_000 });
+    const first = await waitFor(
+      'registered',
+      async () => {
+        const r = await admin.request('GET', `/v1/nodes/${nodeId}`);
+        return r.status === 200 && r.body.telemetry ? r.body : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
     await waitFor('in the summary', async () => (await retiredGpus()) === 1, { timeoutMs: 5000 });
     // The database is shared with other suites (whose fleets may still register nodes), Redis is this
     // suite's own: the utilisation totals count only nodes this suite has heard (a removal forgets them
@@ -206,10 +233,14 @@ describe('nodes', () => {
 
     // It beats again: a new node, first seen now.
     await send(beat(nodeId, rack));
-    const again = await waitFor('registered anew', async () => {
-      const r = await admin.request('GET', `/v1/nodes/${nodeId}`);
-      return r.status === 200 ? r.body : undefined;
-    }, { timeoutMs: 20_000 });
+    const again = await waitFor(
+      'registered anew',
+      async () => {
+        const r = await admin.request('GET', `/v1/nodes/${nodeId}`);
+        return r.status === 200 ? r.body : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
     expect(Date.parse(again.firstSeenAt)).toBeGreaterThan(Date.parse(first.firstSeenAt));
     // No agent runs it: removed again, so that no later test's job is placed on it.
     expect((await admin.request('DELETE', `/v1/nodes/${nodeId}`)).status).toBe(204);
@@ -217,17 +248,25 @@ describe('nodes', () => {
 
   it('refuses (409) to remove a node with a live attempt, and shows job ids on nodes to operators only', async () => {
     const job = (await admin.request('POST', '/v1/jobs', { name: 'sleeper', image: 'none', command: ['sleep', '60'] })).body;
-    const running = await waitFor('running', async () => {
-      const j = (await admin.request('GET', `/v1/jobs/${job.id}`)).body;
-      return j.state === 'RUNNING' ? j : undefined;
-    }, { timeoutMs: 30_000 });
+    const running = await waitFor(
+      'running',
+      async () => {
+        const j = (await admin.request('GET', `/v1/jobs/${job.id}`)).body;
+        return j.state === 'RUNNING' ? j : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     const nodeId = running.nodeIds[0];
     try {
       expect((await admin.request('DELETE', `/v1/nodes/${nodeId}`)).status).toBe(409);
-      const opView = await waitFor('the beat shows the attempt', async () => {
-        const r = await admin.request('GET', `/v1/nodes/${nodeId}`);
-        return r.body.telemetry?.running?.some((a: any) => a.jobId === job.id) ? r.body : undefined;
-      }, { timeoutMs: 15_000 });
+      const opView = await waitFor(
+        'the beat shows the attempt',
+        async () => {
+          const r = await admin.request('GET', `/v1/nodes/${nodeId}`);
+          return r.body.telemetry?.running?.some((a: any) => a.jobId === job.id) ? r.body : undefined;
+        },
+        { timeoutMs: 15_000 },
+      );
       expect(opView.telemetry.running).toEqual(expect.arrayContaining([{ jobId: job.id, attempt: 1 }]));
       const user = new GatewayClient(gateways[1], (await mint(uniqueTag('team'))).token);
       const asUser = [
@@ -295,12 +334,18 @@ describe('job retention', () => {
     const live = (await admin.request('POST', '/v1/jobs', parked(), { 'idempotency-key': randomUUID() })).body;
     const liveKeys = async () => (await ds.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE job_id = $1`, [live.id]))[0].n;
     expect(await liveKeys()).toBe(1);
-    const finished = await waitFor('finished', async () => {
-      const j = (await admin.request('GET', `/v1/jobs/${done.id}`)).body;
-      return j.state === 'SUCCEEDED' ? j : undefined;
-    }, { timeoutMs: 30_000 });
+    const finished = await waitFor(
+      'finished',
+      async () => {
+        const j = (await admin.request('GET', `/v1/jobs/${done.id}`)).body;
+        return j.state === 'SUCCEEDED' ? j : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect((await admin.request('GET', `/v1/jobs/${done.id}/events`)).body.items.length).toBeGreaterThan(1);
-    const gone = await waitFor('deleted', async () => ((await admin.request('GET', `/v1/jobs/${done.id}`)).status === 404 ? Date.now() : undefined), { timeoutMs: 30_000 });
+    const gone = await waitFor('deleted', async () => ((await admin.request('GET', `/v1/jobs/${done.id}`)).status === 404 ? Date.now() : undefined), {
+      timeoutMs: 30_000,
+    });
     expect(gone - Date.parse(finished.finishedAt)).toBeGreaterThanOrEqual(RETENTION_MS);
     for (const table of ['job_events', 'attempt_nodes', 'idempotency_keys']) {
       const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM ${table} WHERE job_id = $1`, [done.id]);

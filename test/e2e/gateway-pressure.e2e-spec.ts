@@ -128,7 +128,8 @@ describe('the door for creates (an adaptive limit on creates in progress, ADR 00
     // statement timeout 1 s): if all arrive within 300 ms exactly 10 are refused at the door, and at
     // least one however slowly the machine delivers them.
     const answers = await withQueueLocked(queue, () =>
-      Promise.all(Array.from({ length: limitBefore + 10 }, () => new GatewayClient(gateway, e2e.adminToken).request('POST', '/v1/jobs', { ...parked, queue }))));
+      Promise.all(Array.from({ length: limitBefore + 10 }, () => new GatewayClient(gateway, e2e.adminToken).request('POST', '/v1/jobs', { ...parked, queue }))),
+    );
     const atTheDoor = answers.filter((a) => a.status === 503 && a.body.detail === 'the gateway is overloaded; try again later');
     expect(atTheDoor.length).toBeGreaterThanOrEqual(1);
     expect(atTheDoor.length).toBeLessThanOrEqual(10);
@@ -153,7 +154,10 @@ describe('admission control and database timeouts', () => {
     expect((await admin.request('POST', '/v1/queues', { name: queue, priority: 1 })).status).toBe(201);
     // Hold the queue's row so that every create into it waits on its lock past the statement timeout (1 s).
     const answers = await withQueueLocked(queue, () =>
-      Promise.all(gateways.flatMap((g) => Array.from({ length: 15 }, () => new GatewayClient(g, e2e.adminToken).request('POST', '/v1/jobs', { ...parked, queue })))));
+      Promise.all(
+        gateways.flatMap((g) => Array.from({ length: 15 }, () => new GatewayClient(g, e2e.adminToken).request('POST', '/v1/jobs', { ...parked, queue }))),
+      ),
+    );
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 503));
     for (const a of answers) {
       expect(a.body).toMatchObject({ type: 'https://gantry.dev/problems/unavailable', status: 503 });
@@ -226,11 +230,13 @@ describe('bad tokens', () => {
     const before = await scans();
     const t0 = Date.now();
     for (let i = 0; i < 10; i++) {
-      await Promise.all(Array.from({ length: 100 }, (_, j) => new GatewayClient(gateways[j % 2], `gnt_bogus-${uniqueTag()}`).request('GET', '/v1/queues')).map(async (p) => {
-        const r = await p;
-        expect(r.status).toBe(401);
-        expect(r.body.detail).toBe('unknown token');
-      }));
+      await Promise.all(
+        Array.from({ length: 100 }, (_, j) => new GatewayClient(gateways[j % 2], `gnt_bogus-${uniqueTag()}`).request('GET', '/v1/queues')).map(async (p) => {
+          const r = await p;
+          expect(r.status).toBe(401);
+          expect(r.body.detail).toBe('unknown token');
+        }),
+      );
     }
     const elapsedS = (Date.now() - t0) / 1000 + 1.1;
     const reads = (await scans()) - before;

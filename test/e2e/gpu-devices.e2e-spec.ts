@@ -27,7 +27,8 @@ jest.setTimeout(180_000);
 /** nvidia-smi's CSV (index, name, memory.total, memory.used, utilization.gpu, pstate) for eight GPUs; `unhealthy` cannot be read. */
 function inventory(node: string, unhealthy: number[] = []): void {
   const lines = Array.from({ length: 8 }, (_, i) =>
-    unhealthy.includes(i) ? `${i}, NVIDIA H100 80GB HBM3, [N/A], [N/A], [N/A], P0` : `${i}, NVIDIA H100 80GB HBM3, 81559, 0, 0, P0`);
+    unhealthy.includes(i) ? `${i}, NVIDIA H100 80GB HBM3, [N/A], [N/A], [N/A], P0` : `${i}, NVIDIA H100 80GB HBM3, 81559, 0, 0, P0`,
+  );
   writeFileSync(join(dir, `${node}.csv`), `${lines.join('\n')}\n`);
 }
 
@@ -40,7 +41,12 @@ function fakeNvidiaSmi(node: string): string {
 }
 
 /** A real agent's env: its node, its fake GPUs, its address; telemetry in every beat so health changes show within a beat. */
-const agentEnv = (node: string) => ({ GANTRY_NODE_ID: node, GANTRY_NVIDIA_SMI: fakeNvidiaSmi(node), GANTRY_NODE_ADDRESS: ADDRESS[node], GANTRY_TELEMETRY_EVERY: '1' });
+const agentEnv = (node: string) => ({
+  GANTRY_NODE_ID: node,
+  GANTRY_NVIDIA_SMI: fakeNvidiaSmi(node),
+  GANTRY_NODE_ADDRESS: ADDRESS[node],
+  GANTRY_TELEMETRY_EVERY: '1',
+});
 
 beforeAll(async () => {
   const e2e = await startTestStack({ suite: 'gpu-devices', simNodes: 0, fleetPrefix: prefix, agentEnv: agentEnv(nodeA) });
@@ -60,10 +66,14 @@ afterAll(async () => {
 
 /** Waits until the node is registered with `total` usable GPUs. */
 async function gpusOf(id: string, total: number) {
-  await waitFor(`${id} with ${total} usable GPUs`, async () => {
-    const r = await api.request('GET', `/v1/nodes/${id}`);
-    return r.status === 200 && r.body.gpus.total === total && r.body.health === 'HEALTHY';
-  }, { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor(
+    `${id} with ${total} usable GPUs`,
+    async () => {
+      const r = await api.request('GET', `/v1/nodes/${id}`);
+      return r.status === 200 && r.body.gpus.total === total && r.body.health === 'HEALTHY';
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
 }
 
 async function cordon(id: string, on: boolean) {
@@ -74,8 +84,12 @@ async function cordon(id: string, on: boolean) {
 function envJob(name: string, gpus: number, extra: object = {}, release?: string) {
   const wait = release ? `while [ ! -e "$OUT/${release}" ]; do sleep 0.2; done` : 'true';
   return {
-    name, image: 'none', command: ['sh', '-c', `env | tee "$OUT/${name}-$RANK.env.tmp" && mv "$OUT/${name}-$RANK.env.tmp" "$OUT/${name}-$RANK.env"; ${wait}`],
-    env: { OUT: dir }, resources: { gpus, gpuModel: 'H100', cpuCores: 0, memoryMiB: 64 }, ...extra,
+    name,
+    image: 'none',
+    command: ['sh', '-c', `env | tee "$OUT/${name}-$RANK.env.tmp" && mv "$OUT/${name}-$RANK.env.tmp" "$OUT/${name}-$RANK.env"; ${wait}`],
+    env: { OUT: dir },
+    resources: { gpus, gpuModel: 'H100', cpuCores: 0, memoryMiB: 64 },
+    ...extra,
   };
 }
 
@@ -86,17 +100,26 @@ async function submit(body: object): Promise<string> {
 }
 
 async function waitForState(id: string, states: string[], timeoutMs = 60_000) {
-  return waitFor(`job ${id} in ${states.join('|')}`, async () => {
-    const r = await api.request('GET', `/v1/jobs/${id}`);
-    return states.includes(r.body.state) ? r.body : undefined;
-  }, { timeoutMs, intervalMs: 100 });
+  return waitFor(
+    `job ${id} in ${states.join('|')}`,
+    async () => {
+      const r = await api.request('GET', `/v1/jobs/${id}`);
+      return states.includes(r.body.state) ? r.body : undefined;
+    },
+    { timeoutMs, intervalMs: 100 },
+  );
 }
 
 /** The env a job's rank wrote, once it has. */
 async function envOf(name: string, rank = 0): Promise<Record<string, string>> {
   const file = join(dir, `${name}-${rank}.env`);
   await waitFor(`${file} written`, () => existsSync(file), { timeoutMs: 60_000, intervalMs: 100 });
-  return Object.fromEntries(readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 }
 
 const devices = (v: string) => (v === '' ? [] : v.split(',').map(Number));
@@ -105,7 +128,9 @@ const devices = (v: string) => (v === '' ? [] : v.split(',').map(Number));
 async function loggedVar(id: string, variable: string, rank = 0): Promise<string | undefined> {
   const r = await api.request('GET', `/v1/jobs/${id}/logs?rank=${rank}`);
   expect(r.status).toBe(200);
-  const line = String(r.body).split('\n').find((l) => l.startsWith(`${variable}=`));
+  const line = String(r.body)
+    .split('\n')
+    .find((l) => l.startsWith(`${variable}=`));
   return line?.slice(variable.length + 1);
 }
 
@@ -152,7 +177,9 @@ describe('GPU devices on real agents (fake 8-GPU inventories)', () => {
       // Eight GPUs cannot be had while one is unhealthy: the job waits, and runs once the GPU recovers.
       const whole = uniqueTag('eight');
       const wholeId = await submit(envJob(whole, 8));
-      await waitFor('the 8-GPU job waiting with a reason', async () => (await api.request('GET', `/v1/jobs/${wholeId}`)).body.pendingReason ?? undefined, { timeoutMs: 30_000 });
+      await waitFor('the 8-GPU job waiting with a reason', async () => (await api.request('GET', `/v1/jobs/${wholeId}`)).body.pendingReason ?? undefined, {
+        timeoutMs: 30_000,
+      });
       expect((await api.request('GET', `/v1/jobs/${wholeId}`)).body.state).toBe('QUEUED');
       inventory(nodeA);
       await gpusOf(nodeA, 8);
@@ -166,7 +193,7 @@ describe('GPU devices on real agents (fake 8-GPU inventories)', () => {
 });
 
 describe('a gang on two real agents', () => {
-  it('gives its ranks RANK 0 and 1 and the same WORLD_SIZE, MASTER_ADDR (rank 0\'s node address) and MASTER_PORT', async () => {
+  it("gives its ranks RANK 0 and 1 and the same WORLD_SIZE, MASTER_ADDR (rank 0's node address) and MASTER_PORT", async () => {
     const name = uniqueTag('gang');
     const id = await submit(envJob(name, 1, { nodes: 2 }));
     const done = await waitForState(id, ['SUCCEEDED', 'FAILED', 'CANCELLED']);
@@ -176,8 +203,14 @@ describe('a gang on two real agents', () => {
     expect([r0.RANK, r1.RANK]).toEqual(['0', '1']);
     for (const [rank, e] of [r0, r1].entries()) {
       expect(e).toMatchObject({
-        WORLD_SIZE: '2', LOCAL_RANK: '0', MASTER_ADDR: ADDRESS[done.nodeIds[0]], MASTER_PORT: r0.MASTER_PORT,
-        GANTRY_JOB_ID: id, GANTRY_ATTEMPT: '1', GANTRY_NODE_ID: done.nodeIds[rank], GANTRY_NODE_IDS: done.nodeIds.join(','),
+        WORLD_SIZE: '2',
+        LOCAL_RANK: '0',
+        MASTER_ADDR: ADDRESS[done.nodeIds[0]],
+        MASTER_PORT: r0.MASTER_PORT,
+        GANTRY_JOB_ID: id,
+        GANTRY_ATTEMPT: '1',
+        GANTRY_NODE_ID: done.nodeIds[rank],
+        GANTRY_NODE_IDS: done.nodeIds.join(','),
         CUDA_VISIBLE_DEVICES: done.placements[rank].gpuIndices.join(','),
       });
     }
@@ -201,8 +234,11 @@ describe('maxRuntimeSeconds', () => {
 
   it('kills an attempt still running at its deadline: FAILED, DEADLINE_EXCEEDED, the process gone', async () => {
     const id = await submit({
-      name: 'deadline', image: 'none', command: ['sh', '-c', 'exec sleep 600'],
-      resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 }, maxRuntimeSeconds: 2,
+      name: 'deadline',
+      image: 'none',
+      command: ['sh', '-c', 'exec sleep 600'],
+      resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 },
+      maxRuntimeSeconds: 2,
     });
     const running = await waitForState(id, ['RUNNING']);
     expect(running.maxRuntimeSeconds).toBe(2);

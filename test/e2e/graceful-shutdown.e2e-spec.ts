@@ -61,11 +61,13 @@ it('SIGTERM under steady keep-alive load: the gateway drains and exits by itself
   const jobOfKey = new Map<string, string>();
   const keys = [...load.outcomes.keys()];
   for (let i = 0; i < keys.length; i += 8) {
-    await Promise.all(keys.slice(i, i + 8).map(async (key) => {
-      const { job, replayed } = await e2e.admin.createJob(spec(e2e.tag), key);
-      if (answered.has(key)) expect({ id: job.id, replayed }).toEqual({ id: answered.get(key), replayed: true });
-      jobOfKey.set(key, job.id);
-    }));
+    await Promise.all(
+      keys.slice(i, i + 8).map(async (key) => {
+        const { job, replayed } = await e2e.admin.createJob(spec(e2e.tag), key);
+        if (answered.has(key)) expect({ id: job.id, replayed }).toEqual({ id: answered.get(key), replayed: true });
+        jobOfKey.set(key, job.id);
+      }),
+    );
   }
   // One job per key, none twice, none without a key: the jobs of this test are exactly those.
   const ids = new Set(jobOfKey.values());

@@ -62,19 +62,26 @@ describe('arrays', () => {
     // Sample the number placed while it drains; the parent's own state moves QUEUED -> RUNNING -> SUCCEEDED.
     let most = 0;
     let sawRunning = false;
-    const done = await waitFor('the array to end', async () => {
-      const r = await api.request('GET', `/v1/jobs/${parent.id}`);
-      most = Math.max(most, r.body.array.children.SCHEDULED + r.body.array.children.RUNNING);
-      if (r.body.state === 'RUNNING') sawRunning = true;
-      return terminal.includes(r.body.state) ? r.body : undefined;
-    }, { timeoutMs: 150_000, intervalMs: 50 });
+    const done = await waitFor(
+      'the array to end',
+      async () => {
+        const r = await api.request('GET', `/v1/jobs/${parent.id}`);
+        most = Math.max(most, r.body.array.children.SCHEDULED + r.body.array.children.RUNNING);
+        if (r.body.state === 'RUNNING') sawRunning = true;
+        return terminal.includes(r.body.state) ? r.body : undefined;
+      },
+      { timeoutMs: 150_000, intervalMs: 50 },
+    );
     expect(done).toMatchObject({ state: 'SUCCEEDED', array: { children: { SUCCEEDED: 100, QUEUED: 0, RUNNING: 0 } } });
     expect(sawRunning).toBe(true);
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(10);
 
     // The children's own stamps: never more than 10 processes alive at once, and each index once.
-    const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' '));
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '));
     const starts = lines.filter((l) => l[1] === 'start');
     expect(starts.map((l) => Number(l[0])).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
     const edges = lines.map((l) => ({ at: BigInt(l[2]), d: l[1] === 'start' ? 1 : -1 })).sort((a, b) => (a.at === b.at ? a.d - b.d : a.at < b.at ? -1 : 1));
@@ -87,7 +94,10 @@ describe('arrays', () => {
     expect(kids.map((k) => k.arrayIndex)).toEqual(Array.from({ length: 100 }, (_, i) => i));
     expect(kids.every((k) => k.arrayOf === parent.id && k.state === 'SUCCEEDED' && k.array === null)).toBe(true);
     const events = await api.request('GET', `/v1/jobs/${parent.id}/events`);
-    expect(events.body.items.filter((e: any) => e.type === 'STATE_CHANGED').map((e: any) => [e.fromState, e.toState])).toEqual([['QUEUED', 'RUNNING'], ['RUNNING', 'SUCCEEDED']]);
+    expect(events.body.items.filter((e: any) => e.type === 'STATE_CHANGED').map((e: any) => [e.fromState, e.toState])).toEqual([
+      ['QUEUED', 'RUNNING'],
+      ['RUNNING', 'SUCCEEDED'],
+    ]);
   });
 
   it('a replay with the same Idempotency-Key returns the same parent and creates no more children', async () => {
@@ -107,20 +117,31 @@ describe('arrays', () => {
   it('cancelling the parent cancels every child, running or queued, and the parent ends CANCELLED', async () => {
     const created = await api.request('POST', '/v1/jobs', job('cancelled', 'sleep 60', { array: { size: 20, parallelism: 3 } }));
     const parent = created.body;
-    await waitFor('3 children running', async () => (await api.request('GET', `/v1/jobs/${parent.id}`)).body.array.children.RUNNING === 3, { timeoutMs: 60_000, intervalMs: 100 });
+    await waitFor('3 children running', async () => (await api.request('GET', `/v1/jobs/${parent.id}`)).body.array.children.RUNNING === 3, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
     // The other 17 wait, saying why.
-    await waitFor('the queued children held at the cap', async () => {
-      const queued = (await children(parent.id)).filter((k) => k.state === 'QUEUED');
-      return queued.length === 17 && queued.every((k) => k.pendingReason === 'ARRAY_PARALLELISM');
-    }, { timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor(
+      'the queued children held at the cap',
+      async () => {
+        const queued = (await children(parent.id)).filter((k) => k.state === 'QUEUED');
+        return queued.length === 17 && queued.every((k) => k.pendingReason === 'ARRAY_PARALLELISM');
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
     const cancel = await api.request('POST', `/v1/jobs/${parent.id}/cancel`);
     expect(cancel.status).toBe(202);
     expect(cancel.body).toMatchObject({ cancelRequested: true });
     expect(cancel.body.array.children.CANCELLED).toBe(17);
-    const done = await waitFor('the array to end', async () => {
-      const r = await api.request('GET', `/v1/jobs/${parent.id}`);
-      return terminal.includes(r.body.state) ? r.body : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 100 });
+    const done = await waitFor(
+      'the array to end',
+      async () => {
+        const r = await api.request('GET', `/v1/jobs/${parent.id}`);
+        return terminal.includes(r.body.state) ? r.body : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
     expect(done).toMatchObject({ state: 'CANCELLED', reason: 'CANCELLED_BY_USER', array: { children: { CANCELLED: 20 } } });
     expect((await children(parent.id)).every((k) => k.state === 'CANCELLED' && k.cancelRequested)).toBe(true);
     // Cancelling again is success with the job unchanged.

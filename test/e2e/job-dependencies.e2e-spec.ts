@@ -37,10 +37,14 @@ function job(name: string, script: string, extra: object = {}) {
 
 const terminal = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 async function ended(id: string, client = api) {
-  return waitFor(`job ${id} to end`, async () => {
-    const r = await client.request('GET', `/v1/jobs/${id}`);
-    return terminal.includes(r.body.state) ? r.body : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 100 });
+  return waitFor(
+    `job ${id} to end`,
+    async () => {
+      const r = await client.request('GET', `/v1/jobs/${id}`);
+      return terminal.includes(r.body.state) ? r.body : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
 }
 
 async function create(body: object, client = api) {
@@ -61,7 +65,8 @@ describe('dependencies', () => {
     expect(c).toMatchObject({ state: 'QUEUED', pendingReason: 'DEPENDENCY' });
 
     await waitFor('A running', async () => (await api.request('GET', `/v1/jobs/${a.id}`)).body.state === 'RUNNING', { timeoutMs: 30_000, intervalMs: 100 });
-    for (const j of [b, c]) expect((await api.request('GET', `/v1/jobs/${j.id}`)).body).toMatchObject({ state: 'QUEUED', attempt: 0, pendingReason: 'DEPENDENCY' });
+    for (const j of [b, c])
+      expect((await api.request('GET', `/v1/jobs/${j.id}`)).body).toMatchObject({ state: 'QUEUED', attempt: 0, pendingReason: 'DEPENDENCY' });
     writeFileSync(gate, '');
 
     const done = [await ended(a.id), await ended(b.id), await ended(c.id)];
@@ -82,16 +87,28 @@ describe('dependencies', () => {
     expect(await ended(cleanup.id)).toMatchObject({ state: 'SUCCEEDED', attempt: 1 });
     const events = (await api.request('GET', `/v1/jobs/${c.id}/events`)).body.items;
     expect(events.map((e: any) => [e.type, e.toState, e.reason ?? null])).toEqual([
-      ['CREATED', 'QUEUED', null], ['STATE_CHANGED', 'FAILED', `DEPENDENCY_FAILED: job ${b.id} ended FAILED`],
+      ['CREATED', 'QUEUED', null],
+      ['STATE_CHANGED', 'FAILED', `DEPENDENCY_FAILED: job ${b.id} ended FAILED`],
     ]);
   });
 
   it('the job resource shows what it depends on: on create, get, list and cancel', async () => {
     const x = await create(job('x', 'sleep 30'), user);
     const y = await create(job('y', 'sleep 30'), user);
-    const d = await create(job('d', 'true', { dependsOn: [{ jobId: y.id.toUpperCase(), condition: 'finished' }, { jobId: x.id, condition: 'succeeded' }] }), user);
+    const d = await create(
+      job('d', 'true', {
+        dependsOn: [
+          { jobId: y.id.toUpperCase(), condition: 'finished' },
+          { jobId: x.id, condition: 'succeeded' },
+        ],
+      }),
+      user,
+    );
     // Upstream job id ascending, in lower case, whatever the order and case they were named in.
-    const expected = [{ jobId: x.id, condition: 'succeeded' }, { jobId: y.id, condition: 'finished' }].sort((p, q) => p.jobId.localeCompare(q.jobId));
+    const expected = [
+      { jobId: x.id, condition: 'succeeded' },
+      { jobId: y.id, condition: 'finished' },
+    ].sort((p, q) => p.jobId.localeCompare(q.jobId));
     expect(d.dependsOn).toEqual(expected);
     expect((await user.request('GET', `/v1/jobs/${d.id}`)).body.dependsOn).toEqual(expected);
     expect((await user.request('GET', `/v1/jobs/${x.id}`)).body.dependsOn).toEqual([]);
@@ -104,12 +121,16 @@ describe('dependencies', () => {
     }
   });
 
-  it("refuses (422) a dependency on a job the caller cannot see, or one that can never be met; 400 for a bad list", async () => {
+  it('refuses (422) a dependency on a job the caller cannot see, or one that can never be met; 400 for a bad list', async () => {
     const others = await create(job('admins', 'true'));
     const hidden = await user.request('POST', '/v1/jobs', job('x', 'true', { dependsOn: [{ jobId: others.id, condition: 'finished' }] }));
     expect(hidden.status).toBe(422);
     expect(hidden.body.errors).toEqual([expect.objectContaining({ field: 'dependsOn[0].jobId' })]);
-    const missing = await user.request('POST', '/v1/jobs', job('x', 'true', { dependsOn: [{ jobId: '00000000-0000-4000-8000-000000000000', condition: 'finished' }] }));
+    const missing = await user.request(
+      'POST',
+      '/v1/jobs',
+      job('x', 'true', { dependsOn: [{ jobId: '00000000-0000-4000-8000-000000000000', condition: 'finished' }] }),
+    );
     expect(missing.status).toBe(422);
 
     const failed = await create(job('fails', 'exit 2'), user);
@@ -121,7 +142,10 @@ describe('dependencies', () => {
     for (const dependsOn of [
       [{ jobId: failed.id, condition: 'afterok' }],
       [{ jobId: 'not-a-uuid', condition: 'finished' }],
-      [{ jobId: failed.id, condition: 'finished' }, { jobId: failed.id, condition: 'succeeded' }],
+      [
+        { jobId: failed.id, condition: 'finished' },
+        { jobId: failed.id, condition: 'succeeded' },
+      ],
       Array.from({ length: 33 }, () => ({ jobId: failed.id, condition: 'finished' })),
     ]) {
       const r = await user.request('POST', '/v1/jobs', job('x', 'true', { dependsOn }));

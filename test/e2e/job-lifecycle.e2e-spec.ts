@@ -29,10 +29,14 @@ function jobBody(command: string[], extra: object = {}) {
 }
 
 async function waitForState(id: string, states: string[], timeoutMs = 30_000) {
-  return waitFor(`job ${id} in ${states.join('|')}`, async () => {
-    const r = await api.request('GET', `/v1/jobs/${id}`);
-    return states.includes(r.body.state) ? r.body : undefined;
-  }, { timeoutMs, intervalMs: 100 });
+  return waitFor(
+    `job ${id} in ${states.join('|')}`,
+    async () => {
+      const r = await api.request('GET', `/v1/jobs/${id}`);
+      return states.includes(r.body.state) ? r.body : undefined;
+    },
+    { timeoutMs, intervalMs: 100 },
+  );
 }
 
 describe('a job through the real services', () => {
@@ -61,7 +65,9 @@ describe('a job through the real services', () => {
     expect(events.body.nextCursor).toBeNull();
 
     // One trace from the POST, through the outbox and Kafka, to the agent that ran it.
-    const agentLog = readFileSync(stack.get('node-agent').logFile, 'utf8').split('\n').filter((l) => l.includes(created.body.id));
+    const agentLog = readFileSync(stack.get('node-agent').logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(created.body.id));
     expect(agentLog.map((l) => JSON.parse(l)).find((l) => l.type === 'RUN')).toMatchObject({ traceId });
   });
 
@@ -96,7 +102,9 @@ describe('a job through the real services', () => {
 
   it('cancels a job that was never dispatched at once', async () => {
     const created = await api.request('POST', '/v1/jobs', jobBody(['true'], { resources: { gpus: 8, gpuModel: 'NO-SUCH-GPU', cpuCores: 1, memoryMiB: 1 } }));
-    await waitFor('pending reason', async () => (await api.request('GET', `/v1/jobs/${created.body.id}`)).body.pendingReason === 'NO_MATCHING_NODES', { timeoutMs: 15_000 });
+    await waitFor('pending reason', async () => (await api.request('GET', `/v1/jobs/${created.body.id}`)).body.pendingReason === 'NO_MATCHING_NODES', {
+      timeoutMs: 15_000,
+    });
     const cancel = await api.request('POST', `/v1/jobs/${created.body.id}/cancel`);
     expect(cancel.status).toBe(202);
     expect(cancel.body).toMatchObject({ state: 'CANCELLED', cancelRequested: true });
@@ -164,7 +172,8 @@ describe('what wakes the scheduler (its tick is ten minutes here)', () => {
   it('places a job queued on a cordoned fleet as soon as a node is uncordoned, and the next as soon as the first ends', async () => {
     const all = [node(0), node(1), node(2)];
     // Jobs above run on any node, so the fleet may not all be registered yet on a loaded machine.
-    for (const id of all) await waitFor(`node ${id} registered`, async () => (await api.request('GET', `/v1/nodes/${id}`)).status === 200, { timeoutMs: 60_000 });
+    for (const id of all)
+      await waitFor(`node ${id} registered`, async () => (await api.request('GET', `/v1/nodes/${id}`)).status === 200, { timeoutMs: 60_000 });
     await cordon(all, true);
     try {
       const first = await api.request('POST', '/v1/jobs', wholeH100(['sleep', '1']));
@@ -172,7 +181,9 @@ describe('what wakes the scheduler (its tick is ten minutes here)', () => {
       expect([first.status, second.status]).toEqual([201, 201]);
       // The creates woke cycles that found nowhere to go and said so; none is left to run.
       for (const j of [first, second]) {
-        await waitFor(`a pending reason on ${j.body.id}`, async () => (await api.request('GET', `/v1/jobs/${j.body.id}`)).body.pendingReason ?? undefined, { timeoutMs: 15_000 });
+        await waitFor(`a pending reason on ${j.body.id}`, async () => (await api.request('GET', `/v1/jobs/${j.body.id}`)).body.pendingReason ?? undefined, {
+          timeoutMs: 15_000,
+        });
       }
       await cordon([node(0)], false);
       const running = await waitForState(first.body.id, ['RUNNING', 'SUCCEEDED'], 15_000);

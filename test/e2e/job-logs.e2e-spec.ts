@@ -35,11 +35,18 @@ function fakeNvidiaSmi(): string {
 
 beforeAll(async () => {
   e2e = await startTestStack({
-    suite: 'job-logs', simNodes: 0, fleetPrefix: node,
+    suite: 'job-logs',
+    simNodes: 0,
+    fleetPrefix: node,
     serviceEnv: { 'api-gateway': { GANTRY_LOG_MAX_STREAMS: String(MAX_FOLLOWS) } },
     agentEnv: {
-      GANTRY_NODE_ID: node, GANTRY_NVIDIA_SMI: fakeNvidiaSmi(), GANTRY_NODE_ADDRESS: '127.0.0.1', GANTRY_AGENT_LOGS_PORT: String(LOGS_PORT),
-      GANTRY_TELEMETRY_EVERY: '1', GANTRY_AGENT_LOG_MAX_BYTES: String(CAP), GANTRY_AGENT_LOG_CAP_CHECK_MS: '100',
+      GANTRY_NODE_ID: node,
+      GANTRY_NVIDIA_SMI: fakeNvidiaSmi(),
+      GANTRY_NODE_ADDRESS: '127.0.0.1',
+      GANTRY_AGENT_LOGS_PORT: String(LOGS_PORT),
+      GANTRY_TELEMETRY_EVERY: '1',
+      GANTRY_AGENT_LOG_MAX_BYTES: String(CAP),
+      GANTRY_AGENT_LOG_CAP_CHECK_MS: '100',
     },
   });
   stack = e2e.stack;
@@ -53,22 +60,35 @@ afterAll(async () => {
 
 /** A client for a fresh owner's user token, and the token. */
 async function userClient(): Promise<GatewayClient & { secret: string }> {
-  const owner = uniqueTag('team').toLowerCase().replace(/[^a-z0-9-]/g, '').slice(0, 40);
+  const owner = uniqueTag('team')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '')
+    .slice(0, 40);
   const { token } = await e2e.admin.createToken(owner, 'user');
   return Object.assign(new GatewayClient(stack.gatewayUrl, token), { secret: token });
 }
 
 async function submit(client: GatewayClient, name: string, script: string, gpus = 0): Promise<string> {
-  const r = await client.request('POST', '/v1/jobs', { name, image: 'none', command: ['sh', '-c', script], env: { OUT: dir }, resources: { gpus, cpuCores: 0, memoryMiB: 64 } });
+  const r = await client.request('POST', '/v1/jobs', {
+    name,
+    image: 'none',
+    command: ['sh', '-c', script],
+    env: { OUT: dir },
+    resources: { gpus, cpuCores: 0, memoryMiB: 64 },
+  });
   expect(r.status).toBe(201);
   return r.body.id;
 }
 
 async function waitForState(id: string, states: string[]) {
-  return waitFor(`job ${id} in ${states.join('|')}`, async () => {
-    const r = await admin.request('GET', `/v1/jobs/${id}`);
-    return states.includes(r.body.state) ? r.body : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 100 });
+  return waitFor(
+    `job ${id} in ${states.join('|')}`,
+    async () => {
+      const r = await admin.request('GET', `/v1/jobs/${id}`);
+      return states.includes(r.body.state) ? r.body : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
 }
 
 /** A follow: the body as it arrives, and whether it has ended. */
@@ -100,7 +120,7 @@ describe('job logs through the gateway (real agent)', () => {
     user = await userClient();
   });
 
-  it("reads back what a job printed (its env, its GPU devices among it) for its owner and for operators, and is 404 for another owner", async () => {
+  it('reads back what a job printed (its env, its GPU devices among it) for its owner and for operators, and is 404 for another owner', async () => {
     envJob = await submit(user, 'print-env', 'env | sort; echo printed-env', 1);
     const done = await waitForState(envJob, ['SUCCEEDED', 'FAILED']);
     expect(done.state).toBe('SUCCEEDED');
@@ -156,12 +176,16 @@ describe('job logs through the gateway (real agent)', () => {
     expect((await user.request('GET', `/v1/jobs/${id}/logs`)).body).toBe('hello\n');
     leaving.abort();
     await followers[0].pump;
-    const again = await waitFor('a follow slot freed', async () => {
-      const f = await follow(user.secret, `/v1/jobs/${id}/logs?follow=true`);
-      if (f.state.status === 200) return f;
-      await f.pump;
-      return undefined;
-    }, { timeoutMs: 10_000, intervalMs: 100 });
+    const again = await waitFor(
+      'a follow slot freed',
+      async () => {
+        const f = await follow(user.secret, `/v1/jobs/${id}/logs?follow=true`);
+        if (f.state.status === 200) return f;
+        await f.pump;
+        return undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
     writeFileSync(join(dir, release), '');
     for (const f of [...followers.slice(1), again]) {
       await f.pump;

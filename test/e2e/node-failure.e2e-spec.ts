@@ -46,10 +46,16 @@ async function liveAttempts(jobId: string): Promise<number[]> {
 
 it('a node that dies loses its attempt; the job runs again as attempt 2 elsewhere; the returning agent fenced itself', async () => {
   const { job } = await e2e.admin.createJob({
-    name: 'survivor', image: 'none', maxRetries: 1, command: ['sh', '-c', 'exec sleep 120'], resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+    name: 'survivor',
+    image: 'none',
+    maxRetries: 1,
+    command: ['sh', '-c', 'exec sleep 120'],
+    resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
   });
   // Its attempt-1 process on this host, found by its env (a sandboxed job cannot say its host pid).
-  await waitFor('attempt 1 running', async () => (await e2e.admin.getJob(job.id)).state === 'RUNNING' && jobProcesses(job.id, 1).length > 0, { timeoutMs: 30_000 });
+  await waitFor('attempt 1 running', async () => (await e2e.admin.getJob(job.id)).state === 'RUNNING' && jobProcesses(job.id, 1).length > 0, {
+    timeoutMs: 30_000,
+  });
   const firstNode = (await e2e.admin.getJob(job.id)).nodeIds[0];
 
   // The spare node joins, then the first node's agent freezes (a partition, from Kafka's side).
@@ -62,10 +68,14 @@ it('a node that dies loses its attempt; the job runs again as attempt 2 elsewher
   let twoLive = false;
   const watch = setInterval(() => void liveAttempts(job.id).then((a) => (twoLive ||= a.length > 1)), 100);
   try {
-    const moved = await waitFor('attempt 2 running on the spare node', async () => {
-      const j = await e2e.admin.getJob(job.id);
-      return j.attempt === 2 && j.state === 'RUNNING' ? j : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 200 });
+    const moved = await waitFor(
+      'attempt 2 running on the spare node',
+      async () => {
+        const j = await e2e.admin.getJob(job.id);
+        return j.attempt === 2 && j.state === 'RUNNING' ? j : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
     expect(moved.nodeIds[0]).not.toBe(firstNode);
     const requeuedAfterMs = Date.now() - stoppedAt;
     // Never before the dead timeout (and so never before the agent's own fence).
@@ -78,7 +88,11 @@ it('a node that dies loses its attempt; the job runs again as attempt 2 elsewher
     expect(after).toMatchObject({ state: 'RUNNING', attempt: 2 });
     const events = await e2e.admin.jobEvents(job.id);
     expect(events.filter((e) => e.type === 'STATE_CHANGED').map((e) => `${e.fromState}>${e.toState}:${e.attempt}${e.reason ? `:${e.reason}` : ''}`)).toEqual([
-      'QUEUED>SCHEDULED:1', 'SCHEDULED>RUNNING:1', 'RUNNING>QUEUED:1:NODE_LOST', 'QUEUED>SCHEDULED:2', 'SCHEDULED>RUNNING:2',
+      'QUEUED>SCHEDULED:1',
+      'SCHEDULED>RUNNING:1',
+      'RUNNING>QUEUED:1:NODE_LOST',
+      'QUEUED>SCHEDULED:2',
+      'SCHEDULED>RUNNING:2',
     ]);
     expect(twoLive).toBe(false);
   } finally {

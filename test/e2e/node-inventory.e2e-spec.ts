@@ -51,12 +51,22 @@ async function beatAs(nodeId: string, hardware: () => Hardware): Promise<void> {
   let seq = 0;
   const send = () => {
     const h = hardware();
-    return hand.sendBeats([hand.message(nodeId, {
-      nodeId, bootId: `${nodeId}-boot`, seq: ++seq, sentAt: Date.now(), zone: 'zone-i', rack: `rack-${tag}`,
-      gpus: Array.from({ length: h.gpus }, (_, index) => ({ index, model: h.model, memoryMiB: 81920, memoryUsedMiB: 0, utilization: 0, healthy: true })),
-      cpu: { cores: h.cpuCores ?? 64, utilization: 0.1 }, memory: { totalMiB: h.memoryMiB ?? 1_048_576, usedMiB: 1 }, running: [],
-      ...(h.address ? { address: h.address } : {}), ...(h.logsPort ? { logsPort: h.logsPort } : {}),
-    })]);
+    return hand.sendBeats([
+      hand.message(nodeId, {
+        nodeId,
+        bootId: `${nodeId}-boot`,
+        seq: ++seq,
+        sentAt: Date.now(),
+        zone: 'zone-i',
+        rack: `rack-${tag}`,
+        gpus: Array.from({ length: h.gpus }, (_, index) => ({ index, model: h.model, memoryMiB: 81920, memoryUsedMiB: 0, utilization: 0, healthy: true })),
+        cpu: { cores: h.cpuCores ?? 64, utilization: 0.1 },
+        memory: { totalMiB: h.memoryMiB ?? 1_048_576, usedMiB: 1 },
+        running: [],
+        ...(h.address ? { address: h.address } : {}),
+        ...(h.logsPort ? { logsPort: h.logsPort } : {}),
+      }),
+    ]);
   };
   await send();
   beating.push(setInterval(() => void send().catch(() => undefined), 1000));
@@ -69,7 +79,11 @@ async function submitFor(model: string, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const r = await admin.request('POST', '/v1/jobs', {
-      name: `inv-${i}`, image: 'none', command: ['true'], labels: { suite: tag }, resources: { gpus: 1, gpuModel: model, cpuCores: 1, memoryMiB: 64 },
+      name: `inv-${i}`,
+      image: 'none',
+      command: ['true'],
+      labels: { suite: tag },
+      resources: { gpus: 1, gpuModel: model, cpuCores: 1, memoryMiB: 64 },
     });
     expect(r.status).toBe(201);
     ids.push(r.body.id);
@@ -82,16 +96,20 @@ async function submitFor(model: string, count: number): Promise<string[]> {
  * waits with a pending reason that names a capacity it lacks (a cycle looked at it and decided).
  */
 async function placedOnceDecided(ids: string[], expected: number): Promise<{ placed: number; nodes: string[] }> {
-  return waitFor(`${expected} of ${ids.length} jobs placed, the rest waiting for capacity`, async () => {
-    const jobs = await Promise.all(ids.map(async (id) => (await admin.request('GET', `/v1/jobs/${id}`)).body));
-    const placed = jobs.filter((j) => j.state !== 'QUEUED');
-    const decided = jobs.every((j) => j.state !== 'QUEUED' || String(j.pendingReason ?? '').startsWith('INSUFFICIENT_CAPACITY'));
-    return decided && placed.length >= expected ? { placed: placed.length, nodes: [...new Set(placed.flatMap((j) => j.nodeIds))] as string[] } : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 250 });
+  return waitFor(
+    `${expected} of ${ids.length} jobs placed, the rest waiting for capacity`,
+    async () => {
+      const jobs = await Promise.all(ids.map(async (id) => (await admin.request('GET', `/v1/jobs/${id}`)).body));
+      const placed = jobs.filter((j) => j.state !== 'QUEUED');
+      const decided = jobs.every((j) => j.state !== 'QUEUED' || String(j.pendingReason ?? '').startsWith('INSUFFICIENT_CAPACITY'));
+      return decided && placed.length >= expected ? { placed: placed.length, nodes: [...new Set(placed.flatMap((j) => j.nodeIds))] as string[] } : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
 }
 
 describe('declared inventory', () => {
-  it('a node reporting more GPUs than declared gets no more work than declared, is counted, and an operator\'s PATCH changes what it gets', async () => {
+  it("a node reporting more GPUs than declared gets no more work than declared, is counted, and an operator's PATCH changes what it gets", async () => {
     const ingester = stack.get('heartbeat-ingester').url;
     const exceededBefore = await metricValue(ingester, 'gantry_node_inventory_exceeded_total{resource="gpus"}');
     const liar = `${tag}-liar`;
@@ -99,14 +117,20 @@ describe('declared inventory', () => {
     await hand.enrollWith({ gpus: { model, count: 2 }, cpuCores: 32, memoryMiB: 65536 }, liar);
     await beatAs(liar, () => ({ model, gpus: 8 }));
 
-    const seen = await waitFor('the report recorded', async () => {
-      const n = await node(liar);
-      return n.exceeded?.includes('gpus') ? n : undefined;
-    }, { timeoutMs: 30_000 });
+    const seen = await waitFor(
+      'the report recorded',
+      async () => {
+        const n = await node(liar);
+        return n.exceeded?.includes('gpus') ? n : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(seen.declared).toEqual({ gpus: { model, count: 2 }, cpuCores: 32, memoryMiB: 65536, address: null });
     expect(seen.exceeded).toEqual(['gpus', 'cpuCores', 'memoryMiB']);
     expect(seen.telemetry.gpus).toHaveLength(8); // shown as reported
-    await waitFor('the metric moved', async () => (await metricValue(ingester, 'gantry_node_inventory_exceeded_total{resource="gpus"}')) > exceededBefore, { timeoutMs: 10_000 });
+    await waitFor('the metric moved', async () => (await metricValue(ingester, 'gantry_node_inventory_exceeded_total{resource="gpus"}')) > exceededBefore, {
+      timeoutMs: 10_000,
+    });
 
     // Six one-GPU jobs only it could run: two are placed, four wait for capacity it does not have.
     const jobs = await submitFor(model, 6);
@@ -114,7 +138,13 @@ describe('declared inventory', () => {
     expect(await node(liar)).toMatchObject({ gpus: { model, total: 2, allocated: 2 }, cpuCores: 32, memoryMiB: 65536 });
 
     // Not an operator: refused, nothing changed.
-    const { token } = await e2e.admin.createToken(`team-${tag}`.toLowerCase().replace(/[^a-z0-9-]/g, '').slice(0, 40), 'user');
+    const { token } = await e2e.admin.createToken(
+      `team-${tag}`
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '')
+        .slice(0, 40),
+      'user',
+    );
     const user = new GatewayClient(stack.gatewayUrl, token);
     expect((await user.request('PATCH', `/v1/nodes/${liar}`, { declared: { gpus: { model, count: 8 } } })).status).toBe(403);
 
@@ -129,12 +159,20 @@ describe('declared inventory', () => {
   });
 
   it('the simulated fleet declares its nodes as they are when it enrolls them, so they are believed whole', async () => {
-    const sim = await waitFor('the simulated node', async () => {
-      const n = await node(`${tag}-00000`);
-      return n.declared ? n : undefined;
-    }, { timeoutMs: 30_000 });
+    const sim = await waitFor(
+      'the simulated node',
+      async () => {
+        const n = await node(`${tag}-00000`);
+        return n.declared ? n : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     // Node 0 of a fleet is an 8-GPU H100 node (fleet-layout.ts).
-    expect(sim).toMatchObject({ declared: { gpus: { model: 'H100', count: 8 }, cpuCores: 96, memoryMiB: 1_048_576, address: '127.0.0.1' }, gpus: { total: 8 }, exceeded: [] });
+    expect(sim).toMatchObject({
+      declared: { gpus: { model: 'H100', count: 8 }, cpuCores: 96, memoryMiB: 1_048_576, address: '127.0.0.1' },
+      gpus: { total: 8 },
+      exceeded: [],
+    });
   });
 
   it('without a declaration the first report is pinned; enrolling again with an inventory replaces it', async () => {
@@ -143,13 +181,20 @@ describe('declared inventory', () => {
     let gpus = 2;
     await hand.enroll(tofu);
     await beatAs(tofu, () => ({ model, gpus }));
-    expect(await waitFor('pinned', async () => (await node(tofu)).declared ?? undefined, { timeoutMs: 30_000 })).toMatchObject({ gpus: { model, count: 2 }, cpuCores: 64 });
+    expect(await waitFor('pinned', async () => (await node(tofu)).declared ?? undefined, { timeoutMs: 30_000 })).toMatchObject({
+      gpus: { model, count: 2 },
+      cpuCores: 64,
+    });
 
     gpus = 8;
-    const grown = await waitFor('the larger report recorded', async () => {
-      const n = await node(tofu);
-      return n.exceeded?.includes('gpus') ? n : undefined;
-    }, { timeoutMs: 30_000 });
+    const grown = await waitFor(
+      'the larger report recorded',
+      async () => {
+        const n = await node(tofu);
+        return n.exceeded?.includes('gpus') ? n : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(grown.gpus.total).toBe(2);
 
     await hand.enrollWith({ gpus: { model, count: 8 }, cpuCores: 64, memoryMiB: 1_048_576 }, tofu);
@@ -174,7 +219,13 @@ describe('declared inventory', () => {
     ];
     for (const [method, path, body] of cases) {
       const r = await admin.request(method, path, body);
-      expect({ method, path, body, status: r.status, type: r.headers.get('content-type') }).toEqual({ method, path, body, status: 400, type: expect.stringContaining('application/problem+json') });
+      expect({ method, path, body, status: r.status, type: r.headers.get('content-type') }).toEqual({
+        method,
+        path,
+        body,
+        status: 400,
+        type: expect.stringContaining('application/problem+json'),
+      });
       expect(r.body.errors?.length ?? 0).toBeGreaterThan(0);
     }
     expect((await admin.request('PATCH', `/v1/nodes/${tag}-nobody`, { declared: { cpuCores: 1 } })).status).toBe(404);
@@ -212,10 +263,14 @@ describe('the log relay', () => {
       const model = `ELSEWHERE-${tag}`;
       await hand.enrollWith({ gpus: { model, count: 1 }, cpuCores: 4, memoryMiB: 4096, address: '127.0.0.1' }, id);
       await beatAs(id, () => ({ model, gpus: 1, cpuCores: 4, memoryMiB: 4096, address: '127.0.0.2', logsPort: LOGS_PORT }));
-      const seen = await waitFor('its address reported', async () => {
-        const n = await node(id);
-        return n.exceeded?.includes('address') ? n : undefined;
-      }, { timeoutMs: 30_000 });
+      const seen = await waitFor(
+        'its address reported',
+        async () => {
+          const n = await node(id);
+          return n.exceeded?.includes('address') ? n : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
       expect(seen.declared.address).toBe('127.0.0.1');
 
       const [job] = await submitFor(model, 1);

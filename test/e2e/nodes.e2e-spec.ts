@@ -32,9 +32,16 @@ const sim = (i: number) => `${tag}-${String(i).padStart(5, '0')}`;
 
 function beat(nodeId: string, gpuUtil: number[], model: string, cpuUtil: number, zone = 'zone-k') {
   return {
-    nodeId, bootId: randomUUID(), seq: 1, sentAt: Date.now(), zone, rack: 'rk',
+    nodeId,
+    bootId: randomUUID(),
+    seq: 1,
+    sentAt: Date.now(),
+    zone,
+    rack: 'rk',
     gpus: gpuUtil.map((utilization, index) => ({ index, model, memoryMiB: 1024, memoryUsedMiB: 0, utilization, healthy: true })),
-    cpu: { cores: 16, utilization: cpuUtil }, memory: { totalMiB: 65536, usedMiB: 1 }, running: [],
+    cpu: { cores: 16, utilization: cpuUtil },
+    memory: { totalMiB: 65536, usedMiB: 1 },
+    running: [],
   };
 }
 
@@ -59,13 +66,23 @@ async function listAll(client: GatewayClient, query: string, limit = 500): Promi
 
 describe('nodes API', () => {
   it('registers the fleet on its first beats and shows topology, allocations, health and live telemetry', async () => {
-    const node = await waitFor('node 0 with telemetry', async () => {
-      const r = await user.request('GET', `/v1/nodes/${sim(0)}`);
-      return r.status === 200 && r.body.telemetry ? r.body : undefined;
-    }, { timeoutMs: 20_000 });
+    const node = await waitFor(
+      'node 0 with telemetry',
+      async () => {
+        const r = await user.request('GET', `/v1/nodes/${sim(0)}`);
+        return r.status === 200 && r.body.telemetry ? r.body : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
     expect(node).toMatchObject({
-      id: sim(0), zone: 'zone-a', rack: `${tag}-r0000`, health: 'HEALTHY', cordoned: false,
-      gpus: { model: 'H100', total: 8, allocated: 0 }, cpuCores: 96, memoryMiB: 1048576,
+      id: sim(0),
+      zone: 'zone-a',
+      rack: `${tag}-r0000`,
+      health: 'HEALTHY',
+      cordoned: false,
+      gpus: { model: 'H100', total: 8, allocated: 0 },
+      cpuCores: 96,
+      memoryMiB: 1048576,
     });
     expect(Date.now() - Date.parse(node.lastHeartbeatAt)).toBeLessThan(15_000);
     expect(node.telemetry.gpus).toHaveLength(8);
@@ -78,11 +95,15 @@ describe('nodes API', () => {
 
   it('keeps the last telemetry through liveness beats (ADR 0010): the beat moves on, the telemetry stays', async () => {
     // The simulator sends telemetry on change and every sixth beat; an idle node's drift is small.
-    const node = await waitFor('node 0 seen through a liveness beat', async () => {
-      const r = await user.request('GET', `/v1/nodes/${sim(0)}`);
-      const t = r.body?.telemetry;
-      return t?.telemetryAt && Date.parse(t.sentAt) > Date.parse(t.telemetryAt) ? r.body : undefined;
-    }, { timeoutMs: 20_000 });
+    const node = await waitFor(
+      'node 0 seen through a liveness beat',
+      async () => {
+        const r = await user.request('GET', `/v1/nodes/${sim(0)}`);
+        const t = r.body?.telemetry;
+        return t?.telemetryAt && Date.parse(t.sentAt) > Date.parse(t.telemetryAt) ? r.body : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
     expect(node.telemetry.gpus).toHaveLength(8);
     expect(node.telemetry.cpu).toMatchObject({ cores: 96 });
     expect(node.telemetry.memory).toMatchObject({ totalMiB: 1048576 });
@@ -92,10 +113,14 @@ describe('nodes API', () => {
     // Health is live state; the other suites' nodes are unheard in this suite's Redis db. The
     // ingester's consumer group is shared with the suites before this one on the test broker, so it
     // may first work through their fleets' last beats: wait until this fleet is heard.
-    await waitFor('the fleet healthy', async () => {
-      const views = await Promise.all([0, 1, 2].map(async (i) => (await user.request('GET', `/v1/nodes/${sim(i)}`)).body));
-      return views.every((v) => v?.health === 'HEALTHY');
-    }, { timeoutMs: 30_000 });
+    await waitFor(
+      'the fleet healthy',
+      async () => {
+        const views = await Promise.all([0, 1, 2].map(async (i) => (await user.request('GET', `/v1/nodes/${sim(i)}`)).body));
+        return views.every((v) => v?.health === 'HEALTHY');
+      },
+      { timeoutMs: 30_000 },
+    );
     const pages: string[][] = [];
     let cursor: string | null = null;
     do {
@@ -142,21 +167,32 @@ describe('nodes API', () => {
       expect(r.body).toMatchObject({ id: sim(1), cordoned: true });
     }
     const job = await admin.request('POST', '/v1/jobs', {
-      name: 'needs-a100', image: 'none', command: ['sh', '-c', 'exit 0'], labels: { suite: tag },
+      name: 'needs-a100',
+      image: 'none',
+      command: ['sh', '-c', 'exit 0'],
+      labels: { suite: tag },
       resources: { gpus: 8, gpuModel: 'A100', cpuCores: 1, memoryMiB: 256 },
     });
     expect(job.status).toBe(201);
-    const pending = await waitFor('the scheduler to give a pending reason', async () => {
-      const r = await admin.request('GET', `/v1/jobs/${job.body.id}`);
-      return r.body.pendingReason ? r.body : undefined;
-    }, { timeoutMs: 20_000 });
+    const pending = await waitFor(
+      'the scheduler to give a pending reason',
+      async () => {
+        const r = await admin.request('GET', `/v1/jobs/${job.body.id}`);
+        return r.body.pendingReason ? r.body : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
     expect(pending).toMatchObject({ state: 'QUEUED', attempt: 0 });
 
     for (let i = 0; i < 2; i++) expect((await admin.request('POST', `/v1/nodes/${sim(1)}/uncordon`)).body.cordoned).toBe(false);
-    const done = await waitFor('the job to be placed and end', async () => {
-      const r = await admin.request('GET', `/v1/jobs/${job.body.id}`);
-      return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(r.body.state) ? r.body : undefined;
-    }, { timeoutMs: 30_000 });
+    const done = await waitFor(
+      'the job to be placed and end',
+      async () => {
+        const r = await admin.request('GET', `/v1/jobs/${job.body.id}`);
+        return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(r.body.state) ? r.body : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(done).toMatchObject({ state: 'SUCCEEDED', nodeIds: [sim(1)] });
   });
 
@@ -179,18 +215,28 @@ describe('nodes API', () => {
       await hand.enroll(poisonKey, fresh);
       await hand.sendBeats([hand.message(poisonKey, '{"nodeId": "not json'), hand.message(fresh, beat(fresh, [0.5], 'H100', 0.5))]);
       const headers = await Promise.race([found, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no dead letter within 30 s')), 30_000))]);
-      expect(headers).toMatchObject({ 'x-source-topic': TOPICS.heartbeats, 'x-source-partition': expect.stringMatching(/^\d+$/), 'x-source-offset': expect.stringMatching(/^\d+$/) });
+      expect(headers).toMatchObject({
+        'x-source-topic': TOPICS.heartbeats,
+        'x-source-partition': expect.stringMatching(/^\d+$/),
+        'x-source-offset': expect.stringMatching(/^\d+$/),
+      });
       expect(headers['x-dead-letter-reason'].length).toBeGreaterThan(0);
-      const node = await waitFor('the good node to register', async () => {
-        const r = await admin.request('GET', `/v1/nodes/${fresh}`);
-        return r.status === 200 ? r.body : undefined;
-      }, { timeoutMs: 20_000 });
+      const node = await waitFor(
+        'the good node to register',
+        async () => {
+          const r = await admin.request('GET', `/v1/nodes/${fresh}`);
+          return r.status === 200 ? r.body : undefined;
+        },
+        { timeoutMs: 20_000 },
+      );
       expect(node).toMatchObject({ health: 'HEALTHY', gpus: { model: 'H100', total: 1 }, zone: 'zone-k' });
     } finally {
       await dlq.disconnect();
     }
     const metrics = await (await fetch(`${stack.get('heartbeat-ingester').url}/metrics`)).text();
-    expect(Number(new RegExp(`^gantry_messages_dead_lettered_total\\{topic="${TOPICS.heartbeats}"\\} (\\d+)`, 'm').exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(new RegExp(`^gantry_messages_dead_lettered_total\\{topic="${TOPICS.heartbeats}"\\} (\\d+)`, 'm').exec(metrics)?.[1])).toBeGreaterThanOrEqual(
+      1,
+    );
     expect(metrics).toMatch(/^gantry_heartbeat_ingest_lag_seconds_count [1-9]/m);
   });
 
@@ -215,28 +261,32 @@ describe('nodes API', () => {
     try {
       const gpusOf = (s: any, model: string) => s.gpus.find((g: any) => g.model === model) ?? { total: 0, allocated: 0, free: 0, nodes: 0 };
 
-      await waitFor('the summary to agree with the nodes it covers', async () => {
-        const s = (await user.request('GET', '/v1/cluster/summary')).body;
-        const healthy = await listAll(user, 'health=HEALTHY');
-        const degraded = await listAll(user, 'health=DEGRADED');
-        if (!healthy.some((n) => n.id === k2) || !healthy.some((n) => n.id === k1)) return undefined;
-        if (s.nodesByHealth.HEALTHY !== healthy.length || s.nodesByHealth.DEGRADED !== degraded.length) return undefined;
-        // Registration and capacity: the two known nodes added 8 H100 and 4 L4, none allocated.
-        if (gpusOf(s, 'H100').total - gpusOf(before.body, 'H100').total !== 8) return undefined;
-        if (gpusOf(s, 'L4').total - gpusOf(before.body, 'L4').total !== 4) return undefined;
-        const live = [...healthy, ...degraded];
-        const gpus = live.flatMap((n) => n.telemetry.gpus);
-        const expectedGpu = gpus.reduce((a, g) => a + g.utilization, 0) / gpus.length;
-        const expectedCpu = live.reduce((a, n) => a + n.telemetry.cpu.utilization, 0) / live.length;
-        expect(s.utilisation.nodes).toBe(live.length);
-        expect(s.utilisation.gpu).toBeCloseTo(expectedGpu, 2);
-        expect(s.utilisation.cpu).toBeCloseTo(expectedCpu, 2);
-        expect(s.nodes).toBe(s.nodesByHealth.HEALTHY + s.nodesByHealth.DEGRADED + s.nodesByHealth.UNHEALTHY);
-        for (const g of s.gpus) expect(g.free).toBeLessThanOrEqual(g.total);
-        expect(Object.keys(s.jobsByState).sort()).toEqual(['CANCELLED', 'FAILED', 'QUEUED', 'RUNNING', 'SCHEDULED', 'SUCCEEDED']);
-        expect(s.jobsByState.SUCCEEDED).toBeGreaterThanOrEqual(1);
-        return true;
-      }, { timeoutMs: 60_000, intervalMs: 250 });
+      await waitFor(
+        'the summary to agree with the nodes it covers',
+        async () => {
+          const s = (await user.request('GET', '/v1/cluster/summary')).body;
+          const healthy = await listAll(user, 'health=HEALTHY');
+          const degraded = await listAll(user, 'health=DEGRADED');
+          if (!healthy.some((n) => n.id === k2) || !healthy.some((n) => n.id === k1)) return undefined;
+          if (s.nodesByHealth.HEALTHY !== healthy.length || s.nodesByHealth.DEGRADED !== degraded.length) return undefined;
+          // Registration and capacity: the two known nodes added 8 H100 and 4 L4, none allocated.
+          if (gpusOf(s, 'H100').total - gpusOf(before.body, 'H100').total !== 8) return undefined;
+          if (gpusOf(s, 'L4').total - gpusOf(before.body, 'L4').total !== 4) return undefined;
+          const live = [...healthy, ...degraded];
+          const gpus = live.flatMap((n) => n.telemetry.gpus);
+          const expectedGpu = gpus.reduce((a, g) => a + g.utilization, 0) / gpus.length;
+          const expectedCpu = live.reduce((a, n) => a + n.telemetry.cpu.utilization, 0) / live.length;
+          expect(s.utilisation.nodes).toBe(live.length);
+          expect(s.utilisation.gpu).toBeCloseTo(expectedGpu, 2);
+          expect(s.utilisation.cpu).toBeCloseTo(expectedCpu, 2);
+          expect(s.nodes).toBe(s.nodesByHealth.HEALTHY + s.nodesByHealth.DEGRADED + s.nodesByHealth.UNHEALTHY);
+          for (const g of s.gpus) expect(g.free).toBeLessThanOrEqual(g.total);
+          expect(Object.keys(s.jobsByState).sort()).toEqual(['CANCELLED', 'FAILED', 'QUEUED', 'RUNNING', 'SCHEDULED', 'SUCCEEDED']);
+          expect(s.jobsByState.SUCCEEDED).toBeGreaterThanOrEqual(1);
+          return true;
+        },
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
     } finally {
       beating = false;
       await keepBeating;

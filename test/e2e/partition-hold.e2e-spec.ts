@@ -42,24 +42,40 @@ beforeAll(async () => {
   ds = await openDataSource();
   // Four witness nodes keep ingestion live while the rack is silent; they are cordoned, so all work lands on the rack.
   const e2e = await startTestStack({
-    suite: 'partition-hold', env: TIMEOUTS, simNodes: 4, fleetPrefix: `${tag}-w`, agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' },
+    suite: 'partition-hold',
+    env: TIMEOUTS,
+    simNodes: 4,
+    fleetPrefix: `${tag}-w`,
+    agentEnv: { GANTRY_SIM_EXECUTOR: 'sleep' },
     serviceEnv: {
       reconciler: {
-        GANTRY_INSTANCE_ID: `${tag}-rec`, GANTRY_PARTITION_HOLD_MS: String(HOLD_MS), GANTRY_EVICTIONS_PER_SECOND: String(RATE), GANTRY_EVICTION_BURST: String(BURST),
+        GANTRY_INSTANCE_ID: `${tag}-rec`,
+        GANTRY_PARTITION_HOLD_MS: String(HOLD_MS),
+        GANTRY_EVICTIONS_PER_SECOND: String(RATE),
+        GANTRY_EVICTION_BURST: String(BURST),
       },
     },
   });
   ({ stack, admin } = e2e);
   // A lease left by an earlier run must run out before this stack's detector can judge anything.
-  await waitFor('the failure detector leads', async () =>
-    (await ds.query(`SELECT 1 FROM leader_leases WHERE name = 'failure-detector' AND holder = $1 AND expires_at > now()`, [`${tag}-rec`])).length === 1,
-  { timeoutMs: 70_000, intervalMs: 200 });
+  await waitFor(
+    'the failure detector leads',
+    async () =>
+      (await ds.query(`SELECT 1 FROM leader_leases WHERE name = 'failure-detector' AND holder = $1 AND expires_at > now()`, [`${tag}-rec`])).length === 1,
+    { timeoutMs: 70_000, intervalMs: 200 },
+  );
   // A node can be cordoned once its first beat registered it (the agent is ready when Kafka took its beats, maybe before that).
   for (let i = 0; i < 4; i++) {
-    await waitFor(`witness ${i} cordoned`, async () => (await admin.request('POST', `/v1/nodes/${tag}-w-0000${i}/cordon`)).status === 200, { timeoutMs: 20_000 });
+    await waitFor(`witness ${i} cordoned`, async () => (await admin.request('POST', `/v1/nodes/${tag}-w-0000${i}/cordon`)).status === 200, {
+      timeoutMs: 20_000,
+    });
   }
   // See the header: this agent must not fence itself during the freeze (its own dead timeout only bounds the fence).
-  rackAgent = e2e.extraAgent('rack-agent', { nodes: 500, prefix: rackPrefix, executor: 'sleep' }, { GANTRY_AGENT_FENCE_MS: '30000', GANTRY_NODE_DEAD_MS: '40000' });
+  rackAgent = e2e.extraAgent(
+    'rack-agent',
+    { nodes: 500, prefix: rackPrefix, executor: 'sleep' },
+    { GANTRY_AGENT_FENCE_MS: '30000', GANTRY_NODE_DEAD_MS: '40000' },
+  );
   rackAgent.start();
   await rackAgent.ready(60_000);
 });
@@ -92,15 +108,26 @@ async function rackHealth(): Promise<Record<string, number>> {
 it('a silent rack is held, not evicted; its nodes that return inside the window keep their work', async () => {
   for (let i = 0; i < JOBS; i++) {
     const { job } = await admin.createJob({
-      name: `rack-${i}`, image: 'none', command: ['sleep'], maxRetries: 3, env: { SIM_DURATION_MS: '600000' },
+      name: `rack-${i}`,
+      image: 'none',
+      command: ['sleep'],
+      maxRetries: 3,
+      env: { SIM_DURATION_MS: '600000' },
       resources: { gpus: 8, cpuCores: 1, memoryMiB: 1024 },
     });
     jobIds.push(job.id);
   }
-  await waitFor('every job running on the rack', async () => {
-    const [r] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'RUNNING' AND node_ids[1] LIKE $2`, [jobIds, `${rackPrefix}-%`]);
-    return r.n === JOBS;
-  }, { timeoutMs: 30_000 });
+  await waitFor(
+    'every job running on the rack',
+    async () => {
+      const [r] = await ds.query(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND state = 'RUNNING' AND node_ids[1] LIKE $2`, [
+        jobIds,
+        `${rackPrefix}-%`,
+      ]);
+      return r.n === JOBS;
+    },
+    { timeoutMs: 30_000 },
+  );
   expect(await admin.nodeEvents(`${tag}-w-00000`)).toEqual([expect.objectContaining({ type: 'CORDONED' })]);
 
   rackAgent.kill('SIGSTOP');
@@ -132,7 +159,10 @@ it('a silent rack is held, not evicted; its nodes that return inside the window 
   let cursor: string | null = null;
   let first: { status: number; body: any } | null = null;
   do {
-    const page: { status: number; body: any } = await admin.request('GET', `/v1/nodes/${job.nodeIds[0]}/events?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const page: { status: number; body: any } = await admin.request(
+      'GET',
+      `/v1/nodes/${job.nodeIds[0]}/events?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
     expect(page.status).toBe(200);
     first ??= page;
     paged.push(...page.body.items);
@@ -148,11 +178,15 @@ it('a rack silent past the hold window drains at the eviction rate (burst + rate
   rackAgent.kill('SIGKILL');
   const killedAt = Date.now();
   let firstSeenAt = 0;
-  await waitFor('every job on the rack requeued', async () => {
-    const l = await losses();
-    if (l.nodes > 0 && firstSeenAt === 0) firstSeenAt = Date.now();
-    return l.jobs >= JOBS;
-  }, { timeoutMs: 40_000, intervalMs: 100 });
+  await waitFor(
+    'every job on the rack requeued',
+    async () => {
+      const l = await losses();
+      if (l.nodes > 0 && firstSeenAt === 0) firstSeenAt = Date.now();
+      return l.jobs >= JOBS;
+    },
+    { timeoutMs: 40_000, intervalMs: 100 },
+  );
   // Seen late by the polling above, so never before the detector could have evicted.
   expect(firstSeenAt - killedAt).toBeGreaterThanOrEqual(HOLD_MS + 2_000); // dead (4 s after the last beat) + the window
   // The rate is judged on the evictions' own times (the detector stamps each node's EVICTED event with the

@@ -33,7 +33,11 @@ beforeAll(async () => {
   ({ stack, tag } = e2e);
   api = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
   ds = await openDataSource();
-  for (const [name, priority, preemption] of [['low', 10, 'never'], ['same', 10, 'lowerPriority'], ['high', 50, 'lowerPriority']] as const) {
+  for (const [name, priority, preemption] of [
+    ['low', 10, 'never'],
+    ['same', 10, 'lowerPriority'],
+    ['high', 50, 'lowerPriority'],
+  ] as const) {
     const res = await api.request('POST', '/v1/queues', { name: `${name}-${tag}`, priority, preemption });
     expect(res.status).toBe(201);
     expect(res.body.preemption).toBe(preemption);
@@ -57,7 +61,12 @@ afterAll(async () => {
 
 function h100(queue: string, gpus: number, runMs: number) {
   return {
-    queue: `${queue}-${tag}`, name: `${queue}-${gpus}`, image: 'none', command: ['true'], labels: { suite: tag }, maxRetries: 0,
+    queue: `${queue}-${tag}`,
+    name: `${queue}-${gpus}`,
+    image: 'none',
+    command: ['true'],
+    labels: { suite: tag },
+    maxRetries: 0,
     env: { SIM_DURATION_MS: String(runMs), SIM_STOP_MS: '5000' },
     resources: { gpus, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1024 },
   };
@@ -73,10 +82,14 @@ const job = async (id: string): Promise<any> => (await api.request('GET', `/v1/j
 const events = async (id: string): Promise<any[]> => (await api.request('GET', `/v1/jobs/${id}/events?limit=100`)).body.items;
 
 async function untilRunning(ids: string[], attempt?: number): Promise<any[]> {
-  return waitFor(`${ids.length} jobs running`, async () => {
-    const jobs = await Promise.all(ids.map(job));
-    return jobs.every((j) => j.state === 'RUNNING' && (attempt === undefined || j.attempt === attempt)) ? jobs : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 200 });
+  return waitFor(
+    `${ids.length} jobs running`,
+    async () => {
+      const jobs = await Promise.all(ids.map(job));
+      return jobs.every((j) => j.state === 'RUNNING' && (attempt === undefined || j.attempt === attempt)) ? jobs : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
 }
 
 /** Jobs of this suite told to stop for `preemptorId`, from their events. */
@@ -100,22 +113,32 @@ describe('preemption', () => {
 
     // A job of the same band, even in a lowerPriority queue, only waits.
     const same = await submit(h100('same', 8, 1_000));
-    await waitFor('the same-band job told why it waits', async () => {
-      const j = await job(same);
-      return j.pendingReason?.startsWith('INSUFFICIENT_CAPACITY') ? j : undefined;
-    }, { timeoutMs: 20_000, intervalMs: 200 });
+    await waitFor(
+      'the same-band job told why it waits',
+      async () => {
+        const j = await job(same);
+        return j.pendingReason?.startsWith('INSUFFICIENT_CAPACITY') ? j : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
 
     const high = await submit(h100('high', 8, 2_000));
-    const highRunning = await waitFor('the high-band job running', async () => {
-      const j = await job(high);
-      return j.state === 'RUNNING' || j.state === 'SUCCEEDED' ? j : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 100 });
+    const highRunning = await waitFor(
+      'the high-band job running',
+      async () => {
+        const j = await job(high);
+        return j.state === 'RUNNING' || j.state === 'SUCCEEDED' ? j : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
 
     // Eight one-GPU jobs on the node it runs on: the fewest GPUs that make an 8-GPU job fit.
     const victims = await victimsOf(low, high);
     expect(victims).toHaveLength(8);
     const victimJobs = await Promise.all(victims.map(job));
-    const requested = Math.min(...(await Promise.all(victims.map(async (id) => Date.parse((await events(id)).find((e) => e.type === 'PREEMPTION_REQUESTED').at)))));
+    const requested = Math.min(
+      ...(await Promise.all(victims.map(async (id) => Date.parse((await events(id)).find((e) => e.type === 'PREEMPTION_REQUESTED').at)))),
+    );
     const startedAt = Date.parse(highRunning.startedAt);
     // Not before the victims' grace ran out (they take longer to stop): no device was handed out twice.
     expect(startedAt - requested).toBeGreaterThanOrEqual(GRACE_MS);
@@ -144,18 +167,26 @@ describe('preemption', () => {
     // The fleet is full again; every victim is in its cooldown, so a second high job ends others only.
     await untilRunning(low);
     const high2 = await submit(h100('high', 8, 1_000));
-    await waitFor('the second high-band job running', async () => {
-      const j = await job(high2);
-      return j.state === 'RUNNING' || j.state === 'SUCCEEDED' ? j : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 100 });
+    await waitFor(
+      'the second high-band job running',
+      async () => {
+        const j = await job(high2);
+        return j.state === 'RUNNING' || j.state === 'SUCCEEDED' ? j : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
     const victims2 = await victimsOf(low, high2);
     expect(victims2).toHaveLength(8);
     expect(victims2.filter((v) => victims.includes(v))).toEqual([]);
 
-    const ended = await waitFor('every low job ended', async () => {
-      const jobs = await Promise.all(low.map(job));
-      return jobs.every((j) => j.state === 'SUCCEEDED') ? jobs : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 500 });
+    const ended = await waitFor(
+      'every low job ended',
+      async () => {
+        const jobs = await Promise.all(low.map(job));
+        return jobs.every((j) => j.state === 'SUCCEEDED') ? jobs : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
     for (const j of ended) expect(j.attempt).toBe(victims.includes(j.id) || victims2.includes(j.id) ? 2 : 1);
   });
 });
@@ -170,10 +201,14 @@ describe('reclaim', () => {
 
     // It runs 10 s: long enough to see the requeued borrower held by the cohort below.
     const lender = await submit(h100('lender', 8, 10_000));
-    const running = await waitFor('the lender running', async () => {
-      const j = await job(lender);
-      return j.state === 'RUNNING' || j.state === 'SUCCEEDED' ? j : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 100 });
+    const running = await waitFor(
+      'the lender running',
+      async () => {
+        const j = await job(lender);
+        return j.state === 'RUNNING' || j.state === 'SUCCEEDED' ? j : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
 
     expect(await victimsOf([older, newer], lender)).toEqual([newer]);
     const requested = Date.parse((await events(newer)).find((e) => e.type === 'PREEMPTION_REQUESTED').at);
@@ -182,19 +217,26 @@ describe('reclaim', () => {
     expect(startedAt - requested).toBeGreaterThanOrEqual(GRACE_MS);
     expect(startedAt - requested).toBeLessThanOrEqual(GRACE_MS + CYCLE_MS + SLACK_MS);
     expect(startedAt - Date.parse(running.createdAt)).toBeLessThanOrEqual(GRACE_MS + 2 * CYCLE_MS + SLACK_MS);
-    expect((await events(newer)).find((e) => e.type === 'STATE_CHANGED' && e.toState === 'QUEUED')).toMatchObject({ fromState: 'RUNNING', attempt: 1, reason: 'PREEMPTED' });
+    expect((await events(newer)).find((e) => e.type === 'STATE_CHANGED' && e.toState === 'QUEUED')).toMatchObject({
+      fromState: 'RUNNING',
+      attempt: 1,
+      reason: 'PREEMPTED',
+    });
     expect(await job(older)).toMatchObject({ state: 'RUNNING', attempt: 1 });
 
     // Back at its guarantee, the borrower's requeued job waits for the cohort, not for the fleet, and
     // the cohort holds its 16 GPUs, no more.
-    await waitFor('the requeued borrower told it waits for its quota', async () => {
-      const j = await job(newer);
-      return j.state === 'QUEUED' && j.pendingReason === 'QUOTA_EXCEEDED' ? j : undefined;
-    }, { timeoutMs: 20_000, intervalMs: 200 });
-    const [held] = await ds.query(
-      `SELECT coalesce(sum(gpus), 0)::int AS n FROM queue_gpus_held WHERE queue = ANY($1::text[])`,
-      [[`lender-${tag}`, `borrower-${tag}`]],
+    await waitFor(
+      'the requeued borrower told it waits for its quota',
+      async () => {
+        const j = await job(newer);
+        return j.state === 'QUEUED' && j.pendingReason === 'QUOTA_EXCEEDED' ? j : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
     );
+    const [held] = await ds.query(`SELECT coalesce(sum(gpus), 0)::int AS n FROM queue_gpus_held WHERE queue = ANY($1::text[])`, [
+      [`lender-${tag}`, `borrower-${tag}`],
+    ]);
     expect(held.n).toBeLessThanOrEqual(16);
     for (const id of [older, newer]) await api.request('POST', `/v1/jobs/${id}/cancel`);
   });

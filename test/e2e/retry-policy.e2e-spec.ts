@@ -30,7 +30,15 @@ afterAll(async () => {
 function flakyJob(failures: number, extra: object = {}) {
   const count = join(work, `count-${uniqueTag()}`);
   const script = `n=$(cat "$COUNT" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$COUNT"; [ $n -gt ${failures} ] && exit 0; exit 3`;
-  return { name: 'flaky', image: 'none', command: ['sh', '-c', script], env: { COUNT: count }, labels: { suite: tag }, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 }, ...extra };
+  return {
+    name: 'flaky',
+    image: 'none',
+    command: ['sh', '-c', script],
+    env: { COUNT: count },
+    labels: { suite: tag },
+    resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+    ...extra,
+  };
 }
 
 const terminal = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
@@ -44,11 +52,15 @@ describe('retry policy', () => {
 
     // Watch it wait: at some point QUEUED after an attempt, BACKOFF, with the time it waits for.
     const seenBackoff: Array<{ attempt: number; notBefore: string }> = [];
-    const done = await waitFor('the flaky job to end', async () => {
-      const r = await api.request('GET', `/v1/jobs/${created.body.id}`);
-      if (r.body.state === 'QUEUED' && r.body.pendingReason === 'BACKOFF') seenBackoff.push({ attempt: r.body.attempt, notBefore: r.body.notBefore });
-      return terminal.includes(r.body.state) ? r.body : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 100 });
+    const done = await waitFor(
+      'the flaky job to end',
+      async () => {
+        const r = await api.request('GET', `/v1/jobs/${created.body.id}`);
+        if (r.body.state === 'QUEUED' && r.body.pendingReason === 'BACKOFF') seenBackoff.push({ attempt: r.body.attempt, notBefore: r.body.notBefore });
+        return terminal.includes(r.body.state) ? r.body : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
     expect(done).toMatchObject({ state: 'SUCCEEDED', attempt: 3, exitCode: 0 });
     expect(new Set(seenBackoff.map((s) => s.attempt))).toEqual(new Set([1, 2]));
     expect(seenBackoff.every((s) => typeof s.notBefore === 'string')).toBe(true);
@@ -78,10 +90,14 @@ describe('retry policy', () => {
     const created = await api.request('POST', '/v1/jobs', flakyJob(5, { maxRetries: 3, retryPolicy: { retryOnExitCodes: [4] } }));
     expect(created.status).toBe(201);
     expect(created.body.retryPolicy).toEqual({ maxRetries: 3, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [4] });
-    const done = await waitFor('the job to end', async () => {
-      const r = await api.request('GET', `/v1/jobs/${created.body.id}`);
-      return terminal.includes(r.body.state) ? r.body : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100 });
+    const done = await waitFor(
+      'the job to end',
+      async () => {
+        const r = await api.request('GET', `/v1/jobs/${created.body.id}`);
+        return terminal.includes(r.body.state) ? r.body : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     expect(done).toMatchObject({ state: 'FAILED', attempt: 1, exitCode: 3, reason: 'EXIT_CODE_3' });
   });
 

@@ -23,10 +23,14 @@ beforeAll(async () => {
   ({ stack, tag } = e2e);
   api = new GatewayClient(stack.gatewayUrl, e2e.adminToken);
   ds = await openDataSource();
-  await waitFor('fleet registered', async () => {
-    const [r] = await ds.query(`SELECT count(*)::int AS n FROM nodes WHERE id LIKE $1`, [`${tag}-%`]);
-    return r.n === 6;
-  }, { timeoutMs: 30_000, intervalMs: 200 });
+  await waitFor(
+    'fleet registered',
+    async () => {
+      const [r] = await ds.query(`SELECT count(*)::int AS n FROM nodes WHERE id LIKE $1`, [`${tag}-%`]);
+      return r.n === 6;
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
 });
 
 afterAll(async () => {
@@ -36,7 +40,12 @@ afterAll(async () => {
 
 function h100Job(queue: string, nodes: number, gpus: number, durationMs: number) {
   return {
-    queue, name: 'policy', image: 'none', command: ['true'], nodes, labels: { suite: tag },
+    queue,
+    name: 'policy',
+    image: 'none',
+    command: ['true'],
+    nodes,
+    labels: { suite: tag },
     env: { SIM_DURATION_MS: String(durationMs) },
     resources: { gpus, gpuModel: 'H100', cpuCores: 4, memoryMiB: 4096 },
   };
@@ -53,10 +62,14 @@ async function job(id: string): Promise<any> {
 }
 
 async function untilEnded(ids: string[], timeoutMs = 60_000): Promise<any[]> {
-  return waitFor(`jobs ${ids.join(', ')} ended`, async () => {
-    const jobs = await Promise.all(ids.map(job));
-    return jobs.every((j) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.state)) ? jobs : undefined;
-  }, { timeoutMs, intervalMs: 200 });
+  return waitFor(
+    `jobs ${ids.join(', ')} ended`,
+    async () => {
+      const jobs = await Promise.all(ids.map(job));
+      return jobs.every((j) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.state)) ? jobs : undefined;
+    },
+    { timeoutMs, intervalMs: 200 },
+  );
 }
 
 async function scheduledAt(id: string): Promise<number> {
@@ -89,7 +102,10 @@ describe('competing gangs', () => {
     try {
       ids = await Promise.all(bodies.map(submit));
       const ended = await untilEnded(ids);
-      expect(ended.map((j) => [j.state, j.attempt])).toEqual([['SUCCEEDED', 1], ['SUCCEEDED', 1]]);
+      expect(ended.map((j) => [j.state, j.attempt])).toEqual([
+        ['SUCCEEDED', 1],
+        ['SUCCEEDED', 1],
+      ]);
     } finally {
       watching = false;
       await watcher;
@@ -98,7 +114,9 @@ describe('competing gangs', () => {
     // The second could only be placed on nodes the first had given back: with four H100 nodes, at
     // least two of the first's three, each released before the second took it.
     const ranks: Array<{ job_id: string; node_id: string; created_at: Date; released_at: Date | null }> = await ds.query(
-      `SELECT job_id, node_id, created_at, released_at FROM attempt_nodes WHERE job_id = ANY($1::uuid[]) ORDER BY created_at`, [ids]);
+      `SELECT job_id, node_id, created_at, released_at FROM attempt_nodes WHERE job_id = ANY($1::uuid[]) ORDER BY created_at`,
+      [ids],
+    );
     const firstId = ranks[0].job_id;
     const firstRanks = new Map(ranks.filter((r) => r.job_id === firstId).map((r) => [r.node_id, r]));
     const secondRanks = ranks.filter((r) => r.job_id !== firstId);
@@ -123,12 +141,16 @@ describe('priority and reservations', () => {
     const big = await submit(h100Job(high, 4, 8, 1000));
     const small = await submit(h100Job(low, 1, 2, 500));
 
-    const held = await waitFor('small held with PRIORITY', async () => {
-      // small first: both reasons are written by one statement, so once small's is seen, big's is too.
-      const s = await job(small);
-      const b = await job(big);
-      return s.pendingReason === 'PRIORITY' ? { b, s } : undefined;
-    }, { timeoutMs: 15_000, intervalMs: 100 });
+    const held = await waitFor(
+      'small held with PRIORITY',
+      async () => {
+        // small first: both reasons are written by one statement, so once small's is seen, big's is too.
+        const s = await job(small);
+        const b = await job(big);
+        return s.pendingReason === 'PRIORITY' ? { b, s } : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
     expect(held.s.state).toBe('QUEUED');
     expect(held.b).toMatchObject({ state: 'QUEUED', pendingReason: 'INSUFFICIENT_CAPACITY:gpus' });
 

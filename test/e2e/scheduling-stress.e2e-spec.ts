@@ -246,10 +246,9 @@ async function quotaViolations(limits: Record<string, number>, cohortLimit: numb
 }
 
 async function statesOf(queues: string[]): Promise<Record<string, number>> {
-  const rows: Array<{ state: string; n: number }> = await ds.query(
-    `SELECT state, count(*)::int AS n FROM jobs WHERE queue = ANY($1::text[]) GROUP BY state`,
-    [queues],
-  );
+  const rows: Array<{ state: string; n: number }> = await ds.query(`SELECT state, count(*)::int AS n FROM jobs WHERE queue = ANY($1::text[]) GROUP BY state`, [
+    queues,
+  ]);
   return Object.fromEntries(rows.map((r) => [r.state, r.n]));
 }
 
@@ -299,7 +298,9 @@ describe('three scheduler replicas under load', () => {
       finishedMs = Date.now() - started;
     } finally {
       watched = await watcher.stop();
-      console.log(`stress: submitted in ${submittedMs} ms, ended after ${finishedMs} ms; looks at work ${watched.samples}; cpu s: ${await cpuSeconds()}; lost races ${await metric('scheduler', 'gantry_scheduler_placements_total{outcome="lost_race"}')}; placed ${await metric('scheduler', 'gantry_scheduler_placements_total{outcome="placed"}')}`);
+      console.log(
+        `stress: submitted in ${submittedMs} ms, ended after ${finishedMs} ms; looks at work ${watched.samples}; cpu s: ${await cpuSeconds()}; lost races ${await metric('scheduler', 'gantry_scheduler_placements_total{outcome="lost_race"}')}; placed ${await metric('scheduler', 'gantry_scheduler_placements_total{outcome="placed"}')}`,
+      );
     }
     const { samples, violations } = watched;
     expect(await statesOf(queues)).toEqual({ SUCCEEDED: JOBS });

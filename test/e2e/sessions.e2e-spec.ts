@@ -28,7 +28,9 @@ beforeAll(async () => {
     suite: 'sessions',
     simNodes: 1,
     replicas: { 'api-gateway': 2 },
-    serviceEnv: { 'api-gateway': { GANTRY_CREATE_LATENCY_TARGET_MS: '200', GANTRY_CREATE_INFLIGHT_MIN: String(DOOR), GANTRY_CREATE_INFLIGHT_MAX: String(DOOR) } },
+    serviceEnv: {
+      'api-gateway': { GANTRY_CREATE_LATENCY_TARGET_MS: '200', GANTRY_CREATE_INFLIGHT_MIN: String(DOOR), GANTRY_CREATE_INFLIGHT_MAX: String(DOOR) },
+    },
   });
   gateways = e2e.stack.all('api-gateway').map((g) => g.url);
   admin = new GatewayClient(gateways[0], e2e.adminToken);
@@ -40,7 +42,11 @@ afterAll(async () => {
 /** A user token, minted through `via` (the first replica unless said): known there at once, on the other replica after its next token sync. */
 async function mint(expiresAt?: Date, via = gateways[0]): Promise<{ id: string; token: string; owner: string }> {
   const owner = uniqueTag('team').toLowerCase();
-  const r = await new GatewayClient(via, e2e.adminToken).request('POST', '/v1/tokens', { owner, role: 'user', ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}) });
+  const r = await new GatewayClient(via, e2e.adminToken).request('POST', '/v1/tokens', {
+    owner,
+    role: 'user',
+    ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
+  });
   expect(r.status).toBe(201);
   return { id: r.body.id, token: r.body.token, owner };
 }
@@ -69,7 +75,13 @@ async function openStream(base: string, token: string, path = '/v1/events?follow
   const abort = new AbortController();
   const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream, text/plain' }, signal: abort.signal });
   if (!res.ok) {
-    return { status: res.status, problem: await res.json(), retryAfter: res.headers.get('retry-after'), ended: Promise.resolve({ at: Date.now(), clean: true }), close: () => undefined };
+    return {
+      status: res.status,
+      problem: await res.json(),
+      retryAfter: res.headers.get('retry-after'),
+      ended: Promise.resolve({ at: Date.now(), clean: true }),
+      close: () => undefined,
+    };
   }
   const reader = res.body!.getReader();
   const ended = (async () => {
@@ -85,23 +97,42 @@ async function openStream(base: string, token: string, path = '/v1/events?follow
 /** A job that runs until cancelled, RUNNING before this returns. */
 async function runningJob(token: string): Promise<string> {
   const user = new GatewayClient(gateways[0], token);
-  const r = await user.request('POST', '/v1/jobs', { name: 'long', image: 'none', command: ['sh', '-c', 'echo started; sleep 600'], resources: { gpus: 0, cpuCores: 0, memoryMiB: 16 } });
+  const r = await user.request('POST', '/v1/jobs', {
+    name: 'long',
+    image: 'none',
+    command: ['sh', '-c', 'echo started; sleep 600'],
+    resources: { gpus: 0, cpuCores: 0, memoryMiB: 16 },
+  });
   expect(r.status).toBe(201);
-  await waitFor(`job ${r.body.id} RUNNING`, async () => (await admin.request('GET', `/v1/jobs/${r.body.id}`)).body.state === 'RUNNING', { timeoutMs: 60_000, intervalMs: 100 });
+  await waitFor(`job ${r.body.id} RUNNING`, async () => (await admin.request('GET', `/v1/jobs/${r.body.id}`)).body.state === 'RUNNING', {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   return r.body.id;
 }
 
 /** A request from the loopback address `from` (127.0.0.x stands for another host), through `agent`. */
-function send(agent: Agent, from: string, url: string, opts: { method: string; token?: string; body?: string }): Promise<{ status: number; retryAfter: string | undefined }> {
+function send(
+  agent: Agent,
+  from: string,
+  url: string,
+  opts: { method: string; token?: string; body?: string },
+): Promise<{ status: number; retryAfter: string | undefined }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, {
-      agent, localAddress: from, method: opts.method,
-      headers: { ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...(opts.body ? { 'content-type': 'application/json' } : {}) },
-      timeout: 30_000,
-    }, (res) => {
-      res.resume();
-      res.once('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined }));
-    });
+    const req = request(
+      url,
+      {
+        agent,
+        localAddress: from,
+        method: opts.method,
+        headers: { ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...(opts.body ? { 'content-type': 'application/json' } : {}) },
+        timeout: 30_000,
+      },
+      (res) => {
+        res.resume();
+        res.once('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined }));
+      },
+    );
     req.once('timeout', () => req.destroy(new Error('no answer within 30 s')));
     req.once('error', reject);
     req.end(opts.body);
@@ -112,7 +143,7 @@ function send(agent: Agent, from: string, url: string, opts: { method: string; t
 const parked = JSON.stringify({ name: 'parked', image: 'none', command: ['true'], resources: { gpus: 1, gpuModel: 'NEVER-GPU', cpuCores: 1, memoryMiB: 1 } });
 
 describe('streams end with their token', () => {
-  it('ends a revoked token\'s event streams (job and all-jobs) and log follow, on both replicas, within 1 s; a new one is 401', async () => {
+  it("ends a revoked token's event streams (job and all-jobs) and log follow, on both replicas, within 1 s; a new one is 401", async () => {
     const t = await mint();
     const job = await runningJob(t.token);
     try {
@@ -141,7 +172,7 @@ describe('streams end with their token', () => {
     }
   });
 
-  it('ends an expiring token\'s streams within 1 s of its expiry, on both replicas, and not before', async () => {
+  it("ends an expiring token's streams within 1 s of its expiry, on both replicas, and not before", async () => {
     const expiresAt = new Date(Date.now() + 4_000);
     const t = await mint(expiresAt);
     const streams = await Promise.all(gateways.map((g) => openStream(g, t.token)));
@@ -186,10 +217,14 @@ describe('streams per token', () => {
 
       // A stream closed by its client gives its place back.
       open.shift()!.close();
-      const next = await waitFor('a place freed by a closed stream', async () => {
-        const s = await openStream(gateways[1], a.token);
-        return s.status === 200 ? s : undefined;
-      }, { timeoutMs: 5_000, intervalMs: 100 });
+      const next = await waitFor(
+        'a place freed by a closed stream',
+        async () => {
+          const s = await openStream(gateways[1], a.token);
+          return s.status === 200 ? s : undefined;
+        },
+        { timeoutMs: 5_000, intervalMs: 100 },
+      );
       open.push(next);
     } finally {
       for (const s of open) s.close();
@@ -204,7 +239,11 @@ describe('requests without a valid token', () => {
     try {
       const url = `${gateways[1]}/v1/queues`;
       const t0 = performance.now();
-      const answers = await Promise.all(Array.from({ length: ANON_RPS + 10 }, (_, i) => send(agent, '127.0.0.50', url, { method: 'GET', token: i % 2 ? undefined : `gnt_${randomBytes(16).toString('hex')}` })));
+      const answers = await Promise.all(
+        Array.from({ length: ANON_RPS + 10 }, (_, i) =>
+          send(agent, '127.0.0.50', url, { method: 'GET', token: i % 2 ? undefined : `gnt_${randomBytes(16).toString('hex')}` }),
+        ),
+      );
       const elapsedS = (performance.now() - t0) / 1000;
       const refused = answers.filter((a) => a.status === 401);
       const limited = answers.filter((a) => a.status === 429);
@@ -223,7 +262,7 @@ describe('requests without a valid token', () => {
     }
   });
 
-  it('a flood of them from many addresses gets 401 and 429, and turns none of a real user\'s creates into a 503', async () => {
+  it("a flood of them from many addresses gets 401 and 429, and turns none of a real user's creates into a 503", async () => {
     const user = await mint();
     const gateway = gateways[0];
     // Warm the user's token on this replica (it was minted here, so it is known already).
@@ -252,7 +291,13 @@ describe('requests without a valid token', () => {
         const due = Math.min(FLOOD, Math.floor(((performance.now() - t0) * RATE) / 1000));
         for (; sent < due; sent++) {
           const k = sent % ADDRESSES;
-          flood.push(send(agents[k], `127.0.1.${k + 1}`, `${gateway}/v1/jobs`, { method: 'POST', body: parked, token: sent % 3 === 0 ? undefined : `gnt_${randomBytes(24).toString('base64url')}` }));
+          flood.push(
+            send(agents[k], `127.0.1.${k + 1}`, `${gateway}/v1/jobs`, {
+              method: 'POST',
+              body: parked,
+              token: sent % 3 === 0 ? undefined : `gnt_${randomBytes(24).toString('base64url')}`,
+            }),
+          );
         }
         await new Promise((r) => setImmediate(r));
       }

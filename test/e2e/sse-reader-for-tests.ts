@@ -1,7 +1,11 @@
 import { readSse } from '@gantry/client';
 
 /** Opens an SSE stream by hand (the test decides when to drop it) and returns the messages read. */
-export async function readStream(url: string, token: string, opts: { lastEventId?: string; stopAfter?: number; timeoutMs?: number } = {}): Promise<{ messages: Array<{ id: string | undefined; data: any }>; ended: boolean; status: number }> {
+export async function readStream(
+  url: string,
+  token: string,
+  opts: { lastEventId?: string; stopAfter?: number; timeoutMs?: number } = {},
+): Promise<{ messages: Array<{ id: string | undefined; data: any }>; ended: boolean; status: number }> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), opts.timeoutMs ?? 30_000);
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'text/event-stream' };

@@ -44,31 +44,58 @@ afterAll(async () => {
 async function blackHole(nodeId: string): Promise<void> {
   await hand.enrollWith({ cpuCores: 4, memoryMiB: 4096 }, nodeId);
   let seq = 0;
-  const send = () => hand.sendBeats([hand.message(nodeId, {
-    nodeId, bootId: `${nodeId}-boot`, seq: ++seq, sentAt: Date.now(), zone: 'zone-h', rack: `rack-${tag}`,
-    gpus: [], cpu: { cores: 4, utilization: 0 }, memory: { totalMiB: 4096, usedMiB: 1 }, running: [],
-  })]);
+  const send = () =>
+    hand.sendBeats([
+      hand.message(nodeId, {
+        nodeId,
+        bootId: `${nodeId}-boot`,
+        seq: ++seq,
+        sentAt: Date.now(),
+        zone: 'zone-h',
+        rack: `rack-${tag}`,
+        gpus: [],
+        cpu: { cores: 4, utilization: 0 },
+        memory: { totalMiB: 4096, usedMiB: 1 },
+        running: [],
+      }),
+    ]);
   await send();
   beats = setInterval(() => void send().catch(() => undefined), 1000);
-  await waitFor('the black hole registered and heard', async () => {
-    const r = await admin.request('GET', `/v1/nodes/${nodeId}`);
-    return r.status === 200 && r.body.health === 'HEALTHY';
-  }, { timeoutMs: 60_000 });
+  await waitFor(
+    'the black hole registered and heard',
+    async () => {
+      const r = await admin.request('GET', `/v1/nodes/${nodeId}`);
+      return r.status === 200 && r.body.health === 'HEALTHY';
+    },
+    { timeoutMs: 60_000 },
+  );
 }
 
 async function submit(name: string, command = ['true']): Promise<string> {
   // No retries: a start timeout must not use one.
-  const r = await admin.request('POST', '/v1/jobs', { name, image: 'none', command, labels: { suite: tag }, maxRetries: 0, resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 } });
+  const r = await admin.request('POST', '/v1/jobs', {
+    name,
+    image: 'none',
+    command,
+    labels: { suite: tag },
+    maxRetries: 0,
+    resources: { gpus: 0, cpuCores: 1, memoryMiB: 64 },
+  });
   expect(r.status).toBe(201);
   return r.body.id;
 }
 
-async function events(id: string): Promise<Array<{ type: string; at: string; fromState?: string; toState?: string; attempt?: number; nodeIds?: string[]; reason?: string }>> {
+async function events(
+  id: string,
+): Promise<Array<{ type: string; at: string; fromState?: string; toState?: string; attempt?: number; nodeIds?: string[]; reason?: string }>> {
   return (await admin.request('GET', `/v1/jobs/${id}/events?limit=500`)).body.items;
 }
 
 async function succeeded(id: string): Promise<void> {
-  await waitFor(`job ${id} SUCCEEDED`, async () => (await admin.request('GET', `/v1/jobs/${id}`)).body.state === 'SUCCEEDED', { timeoutMs: 90_000, intervalMs: 250 });
+  await waitFor(`job ${id} SUCCEEDED`, async () => (await admin.request('GET', `/v1/jobs/${id}`)).body.state === 'SUCCEEDED', {
+    timeoutMs: 90_000,
+    intervalMs: 250,
+  });
 }
 
 /** Runs the CLI as an operator would, against this stack. */
@@ -121,7 +148,9 @@ describe('a black-hole node', () => {
     const cordoned = (await admin.request('GET', `/v1/nodes/${hole}`)).body;
     expect(cordoned).toMatchObject({ cordoned: true, cordonReason: 'START_FAILURES', startFailures: 3 });
     const nodeEvents = (await admin.request('GET', `/v1/nodes/${hole}/events`)).body.items;
-    expect(nodeEvents.filter((e: { type: string }) => e.type === 'CORDONED')).toEqual([expect.objectContaining({ type: 'CORDONED', reason: 'START_FAILURES' })]);
+    expect(nodeEvents.filter((e: { type: string }) => e.type === 'CORDONED')).toEqual([
+      expect.objectContaining({ type: 'CORDONED', reason: 'START_FAILURES' }),
+    ]);
 
     // 3. What an operator sees, and the uncordon that clears it.
     const described = await gantry(['nodes', 'describe', hole]);

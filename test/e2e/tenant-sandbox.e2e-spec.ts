@@ -20,11 +20,16 @@ jest.setTimeout(180_000);
 
 beforeAll(async () => {
   e2e = await startTestStack({
-    suite: 'tenant-sandbox', simNodes: 0, fleetPrefix: prefix,
+    suite: 'tenant-sandbox',
+    simNodes: 0,
+    fleetPrefix: prefix,
     agentEnv: { GANTRY_NODE_ID: nodeId, GANTRY_NVIDIA_SMI: '/nonexistent/nvidia-smi', GANTRY_AGENT_CONTAINER_RUNTIME: 'podman', ...container.env },
   });
   agent = e2e.stack.get('node-agent');
-  await waitFor(`${nodeId} healthy`, async () => (await e2e.admin.getNode(nodeId).catch(() => null))?.health === 'HEALTHY', { timeoutMs: 60_000, intervalMs: 200 });
+  await waitFor(`${nodeId} healthy`, async () => (await e2e.admin.getNode(nodeId).catch(() => null))?.health === 'HEALTHY', {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
 });
 
 afterAll(async () => e2e?.stack.stop());
@@ -35,11 +40,21 @@ async function user(owner = uniqueTag('team')): Promise<GantryClient> {
 
 /** Runs `script` as the client's job (sh), waits for its end, and returns its state and log. */
 async function runJob(client: GantryClient, script: string, over: object = {}): Promise<{ state: string; log: string }> {
-  const { job } = await client.createJob({ name: 'tenant', image: 'none', command: ['sh', '-c', script], resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 }, ...over });
-  const done = await waitFor(`job ${job.id} ended`, async () => {
-    const j = await client.getJob(job.id);
-    return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.state) ? j : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 100 });
+  const { job } = await client.createJob({
+    name: 'tenant',
+    image: 'none',
+    command: ['sh', '-c', script],
+    resources: { gpus: 0, cpuCores: 0, memoryMiB: 64 },
+    ...over,
+  });
+  const done = await waitFor(
+    `job ${job.id} ended`,
+    async () => {
+      const j = await client.getJob(job.id);
+      return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.state) ? j : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
   let log = '';
   for await (const chunk of client.jobLogs(job.id)) log += chunk;
   return { state: done.state, log };
@@ -58,7 +73,8 @@ describe('a job is a tenant, not its node', () => {
   it("reads no agent secret: not from /proc, not from the agent's or the control plane's files, not from its env", async () => {
     const root = e2e.root;
     const script = [
-      'cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"', 'env',
+      'cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"',
+      'env',
       `cat ${root}/.cache/secrets/* ${root}/.cache/kafka/data-*/credentials.json 2>&1`,
       `for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr "\\0" " "; echo; done`,
       'echo probe-done',
@@ -66,8 +82,13 @@ describe('a job is a tenant, not its node', () => {
     const { state, log } = await runJob(await user(), script);
     expect(state).toBe('SUCCEEDED');
     expect(log).toContain('probe-done');
-    const secrets = [e2e.adminToken, e2e.stack.secrets.nodeCredentialSecret, e2e.stack.secrets.cursorSecret, e2e.stack.secrets.commandSigningKey.split('\n')[1], ...Object.values(testEnv.kafkaCredentials?.users ?? {}).map((u) => u.password)]
-      .filter((s): s is string => typeof s === 'string' && s.length > 0);
+    const secrets = [
+      e2e.adminToken,
+      e2e.stack.secrets.nodeCredentialSecret,
+      e2e.stack.secrets.cursorSecret,
+      e2e.stack.secrets.commandSigningKey.split('\n')[1],
+      ...Object.values(testEnv.kafkaCredentials?.users ?? {}).map((u) => u.password),
+    ].filter((s): s is string => typeof s === 'string' && s.length > 0);
     expect(secrets.length).toBeGreaterThanOrEqual(4);
     for (const s of secrets) expect(log).not.toContain(s);
     expect(log).not.toMatch(/GANTRY_ENROLL_TOKEN|KAFKA_SASL_PASSWORD/);
@@ -83,7 +104,7 @@ describe('a job is a tenant, not its node', () => {
     expect((await runJob(await user(), 'echo still-here')).log).toContain('still-here');
   });
 
-  it('has its own /dev/shm and IPC namespace; a queue with hostIpc shares the host\'s', async () => {
+  it("has its own /dev/shm and IPC namespace; a queue with hostIpc shares the host's", async () => {
     const hostIpc = readlinkSync('/proc/self/ns/ipc');
     const own = await runJob(await user(), 'readlink /proc/self/ns/ipc');
     expect(own.log.trim()).not.toBe(hostIpc);
@@ -106,11 +127,14 @@ describe('what a job sends never reaches the runtime or the agent', () => {
     expect(JSON.stringify(r.body)).toMatch(message);
   });
 
-  it('a container job runs as the owner\'s uid, without capabilities, in its own IPC namespace', async () => {
+  it("a container job runs as the owner's uid, without capabilities, in its own IPC namespace", async () => {
     const hostIpc = readlinkSync('/proc/self/ns/ipc');
     const client = await user();
     const direct = await runJob(client, 'id -u');
-    const { state, log } = await runJob(client, 'id -u; readlink /proc/self/ns/ipc; grep CapEff /proc/self/status; echo MINE=$MINE', { image: container.image, env: { MINE: 'mine' } });
+    const { state, log } = await runJob(client, 'id -u; readlink /proc/self/ns/ipc; grep CapEff /proc/self/status; echo MINE=$MINE', {
+      image: container.image,
+      env: { MINE: 'mine' },
+    });
     expect(state).toBe('SUCCEEDED');
     const [uid, ipc, caps, mine] = log.trim().split('\n');
     expect(Number(uid)).toBeGreaterThan(0);

@@ -49,10 +49,18 @@ afterAll(async () => {
 
 /** Runs a short job to its end; returns the CPU-ms its attempt held, from its events (placement to end). */
 async function runJob(as: GatewayClient, cpuCores: number): Promise<{ id: string; cpuMs: number }> {
-  const created = await as.request('POST', '/v1/jobs', { name: 'usage', image: 'none', command: ['sh', '-c', 'sleep 0.3'], resources: { gpus: 0, cpuCores, memoryMiB: 64 } });
+  const created = await as.request('POST', '/v1/jobs', {
+    name: 'usage',
+    image: 'none',
+    command: ['sh', '-c', 'sleep 0.3'],
+    resources: { gpus: 0, cpuCores, memoryMiB: 64 },
+  });
   expect(created.status).toBe(201);
   const id = created.body.id as string;
-  await waitFor(`job ${id} to end`, async () => ((await as.request('GET', `/v1/jobs/${id}`)).body.state === 'SUCCEEDED' ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+  await waitFor(`job ${id} to end`, async () => ((await as.request('GET', `/v1/jobs/${id}`)).body.state === 'SUCCEEDED' ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   const events = (await as.request('GET', `/v1/jobs/${id}/events`)).body.items as Array<{ type: string; toState?: string; at: string }>;
   const at = (state: string) => Date.parse(events.find((e) => e.type === 'STATE_CHANGED' && e.toState === state)!.at);
   return { id, cpuMs: cpuCores * (at('SUCCEEDED') - at('SCHEDULED')) };
@@ -68,10 +76,24 @@ function parseCsv(text: string): string[][] {
     if (text[i] === '"') {
       i++;
       for (;;) {
-        if (text[i] === '"' && text[i + 1] === '"') { field += '"'; i += 2; } else if (text[i] === '"') { i++; break; } else field += text[i++];
+        if (text[i] === '"' && text[i + 1] === '"') {
+          field += '"';
+          i += 2;
+        } else if (text[i] === '"') {
+          i++;
+          break;
+        } else field += text[i++];
       }
-    } else if (text[i] === ',') { record.push(field); field = ''; i++; } else if (text.startsWith('\r\n', i)) {
-      record.push(field); records.push(record); record = []; field = ''; i += 2;
+    } else if (text[i] === ',') {
+      record.push(field);
+      field = '';
+      i++;
+    } else if (text.startsWith('\r\n', i)) {
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = '';
+      i += 2;
     } else field += text[i++];
   }
   expect(field).toBe(''); // the last record ended with CRLF
@@ -80,7 +102,7 @@ function parseCsv(text: string): string[][] {
 }
 
 describe('GET /v1/usage', () => {
-  it('each user sees exactly their own attempts\' time, before and after the fold; an operator sees everyone', async () => {
+  it("each user sees exactly their own attempts' time, before and after the fold; an operator sees everyone", async () => {
     const [a1, a2, b1] = [await runJob(alice, 1), await runJob(alice, 2), await runJob(bob, 3)];
     const from = new Date(hourFloor(Date.now()) - 2 * H).toISOString();
     const to = new Date(hourFloor(Date.now()) + 2 * H).toISOString();
@@ -96,16 +118,30 @@ describe('GET /v1/usage', () => {
       expect(theirs.map((r) => [r.owner, Math.round(r.cpuSeconds * 1000)])).toEqual(expect.arrayContaining([[owners.bob, b1.cpuMs]]));
       expect(theirs.every((r) => r.owner === owners.bob)).toBe(true);
       const all = (await admin.request('GET', query)).body.items as any[];
-      expect(sum(all.filter((r) => r.owner === owners.alice), 'cpuSeconds')).toBe(a1.cpuMs + a2.cpuMs);
-      expect(sum(all.filter((r) => r.owner === owners.bob), 'cpuSeconds')).toBe(b1.cpuMs);
+      expect(
+        sum(
+          all.filter((r) => r.owner === owners.alice),
+          'cpuSeconds',
+        ),
+      ).toBe(a1.cpuMs + a2.cpuMs);
+      expect(
+        sum(
+          all.filter((r) => r.owner === owners.bob),
+          'cpuSeconds',
+        ),
+      ).toBe(b1.cpuMs);
       return mine;
     };
     const before = await check();
     // The reconciler's leader folds the records into the hourly rollup; the report does not move.
-    await waitFor('the records folded', async () => {
-      const [row] = await ds.query(`SELECT count(*)::int AS n FROM usage_records WHERE job_id = ANY($1::uuid[]) AND folded`, [[a1.id, a2.id, b1.id]]);
-      return row.n === 3 ? true : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor(
+      'the records folded',
+      async () => {
+        const [row] = await ds.query(`SELECT count(*)::int AS n FROM usage_records WHERE job_id = ANY($1::uuid[]) AND folded`, [[a1.id, a2.id, b1.id]]);
+        return row.n === 3 ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     expect(await check()).toEqual(before);
   });
 
@@ -126,9 +162,11 @@ describe('GET /v1/usage', () => {
   it('gantry usage prints the same rows: csv as the gateway writes it, json, and a table in GPU-hours', () => {
     const from = new Date(hourFloor(Date.now()) - 2 * H).toISOString();
     const home = mkdtempSync(join(tmpdir(), 'gantry-usage-cli-'));
-    const gantryAs = (token: string, ...args: string[]) => spawnSync(process.execPath, [join(__dirname, '..', '..', 'apps', 'cli', 'bin', 'gantry.js'), 'usage', '--from', from, ...args], {
-      encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: home, GANTRY_URL: stack.gatewayUrl, GANTRY_TOKEN: token },
-    });
+    const gantryAs = (token: string, ...args: string[]) =>
+      spawnSync(process.execPath, [join(__dirname, '..', '..', 'apps', 'cli', 'bin', 'gantry.js'), 'usage', '--from', from, ...args], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: home, GANTRY_URL: stack.gatewayUrl, GANTRY_TOKEN: token },
+      });
     const gantry = (...args: string[]) => gantryAs(adminToken, ...args);
     return (async () => {
       // --to defaults to the next whole hour: the same range as this one.

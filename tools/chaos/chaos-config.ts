@@ -69,7 +69,10 @@ export function loadChaosConfig(ownPostgresAvailable: boolean): ChaosConfig {
     settleS: num('CHAOS_SETTLE_S', 15),
     recoveryTimeoutS: num('CHAOS_RECOVERY_TIMEOUT_S', 120),
     drainTimeoutS: num('CHAOS_DRAIN_TIMEOUT_S', 240),
-    only: (process.env.CHAOS_FAULTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    only: (process.env.CHAOS_FAULTS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     gateways: num('CHAOS_GATEWAYS', 2),
     schedulers: num('CHAOS_SCHEDULERS', 2),
     sustainableRate: num('CHAOS_SUSTAINABLE_RATE', 100),
@@ -89,7 +92,8 @@ export function loadChaosConfig(ownPostgresAvailable: boolean): ChaosConfig {
   };
   const lo = 18800 + portOffset;
   const processes = 5 + (cfg.gateways - 1) + (cfg.schedulers - 1);
-  if (cfg.basePort < lo || cfg.basePort + processes - 1 > lo + 99) throw new Error(`CHAOS_BASE_PORT must leave the ${processes} services inside ${lo}-${lo + 99} (18800-18899 moved by the port offset)`);
+  if (cfg.basePort < lo || cfg.basePort + processes - 1 > lo + 99)
+    throw new Error(`CHAOS_BASE_PORT must leave the ${processes} services inside ${lo}-${lo + 99} (18800-18899 moved by the port offset)`);
   if (cfg.gateways < 1 || cfg.schedulers < 1) throw new Error('CHAOS_GATEWAYS and CHAOS_SCHEDULERS must be at least 1');
   if (cfg.jobMaxMs < cfg.jobMinMs) throw new Error('CHAOS_JOB_MAX_MS must be at least CHAOS_JOB_MIN_MS');
   if (cfg.overloadFactor <= 1) throw new Error('CHAOS_OVERLOAD_FACTOR must be above 1: it multiplies the sustainable rate');

@@ -25,7 +25,13 @@ interface Execution {
   finalState?: string;
 }
 
-interface Report { nodeId: string; jobId: string; attempt: number; state: string; at: number }
+interface Report {
+  nodeId: string;
+  jobId: string;
+  attempt: number;
+  state: string;
+  at: number;
+}
 
 /** Every job report on the topic, read once from the beginning up to the end offsets as of the call. */
 async function readAllReports(brokers: string, security: KafkaSecurity): Promise<Report[]> {
@@ -39,22 +45,24 @@ async function readAllReports(brokers: string, security: KafkaSecurity): Promise
   await consumer.subscribe({ topic: TOPICS.jobReports, fromBeginning: true });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`job reports not read within 120 s (${pending.size} partitions left)`)), 120_000);
-    consumer.run({
-      autoCommit: false,
-      eachMessage: async ({ partition, message }) => {
-        try {
-          reports.push(JSON.parse(message.value!.toString()) as Report);
-        } catch {
-          // not a report: the dead-letter path's business, not this audit's
-        }
-        const end = pending.get(partition);
-        if (end !== undefined && Number(message.offset) + 1 >= end) pending.delete(partition);
-        if (pending.size === 0) {
-          clearTimeout(timer);
-          resolve();
-        }
-      },
-    }).catch(reject);
+    consumer
+      .run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => {
+          try {
+            reports.push(JSON.parse(message.value!.toString()) as Report);
+          } catch {
+            // not a report: the dead-letter path's business, not this audit's
+          }
+          const end = pending.get(partition);
+          if (end !== undefined && Number(message.offset) + 1 >= end) pending.delete(partition);
+          if (pending.size === 0) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      })
+      .catch(reject);
   });
   await consumer.disconnect();
   return reports;
@@ -67,7 +75,12 @@ async function readAllReports(brokers: string, security: KafkaSecurity): Promise
  * killed or stopped, or fenced itself) ended at the latest when its sleep did, or when its agent was
  * stopped, whichever came first. A report lost in a Kafka outage hides an execution, so this is a lower bound.
  */
-export async function auditExecutions(brokers: string, security: KafkaSecurity, databaseUrl: string, agentStops: number[]): Promise<{ results: InvariantResult[]; summary: Record<string, number>; finishedThenLost: string[]; lostAttempts: LostAttempt[] }> {
+export async function auditExecutions(
+  brokers: string,
+  security: KafkaSecurity,
+  databaseUrl: string,
+  agentStops: number[],
+): Promise<{ results: InvariantResult[]; summary: Record<string, number>; finishedThenLost: string[]; lostAttempts: LostAttempt[] }> {
   const reports = await readAllReports(brokers, security);
   const { durations, placed, lost } = await withDb(databaseUrl, async (c) => {
     const d = await c.query<{ id: string; ms: string }>(`SELECT id, env->>'SIM_DURATION_MS' AS ms FROM jobs`);
@@ -85,7 +98,14 @@ export async function auditExecutions(brokers: string, security: KafkaSecurity, 
     const k = `${r.jobId}#${r.attempt}#${r.nodeId}`;
     if (r.state === 'RUNNING') {
       const stop = stops.find((t) => t >= r.at) ?? Infinity;
-      const e: Execution = { jobId: r.jobId, attempt: r.attempt, nodeId: r.nodeId, start: r.at, end: Math.min(r.at + durations.get(r.jobId)!, stop), endKnown: false };
+      const e: Execution = {
+        jobId: r.jobId,
+        attempt: r.attempt,
+        nodeId: r.nodeId,
+        start: r.at,
+        end: Math.min(r.at + durations.get(r.jobId)!, stop),
+        endKnown: false,
+      };
       open.set(k, e);
       executions.push(e);
     } else {
@@ -112,30 +132,51 @@ export async function auditExecutions(brokers: string, security: KafkaSecurity, 
         const b = list[j];
         const sameGangAttempt = a.attempt === b.attempt && a.nodeId !== b.nodeId;
         if (!sameGangAttempt && a.start < b.end && b.start < a.end) {
-          twice.push(`${jobId}: attempt ${a.attempt} on ${a.nodeId} [${a.start}, ${a.end}${a.endKnown ? '' : '?'}] and attempt ${b.attempt} on ${b.nodeId} [${b.start}, ${b.end}${b.endKnown ? '' : '?'}]`);
+          twice.push(
+            `${jobId}: attempt ${a.attempt} on ${a.nodeId} [${a.start}, ${a.end}${a.endKnown ? '' : '?'}] and attempt ${b.attempt} on ${b.nodeId} [${b.start}, ${b.end}${b.endKnown ? '' : '?'}]`,
+          );
         }
       }
     }
   }
-  const unplaced = executions.filter((e) => !placed.has(`${e.jobId}#${e.attempt}#${e.nodeId}`)).map((e) => `${e.jobId} attempt ${e.attempt} ran on ${e.nodeId}`);
+  const unplaced = executions
+    .filter((e) => !placed.has(`${e.jobId}#${e.attempt}#${e.nodeId}`))
+    .map((e) => `${e.jobId} attempt ${e.attempt} ran on ${e.nodeId}`);
   // A lost attempt whose every rank had in fact finished with SUCCEEDED before the loss was declared:
   // the work was done, its report was late or missed, and the job ran again (in sequence, not at once).
   const finishedThenLost: string[] = [];
   for (const l of lost) {
     const ranks = (byJob.get(l.job_id) ?? []).filter((e) => e.attempt === l.attempt);
     if (ranks.length > 0 && ranks.every((e) => e.finalState === 'SUCCEEDED' && e.end <= l.at.getTime())) {
-      finishedThenLost.push(`${l.job_id} attempt ${l.attempt}: SUCCEEDED at ${Math.max(...ranks.map((e) => e.end))}, declared ${l.reason} at ${l.at.getTime()}`);
+      finishedThenLost.push(
+        `${l.job_id} attempt ${l.attempt}: SUCCEEDED at ${Math.max(...ranks.map((e) => e.end))}, declared ${l.reason} at ${l.at.getTime()}`,
+      );
     }
   }
   // Every lost attempt as its agent told it: when it started, how it ended (if it said), when the loss was declared.
   const lostAttempts: LostAttempt[] = lost.map((l) => {
     const ranks = (byJob.get(l.job_id) ?? []).filter((e) => e.attempt === l.attempt);
     return {
-      jobId: l.job_id, attempt: l.attempt, reason: l.reason, lostAt: l.at.toISOString(),
-      ranks: ranks.map((e) => ({ nodeId: e.nodeId, startedAt: new Date(e.start).toISOString(), end: e.endKnown ? `${e.finalState} ${new Date(e.end).toISOString()}` : 'no final report', startMs: e.start, endKnown: e.endKnown })),
+      jobId: l.job_id,
+      attempt: l.attempt,
+      reason: l.reason,
+      lostAt: l.at.toISOString(),
+      ranks: ranks.map((e) => ({
+        nodeId: e.nodeId,
+        startedAt: new Date(e.start).toISOString(),
+        end: e.endKnown ? `${e.finalState} ${new Date(e.end).toISOString()}` : 'no final report',
+        startMs: e.start,
+        endKnown: e.endKnown,
+      })),
     };
   });
-  const mk = (name: string, bad: string[], detail: string): InvariantResult => ({ name, ok: bad.length === 0, violations: bad.length, detail, examples: bad.slice(0, 10) });
+  const mk = (name: string, bad: string[], detail: string): InvariantResult => ({
+    name,
+    ok: bad.length === 0,
+    violations: bad.length,
+    detail,
+    examples: bad.slice(0, 10),
+  });
   const summary = {
     reports: reports.length,
     executions: executions.length,
@@ -153,7 +194,11 @@ export async function auditExecutions(brokers: string, security: KafkaSecurity, 
     finishedThenLost: finishedThenLost.slice(0, 20),
     lostAttempts,
     results: [
-      mk('no job ran twice (agents\' reports)', twice, `${executions.length} executions from ${reports.length} reports; ${summary.withoutFinalReport} without a final report (end bounded)`),
+      mk(
+        "no job ran twice (agents' reports)",
+        twice,
+        `${executions.length} executions from ${reports.length} reports; ${summary.withoutFinalReport} without a final report (end bounded)`,
+      ),
       mk('ran only where placed', unplaced, 'every (job, attempt, node) that reported RUNNING was placed there'),
     ],
     summary,

@@ -174,7 +174,12 @@ function poison(broker: LocalKafkaBroker, gatewayUrl: string, adminToken: string
       const credentials = broker.credentials();
       return {
         poisoned: await sendPoison({
-          brokers: broker.brokers, admin: kafkaSecurityFor(credentials, 'admin'), agent: kafkaSecurityFor(credentials, 'fleet'), gatewayUrl, adminToken, databaseUrl,
+          brokers: broker.brokers,
+          admin: kafkaSecurityFor(credentials, 'admin'),
+          agent: kafkaSecurityFor(credentials, 'fleet'),
+          gatewayUrl,
+          adminToken,
+          databaseUrl,
         }),
       };
     },

@@ -49,7 +49,9 @@ export class HostileTenant {
     chmodSync(smi, 0o755);
     this.agent = o.stack.extra('tenant-agent', 'node-agent', {
       ...fleetAgentEnv({ nodes: 0, prefix: 'chaos-tenant', executor: 'process', workDir: join(o.workDir, 'agent') }),
-      GANTRY_NODE_ID: 'chaos-tenant-00000', GANTRY_NVIDIA_SMI: smi, GANTRY_AGENT_CONTAINER_RUNTIME: 'none',
+      GANTRY_NODE_ID: 'chaos-tenant-00000',
+      GANTRY_NVIDIA_SMI: smi,
+      GANTRY_AGENT_CONTAINER_RUNTIME: 'none',
     });
   }
 
@@ -62,14 +64,24 @@ export class HostileTenant {
     await this.agent.ready(120_000);
     const admin = new GantryClient({ baseUrl: this.o.gatewayUrl, token: this.o.adminToken });
     this.client = new GantryClient({ baseUrl: this.o.gatewayUrl, token: (await admin.createToken(TENANT_OWNER, 'user')).token });
-    await waitFor(`${this.nodeId} registered`, async () => (await admin.getNode(this.nodeId).catch(() => null))?.health === 'HEALTHY', { timeoutMs: 60_000, intervalMs: 500 });
+    await waitFor(`${this.nodeId} registered`, async () => (await admin.getNode(this.nodeId).catch(() => null))?.health === 'HEALTHY', {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    });
     const scripts = hostileScripts(this.o.root);
     this.timer = setInterval(() => {
       const script = scripts[this.sent++ % scripts.length];
       this.client!.createJob({
-        name: `hostile-${this.sent}`, image: 'none', command: ['sh', '-c', script], maxRetries: 0, labels: { chaos: 'hostile' },
+        name: `hostile-${this.sent}`,
+        image: 'none',
+        command: ['sh', '-c', script],
+        maxRetries: 0,
+        labels: { chaos: 'hostile' },
         resources: { gpus: 1, gpuModel: TENANT_GPU_MODEL, cpuCores: 1, memoryMiB: 256 },
-      }).then(({ job }) => this.jobIds.push(job.id), (e: Error) => this.refused.push(e.message));
+      }).then(
+        ({ job }) => this.jobIds.push(job.id),
+        (e: Error) => this.refused.push(e.message),
+      );
     }, this.o.intervalMs);
   }
 
@@ -95,10 +107,20 @@ export class HostileTenant {
       const found = secrets.filter((s) => log.includes(s));
       if (found.length) leaked.push(`${id}: ${found.length} secret(s) in its log`);
     }
-    const mk = (name: string, bad: string[], detail: string): InvariantResult => ({ name, ok: bad.length === 0, violations: bad.length, detail, examples: bad.slice(0, 10) });
+    const mk = (name: string, bad: string[], detail: string): InvariantResult => ({
+      name,
+      ok: bad.length === 0,
+      violations: bad.length,
+      detail,
+      examples: bad.slice(0, 10),
+    });
     const agentCrashes = crashes.filter((c) => c.service === this.agent.opts.name).map((c) => `${c.service} exited on its own`);
     return [
-      mk('hostile tenant read no secret', [...leaked, ...(ran === 0 ? ['no hostile job ran'] : [])], `${this.jobIds.length} hostile jobs submitted (${this.refused.length} refused), ${ran} ran; ${secrets.length} secrets looked for in their logs`),
+      mk(
+        'hostile tenant read no secret',
+        [...leaked, ...(ran === 0 ? ['no hostile job ran'] : [])],
+        `${this.jobIds.length} hostile jobs submitted (${this.refused.length} refused), ${ran} ran; ${secrets.length} secrets looked for in their logs`,
+      ),
       mk('hostile tenant ran unprivileged', privileged, `every hostile job that ran said its uid; none may be 0`),
       mk('the agent outlived its hostile tenant', agentCrashes, `${this.agent.opts.name} on ${this.nodeId}: forks, /dev/shm filled, kill -9 -1 from its jobs`),
     ];

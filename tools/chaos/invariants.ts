@@ -16,7 +16,11 @@ export interface InvariantResult {
 }
 
 const result = (name: string, bad: string[], detail: string): InvariantResult => ({
-  name, ok: bad.length === 0, violations: bad.length, detail, examples: bad.slice(0, 10),
+  name,
+  ok: bad.length === 0,
+  violations: bad.length,
+  detail,
+  examples: bad.slice(0, 10),
 });
 
 /**
@@ -27,9 +31,13 @@ async function acceptedJobsExistOnce(c: Client, records: SubmitRecord[], owner: 
   const accepted = records.filter((r) => r.jobId);
   const unknownKeys = new Set(records.filter((r) => !r.jobId).map((r) => r.key));
   const { rows: jobs } = await c.query<{ id: string; key: string | null }>(
-    `SELECT j.id, k.key FROM jobs j LEFT JOIN idempotency_keys k ON k.job_id = j.id AND k.owner = $1 WHERE j.owner = $1`, [owner],
+    `SELECT j.id, k.key FROM jobs j LEFT JOIN idempotency_keys k ON k.job_id = j.id AND k.owner = $1 WHERE j.owner = $1`,
+    [owner],
   );
-  const { rows: strangers } = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE owner <> $1 AND NOT owner = ANY($2::text[])`, [owner, others]);
+  const { rows: strangers } = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE owner <> $1 AND NOT owner = ANY($2::text[])`, [
+    owner,
+    others,
+  ]);
   const byId = new Map(jobs.map((j) => [j.id, j.key]));
   const missing = accepted.filter((r) => !byId.has(r.jobId!)).map((r) => `${r.jobId} (key ${r.key}, answered ${r.status})`);
   const wrongKey = accepted.filter((r) => byId.has(r.jobId!) && byId.get(r.jobId!) !== r.key).map((r) => `${r.jobId}: key ${r.key}, db ${byId.get(r.jobId!)}`);
@@ -39,9 +47,16 @@ async function acceptedJobsExistOnce(c: Client, records: SubmitRecord[], owner: 
   const createdUnanswered = jobs.filter((j) => !acceptedIds.has(j.id) && j.key && unknownKeys.has(j.key)).length;
   return [
     result('accepted jobs exist', missing, `${accepted.length} accepted, ${missing.length} missing from the database`),
-    result('one job per idempotency key', [...wrongKey, ...(dupIds ? [`${dupIds} answers named a job another key had`] : [])],
-      `${jobs.length} jobs in the database for ${acceptedIds.size} accepted ids; ${createdUnanswered} created whose answer the client never got (allowed)`),
-    result('no job nobody submitted', [...unasked, ...(strangers[0].n ? [`${strangers[0].n} jobs of another owner`] : [])], `${unasked.length} jobs without an accepted or unanswered create`),
+    result(
+      'one job per idempotency key',
+      [...wrongKey, ...(dupIds ? [`${dupIds} answers named a job another key had`] : [])],
+      `${jobs.length} jobs in the database for ${acceptedIds.size} accepted ids; ${createdUnanswered} created whose answer the client never got (allowed)`,
+    ),
+    result(
+      'no job nobody submitted',
+      [...unasked, ...(strangers[0].n ? [`${strangers[0].n} jobs of another owner`] : [])],
+      `${unasked.length} jobs without an accepted or unanswered create`,
+    ),
   ];
 }
 
@@ -67,7 +82,8 @@ async function statesAndHistories(c: Client): Promise<InvariantResult[]> {
     if (j.state === 'CANCELLED' && !j.cancel_requested) unexpectedCancel.push(`${j.id} (${j.reason})`);
     const list = byJob.get(j.id) ?? [];
     const why: string[] = [];
-    if (list.length !== j.last_event_seq || list.some((e, i) => e.seq !== i + 1)) why.push(`seqs ${list.map((e) => e.seq).join(',')} vs last ${j.last_event_seq}`);
+    if (list.length !== j.last_event_seq || list.some((e, i) => e.seq !== i + 1))
+      why.push(`seqs ${list.map((e) => e.seq).join(',')} vs last ${j.last_event_seq}`);
     if (list[0]?.type !== 'CREATED') why.push('first event is not CREATED');
     let state: JobState = 'QUEUED';
     for (const e of list.filter((x) => x.type === 'STATE_CHANGED')) {
@@ -84,7 +100,13 @@ async function statesAndHistories(c: Client): Promise<InvariantResult[]> {
     byState[k] = (byState[k] ?? 0) + 1;
   }
   return [
-    result('every job terminal (none stuck)', stuck, Object.entries(byState).map(([k, v]) => `${k}: ${v}`).join(', ')),
+    result(
+      'every job terminal (none stuck)',
+      stuck,
+      Object.entries(byState)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', '),
+    ),
     result('history matches state', badHistory, `${jobs.length} jobs, ${events.length} events: seqs 1..n without gaps, legal transitions, last one = row`),
     result('no cancel nobody asked for', unexpectedCancel, `${unexpectedCancel.length} CANCELLED without a cancel request`),
   ];
@@ -121,15 +143,31 @@ async function placements(c: Client): Promise<InvariantResult[]> {
     `SELECT count(DISTINCT (job_id, attempt))::int AS n, count(DISTINCT job_id)::int AS jobs, count(DISTINCT job_id) FILTER (WHERE attempt > 1)::int AS retried FROM attempt_nodes`,
   );
   return [
-    result('one placement per attempt', [
-      ...malformed.rows.map((r) => `${r.job_id} attempt ${r.attempt}: ${r.ranks} ranks for ${r.nodes} nodes (current attempt ${r.current})`),
-      ...missingAttempts.rows.map((r) => `${r.id}: attempt ${r.attempt} but ${r.placed} placed attempts`),
-    ], `${attempts[0].n} attempts of ${attempts[0].jobs} jobs (${attempts[0].retried} jobs placed more than once); ranks 0..n-1 on n distinct nodes`),
-    result('no two live attempts of a job', overlapping.rows.map((r) => `${r.job_id}: attempt ${r.a} released ${r.released?.toISOString() ?? 'never'}, attempt ${r.b} placed ${r.placed.toISOString()}`),
-      'every earlier attempt fully released before the next was placed'),
-    result('nothing held at rest', liveAtRest.rows.map((r) => `${r.job_id} attempt ${r.attempt} on ${r.node_id} rank ${r.state}, job ${r.job_state} attempt ${r.current}`),
-      'no unreleased rank of a finished job or a past attempt'),
-    result('SUCCEEDED means every rank succeeded', notSucceeded.rows.map((r) => `${r.id}: ranks ${r.states.join(',')}`), 'current attempt of each SUCCEEDED job'),
+    result(
+      'one placement per attempt',
+      [
+        ...malformed.rows.map((r) => `${r.job_id} attempt ${r.attempt}: ${r.ranks} ranks for ${r.nodes} nodes (current attempt ${r.current})`),
+        ...missingAttempts.rows.map((r) => `${r.id}: attempt ${r.attempt} but ${r.placed} placed attempts`),
+      ],
+      `${attempts[0].n} attempts of ${attempts[0].jobs} jobs (${attempts[0].retried} jobs placed more than once); ranks 0..n-1 on n distinct nodes`,
+    ),
+    result(
+      'no two live attempts of a job',
+      overlapping.rows.map(
+        (r) => `${r.job_id}: attempt ${r.a} released ${r.released?.toISOString() ?? 'never'}, attempt ${r.b} placed ${r.placed.toISOString()}`,
+      ),
+      'every earlier attempt fully released before the next was placed',
+    ),
+    result(
+      'nothing held at rest',
+      liveAtRest.rows.map((r) => `${r.job_id} attempt ${r.attempt} on ${r.node_id} rank ${r.state}, job ${r.job_state} attempt ${r.current}`),
+      'no unreleased rank of a finished job or a past attempt',
+    ),
+    result(
+      'SUCCEEDED means every rank succeeded',
+      notSucceeded.rows.map((r) => `${r.id}: ranks ${r.states.join(',')}`),
+      'current attempt of each SUCCEEDED job',
+    ),
   ];
 }
 
@@ -145,18 +183,26 @@ async function accounting(c: Client): Promise<InvariantResult> {
   const { rows: n } = await c.query<{ n: number; live: number }>(
     `SELECT (SELECT count(*)::int FROM nodes) AS n, (SELECT count(*)::int FROM attempt_nodes WHERE released_at IS NULL) AS live`,
   );
-  return result('node accounting = live ranks', rows.map((r) => `${r.id}: gpus ${r.gpus_allocated}/${r.g} cpu ${r.cpu_allocated}/${r.cpu} mem ${r.memory_allocated}/${r.mem} (column/sum)`),
-    `${n[0].n} nodes, ${n[0].live} live ranks; GPUs, cores and memory compared`);
+  return result(
+    'node accounting = live ranks',
+    rows.map((r) => `${r.id}: gpus ${r.gpus_allocated}/${r.g} cpu ${r.cpu_allocated}/${r.cpu} mem ${r.memory_allocated}/${r.mem} (column/sum)`),
+    `${n[0].n} nodes, ${n[0].live} live ranks; GPUs, cores and memory compared`,
+  );
 }
 
 /** 5. Nothing the poison fault forged was applied: no job ended with its exit code or reason, no forged node was registered. */
 async function noForgeryApplied(c: Client): Promise<InvariantResult> {
   const { rows: jobs } = await c.query<{ id: string }>(
     `SELECT DISTINCT j.id FROM jobs j LEFT JOIN job_events e ON e.job_id = j.id
-     WHERE j.exit_code = $1 OR j.reason = $2 OR e.reason LIKE '%' || $2 || '%'`, [FORGED_EXIT_CODE, FORGED_REASON],
+     WHERE j.exit_code = $1 OR j.reason = $2 OR e.reason LIKE '%' || $2 || '%'`,
+    [FORGED_EXIT_CODE, FORGED_REASON],
   );
   const { rows: nodes } = await c.query<{ id: string }>(`SELECT id FROM nodes WHERE id LIKE $1`, [`${FORGED_NODE_PREFIX}%`]);
-  return result('no forged message applied', [...jobs.map((j) => `job ${j.id}`), ...nodes.map((n) => `node ${n.id}`)], 'forged reports, commands and beats (the poison fault) changed no job and registered no node');
+  return result(
+    'no forged message applied',
+    [...jobs.map((j) => `job ${j.id}`), ...nodes.map((n) => `node ${n.id}`)],
+    'forged reports, commands and beats (the poison fault) changed no job and registered no node',
+  );
 }
 
 const isRefusal = (status: number | null) => status === 429 || status === 503;
@@ -165,9 +211,13 @@ const isAccepted = (status: number | null) => status !== null && status >= 200 &
 /** The overload fault's creates as the load's records, so that the job checks above cover them too. */
 function asSubmitRecords(overload: OverloadRecord[]): SubmitRecord[] {
   return overload.map((r) => ({
-    key: r.key, nodes: 1, startedAt: r.dueAtMs, endedAt: r.dueAtMs + (r.latencyMs ?? 0),
+    key: r.key,
+    nodes: 1,
+    startedAt: r.dueAtMs,
+    endedAt: r.dueAtMs + (r.latencyMs ?? 0),
     outcome: isAccepted(r.status) ? 'accepted' : r.status !== null && r.status < 500 && !isRefusal(r.status) ? 'rejected' : 'failed',
-    ...(r.jobId && isAccepted(r.status) ? { jobId: r.jobId } : {}), ...(r.status !== null ? { status: r.status } : {}),
+    ...(r.jobId && isAccepted(r.status) ? { jobId: r.jobId } : {}),
+    ...(r.status !== null ? { status: r.status } : {}),
   }));
 }
 
@@ -175,19 +225,38 @@ function asSubmitRecords(overload: OverloadRecord[]): SubmitRecord[] {
 async function overloadRefusals(c: Client, overload: OverloadRecord[], owner: string): Promise<InvariantResult[]> {
   const bad = overload.filter((r) => !isAccepted(r.status) && !isRefusal(r.status)).map((r) => `${r.key}: ${r.status ?? `no answer (${r.failure})`}`);
   const refused = overload.filter((r) => isRefusal(r.status)).map((r) => r.key);
-  const { rows } = await c.query<{ key: string; job_id: string }>(`SELECT key, job_id FROM idempotency_keys WHERE owner = $1 AND key = ANY($2::text[])`, [owner, refused]);
+  const { rows } = await c.query<{ key: string; job_id: string }>(`SELECT key, job_id FROM idempotency_keys WHERE owner = $1 AND key = ANY($2::text[])`, [
+    owner,
+    refused,
+  ]);
   const counts: Record<string, number> = {};
   for (const r of overload) {
     const k = r.status === null ? `no answer ${r.failure}` : String(r.status);
     counts[k] = (counts[k] ?? 0) + 1;
   }
   return [
-    result('overload: excess refused with 429/503', bad, `${overload.length} creates offered: ${Object.entries(counts).map(([k, v]) => `${k}: ${v}`).join(', ')}`),
-    result('overload: a refused create created nothing', rows.map((r) => `${r.key} -> job ${r.job_id}`), `${refused.length} refused creates, none with a job under its key`),
+    result(
+      'overload: excess refused with 429/503',
+      bad,
+      `${overload.length} creates offered: ${Object.entries(counts)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')}`,
+    ),
+    result(
+      'overload: a refused create created nothing',
+      rows.map((r) => `${r.key} -> job ${r.job_id}`),
+      `${refused.length} refused creates, none with a job under its key`,
+    ),
   ];
 }
 
-export async function checkInvariants(databaseUrl: string, loadRecords: SubmitRecord[], owner: string, overload: OverloadRecord[] = [], otherOwners: string[] = []): Promise<InvariantResult[]> {
+export async function checkInvariants(
+  databaseUrl: string,
+  loadRecords: SubmitRecord[],
+  owner: string,
+  overload: OverloadRecord[] = [],
+  otherOwners: string[] = [],
+): Promise<InvariantResult[]> {
   const records = [...loadRecords, ...asSubmitRecords(overload)];
   return withDb(databaseUrl, async (c) => [
     ...(await acceptedJobsExistOnce(c, records, owner, otherOwners)),

@@ -7,7 +7,13 @@ import type { JobSpec } from '@gantry/client';
  */
 export function nextJob(i: number, opts: { minMs: number; maxMs: number; maxRetries: number }, random = Math.random): JobSpec {
   const durationMs = Math.round(opts.minMs + random() * (opts.maxMs - opts.minMs));
-  const base = { image: 'none', command: ['sleep', (durationMs / 1000).toFixed(3)], env: { SIM_DURATION_MS: String(durationMs) }, maxRetries: opts.maxRetries, labels: { chaos: 'load' } };
+  const base = {
+    image: 'none',
+    command: ['sleep', (durationMs / 1000).toFixed(3)],
+    env: { SIM_DURATION_MS: String(durationMs) },
+    maxRetries: opts.maxRetries,
+    labels: { chaos: 'load' },
+  };
   const pick = random();
   if (pick < 0.1) {
     // A gang: all ranks placed together or not at all, on whole GPU nodes.

@@ -31,7 +31,8 @@ export interface OverloadSummary {
   maxSendLagMs: number;
 }
 
-const quantile = (sorted: number[], q: number): number | null => (sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]) : null);
+const quantile = (sorted: number[], q: number): number | null =>
+  sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]) : null;
 
 /**
  * The overload fault's client: `rate` creates/s (a multiple of the sustainable rate), open-loop,
@@ -55,13 +56,29 @@ export class Overload {
   async run(): Promise<OverloadSummary> {
     const o = this.opts;
     const n = o.gatewayUrls.length;
-    const body = JSON.stringify({ name: 'chaos-overload', image: 'none', command: ['sleep'], env: { SIM_DURATION_MS: '200' }, maxRetries: o.maxRetries, labels: { chaos: 'overload' }, resources: { gpus: 0, cpuCores: 1, memoryMiB: 256 } });
+    const body = JSON.stringify({
+      name: 'chaos-overload',
+      image: 'none',
+      command: ['sleep'],
+      env: { SIM_DURATION_MS: '200' },
+      maxRetries: o.maxRetries,
+      labels: { chaos: 'overload' },
+      resources: { gpus: 0, cpuCores: 1, memoryMiB: 256 },
+    });
     const keyOf = (g: number, i: number) => `${o.keyPrefix}-${g}-${i}`;
-    const results: OpenLoopResult[] = await Promise.all(o.gatewayUrls.map((baseUrl, g) =>
-      runOpenLoop({ baseUrl, token: o.token, body: () => body, idempotencyKey: (i) => keyOf(g, i) }, { rate: o.rate / n, durationS: o.durationS, maxSockets: 512, timeoutMs: 10_000 })));
+    const results: OpenLoopResult[] = await Promise.all(
+      o.gatewayUrls.map((baseUrl, g) =>
+        runOpenLoop(
+          { baseUrl, token: o.token, body: () => body, idempotencyKey: (i) => keyOf(g, i) },
+          { rate: o.rate / n, durationS: o.durationS, maxSockets: 512, timeoutMs: 10_000 },
+        ),
+      ),
+    );
     results.forEach((r, g) => {
-      for (const s of r.samples) this.records.push({ key: keyOf(g, s.index), gateway: g, dueAtMs: s.dueAtMs, status: s.status, latencyMs: Math.round(s.latencyMs), jobId: s.jobId });
-      for (const f of r.failures) this.records.push({ key: keyOf(g, f.index), gateway: g, dueAtMs: f.dueAtMs, status: null, latencyMs: null, jobId: null, failure: f.kind });
+      for (const s of r.samples)
+        this.records.push({ key: keyOf(g, s.index), gateway: g, dueAtMs: s.dueAtMs, status: s.status, latencyMs: Math.round(s.latencyMs), jobId: s.jobId });
+      for (const f of r.failures)
+        this.records.push({ key: keyOf(g, f.index), gateway: g, dueAtMs: f.dueAtMs, status: null, latencyMs: null, jobId: null, failure: f.kind });
     });
     const byStatus: Record<string, number> = {};
     const noAnswer: Record<string, number> = {};
@@ -69,8 +86,14 @@ export class Overload {
       if (r.status === null) noAnswer[r.failure ?? '?'] = (noAnswer[r.failure ?? '?'] ?? 0) + 1;
       else byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
     }
-    const accepted = this.records.filter((r) => r.status !== null && r.status >= 200 && r.status < 300).map((r) => r.latencyMs!).sort((a, b) => a - b);
-    const refused = this.records.filter((r) => r.status === 429 || r.status === 503).map((r) => r.latencyMs!).sort((a, b) => a - b);
+    const accepted = this.records
+      .filter((r) => r.status !== null && r.status >= 200 && r.status < 300)
+      .map((r) => r.latencyMs!)
+      .sort((a, b) => a - b);
+    const refused = this.records
+      .filter((r) => r.status === 429 || r.status === 503)
+      .map((r) => r.latencyMs!)
+      .sort((a, b) => a - b);
     return {
       offeredPerS: o.rate,
       durationS: o.durationS,

@@ -11,7 +11,10 @@ import { portOpen, runCommand } from '@gantry/stack';
 export class OwnPostgres {
   private dir: string | null = null;
 
-  constructor(private readonly bin: string, readonly port: number) {}
+  constructor(
+    private readonly bin: string,
+    readonly port: number,
+  ) {}
 
   static available(bin: string): boolean {
     return existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'pg_ctl'));

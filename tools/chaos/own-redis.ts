@@ -10,7 +10,10 @@ import { portOpen, waitFor } from '@gantry/stack';
 export class OwnRedis {
   private child: ChildProcess | null = null;
 
-  constructor(readonly port: number, private readonly logDir: string) {}
+  constructor(
+    readonly port: number,
+    private readonly logDir: string,
+  ) {}
 
   get pid(): number | undefined {
     return this.child?.pid;
@@ -19,13 +22,19 @@ export class OwnRedis {
   async start(): Promise<void> {
     if (await portOpen(this.port)) throw new Error(`something already listens on ${this.port}: set CHAOS_REDIS_PORT (or a port offset) to a free port`);
     const log = openSync(join(this.logDir, `redis-${this.port}.log`), 'a');
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', log, log] });
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
+      stdio: ['ignore', log, log],
+    });
     closeSync(log);
     const child = this.child;
-    await waitFor(`redis-server on ${this.port}`, async () => {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode} (log ${this.logDir}/redis-${this.port}.log)`);
-      return portOpen(this.port);
-    }, { timeoutMs: 20_000, intervalMs: 50 });
+    await waitFor(
+      `redis-server on ${this.port}`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode} (log ${this.logDir}/redis-${this.port}.log)`);
+        return portOpen(this.port);
+      },
+      { timeoutMs: 20_000, intervalMs: 50 },
+    );
   }
 
   /** SIGTERM (Redis shuts down; with nothing saved it comes back empty), until the process is gone. */

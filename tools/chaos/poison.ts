@@ -1,6 +1,15 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { TOPICS } from '@gantry/contracts';
-import { CommandSigner, KafkaSecurity, NODE_ID_HEADER, OutgoingMessage, SIGNATURE_HEADER, createKafka, nodeSigningKey, signNodeMessage } from '@gantry/messaging';
+import {
+  CommandSigner,
+  KafkaSecurity,
+  NODE_ID_HEADER,
+  OutgoingMessage,
+  SIGNATURE_HEADER,
+  createKafka,
+  nodeSigningKey,
+  signNodeMessage,
+} from '@gantry/messaging';
 import { withDb } from '@gantry/stack';
 
 /** Marks what the poison fault forges, so that the invariants can tell whether any of it was applied. */
@@ -29,12 +38,16 @@ export interface PoisonTargets {
 export async function sendPoison(t: PoisonTargets): Promise<Record<string, number>> {
   // One real enrolled node of the poisoner's own: its signatures are valid, its claims are not.
   const res = await fetch(`${t.gatewayUrl}/v1/nodes/enrollments`, {
-    method: 'POST', headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ nodeIds: ['chaos-poisoner'] }),
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ nodeIds: ['chaos-poisoner'] }),
   });
   if (res.status !== 201) throw new Error(`poison: enrollment refused: ${res.status}`);
   const poisonerKey = nodeSigningKey(((await res.json()) as { items: Array<{ credential: string }> }).items[0].credential);
-  const running = await withDb(t.databaseUrl, async (c) =>
-    (await c.query<{ id: string; attempt: number; node: string }>(`SELECT id, attempt, node_ids[1] AS node FROM jobs WHERE state = 'RUNNING' LIMIT 20`)).rows,
+  const running = await withDb(
+    t.databaseUrl,
+    async (c) =>
+      (await c.query<{ id: string; attempt: number; node: string }>(`SELECT id, attempt, node_ids[1] AS node FROM jobs WHERE state = 'RUNNING' LIMIT 20`)).rows,
   );
   const signedBy = (key: ReturnType<typeof nodeSigningKey>, nodeId: string, body: unknown, keyFor = nodeId): OutgoingMessage => {
     const value = JSON.stringify(body);
@@ -42,16 +55,38 @@ export async function sendPoison(t: PoisonTargets): Promise<Record<string, numbe
   };
   const wrongKey = nodeSigningKey('not-the-credential-of-anyone');
   const beat = (nodeId: string, over: object = {}) => ({
-    nodeId, bootId: 'chaos', seq: 1, sentAt: Date.now(), zone: 'chaos', rack: 'chaos',
-    gpus: [{ index: 0, model: 'H100', memoryMiB: 80, memoryUsedMiB: 0, utilization: 0, healthy: true }], cpu: { cores: 1, utilization: 0 }, memory: { totalMiB: 1, usedMiB: 0 }, running: [], ...over,
+    nodeId,
+    bootId: 'chaos',
+    seq: 1,
+    sentAt: Date.now(),
+    zone: 'chaos',
+    rack: 'chaos',
+    gpus: [{ index: 0, model: 'H100', memoryMiB: 80, memoryUsedMiB: 0, utilization: 0, healthy: true }],
+    cpu: { cores: 1, utilization: 0 },
+    memory: { totalMiB: 1, usedMiB: 0 },
+    running: [],
+    ...over,
   });
-  const forgedReport = (j: { id: string; attempt: number; node: string }) => ({ nodeId: j.node, jobId: j.id, attempt: j.attempt, state: 'SUCCEEDED', exitCode: FORGED_EXIT_CODE, reason: FORGED_REASON, at: Date.now() });
+  const forgedReport = (j: { id: string; attempt: number; node: string }) => ({
+    nodeId: j.node,
+    jobId: j.id,
+    attempt: j.attempt,
+    state: 'SUCCEEDED',
+    exitCode: FORGED_EXIT_CODE,
+    reason: FORGED_REASON,
+    at: Date.now(),
+  });
   const forger = new CommandSigner(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
   const forgedCommand = (body: { nodeId: string }, sign: boolean): OutgoingMessage => {
     const value = JSON.stringify(body);
     return { key: body.nodeId, value, headers: sign ? { [SIGNATURE_HEADER]: forger.sign(value) } : {} };
   };
-  const garbage: OutgoingMessage[] = [{ key: 'x', value: '{not json' }, { key: null, value: '' }, { key: 'x', value: '"a string"' }, { key: 'x', value: Buffer.from([0xff, 0xfe, 0x00]) }];
+  const garbage: OutgoingMessage[] = [
+    { key: 'x', value: '{not json' },
+    { key: null, value: '' },
+    { key: 'x', value: '"a string"' },
+    { key: 'x', value: Buffer.from([0xff, 0xfe, 0x00]) },
+  ];
 
   const byTopic: Record<string, OutgoingMessage[]> = {
     [TOPICS.heartbeats]: [
@@ -60,7 +95,11 @@ export async function sendPoison(t: PoisonTargets): Promise<Record<string, numbe
       signedBy(wrongKey, `${FORGED_NODE_PREFIX}-2`, beat(`${FORGED_NODE_PREFIX}-2`)),
       signedBy(poisonerKey, 'chaos-poisoner', beat('chaos-poisoner', { sentAt: Date.now() + 3_600_000 })),
       signedBy(poisonerKey, 'chaos-poisoner', beat('chaos-poisoner', { zone: 'nul\u0000zone' })),
-      signedBy(poisonerKey, 'chaos-poisoner', beat('chaos-poisoner', { running: Array.from({ length: 1024 }, (_, i) => ({ jobId: 'x'.repeat(60) + i, attempt: 1 })), rack: 'r'.repeat(64) })),
+      signedBy(
+        poisonerKey,
+        'chaos-poisoner',
+        beat('chaos-poisoner', { running: Array.from({ length: 1024 }, (_, i) => ({ jobId: 'x'.repeat(60) + i, attempt: 1 })), rack: 'r'.repeat(64) }),
+      ),
       ...garbage,
     ],
     [TOPICS.jobReports]: [
@@ -70,8 +109,18 @@ export async function sendPoison(t: PoisonTargets): Promise<Record<string, numbe
       ...garbage,
     ],
     [TOPICS.agentCommands]: [
-      ...running.map((j) => forgedCommand({ type: 'KILL', nodeId: j.node, jobId: j.id, attempt: j.attempt, issuedAt: Date.now(), reason: FORGED_REASON } as { nodeId: string }, true)),
-      ...running.map((j) => forgedCommand({ type: 'KILL', nodeId: j.node, jobId: j.id, attempt: j.attempt, issuedAt: Date.now(), reason: FORGED_REASON } as { nodeId: string }, false)),
+      ...running.map((j) =>
+        forgedCommand(
+          { type: 'KILL', nodeId: j.node, jobId: j.id, attempt: j.attempt, issuedAt: Date.now(), reason: FORGED_REASON } as { nodeId: string },
+          true,
+        ),
+      ),
+      ...running.map((j) =>
+        forgedCommand(
+          { type: 'KILL', nodeId: j.node, jobId: j.id, attempt: j.attempt, issuedAt: Date.now(), reason: FORGED_REASON } as { nodeId: string },
+          false,
+        ),
+      ),
       ...garbage,
     ],
     [TOPICS.jobLifecycle]: garbage,

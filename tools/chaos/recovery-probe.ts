@@ -76,7 +76,7 @@ export async function measureRecovery(t0: number, services: ServiceProcess[], da
       'a job submitted after readiness running',
       async () => {
         flowingAt ??= await firstTransitionSince(databaseUrl, readyAt!);
-        return flowingAt === null ? undefined : (await firstRunningSince(databaseUrl, readyAt!)) ?? undefined;
+        return flowingAt === null ? undefined : ((await firstRunningSince(databaseUrl, readyAt!)) ?? undefined);
       },
       { timeoutMs: Math.max(1, deadline - Date.now()), intervalMs: 250 },
     );
@@ -97,7 +97,9 @@ export async function waitSteady(services: ServiceProcess[], databaseUrl: string
       async () => {
         if ((await notReadyServices(services)).length) return false;
         return withDb(databaseUrl, async (c) => {
-          const { rows } = await c.query(`SELECT count(*)::int AS n FROM jobs WHERE state = 'QUEUED' AND created_at < now() - make_interval(secs => $1)`, [maxQueuedMs / 1000]);
+          const { rows } = await c.query(`SELECT count(*)::int AS n FROM jobs WHERE state = 'QUEUED' AND created_at < now() - make_interval(secs => $1)`, [
+            maxQueuedMs / 1000,
+          ]);
           return rows[0].n === 0;
         });
       },

@@ -35,7 +35,19 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { GantryClient } from '@gantry/client';
-import { LocalKafkaBroker, PgbenchResult, Stack, fleetStack, flushRedisDb, kafkaSecurityFor, killRunningCommands, recreateDatabase, runPgbench, waitFor, withDb } from '@gantry/stack';
+import {
+  LocalKafkaBroker,
+  PgbenchResult,
+  Stack,
+  fleetStack,
+  flushRedisDb,
+  kafkaSecurityFor,
+  killRunningCommands,
+  recreateDatabase,
+  runPgbench,
+  waitFor,
+  withDb,
+} from '@gantry/stack';
 import { CHAOS_DATABASE, POSTGRES_BIN, loadChaosConfig } from './chaos-config';
 import { consumerGroupMembers } from './consumer-groups';
 import { LostAttempt, auditExecutions } from './execution-audit';
@@ -165,13 +177,21 @@ async function prepare(): Promise<{ gatewayUrl: string; adminToken: string }> {
   say(`services on ${config.basePort}..${config.basePort + s.services.length - 1} (logs ${relative(root, logDir)})`);
   await s.start();
   if (config.hostileIntervalMs > 0) {
-    tenant = new HostileTenant({ stack: s, root, workDir: join(agentWork, 'tenant'), intervalMs: config.hostileIntervalMs, adminToken, gatewayUrl: s.gatewayUrl });
+    tenant = new HostileTenant({
+      stack: s,
+      root,
+      workDir: join(agentWork, 'tenant'),
+      intervalMs: config.hostileIntervalMs,
+      adminToken,
+      gatewayUrl: s.gatewayUrl,
+    });
     const agent = tenant.agent;
-    cleanups.push({ what: 'the hostile tenant\'s agent', fn: () => agent.stop() });
+    cleanups.push({ what: "the hostile tenant's agent", fn: () => agent.stop() });
   }
   say(`waiting for ${config.simNodes} simulated nodes to register`);
   await waitFor(`${config.simNodes} nodes registered`, () => count(`SELECT count(*)::int AS n FROM nodes`).then((n) => n >= config.simNodes), {
-    timeoutMs: 120_000, intervalMs: 500,
+    timeoutMs: 120_000,
+    intervalMs: 500,
   });
   return { gatewayUrl: s.gatewayUrl, adminToken };
 }
@@ -185,11 +205,15 @@ async function drain(): Promise<{ drained: boolean; seconds: number; open: numbe
   let outbox = 0;
   let drained = true;
   try {
-    await waitFor('every job finished and the outbox empty', async () => {
-      open = await count(`SELECT count(*)::int AS n FROM jobs WHERE state IN ('QUEUED', 'SCHEDULED', 'RUNNING')`);
-      outbox = await count(`SELECT count(*)::int AS n FROM outbox`);
-      return open === 0 && outbox === 0;
-    }, { timeoutMs: config.drainTimeoutS * 1000, intervalMs: 1000 });
+    await waitFor(
+      'every job finished and the outbox empty',
+      async () => {
+        open = await count(`SELECT count(*)::int AS n FROM jobs WHERE state IN ('QUEUED', 'SCHEDULED', 'RUNNING')`);
+        outbox = await count(`SELECT count(*)::int AS n FROM outbox`);
+        return open === 0 && outbox === 0;
+      },
+      { timeoutMs: config.drainTimeoutS * 1000, intervalMs: 1000 },
+    );
   } catch {
     drained = false;
   }
@@ -277,11 +301,21 @@ async function main(): Promise<number> {
 
   const gatewayUrls = s.all('api-gateway').map((g) => g.url);
   load = new LoadGenerator({
-    gatewayUrls, token, ratePerS: config.ratePerS, maxInFlight: config.maxInFlight,
-    jobMinMs: config.jobMinMs, jobMaxMs: config.jobMaxMs, maxRetries: config.maxRetries,
+    gatewayUrls,
+    token,
+    ratePerS: config.ratePerS,
+    maxInFlight: config.maxInFlight,
+    jobMinMs: config.jobMinMs,
+    jobMaxMs: config.jobMaxMs,
+    maxRetries: config.maxRetries,
   });
   const overload = new Overload({
-    gatewayUrls, token, rate: config.sustainableRate * config.overloadFactor, durationS: config.overloadS, keyPrefix: `chaos-overload-${stamp}`, maxRetries: config.maxRetries,
+    gatewayUrls,
+    token,
+    rate: config.sustainableRate * config.overloadFactor,
+    durationS: config.overloadS,
+    keyPrefix: `chaos-overload-${stamp}`,
+    maxRetries: config.maxRetries,
   });
   const loadSamples: Array<{ at: number; load1: number }> = [];
   const sampler = setInterval(() => loadSamples.push({ at: Date.now(), load1: loadavg()[0] }), 5_000);
@@ -299,7 +333,16 @@ async function main(): Promise<number> {
   await pause(config.warmupS * 1000);
 
   const faults = allFaults({
-    services: (n) => s.get(n), all: (n) => s.all(n), broker, redis, postgres, overload, redisUrl: config.redisUrl, gatewayUrl, adminToken, databaseUrl: config.databaseUrl,
+    services: (n) => s.get(n),
+    all: (n) => s.all(n),
+    broker,
+    redis,
+    postgres,
+    overload,
+    redisUrl: config.redisUrl,
+    gatewayUrl,
+    adminToken,
+    databaseUrl: config.databaseUrl,
   }).filter((f) => config.only.length === 0 || config.only.includes(f.name));
   const results: FaultResult[] = [];
   const agentStops: number[] = [];
@@ -317,16 +360,32 @@ async function main(): Promise<number> {
     supervising = true;
     const recovery = await measureRecovery(t0, s.services, config.databaseUrl, config.recoveryTimeoutS * 1000);
     const recovered = recovery.recoveryMs !== null;
-    say(`${fault.name}: ${recovered ? `recovered in ${seconds(recovery.recoveryMs)} s (ready after ${seconds(recovery.readyAt! - t0)} s)` : `NOT recovered within ${config.recoveryTimeoutS} s${recovery.notReady.length ? ` (not ready: ${recovery.notReady.join(', ')})` : ''}`}`);
-    const groups = recovered ? null : await consumerGroupMembers(broker.brokers, kafkaSecurityFor(broker.credentials())).catch((e) => ({ error: (e as Error).message }));
+    say(
+      `${fault.name}: ${recovered ? `recovered in ${seconds(recovery.recoveryMs)} s (ready after ${seconds(recovery.readyAt! - t0)} s)` : `NOT recovered within ${config.recoveryTimeoutS} s${recovery.notReady.length ? ` (not ready: ${recovery.notReady.join(', ')})` : ''}`}`,
+    );
+    const groups = recovered
+      ? null
+      : await consumerGroupMembers(broker.brokers, kafkaSecurityFor(broker.credentials())).catch((e) => ({ error: (e as Error).message }));
     if (groups) say(`${fault.name}: consumer group members ${JSON.stringify(groups)}`);
     const intervention = recovered ? null : await intervene(s, t0);
     await pause(config.settleS * 1000);
     const windowEnd = Date.now();
     const window = await faultWindow(load, config.databaseUrl, t0, recovery.runningAt ?? windowEnd, windowEnd);
     results.push({
-      fault: fault.name, target: fault.target, kind: fault.kind, steadyBefore, t0: new Date(t0).toISOString(), injection, recovery, recovered, window,
-      crashes: crashes.slice(crashesBefore), groupsWhenStalled: groups, intervention, loadAvg1, windowEnd: new Date(windowEnd).toISOString(),
+      fault: fault.name,
+      target: fault.target,
+      kind: fault.kind,
+      steadyBefore,
+      t0: new Date(t0).toISOString(),
+      injection,
+      recovery,
+      recovered,
+      window,
+      crashes: crashes.slice(crashesBefore),
+      groupsWhenStalled: groups,
+      intervention,
+      loadAvg1,
+      windowEnd: new Date(windowEnd).toISOString(),
     });
   }
 
@@ -359,25 +418,57 @@ async function main(): Promise<number> {
   };
   const ok = invariants.every((i) => i.ok) && results.every((r) => r.recovered) && drained.drained;
   const l1 = loadSamples.map((x) => x.load1);
-  const loadAverage = { samples: l1.length, min: round2(Math.min(...l1)), mean: round2(l1.reduce((a, b) => a + b, 0) / Math.max(1, l1.length)), max: round2(Math.max(...l1)) };
-  const report = { config, conditions: { ...cond, pgbench: pgbench && { tps: pgbench.tps, command: pgbench.command, script: pgbench.script } }, totals, loadAverage, faults: results, drained, invariants, executions: audit.summary, finishedThenLost: audit.finishedThenLost, lostAttempts: audit.lostAttempts, crashes, ok, logs: relative(root, logDir) };
+  const loadAverage = {
+    samples: l1.length,
+    min: round2(Math.min(...l1)),
+    mean: round2(l1.reduce((a, b) => a + b, 0) / Math.max(1, l1.length)),
+    max: round2(Math.max(...l1)),
+  };
+  const report = {
+    config,
+    conditions: { ...cond, pgbench: pgbench && { tps: pgbench.tps, command: pgbench.command, script: pgbench.script } },
+    totals,
+    loadAverage,
+    faults: results,
+    drained,
+    invariants,
+    executions: audit.summary,
+    finishedThenLost: audit.finishedThenLost,
+    lostAttempts: audit.lostAttempts,
+    crashes,
+    ok,
+    logs: relative(root, logDir),
+  };
   mkdirSync(outDir, { recursive: true });
   writeFileSync(outFile, JSON.stringify({ ...report, submits: records, overloadCreates: overload.records, loadSamples }, null, 2));
 
-  console.log(`\ntest:chaos  ${cond.commit}${cond.treeClean ? '' : ' (dirty tree)'}  ${cond.cpu}  pgbench (one client) ${pgbench ? `${Math.round(pgbench.tps)} tps` : 'not run'}  ${config.simNodes} sim nodes, ${config.ratePerS} jobs/s\n`);
-  console.log(textTable([
-    ['fault', 'ready s', 'flowing s', 'recovered s', 'failed creates', 'retries', 'replays', 'max wait s', 'notable job events (to next fault)'],
-    ...results.map((r) => [
-      r.fault, seconds(r.recovery.readyAt === null ? null : r.recovery.readyAt - Date.parse(r.t0)),
-      seconds(r.recovery.flowingAt === null ? null : r.recovery.flowingAt - Date.parse(r.t0)),
-      r.recovered ? seconds(r.recovery.recoveryMs) : `NO${r.intervention ? ` (${seconds(r.intervention.recoveredAfterMs)} after restarting the control plane)` : ''}`,
-      String(r.window.clientFailures + r.window.clientRejected), String(r.window.clientRetries), String(r.window.replayed), seconds(r.window.maxWaitToRunningMs),
-      Object.entries(r.window.events).map(([k, v]) => `${v} ${k}`).join('; ') || '-',
+  console.log(
+    `\ntest:chaos  ${cond.commit}${cond.treeClean ? '' : ' (dirty tree)'}  ${cond.cpu}  pgbench (one client) ${pgbench ? `${Math.round(pgbench.tps)} tps` : 'not run'}  ${config.simNodes} sim nodes, ${config.ratePerS} jobs/s\n`,
+  );
+  console.log(
+    textTable([
+      ['fault', 'ready s', 'flowing s', 'recovered s', 'failed creates', 'retries', 'replays', 'max wait s', 'notable job events (to next fault)'],
+      ...results.map((r) => [
+        r.fault,
+        seconds(r.recovery.readyAt === null ? null : r.recovery.readyAt - Date.parse(r.t0)),
+        seconds(r.recovery.flowingAt === null ? null : r.recovery.flowingAt - Date.parse(r.t0)),
+        r.recovered
+          ? seconds(r.recovery.recoveryMs)
+          : `NO${r.intervention ? ` (${seconds(r.intervention.recoveredAfterMs)} after restarting the control plane)` : ''}`,
+        String(r.window.clientFailures + r.window.clientRejected),
+        String(r.window.clientRetries),
+        String(r.window.replayed),
+        seconds(r.window.maxWaitToRunningMs),
+        Object.entries(r.window.events)
+          .map(([k, v]) => `${v} ${k}`)
+          .join('; ') || '-',
+      ]),
     ]),
-  ]));
+  );
   console.log(`\nload: ${JSON.stringify(totals)}`);
   console.log(`machine load average (1 min, every 5 s): ${JSON.stringify(loadAverage)}`);
-  for (const r of results.filter((x) => x.injection.overload || x.injection.replicas)) console.log(`${r.fault}: ${JSON.stringify(r.injection.overload ?? r.injection.replicas)}`);
+  for (const r of results.filter((x) => x.injection.overload || x.injection.replicas))
+    console.log(`${r.fault}: ${JSON.stringify(r.injection.overload ?? r.injection.replicas)}`);
   console.log(`drain: ${drained.drained ? 'done' : 'NOT done'} in ${drained.seconds} s; executions: ${JSON.stringify(audit.summary)}`);
   if (crashes.length) console.log(`services that exited on their own: ${crashes.map((c) => `${c.service} at ${new Date(c.at).toISOString()}`).join(', ')}`);
   console.log('');
@@ -393,7 +484,9 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function secretsOf(s: Stack, adminToken: string): string[] {
   const kafka = broker.credentials();
   const passwords = kafka ? Object.values(kafka.users).map((u) => u.password) : [];
-  return [adminToken, s.secrets.nodeCredentialSecret, s.secrets.cursorSecret, s.secrets.commandSigningKey.split('\n')[1], ...passwords].filter((x) => typeof x === 'string' && x.length >= 8);
+  return [adminToken, s.secrets.nodeCredentialSecret, s.secrets.cursorSecret, s.secrets.commandSigningKey.split('\n')[1], ...passwords].filter(
+    (x) => typeof x === 'string' && x.length >= 8,
+  );
 }
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
@@ -404,23 +497,46 @@ const round2 = (x: number) => Math.round(x * 100) / 100;
  */
 function faultInvariants(results: FaultResult[], lostAttempts: LostAttempt[], agentStops: number[]): InvariantResult[] {
   const out: InvariantResult[] = [];
-  const mk = (name: string, bad: string[], detail: string): InvariantResult => ({ name, ok: bad.length === 0, violations: bad.length, detail, examples: bad.slice(0, 10) });
+  const mk = (name: string, bad: string[], detail: string): InvariantResult => ({
+    name,
+    ok: bad.length === 0,
+    violations: bad.length,
+    detail,
+    examples: bad.slice(0, 10),
+  });
   const kafka = results.find((r) => r.fault === 'restart-kafka');
   if (kafka) {
     // An attempt whose agent was stopped or killed while it ran (an earlier fault; its losses can
     // land after that fault's window) really stopped: only work that kept running counts here.
     const t0 = Date.parse(kafka.t0);
     const end = Date.parse(kafka.windowEnd);
-    const stoppedByAgent = (l: LostAttempt) => l.ranks.length > 0 && l.ranks.every((r) => !r.endKnown && agentStops.some((s) => s >= r.startMs && s <= Date.parse(l.lostAt)));
+    const stoppedByAgent = (l: LostAttempt) =>
+      l.ranks.length > 0 && l.ranks.every((r) => !r.endKnown && agentStops.some((s) => s >= r.startMs && s <= Date.parse(l.lostAt)));
     const inWindow = lostAttempts.filter((l) => Date.parse(l.lostAt) >= t0 && Date.parse(l.lostAt) <= end);
-    const bad = inWindow.filter((l) => !stoppedByAgent(l)).map((l) => `${l.jobId} attempt ${l.attempt} ${l.reason} at ${l.lostAt}: ${l.ranks.map((r) => `${r.nodeId} from ${r.startedAt}, ${r.end}`).join('; ') || 'no execution reported'}`);
-    out.push(mk('broker restart lost no attempt', bad, `${kafka.target}: ${inWindow.length} attempts lost from the restart to the next fault, ${inWindow.length - bad.length} of them stopped by an earlier agent kill or restart (no final report)`));
+    const bad = inWindow
+      .filter((l) => !stoppedByAgent(l))
+      .map(
+        (l) =>
+          `${l.jobId} attempt ${l.attempt} ${l.reason} at ${l.lostAt}: ${l.ranks.map((r) => `${r.nodeId} from ${r.startedAt}, ${r.end}`).join('; ') || 'no execution reported'}`,
+      );
+    out.push(
+      mk(
+        'broker restart lost no attempt',
+        bad,
+        `${kafka.target}: ${inWindow.length} attempts lost from the restart to the next fault, ${inWindow.length - bad.length} of them stopped by an earlier agent kill or restart (no final report)`,
+      ),
+    );
   }
   const rolling = results.find((r) => r.fault === 'rolling-restart-gateways');
   if (rolling) {
     const failed = rolling.window.clientFailures + rolling.window.clientRejected;
-    out.push(mk('rolling gateway restart failed no create', failed ? [`${failed} creates failed between the first SIGTERM and recovery`] : [],
-      `${rolling.target}: ${rolling.window.clientRetries} client retries, creates that got no answer from one gateway went to the other`));
+    out.push(
+      mk(
+        'rolling gateway restart failed no create',
+        failed ? [`${failed} creates failed between the first SIGTERM and recovery`] : [],
+        `${rolling.target}: ${rolling.window.clientRetries} client retries, creates that got no answer from one gateway went to the other`,
+      ),
+    );
   }
   return out;
 }

@@ -89,7 +89,18 @@ describe('cell and renderConfigDoc', () => {
       { title: 'scheduler', intro: 'What it reads.', rows: [{ name: 'PORT', defaultText: '`8080`', constraints: 'integer', doc: 'Port.' }] },
     ]);
     expect(doc).toBe(
-      ['# Title', '', '## scheduler', '', 'What it reads.', '', '| variable | default | constraints | meaning |', '|---|---|---|---|', '| `PORT` | `8080` | integer | Port. |', ''].join('\n'),
+      [
+        '# Title',
+        '',
+        '## scheduler',
+        '',
+        'What it reads.',
+        '',
+        '| variable | default | constraints | meaning |',
+        '|---|---|---|---|',
+        '| `PORT` | `8080` | integer | Port. |',
+        '',
+      ].join('\n'),
     );
   });
 });

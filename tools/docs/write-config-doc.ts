@@ -27,14 +27,29 @@ type ConfigClass = new () => object;
 
 /** Each config class, where it is declared, and what reads it; in the order the document shows them. */
 const CLASSES: { cls: ConfigClass; file: string; title: string; usedBy: string }[] = [
-  { cls: ServiceEnv, file: 'libs/platform/src/config/env.ts', title: 'Every service', usedBy: 'api-gateway, scheduler, heartbeat-ingester, reconciler, node-agent, prepare-kafka' },
-  { cls: StatefulServiceEnv, file: 'libs/platform/src/config/env.ts', title: 'Services with state', usedBy: 'api-gateway, scheduler, heartbeat-ingester, reconciler' },
+  {
+    cls: ServiceEnv,
+    file: 'libs/platform/src/config/env.ts',
+    title: 'Every service',
+    usedBy: 'api-gateway, scheduler, heartbeat-ingester, reconciler, node-agent, prepare-kafka',
+  },
+  {
+    cls: StatefulServiceEnv,
+    file: 'libs/platform/src/config/env.ts',
+    title: 'Services with state',
+    usedBy: 'api-gateway, scheduler, heartbeat-ingester, reconciler',
+  },
   { cls: GatewayEnv, file: 'apps/api-gateway/src/config.ts', title: 'api-gateway', usedBy: 'api-gateway' },
   { cls: SchedulerEnv, file: 'apps/scheduler/src/config.ts', title: 'scheduler', usedBy: 'scheduler' },
   { cls: IngesterEnv, file: 'apps/heartbeat-ingester/src/config.ts', title: 'heartbeat-ingester', usedBy: 'heartbeat-ingester' },
   { cls: ReconcilerEnv, file: 'apps/reconciler/src/config.ts', title: 'reconciler', usedBy: 'reconciler' },
   { cls: AgentEnv, file: 'apps/node-agent/src/config.ts', title: 'node-agent', usedBy: 'node-agent' },
-  { cls: KafkaSetupEnv, file: 'tools/infra/kafka-setup-env.ts', title: 'prepare-kafka', usedBy: 'tools/infra/prepare-kafka.ts (run by `npm start`, `npm test` and the deploy\'s migrate Job)' },
+  {
+    cls: KafkaSetupEnv,
+    file: 'tools/infra/kafka-setup-env.ts',
+    title: 'prepare-kafka',
+    usedBy: "tools/infra/prepare-kafka.ts (run by `npm start`, `npm test` and the deploy's migrate Job)",
+  },
 ];
 
 const PREFACE = `

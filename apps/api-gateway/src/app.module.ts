@@ -36,7 +36,19 @@ import { WhoamiController } from './whoami/whoami.controller';
 import { UsageController } from './usage/usage.controller';
 
 /** Every controller of the API, in the order the OpenAPI document lists them. */
-export const GATEWAY_CONTROLLERS = [JobsController, LogsController, EventsController, QueuesController, TokensController, NodesController, NodeKafkaTokenController, ClusterController, AuditController, WhoamiController, UsageController];
+export const GATEWAY_CONTROLLERS = [
+  JobsController,
+  LogsController,
+  EventsController,
+  QueuesController,
+  TokensController,
+  NodesController,
+  NodeKafkaTokenController,
+  ClusterController,
+  AuditController,
+  WhoamiController,
+  UsageController,
+];
 
 @Module({})
 export class GatewayModule {
@@ -44,7 +56,16 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       // verifiesNodes: who is enrolled, in memory, for the nodes' Kafka token requests (ADR 0034).
-      imports: [RuntimeModule.forRoot({ service: 'api-gateway', config, needs: { postgres: true, redis: true }, outboxRelay: true, sendsCommands: true, verifiesNodes: true })],
+      imports: [
+        RuntimeModule.forRoot({
+          service: 'api-gateway',
+          config,
+          needs: { postgres: true, redis: true },
+          outboxRelay: true,
+          sendsCommands: true,
+          verifiesNodes: true,
+        }),
+      ],
       controllers: GATEWAY_CONTROLLERS,
       providers: [
         JobsService,

@@ -1,6 +1,19 @@
 import 'reflect-metadata';
 import {
-  IsIn, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, MinLength, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsPositive,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  Validate,
+  ValidationArguments,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
 } from 'class-validator';
 import { BACKFILL_MODES, BackfillMode } from '@gantry/domain';
 import { StatefulServiceEnv } from '@gantry/platform';
@@ -15,7 +28,8 @@ class AtLeastVariable implements ValidatorConstraintInterface {
 
 export class GatewayEnv extends StatefulServiceEnv {
   /** Bearer token with role `operator`, owner `admin`; at least 32 characters. */
-  @IsString({ message: 'GANTRY_ADMIN_TOKEN is required' }) @MinLength(32, { message: 'GANTRY_ADMIN_TOKEN must be at least 32 characters' })
+  @IsString({ message: 'GANTRY_ADMIN_TOKEN is required' })
+  @MinLength(32, { message: 'GANTRY_ADMIN_TOKEN must be at least 32 characters' })
   GANTRY_ADMIN_TOKEN!: string;
   /**
    * The HMAC key that signs pagination cursors; at least 32 characters. A secret of its own, never
@@ -27,7 +41,8 @@ export class GatewayEnv extends StatefulServiceEnv {
   GANTRY_CURSOR_SECRET!: string;
   /** Half-life of past usage in fair share, hours, as the scheduler's (GET /v1/queues' fairShare, explain's FAIR_SHARE; ADR 0038). */
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be a number of hours' })
-  @IsPositive({ message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be more than 0' }) @Max(87_600, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be at most 87600 (ten years)' })
+  @IsPositive({ message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be more than 0' })
+  @Max(87_600, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be at most 87600 (ten years)' })
   GANTRY_FAIRSHARE_HALF_LIFE_HOURS: number = 168;
   /** The scheduler's backfill (ADR 0008), which explain's estimate and BACKFILL_WINDOW model; set it as the scheduler's. */
   @IsIn(BACKFILL_MODES as BackfillMode[], { message: `GANTRY_SCHEDULER_BACKFILL must be one of ${BACKFILL_MODES.join(', ')}` })
@@ -39,7 +54,8 @@ export class GatewayEnv extends StatefulServiceEnv {
   /** Create transactions in flight at once; creates arriving meanwhile form the next batch. */
   @IsInt() @Min(1) @Max(32) GANTRY_CREATE_CONCURRENCY: number = 4;
   /** The brokers agents connect to, as enrollment answers tell them (default: KAFKA_BROKERS). */
-  @IsOptional() @Matches(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, { message: 'GANTRY_AGENT_KAFKA_BROKERS must be a comma-separated list of host:port' })
+  @IsOptional()
+  @Matches(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, { message: 'GANTRY_AGENT_KAFKA_BROKERS must be a comma-separated list of host:port' })
   GANTRY_AGENT_KAFKA_BROKERS?: string;
   /**
    * The key that signs real agents' Kafka tokens (ES256: an EC P-256 private key, PEM, PKCS#8), whose
@@ -47,7 +63,8 @@ export class GatewayEnv extends StatefulServiceEnv {
    * answers POST /v1/nodes/{id}/kafka-token and gives each node's principal its one group ACL (its
    * Kafka principal needs ALTER on the cluster); unset: no tokens, and agents connect without SASL.
    */
-  @IsOptional() @Matches(/-----BEGIN PRIVATE KEY-----/, { message: 'GANTRY_AGENT_KAFKA_TOKEN_KEY must be a PEM (PKCS#8) EC P-256 private key' })
+  @IsOptional()
+  @Matches(/-----BEGIN PRIVATE KEY-----/, { message: 'GANTRY_AGENT_KAFKA_TOKEN_KEY must be a PEM (PKCS#8) EC P-256 private key' })
   GANTRY_AGENT_KAFKA_TOKEN_KEY?: string;
   /**
    * Lifetime of an agent's Kafka token, ms (1 h). Agents renew past half of it, so they ride out a
@@ -111,12 +128,18 @@ export class GatewayEnv extends StatefulServiceEnv {
   /** The adaptive limit's lower bound: at least this many creates in progress are always let in. */
   @IsInt() @Min(1) GANTRY_CREATE_INFLIGHT_MIN: number = 64;
   /** The adaptive limit's upper bound, where it starts; at least GANTRY_CREATE_INFLIGHT_MIN. */
-  @IsInt() @Min(1) @Validate(AtLeastVariable, ['GANTRY_CREATE_INFLIGHT_MIN'], { message: 'GANTRY_CREATE_INFLIGHT_MAX must be at least GANTRY_CREATE_INFLIGHT_MIN' })
+  @IsInt()
+  @Min(1)
+  @Validate(AtLeastVariable, ['GANTRY_CREATE_INFLIGHT_MIN'], { message: 'GANTRY_CREATE_INFLIGHT_MAX must be at least GANTRY_CREATE_INFLIGHT_MIN' })
   GANTRY_CREATE_INFLIGHT_MAX: number = 1024;
   /** How often each replica reads the tokens changed since its last read (revocations, new tokens), ms. */
   @IsInt() @Min(50) @Max(500) GANTRY_TOKEN_SYNC_MS: number = 250;
   /** How long a finished job (and its events) is kept, ms (7 days). At least GANTRY_IDEMPOTENCY_TTL_MS: a replayed key must find its job. */
-  @IsInt() @Min(1000) @Validate(AtLeastVariable, ['GANTRY_IDEMPOTENCY_TTL_MS'], { message: 'GANTRY_JOB_RETENTION_MS must be at least GANTRY_IDEMPOTENCY_TTL_MS (a replayed key must find its job)' })
+  @IsInt()
+  @Min(1000)
+  @Validate(AtLeastVariable, ['GANTRY_IDEMPOTENCY_TTL_MS'], {
+    message: 'GANTRY_JOB_RETENTION_MS must be at least GANTRY_IDEMPOTENCY_TTL_MS (a replayed key must find its job)',
+  })
   GANTRY_JOB_RETENTION_MS: number = 7 * 24 * 60 * 60 * 1000;
   /** How often expired idempotency keys, then finished jobs past their retention, are deleted, ms. */
   @IsInt() @Min(100) GANTRY_RETENTION_SWEEP_MS: number = 60_000;

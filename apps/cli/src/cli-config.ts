@@ -42,7 +42,11 @@ export function saveConfig(config: SavedConfig, path = configPath()): void {
 }
 
 /** Where to connect and as whom: flags, then GANTRY_URL/GANTRY_TOKEN, then the saved config. */
-export function resolveConnection(flags: { url?: string; token?: string }, env: NodeJS.ProcessEnv = process.env, saved: SavedConfig = loadConfig(configPath(env))): { url: string; token: string | undefined } {
+export function resolveConnection(
+  flags: { url?: string; token?: string },
+  env: NodeJS.ProcessEnv = process.env,
+  saved: SavedConfig = loadConfig(configPath(env)),
+): { url: string; token: string | undefined } {
   const url = (flags.url || env.GANTRY_URL || saved.url || DEFAULT_URL).replace(/\/+$/, '');
   const token = flags.token || env.GANTRY_TOKEN || saved.token;
   return { url, token };

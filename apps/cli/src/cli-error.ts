@@ -35,7 +35,10 @@ export function describeFailure(e: unknown, baseUrl: string): { message: string;
   }
   const err = e as Error & { cause?: { code?: string; message?: string } };
   if (err?.name === 'TypeError' && err.message === 'fetch failed') {
-    return { message: `error: cannot reach ${baseUrl}: ${err.cause?.code ?? err.cause?.message ?? 'connection failed'} (is the gateway running? set GANTRY_URL or run \`gantry login --url\`)`, code: EXIT.error };
+    return {
+      message: `error: cannot reach ${baseUrl}: ${err.cause?.code ?? err.cause?.message ?? 'connection failed'} (is the gateway running? set GANTRY_URL or run \`gantry login --url\`)`,
+      code: EXIT.error,
+    };
   }
   if (err?.name === 'TimeoutError') return { message: `error: ${baseUrl} did not answer in time`, code: EXIT.error };
   return { message: `error: ${err?.message ?? String(e)}`, code: EXIT.error };

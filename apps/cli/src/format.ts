@@ -31,7 +31,11 @@ export const EVENT_COLUMNS: Column<JobEvent>[] = [
 /** One line per streamed event, for people: when, which job, what. */
 export function eventLine(e: JobStreamEvent, withJob: boolean): string {
   const change = e.toState ? ` ${e.fromState ?? ''}${e.fromState ? ' -> ' : ''}${e.toState}` : '';
-  const extra = [e.attempt !== undefined ? `attempt=${e.attempt}` : '', e.nodeIds?.length ? `nodes=${e.nodeIds.join(',')}` : '', e.reason ? `reason=${e.reason}` : '']
+  const extra = [
+    e.attempt !== undefined ? `attempt=${e.attempt}` : '',
+    e.nodeIds?.length ? `nodes=${e.nodeIds.join(',')}` : '',
+    e.reason ? `reason=${e.reason}` : '',
+  ]
     .filter(Boolean)
     .join(' ');
   return `${e.at}  ${withJob ? `${e.jobId}  ` : ''}#${e.seq} ${e.type}${change}${extra ? `  ${extra}` : ''}`;
@@ -76,7 +80,10 @@ export function nodeTrustLines(n: Node): string[] {
 
 /** `gantry top`, for people. */
 export function summaryLines(s: ClusterSummary): string[] {
-  const counts = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join('  ');
+  const counts = (o: Record<string, number>) =>
+    Object.entries(o)
+      .map(([k, v]) => `${k} ${v}`)
+      .join('  ');
   const u = s.utilisation;
   const pct = (v: number | null | undefined) => (v === null || v === undefined ? '-' : `${Math.round(v * 100)}%`);
   return [
@@ -113,7 +120,9 @@ const hours = (seconds: number) => (seconds / 3600).toFixed(2);
 /** `gantry usage`'s table: the bucket, the grouped-by keys, then hours (the JSON and CSV keep exact seconds). */
 export function usageColumns(groupBy: readonly string[]): Column<UsageRow>[] {
   const keys: Array<[string, string, (r: UsageRow) => string]> = [
-    ['owner', 'OWNER', (r) => r.owner ?? ''], ['queue', 'QUEUE', (r) => r.queue ?? ''], ['gpuModel', 'GPU MODEL', (r) => r.gpuModel ?? '-'],
+    ['owner', 'OWNER', (r) => r.owner ?? ''],
+    ['queue', 'QUEUE', (r) => r.queue ?? ''],
+    ['gpuModel', 'GPU MODEL', (r) => r.gpuModel ?? '-'],
   ];
   return [
     { header: 'START', value: (r) => r.start },

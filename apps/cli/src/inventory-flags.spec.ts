@@ -4,7 +4,11 @@ import { InventoryFlags, declaredInventory, inventoryFromFlags } from './invento
 describe('inventoryFromFlags', () => {
   it.each<[string, InventoryFlags, object]>([
     ['nothing given', {}, {}],
-    ['every flag', { gpus: 'H100:8', cpuCores: '96', memoryMib: '1048576', address: '10.0.0.7' }, { gpus: { model: 'H100', count: 8 }, cpuCores: 96, memoryMiB: 1048576, address: '10.0.0.7' }],
+    [
+      'every flag',
+      { gpus: 'H100:8', cpuCores: '96', memoryMib: '1048576', address: '10.0.0.7' },
+      { gpus: { model: 'H100', count: 8 }, cpuCores: 96, memoryMiB: 1048576, address: '10.0.0.7' },
+    ],
     ['a model with a colon and spaces', { gpus: 'NVIDIA A100: SXM:4' }, { gpus: { model: 'NVIDIA A100: SXM', count: 4 } }],
     ['no GPUs', { gpus: 'none' }, { gpus: null }],
     ['the address unpinned', { address: 'none' }, { address: null }],

@@ -34,9 +34,10 @@ export function inventoryFromFlags(f: InventoryFlags): InventoryPatch {
 }
 
 /** A whole inventory for an enrollment, or null when no flag was given; cores and memory are then required. */
-export function declaredInventory(f: InventoryFlags): Required<Pick<InventoryPatch, 'cpuCores' | 'memoryMiB'>> & InventoryPatch | null {
+export function declaredInventory(f: InventoryFlags): (Required<Pick<InventoryPatch, 'cpuCores' | 'memoryMiB'>> & InventoryPatch) | null {
   const patch = inventoryFromFlags(f);
   if (Object.keys(patch).length === 0) return null;
-  if (patch.cpuCores === undefined || patch.memoryMiB === undefined) throw new UsageError('an inventory needs --cpu-cores and --memory-mib (and --gpus and --address where the node has them)');
+  if (patch.cpuCores === undefined || patch.memoryMiB === undefined)
+    throw new UsageError('an inventory needs --cpu-cores and --memory-mib (and --gpus and --address where the node has them)');
   return { ...patch, cpuCores: patch.cpuCores, memoryMiB: patch.memoryMiB };
 }

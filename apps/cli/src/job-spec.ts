@@ -49,7 +49,9 @@ export function buildJobSpec(flags: SubmitFlags, command: string[], readFile: (p
   set('maxRetries', int(flags.maxRetries, '--max-retries'));
   set('maxRuntimeSeconds', int(flags.maxRuntime, '--max-runtime'));
   const policyFlags = {
-    maxRetries: int(flags.retries, '--retries'), backoffSeconds: int(flags.backoff, '--backoff'), maxBackoffSeconds: int(flags.maxBackoff, '--max-backoff'),
+    maxRetries: int(flags.retries, '--retries'),
+    backoffSeconds: int(flags.backoff, '--backoff'),
+    maxBackoffSeconds: int(flags.maxBackoff, '--max-backoff'),
     retryOnExitCodes: flags.retryOnExitCodes === undefined ? undefined : exitCodes(flags.retryOnExitCodes),
   };
   if (Object.values(policyFlags).some((v) => v !== undefined)) {
@@ -59,7 +61,12 @@ export function buildJobSpec(flags: SubmitFlags, command: string[], readFile: (p
   if (command.length) spec.command = command;
   if (flags.env?.length) spec.env = { ...(spec.env as object), ...pairs(flags.env, '--env') };
   if (flags.label?.length) spec.labels = { ...(spec.labels as object), ...pairs(flags.label, '--label') };
-  const resourceFlags = { gpus: int(flags.gpus, '--gpus'), gpuModel: flags.gpuModel, cpuCores: int(flags.cpus, '--cpus'), memoryMiB: int(flags.memory, '--memory') };
+  const resourceFlags = {
+    gpus: int(flags.gpus, '--gpus'),
+    gpuModel: flags.gpuModel,
+    cpuCores: int(flags.cpus, '--cpus'),
+    memoryMiB: int(flags.memory, '--memory'),
+  };
   if (Object.values(resourceFlags).some((v) => v !== undefined)) {
     const base = (spec.resources as Record<string, unknown> | undefined) ?? { gpus: 0, cpuCores: 1, memoryMiB: 1024 };
     spec.resources = { ...base, ...Object.fromEntries(Object.entries(resourceFlags).filter(([, v]) => v !== undefined)) };
@@ -88,7 +95,8 @@ export function parseJobFile(text: string, path: string): Record<string, unknown
   } catch (e) {
     throw new CliError(`${path} is not valid YAML or JSON: ${(e as Error).message.split('\n')[0]}`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new CliError(`${path} must hold one job: a mapping of fields (name, image, command, ...)`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new CliError(`${path} must hold one job: a mapping of fields (name, image, command, ...)`);
   return doc as Record<string, unknown>;
 }
 

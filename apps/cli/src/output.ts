@@ -10,7 +10,10 @@ export function outputOption(): Option {
 
 /** Writes what a read command found, as a table or as JSON (one document; one line per event when streaming). */
 export class Printer {
-  constructor(readonly format: OutputFormat, private readonly out: NodeJS.WriteStream = process.stdout) {}
+  constructor(
+    readonly format: OutputFormat,
+    private readonly out: NodeJS.WriteStream = process.stdout,
+  ) {}
 
   json(value: unknown): void {
     this.out.write(`${JSON.stringify(value, null, 2)}\n`);

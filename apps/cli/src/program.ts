@@ -5,7 +5,18 @@ import { CliError, EXIT, UsageError, describeFailure } from './cli-error';
 import { DEFAULT_URL, configPath, loadConfig, resolveConnection, saveConfig } from './cli-config';
 import { COMPLETION_SCRIPTS, completionCandidates } from './completion';
 import { renderUsageCsv, USAGE_GRANULARITIES, USAGE_GROUP_KEYS, type UsageGroupKey } from '@gantry/domain';
-import { EVENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, QUEUE_COLUMNS, eventLine, explanationLines, nodeTrustLines, retryPolicyLine, summaryLines, usageColumns } from './format';
+import {
+  EVENT_COLUMNS,
+  JOB_COLUMNS,
+  NODE_COLUMNS,
+  QUEUE_COLUMNS,
+  eventLine,
+  explanationLines,
+  nodeTrustLines,
+  retryPolicyLine,
+  summaryLines,
+  usageColumns,
+} from './format';
 import { InventoryFlags, declaredInventory, inventoryFromFlags } from './inventory-flags';
 import { SubmitFlags, buildJobSpec } from './job-spec';
 import { UsageFlags, usageQueryFromFlags } from './usage-flags';
@@ -45,7 +56,9 @@ export async function runCli(argv: string[], io: Io = { stdout: process.stdout, 
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .exitOverride()
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Configuration: ${configPath(io.env)} (written by \`gantry login\`), overridden by GANTRY_URL and
 GANTRY_TOKEN, overridden by --url and --token. Exit codes: 0 ok, 1 error, 2 usage.
 ${examples([
@@ -56,7 +69,8 @@ ${examples([
   'gantry events -f <job-id>',
   'gantry describe <job-id>',
   'gantry explain <job-id>',
-])}`);
+])}`,
+    );
 
   program
     .command('login')
@@ -100,7 +114,9 @@ ${examples([
     .option('-w, --watch', 'then follow its events until it ends')
     .addOption(outputOption())
     .argument('[command...]', 'the command to run, after --')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 A job file holds the fields of POST /v1/jobs:
 
   name: train-7b
@@ -113,10 +129,14 @@ A job file holds the fields of POST /v1/jobs:
   retryPolicy: {maxRetries: 3, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [137]}
   dependsOn: [{jobId: 0b7c8f4e-…, condition: succeeded}]
 ${examples([
-  'gantry submit -f train.yaml', 'gantry submit -f train.yaml --queue research --gpus 4', 'gantry submit --name hello -- sh -c "echo hi"', 'gantry submit -w -- sleep 5',
+  'gantry submit -f train.yaml',
+  'gantry submit -f train.yaml --queue research --gpus 4',
+  'gantry submit --name hello -- sh -c "echo hi"',
+  'gantry submit -w -- sleep 5',
   'gantry submit --retries 3 --retry-on-exit-codes 1,137 --backoff 30 -- python flaky.py',
   'gantry submit --depends-on 0b7c8f4e-…:finished --max-runtime 3600 -- python eval.py',
-])}`)
+])}`,
+    )
     .action(async (command: string[], opts: SubmitFlags & { idempotencyKey?: string; watch?: boolean; output: OutputFormat }) => {
       const spec = buildJobSpec(opts, command);
       const api = client();
@@ -144,7 +164,12 @@ ${examples([
       const api = client();
       const list = async () => {
         const jobs: Job[] = [];
-        for await (const j of api.listAllJobs({ queue: opts.queue, state: opts.state as Job['state'] | undefined, owner: opts.owner, limit: Math.min(limit, 500) })) {
+        for await (const j of api.listAllJobs({
+          queue: opts.queue,
+          state: opts.state as Job['state'] | undefined,
+          owner: opts.owner,
+          limit: Math.min(limit, 500),
+        })) {
           jobs.push(j);
           if (jobs.length >= limit) break;
         }
@@ -183,25 +208,42 @@ ${examples([
       const api = client();
       const [job, events] = await Promise.all([api.getJob(id), api.jobEvents(id)]);
       // Only a queued job waits; it may have been placed since the read (409): then there is nothing to explain.
-      const explanation = job.state === 'QUEUED' ? await api.explainJob(id).catch((e) => (e instanceof GantryApiError && e.status === 409 ? null : Promise.reject(e))) : null;
+      const explanation =
+        job.state === 'QUEUED' ? await api.explainJob(id).catch((e) => (e instanceof GantryApiError && e.status === 409 ? null : Promise.reject(e))) : null;
       const out = printer(opts);
       out.show({ ...job, events, ...(explanation ? { explanation } : {}) }, () => {
         const r = job.resources;
         const rows: Array<[string, string]> = [
-          ['ID', job.id], ['Name', job.name], ['Owner', job.owner], ['Queue', job.queue],
+          ['ID', job.id],
+          ['Name', job.name],
+          ['Owner', job.owner],
+          ['Queue', job.queue],
           ['State', `${job.state}${job.cancelRequested ? ' (cancel requested)' : ''}`],
-          ['Pending reason', job.pendingReason ?? '-'], ['Attempt', `${job.attempt} (max retries ${job.maxRetries})`],
+          ['Pending reason', job.pendingReason ?? '-'],
+          ['Attempt', `${job.attempt} (max retries ${job.maxRetries})`],
           ['Retry policy', retryPolicyLine(job.retryPolicy)],
           ['Depends on', job.dependsOn.length ? job.dependsOn.map((d) => `${d.jobId} (${d.condition})`).join(', ') : '-'],
-          ['Image', job.image], ['Command', JSON.stringify(job.command)],
+          ['Image', job.image],
+          ['Command', JSON.stringify(job.command)],
           ['Resources', `${r.gpus} GPU${r.gpuModel ? ` ${r.gpuModel}` : ''}, ${r.cpuCores} cores, ${r.memoryMiB} MiB per node, ${job.nodes} node(s)`],
-          ['Placement', job.placements.length
-            ? job.placements.map((p) => `rank ${p.rank}: ${p.nodeId}${p.gpuIndices.length ? ` (GPUs ${p.gpuIndices.join(',')})` : ''}`).join(', ')
-            : '-'],
+          [
+            'Placement',
+            job.placements.length
+              ? job.placements.map((p) => `rank ${p.rank}: ${p.nodeId}${p.gpuIndices.length ? ` (GPUs ${p.gpuIndices.join(',')})` : ''}`).join(', ')
+              : '-',
+          ],
           ['Max runtime', job.maxRuntimeSeconds ? `${job.maxRuntimeSeconds} s` : '-'],
-          ['Exit code', job.exitCode === null || job.exitCode === undefined ? '-' : String(job.exitCode)], ['Reason', job.reason ?? '-'],
-          ['Created', job.createdAt], ['Started', job.startedAt ?? '-'], ['Finished', job.finishedAt ?? '-'],
-          ['Labels', Object.entries(job.labels).map(([k, v]) => `${k}=${v}`).join(', ') || '-'],
+          ['Exit code', job.exitCode === null || job.exitCode === undefined ? '-' : String(job.exitCode)],
+          ['Reason', job.reason ?? '-'],
+          ['Created', job.createdAt],
+          ['Started', job.startedAt ?? '-'],
+          ['Finished', job.finishedAt ?? '-'],
+          [
+            'Labels',
+            Object.entries(job.labels)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(', ') || '-',
+          ],
         ];
         for (const [k, v] of rows) out.line(`${`${k}:`.padEnd(16)}${v}`);
         if (explanation) {
@@ -220,9 +262,12 @@ ${examples([
     .description('Why a queued job waits: every blocker with its deficit, changes that would let it start, its position and estimated start')
     .argument('<job-id>')
     .addOption(outputOption())
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 A job that is not QUEUED does not wait: that is an error (exit 1).
-${examples(['gantry explain 0b7c8f4e-…', 'gantry explain 0b7c8f4e-… -o json | jq .blockers'])}`)
+${examples(['gantry explain 0b7c8f4e-…', 'gantry explain 0b7c8f4e-… -o json | jq .blockers'])}`,
+    )
     .action(async (id: string, opts: { output: OutputFormat }) => {
       const e = await client().explainJob(id);
       const out = printer(opts);
@@ -238,7 +283,9 @@ ${examples(['gantry explain 0b7c8f4e-…', 'gantry explain 0b7c8f4e-… -o json 
       const api = client();
       const jobs: Job[] = [];
       for (const id of ids) jobs.push(await api.cancelJob(id));
-      printer(opts).show(jobs, (list) => list.forEach((j) => printer(opts).line(`${j.id}: ${j.state}${j.cancelRequested && !j.finishedAt ? ' (cancel requested)' : ''}`)));
+      printer(opts).show(jobs, (list) =>
+        list.forEach((j) => printer(opts).line(`${j.id}: ${j.state}${j.cancelRequested && !j.finishedAt ? ' (cancel requested)' : ''}`)),
+      );
     });
 
   program
@@ -300,8 +347,14 @@ ${examples(['gantry explain 0b7c8f4e-…', 'gantry explain 0b7c8f4e-… -o json 
     .option('--to <date>', 'end, excluded, on a whole UTC hour (default: the next whole hour, so running attempts count up to now)')
     .option('--by <keys>', `group by any of ${USAGE_GROUP_KEYS.join(', ')} (comma-separated; default: one row per bucket)`)
     .addOption(new Option('--granularity <size>', 'bucket size').choices([...USAGE_GRANULARITIES]).default('day'))
-    .addOption(new Option('-o, --output <format>', 'table for people (GPU-hours), json or csv for programs (exact seconds)').choices(['table', 'json', 'csv']).default('table'))
-    .addHelpText('after', `
+    .addOption(
+      new Option('-o, --output <format>', 'table for people (GPU-hours), json or csv for programs (exact seconds)')
+        .choices(['table', 'json', 'csv'])
+        .default('table'),
+    )
+    .addHelpText(
+      'after',
+      `
 A row's start is its bucket's calendar start; only the part inside [from, to) counts, so the rows of
 any split of a range add up to the range. An attempt counts in the bucket where it started, a job in
 the bucket where its first attempt started.
@@ -309,7 +362,8 @@ ${examples([
   'gantry usage --from 2026-01-01 --to 2026-02-01 --by owner,queue',
   'gantry usage --from 2026-01-01 --to 2026-02-01 --by owner --granularity day -o csv > january.csv',
   'gantry usage --from 2026-01-01 --granularity month --by gpuModel -o json',
-])}`)
+])}`,
+    )
     .action(async (opts: UsageFlags & { output: OutputFormat | 'csv' }) => {
       const query = usageQueryFromFlags(opts, Date.now());
       const rows = await client().usage(query);
@@ -346,15 +400,31 @@ ${examples([
     .option('--parent <queue>', "the queue whose cohort it joins: its quota becomes a guarantee, and it may borrow siblings' unused guarantee")
     .option('--borrowing-limit-gpus <n>', 'GPUs it may hold beyond its guarantee (with --parent; default 0)')
     .addOption(outputOption())
-    .addHelpText('after', examples(['gantry queues create research --priority 10 --quota-gpus 64', 'gantry queues create vision --priority 10 --parent research --quota-gpus 16 --borrowing-limit-gpus 16']))
-    .action(async (name: string, opts: { priority: string; quotaGpus?: string; weight?: string; parent?: string; borrowingLimitGpus?: string; output: OutputFormat }) => {
-      const more: Parameters<GantryClient['createQueue']>[3] = {};
-      if (opts.weight !== undefined) more.weight = Number(opts.weight);
-      if (opts.parent !== undefined) more.parent = opts.parent;
-      if (opts.borrowingLimitGpus !== undefined) more.borrowingLimit = { gpus: nonNegativeInt(opts.borrowingLimitGpus, '--borrowing-limit-gpus') };
-      const q = await client().createQueue(name, nonNegativeInt(opts.priority, '--priority'), opts.quotaGpus === undefined ? null : nonNegativeInt(opts.quotaGpus, '--quota-gpus'), more);
-      printer(opts).show(q, (row) => printer(opts).table([row], QUEUE_COLUMNS));
-    });
+    .addHelpText(
+      'after',
+      examples([
+        'gantry queues create research --priority 10 --quota-gpus 64',
+        'gantry queues create vision --priority 10 --parent research --quota-gpus 16 --borrowing-limit-gpus 16',
+      ]),
+    )
+    .action(
+      async (
+        name: string,
+        opts: { priority: string; quotaGpus?: string; weight?: string; parent?: string; borrowingLimitGpus?: string; output: OutputFormat },
+      ) => {
+        const more: Parameters<GantryClient['createQueue']>[3] = {};
+        if (opts.weight !== undefined) more.weight = Number(opts.weight);
+        if (opts.parent !== undefined) more.parent = opts.parent;
+        if (opts.borrowingLimitGpus !== undefined) more.borrowingLimit = { gpus: nonNegativeInt(opts.borrowingLimitGpus, '--borrowing-limit-gpus') };
+        const q = await client().createQueue(
+          name,
+          nonNegativeInt(opts.priority, '--priority'),
+          opts.quotaGpus === undefined ? null : nonNegativeInt(opts.quotaGpus, '--quota-gpus'),
+          more,
+        );
+        printer(opts).show(q, (row) => printer(opts).table([row], QUEUE_COLUMNS));
+      },
+    );
   queues
     .command('update')
     .argument('<name>')
@@ -365,16 +435,21 @@ ${examples([
     .option('--parent <queue|none>', 'the queue whose cohort it joins; none: no parent')
     .option('--borrowing-limit-gpus <n>', 'GPUs it may hold beyond its guarantee')
     .addOption(outputOption())
-    .action(async (name: string, opts: { priority?: string; quotaGpus?: string; weight?: string; parent?: string; borrowingLimitGpus?: string; output: OutputFormat }) => {
-      const changes: Parameters<GantryClient['updateQueue']>[1] = {};
-      if (opts.parent !== undefined) changes.parent = opts.parent === 'none' ? null : opts.parent;
-      if (opts.borrowingLimitGpus !== undefined) changes.borrowingLimit = { gpus: nonNegativeInt(opts.borrowingLimitGpus, '--borrowing-limit-gpus') };
-      if (opts.priority !== undefined) changes.priority = nonNegativeInt(opts.priority, '--priority');
-      if (opts.weight !== undefined) changes.weight = Number(opts.weight);
-      if (opts.quotaGpus !== undefined) changes.quota = { gpus: opts.quotaGpus === 'unlimited' ? null : nonNegativeInt(opts.quotaGpus, '--quota-gpus') };
-      const q = await client().updateQueue(name, changes);
-      printer(opts).show(q, (row) => printer(opts).table([row], QUEUE_COLUMNS));
-    });
+    .action(
+      async (
+        name: string,
+        opts: { priority?: string; quotaGpus?: string; weight?: string; parent?: string; borrowingLimitGpus?: string; output: OutputFormat },
+      ) => {
+        const changes: Parameters<GantryClient['updateQueue']>[1] = {};
+        if (opts.parent !== undefined) changes.parent = opts.parent === 'none' ? null : opts.parent;
+        if (opts.borrowingLimitGpus !== undefined) changes.borrowingLimit = { gpus: nonNegativeInt(opts.borrowingLimitGpus, '--borrowing-limit-gpus') };
+        if (opts.priority !== undefined) changes.priority = nonNegativeInt(opts.priority, '--priority');
+        if (opts.weight !== undefined) changes.weight = Number(opts.weight);
+        if (opts.quotaGpus !== undefined) changes.quota = { gpus: opts.quotaGpus === 'unlimited' ? null : nonNegativeInt(opts.quotaGpus, '--quota-gpus') };
+        const q = await client().updateQueue(name, changes);
+        printer(opts).show(q, (row) => printer(opts).table([row], QUEUE_COLUMNS));
+      },
+    );
   queues
     .command('delete')
     .argument('<name>')
@@ -399,7 +474,13 @@ ${examples([
       const all: Awaited<ReturnType<GantryClient['getNode']>>[] = [];
       let cursor: string | undefined;
       do {
-        const page = await api.listNodes({ health: opts.health as never, gpuModel: opts.gpuModel, zone: opts.zone, limit: Math.min(500, limit - all.length), cursor });
+        const page = await api.listNodes({
+          health: opts.health as never,
+          gpuModel: opts.gpuModel,
+          zone: opts.zone,
+          limit: Math.min(500, limit - all.length),
+          cursor,
+        });
         all.push(...page.items);
         cursor = page.nextCursor ?? undefined;
       } while (cursor && all.length < limit);
@@ -423,11 +504,18 @@ ${examples([
         out.table(events, [
           { header: 'AT', value: (e) => e.at },
           { header: 'TYPE', value: (e) => e.type },
-          { header: 'DETAIL', value: (e) => JSON.stringify(Object.fromEntries(Object.entries(e).filter(([k]) => !['at', 'type', 'id', 'nodeId'].includes(k)))), shrink: true },
+          {
+            header: 'DETAIL',
+            value: (e) => JSON.stringify(Object.fromEntries(Object.entries(e).filter(([k]) => !['at', 'type', 'id', 'nodeId'].includes(k)))),
+            shrink: true,
+          },
         ]);
       });
     });
-  for (const [name, cordon] of [['cordon', true], ['uncordon', false]] as const) {
+  for (const [name, cordon] of [
+    ['cordon', true],
+    ['uncordon', false],
+  ] as const) {
     nodes
       .command(name)
       .argument('<node-id...>')
@@ -446,10 +534,13 @@ ${examples([
     .description('Cordon nodes now; after the grace, what still runs there is requeued elsewhere (NODE_DRAINED, no retry used). Operators')
     .option('--grace <seconds>', 'how long running attempts may go on (0..86400)', '300')
     .addOption(outputOption())
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 The node stays cordoned after its drain (event DRAINED); \`gantry nodes uncordon\` before the grace is
 over cancels the drain.
-${examples(['gantry nodes drain gpu-0042 --grace 600', 'gantry nodes drain gpu-0042 gpu-0043 --grace 0'])}`)
+${examples(['gantry nodes drain gpu-0042 --grace 600', 'gantry nodes drain gpu-0042 gpu-0043 --grace 0'])}`,
+    )
     .action(async (ids: string[], opts: { grace: string; output: OutputFormat }) => {
       const grace = nonNegativeInt(opts.grace, '--grace');
       if (grace > 86_400) throw new UsageError(`--grace must be at most 86400 seconds, got ${grace}`);
@@ -472,10 +563,13 @@ ${examples(['gantry nodes drain gpu-0042 --grace 600', 'gantry nodes drain gpu-0
       .option('--revoke', "revoke the node's credential instead"),
   )
     .addOption(outputOption())
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 With an inventory, placement never believes more of the node than it (whatever it reports); without
 one, the first inventory the node reports is pinned.
-${examples(['gantry nodes enroll gpu-0042 --gpus H100:8 --cpu-cores 96 --memory-mib 1048576 --address 10.0.4.2'])}`)
+${examples(['gantry nodes enroll gpu-0042 --gpus H100:8 --cpu-cores 96 --memory-mib 1048576 --address 10.0.4.2'])}`,
+    )
     .action(async (id: string, opts: InventoryFlags & { revoke?: boolean; output: OutputFormat }) => {
       const api = client();
       const path = `/v1/nodes/${encodeURIComponent(id)}/enrollment`;
@@ -489,10 +583,7 @@ ${examples(['gantry nodes enroll gpu-0042 --gpus H100:8 --cpu-cores 96 --memory-
       printer(opts).json(body); // shown once: the credential is in it
     });
   inventoryOptions(
-    nodes
-      .command('declare')
-      .argument('<node-id>')
-      .description("Change a node's pinned inventory: the flags given replace those fields (operators)"),
+    nodes.command('declare').argument('<node-id>').description("Change a node's pinned inventory: the flags given replace those fields (operators)"),
   )
     .addOption(outputOption())
     .addHelpText('after', examples(['gantry nodes declare gpu-0042 --gpus H100:4', 'gantry nodes declare gpu-0042 --address 10.0.4.3']))
@@ -528,11 +619,16 @@ ${examples(['gantry nodes enroll gpu-0042 --gpus H100:8 --cpu-cores 96 --memory-
     .option('--expires-at <time>', 'RFC 3339 expiry')
     .option('--description <text>', 'what it is for')
     .addOption(outputOption())
-    .addHelpText('after', examples(['gantry tokens create --owner team-a', 'gantry tokens create --owner ci --role user --expires-at 2027-01-01T00:00:00Z -o json']))
+    .addHelpText(
+      'after',
+      examples(['gantry tokens create --owner team-a', 'gantry tokens create --owner ci --role user --expires-at 2027-01-01T00:00:00Z -o json']),
+    )
     .action(async (opts: { owner: string; role: 'user' | 'operator'; expiresAt?: string; description?: string; output: OutputFormat }) => {
       const api = client();
       const extra = { ...(opts.expiresAt ? { expiresAt: opts.expiresAt } : {}), ...(opts.description ? { description: opts.description } : {}) };
-      const t = Object.keys(extra).length ? await ensureOk<{ id: string; token: string }>(await api.request('POST', '/v1/tokens', { owner: opts.owner, role: opts.role, ...extra })) : await api.createToken(opts.owner, opts.role);
+      const t = Object.keys(extra).length
+        ? await ensureOk<{ id: string; token: string }>(await api.request('POST', '/v1/tokens', { owner: opts.owner, role: opts.role, ...extra }))
+        : await api.createToken(opts.owner, opts.role);
       printer(opts).show(t, (v: { id: string; token: string }) => printer(opts).line(`${v.token}\n(id ${v.id}; the secret is not shown again)`));
     });
   tokens
@@ -542,7 +638,14 @@ ${examples(['gantry nodes enroll gpu-0042 --gpus H100:8 --cpu-cores 96 --memory-
     .action(async (opts: { output: OutputFormat }) => {
       const body = await ensureOk<{ items: Array<Record<string, string | null>> }>(await client().request('GET', '/v1/tokens'));
       printer(opts).show(body.items, (rows) =>
-        printer(opts).table(rows, ['id', 'owner', 'role', 'createdAt', 'expiresAt', 'description'].map((k) => ({ header: k.toUpperCase(), value: (r: Record<string, string | null>) => r[k] ?? '-', shrink: k === 'description' }))),
+        printer(opts).table(
+          rows,
+          ['id', 'owner', 'role', 'createdAt', 'expiresAt', 'description'].map((k) => ({
+            header: k.toUpperCase(),
+            value: (r: Record<string, string | null>) => r[k] ?? '-',
+            shrink: k === 'description',
+          })),
+        ),
       );
     });
   tokens

@@ -39,7 +39,10 @@ function tryRender<T>(rows: T[], columns: Column<T>[], width: number): { text: s
     excess--;
   }
   const line = (values: string[]) =>
-    values.map((v, i) => (i === values.length - 1 ? fit(v, widths[i]) : fit(v, widths[i]).padEnd(widths[i]))).join(' '.repeat(GAP)).trimEnd();
+    values
+      .map((v, i) => (i === values.length - 1 ? fit(v, widths[i]) : fit(v, widths[i]).padEnd(widths[i])))
+      .join(' '.repeat(GAP))
+      .trimEnd();
   return { text: [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n'), fits: excess <= 0 };
 }
 

@@ -9,16 +9,33 @@ import { CONFIG, REDIS } from '@gantry/runtime';
 import { IngesterEnv } from './config';
 
 const beatsIngested = new Counter({ name: 'gantry_heartbeats_ingested_total', help: 'Heartbeats written to Redis (the newest of their node in their batch)' });
-const beatsRepeated = new Counter({ name: 'gantry_heartbeats_repeated_total', help: 'Heartbeats read again (Kafka redelivery after a restart or rebalance), skipped' });
-const beatsRaced = new Counter({ name: 'gantry_heartbeats_raced_total', help: 'Heartbeats not written because another writer moved their node on first (a rebalance)' });
+const beatsRepeated = new Counter({
+  name: 'gantry_heartbeats_repeated_total',
+  help: 'Heartbeats read again (Kafka redelivery after a restart or rebalance), skipped',
+});
+const beatsRaced = new Counter({
+  name: 'gantry_heartbeats_raced_total',
+  help: 'Heartbeats not written because another writer moved their node on first (a rebalance)',
+});
 const ingestLag = new Histogram({
   name: 'gantry_heartbeat_ingest_lag_seconds',
   help: "From the broker's receive time (LogAppendTime) to written in Redis, per beat written",
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10],
 });
-const batchSize = new Histogram({ name: 'gantry_heartbeat_batch_size', help: 'Heartbeats per Kafka batch', buckets: [1, 10, 50, 100, 250, 500, 1000, 2500, 5000] });
-const writeSeconds = new Histogram({ name: 'gantry_heartbeat_batch_write_seconds', help: 'Time to write one batch (Postgres topology + Redis pipeline)', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1] });
-const telemetryBeats = new Counter({ name: 'gantry_heartbeats_with_telemetry_total', help: 'Heartbeats with telemetry, the newest per node in each batch (the rest are liveness beats, ADR 0010)' });
+const batchSize = new Histogram({
+  name: 'gantry_heartbeat_batch_size',
+  help: 'Heartbeats per Kafka batch',
+  buckets: [1, 10, 50, 100, 250, 500, 1000, 2500, 5000],
+});
+const writeSeconds = new Histogram({
+  name: 'gantry_heartbeat_batch_write_seconds',
+  help: 'Time to write one batch (Postgres topology + Redis pipeline)',
+  buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+});
+const telemetryBeats = new Counter({
+  name: 'gantry_heartbeats_with_telemetry_total',
+  help: 'Heartbeats with telemetry, the newest per node in each batch (the rest are liveness beats, ADR 0010)',
+});
 const topologyWrites = new Counter({ name: 'gantry_node_topology_writes_total', help: 'Node registrations and topology changes written to Postgres' });
 const inventoryExceeded = new Counter({
   name: 'gantry_node_inventory_exceeded_total',
@@ -95,7 +112,10 @@ export class HeartbeatBatchWriter {
 
   /** Judges beats against `from` and writes each node's newest; returns the replays and the nodes whose write lost its compare-and-set. */
   private async judgeAndWrite(
-    beats: ReceivedBeat[], from: Map<string, BeatCursor>, receivedAt: number, registered: Set<string>,
+    beats: ReceivedBeat[],
+    from: Map<string, BeatCursor>,
+    receivedAt: number,
+    registered: Set<string>,
   ): Promise<{ replayed: BeatBatchResult['replayed']; lost: Set<string> }> {
     // 1. Judge each beat in receive order: the newest per node is written, its newest telemetry
     //    kept (a liveness beat after a telemetry beat must not drop that telemetry, ADR 0010).
@@ -137,10 +157,20 @@ export class HeartbeatBatchWriter {
         const was = from.get(b.nodeId) ?? null;
         const next = cursor.get(b.nodeId)!;
         return {
-          nodeId: b.nodeId, bootId: b.bootId, seq: b.seq, sentAt: b.sentAt, receivedAt,
+          nodeId: b.nodeId,
+          bootId: b.bootId,
+          seq: b.seq,
+          sentAt: b.sentAt,
+          receivedAt,
           running: JSON.stringify(b.running),
-          expected: was && { bootId: was.bootId, seq: was.seq }, pastBoots: next.pastBoots, offset: next.offset,
-          ...(t && { telemetry: JSON.stringify({ gpus: t.gpus, cpu: t.cpu, memory: t.memory }), telemetryAt: t.sentAt, contribution: utilisationContribution(t.gpus, t.cpu.utilization) }),
+          expected: was && { bootId: was.bootId, seq: was.seq },
+          pastBoots: next.pastBoots,
+          offset: next.offset,
+          ...(t && {
+            telemetry: JSON.stringify({ gpus: t.gpus, cpu: t.cpu, memory: t.memory }),
+            telemetryAt: t.sentAt,
+            contribution: utilisationContribution(t.gpus, t.cpu.utilization),
+          }),
         };
       }),
     );

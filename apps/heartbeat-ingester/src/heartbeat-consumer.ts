@@ -22,12 +22,19 @@ export class HeartbeatConsumer {
       reauthenticate: reauthenticateNodeMessages(directory),
       authenticate: authenticateNodeMessage(directory),
       parse: parseHeartbeat,
-      admit: admitNodeMessage<HeartbeatMessage>((b) => b.nodeId, (b) => b.sentAt, config.GANTRY_CLOCK_SKEW_MS),
+      admit: admitNodeMessage<HeartbeatMessage>(
+        (b) => b.nodeId,
+        (b) => b.sentAt,
+        config.GANTRY_CLOCK_SKEW_MS,
+      ),
       handleBatch: async (items) => {
         const { replayed } = await writer.write(items);
         const byOffset = new Map(items.map((i) => [i.offset, i]));
         return replayed.map(({ beat, why }): TerminalFailure<HeartbeatMessage> => {
-          const rejection = { reason: 'replayed', detail: why === 'old-boot' ? `boot ${beat.value.bootId} was replaced` : `seq ${beat.value.seq} is not above the last` };
+          const rejection = {
+            reason: 'replayed',
+            detail: why === 'old-boot' ? `boot ${beat.value.bootId} was replaced` : `seq ${beat.value.seq} is not above the last`,
+          };
           return { item: byOffset.get(beat.offset)!, error: new Error(rejection.detail), rejection };
         });
       },

@@ -45,5 +45,4 @@ export class UtilisationSweeper extends PeriodicService {
       return 0;
     }
   }
-
 }

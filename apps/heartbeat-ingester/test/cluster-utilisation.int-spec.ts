@@ -28,9 +28,16 @@ afterAll(async () => {
 
 function beat(nodeId: string, gpuUtil: number[], cpuUtil: number, over: Partial<HeartbeatMessage> = {}): HeartbeatMessage {
   return {
-    nodeId, bootId: 'boot-1', seq: 1, sentAt: Date.now(), zone: 'z1', rack: 'r1',
+    nodeId,
+    bootId: 'boot-1',
+    seq: 1,
+    sentAt: Date.now(),
+    zone: 'z1',
+    rack: 'r1',
     gpus: gpuUtil.map((utilization, index) => ({ index, model: 'H100', memoryMiB: 81920, memoryUsedMiB: 0, utilization, healthy: true })),
-    cpu: { cores: 96, utilization: cpuUtil }, memory: { totalMiB: 1048576, usedMiB: 1000 }, running: [],
+    cpu: { cores: 96, utilization: cpuUtil },
+    memory: { totalMiB: 1048576, usedMiB: 1000 },
+    running: [],
     ...over,
   } as HeartbeatMessage;
 }
@@ -39,7 +46,10 @@ let nextOffset = 0;
 const received = (...beats: HeartbeatMessage[]): ReceivedBeat[] => beats.map((value) => ({ value, offset: String(nextOffset++), timestamp: Date.now() }));
 
 const delta = (a: UtilisationTotals, b: UtilisationTotals) => ({
-  nodes: b.nodes - a.nodes, gpus: b.gpus - a.gpus, gpuUtilMilli: b.gpuUtilMilli - a.gpuUtilMilli, cpuUtilMilli: b.cpuUtilMilli - a.cpuUtilMilli,
+  nodes: b.nodes - a.nodes,
+  gpus: b.gpus - a.gpus,
+  gpuUtilMilli: b.gpuUtilMilli - a.gpuUtilMilli,
+  cpuUtilMilli: b.cpuUtilMilli - a.cpuUtilMilli,
 });
 
 describe('cluster utilisation sums kept per beat', () => {
@@ -79,7 +89,15 @@ describe('cluster utilisation sums kept per beat', () => {
   });
 
   it('keeps the contribution through liveness beats, counts no node before its telemetry, and recounts a returning node from its last telemetry', async () => {
-    const light = (nodeId: string, seq: number): HeartbeatMessage => ({ nodeId, bootId: 'boot-1', seq, sentAt: Date.now(), zone: 'z1', rack: 'r1', running: [] });
+    const light = (nodeId: string, seq: number): HeartbeatMessage => ({
+      nodeId,
+      bootId: 'boot-1',
+      seq,
+      sentAt: Date.now(),
+      zone: 'z1',
+      rack: 'r1',
+      running: [],
+    });
     const [id, unknown] = [uniqueTag('n'), uniqueTag('n')];
     const t0 = await store.totals();
     const receivedAt = Date.now();

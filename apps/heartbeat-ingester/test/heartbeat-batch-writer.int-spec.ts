@@ -24,9 +24,16 @@ afterAll(async () => {
 
 function beat(nodeId: string, over: Partial<HeartbeatMessage> = {}): HeartbeatMessage {
   return {
-    nodeId, bootId: 'boot-1', seq: 1, sentAt: Date.now(), zone: 'z1', rack: 'r1',
+    nodeId,
+    bootId: 'boot-1',
+    seq: 1,
+    sentAt: Date.now(),
+    zone: 'z1',
+    rack: 'r1',
     gpus: Array.from({ length: 8 }, (_, index) => ({ index, model: 'H100', memoryMiB: 81920, memoryUsedMiB: 0, utilization: 0.1, healthy: true })),
-    cpu: { cores: 96, utilization: 0.2 }, memory: { totalMiB: 1048576, usedMiB: 1000 }, running: [],
+    cpu: { cores: 96, utilization: 0.2 },
+    memory: { totalMiB: 1048576, usedMiB: 1000 },
+    running: [],
     ...over,
   } as HeartbeatMessage;
 }
@@ -65,8 +72,13 @@ describe('HeartbeatBatchWriter', () => {
     const id = uniqueTag('n');
     const [first] = received(beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.5 } }));
     expect((await writer.write([first])).replayed).toEqual([]);
-    const replay = await writer.write(received(beat(id, { seq: 4, cpu: { cores: 96, utilization: 0.9 } }), beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.8 } })));
-    expect(replay.replayed.map((r) => [r.beat.value.seq, r.why])).toEqual([[4, 'seq-not-higher'], [5, 'seq-not-higher']]);
+    const replay = await writer.write(
+      received(beat(id, { seq: 4, cpu: { cores: 96, utilization: 0.9 } }), beat(id, { seq: 5, cpu: { cores: 96, utilization: 0.8 } })),
+    );
+    expect(replay.replayed.map((r) => [r.beat.value.seq, r.why])).toEqual([
+      [4, 'seq-not-higher'],
+      [5, 'seq-not-higher'],
+    ]);
     // The same message read again (its own offset): a Kafka redelivery, neither written nor refused.
     expect((await writer.write([{ ...first, value: { ...first.value, cpu: { cores: 96, utilization: 0.7 } } }])).replayed).toEqual([]);
     const stored = await live.livePayload(id);
@@ -77,7 +89,9 @@ describe('HeartbeatBatchWriter', () => {
   it('judges a batch in receive order: a lower seq after a higher one is a replay, whatever sentAt says', async () => {
     const id = uniqueTag('n');
     const t = Date.now();
-    const { replayed } = await writer.write(received(beat(id, { seq: 7, sentAt: t }), beat(id, { seq: 9, sentAt: t - 5000 }), beat(id, { seq: 8, sentAt: t + 5000 })));
+    const { replayed } = await writer.write(
+      received(beat(id, { seq: 7, sentAt: t }), beat(id, { seq: 9, sentAt: t - 5000 }), beat(id, { seq: 8, sentAt: t + 5000 })),
+    );
     expect(replayed.map((r) => r.beat.value.seq)).toEqual([8]);
     expect((await live.livePayload(id))!.seq).toBe('9');
   });

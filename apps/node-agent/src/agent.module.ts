@@ -15,16 +15,26 @@ export class AgentModule {
     const logger = createLogger('node-agent', config.LOG_LEVEL);
     // A simulated node is what its spec says: declared as such when the fleet enrolls it, so placement
     // believes it whole (ADR 0035); a real node's inventory is its operator's to declare.
-    const nodes: NodesToEnroll = config.GANTRY_SIM_NODES > 0
-      ? new Map(Array.from({ length: config.GANTRY_SIM_NODES }, (_, i) => {
-        const spec = simulatedNode(config.GANTRY_SIM_PREFIX, i);
-        return [spec.nodeId, simulatedInventory(spec, config.GANTRY_NODE_ADDRESS ?? null)];
-      }))
-      : new Map([[config.realNodeId, null]]);
+    const nodes: NodesToEnroll =
+      config.GANTRY_SIM_NODES > 0
+        ? new Map(
+            Array.from({ length: config.GANTRY_SIM_NODES }, (_, i) => {
+              const spec = simulatedNode(config.GANTRY_SIM_PREFIX, i);
+              return [spec.nodeId, simulatedInventory(spec, config.GANTRY_NODE_ADDRESS ?? null)];
+            }),
+          )
+        : new Map([[config.realNodeId, null]]);
     const credentials = new NodeCredentials(config, nodes, logger);
     return {
       module: AgentModule,
-      imports: [RuntimeModule.forRoot({ service: 'node-agent', config, needs: { postgres: false, redis: false }, kafkaSecurity: kafkaSecurityOf(config, credentials, logger) })],
+      imports: [
+        RuntimeModule.forRoot({
+          service: 'node-agent',
+          config,
+          needs: { postgres: false, redis: false },
+          kafkaSecurity: kafkaSecurityOf(config, credentials, logger),
+        }),
+      ],
       providers: [FleetService, { provide: NodeCredentials, useValue: credentials }],
     };
   }

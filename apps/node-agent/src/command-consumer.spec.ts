@@ -26,8 +26,21 @@ function setup(debug = false) {
     changedBy: (c: AgentCommandMessage) => !seen.has(`${c.jobId}#${c.attempt}`),
     handle: (c: AgentCommandMessage) => (handled.push(c), seen.add(`${c.jobId}#${c.attempt}`)),
   } as unknown as NodeRuntime;
-  createCommandConsumer(consumers, { groupId: 'gantry-fleet-a1', nodes: new Map([['n1', n1]]), logger, publicKeys: commandPublicKeys(signer.publicKeyPem), maxAgeMs: 60_000 });
-  const item = (value: AgentCommandMessage): ConsumedMessage<AgentCommandMessage> => ({ value, key: value.nodeId, headers: {}, partition: 0, offset: '0', timestamp: Date.now() });
+  createCommandConsumer(consumers, {
+    groupId: 'gantry-fleet-a1',
+    nodes: new Map([['n1', n1]]),
+    logger,
+    publicKeys: commandPublicKeys(signer.publicKeyPem),
+    maxAgeMs: 60_000,
+  });
+  const item = (value: AgentCommandMessage): ConsumedMessage<AgentCommandMessage> => ({
+    value,
+    key: value.nodeId,
+    headers: {},
+    partition: 0,
+    offset: '0',
+    timestamp: Date.now(),
+  });
   const raw = (value: AgentCommandMessage, by: CommandSigner | null = signer, key: string = value.nodeId): RawMessage => {
     const bytes = Buffer.from(JSON.stringify(value));
     return { key, value: bytes, headers: by ? { [SIGNATURE_HEADER]: by.sign(bytes) } : {}, partition: 0, offset: '0', timestamp: Date.now() };
@@ -36,7 +49,16 @@ function setup(debug = false) {
 }
 
 const run = (nodeId: string, jobId: string, issuedAt = Date.now()): AgentCommandMessage => ({
-  type: 'RUN', nodeId, jobId, attempt: 1, issuedAt, image: 'i', command: ['true'], env: {}, resources: { gpus: 0, cpuCores: 1, memoryMiB: 1 }, gang: { size: 1, rank: 0, nodeIds: [nodeId] },
+  type: 'RUN',
+  nodeId,
+  jobId,
+  attempt: 1,
+  issuedAt,
+  image: 'i',
+  command: ['true'],
+  env: {},
+  resources: { gpus: 0, cpuCores: 1, memoryMiB: 1 },
+  gang: { size: 1, rank: 0, nodeIds: [nodeId] },
 });
 
 describe('createCommandConsumer', () => {
@@ -46,7 +68,7 @@ describe('createCommandConsumer', () => {
     expect(spec.parse(Buffer.from('{"type":"RUN"}'))).toMatchObject({ ok: false });
   });
 
-  it('reads only its own nodes\' commands (another node sharing the partition is skipped unverified)', () => {
+  it("reads only its own nodes' commands (another node sharing the partition is skipped unverified)", () => {
     const { spec, raw } = setup();
     expect(spec.relevant!(raw(run('n1', 'a')))).toBe(true);
     expect(spec.relevant!(raw(run('n2', 'a')))).toBe(false);

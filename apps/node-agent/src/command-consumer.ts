@@ -8,10 +8,13 @@ import { NodeRuntime } from './node-runtime';
 
 const commandsRead = new Counter({
   name: 'gantry_agent_commands_read_total',
-  help: "Commands this agent read from Kafka, by whether they were for one of its own nodes (the rest share a partition with them)",
+  help: 'Commands this agent read from Kafka, by whether they were for one of its own nodes (the rest share a partition with them)',
   labelNames: ['mine'],
 });
-const commandsDiscarded = new Counter({ name: 'gantry_agent_commands_discarded_total', help: 'Commands that did not parse or could not be handled, dropped (agents may not write the dead-letter topic)' });
+const commandsDiscarded = new Counter({
+  name: 'gantry_agent_commands_discarded_total',
+  help: 'Commands that did not parse or could not be handled, dropped (agents may not write the dead-letter topic)',
+});
 
 export interface CommandConsumerOptions {
   /** A real node's own group (only its principal may use it) or a simulated fleet's (ADR 0034). */

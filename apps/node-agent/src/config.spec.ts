@@ -17,9 +17,17 @@ describe('AgentEnv', () => {
   });
 
   it.each([
-    ['a fence at the dead timeout', { GANTRY_AGENT_FENCE_MS: '40000' }, /GANTRY_AGENT_FENCE_MS=40000 must be shorter than GANTRY_NODE_DEAD_MS=40000 \(default\)/],
+    [
+      'a fence at the dead timeout',
+      { GANTRY_AGENT_FENCE_MS: '40000' },
+      /GANTRY_AGENT_FENCE_MS=40000 must be shorter than GANTRY_NODE_DEAD_MS=40000 \(default\)/,
+    ],
     ['a fence within a heartbeat', { GANTRY_AGENT_FENCE_MS: '4000' }, /GANTRY_AGENT_FENCE_MS=4000 must be longer than GANTRY_HEARTBEAT_MS=5000 \(default\)/],
-    ['a dead timeout below the default fence once set explicitly', { GANTRY_AGENT_FENCE_MS: '30000', GANTRY_NODE_DEAD_MS: '20000' }, /GANTRY_AGENT_FENCE_MS=30000 must be shorter than GANTRY_NODE_DEAD_MS=20000/],
+    [
+      'a dead timeout below the default fence once set explicitly',
+      { GANTRY_AGENT_FENCE_MS: '30000', GANTRY_NODE_DEAD_MS: '20000' },
+      /GANTRY_AGENT_FENCE_MS=30000 must be shorter than GANTRY_NODE_DEAD_MS=20000/,
+    ],
   ])('refuses %s, naming the variables', (_n, env, message) => {
     expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).toThrow(ConfigError);
     expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).toThrow(message);
@@ -27,7 +35,9 @@ describe('AgentEnv', () => {
 
   it('keeps the documented log defaults: port 9250, 64 MiB per attempt, checked every second, kept 7 days', () => {
     const c = loadConfig(AgentEnv, KEY);
-    expect([c.GANTRY_AGENT_LOGS_PORT, c.GANTRY_AGENT_LOG_MAX_BYTES, c.GANTRY_AGENT_LOG_CAP_CHECK_MS, c.GANTRY_AGENT_LOG_RETENTION_MS]).toEqual([9250, 67108864, 1000, 604800000]);
+    expect([c.GANTRY_AGENT_LOGS_PORT, c.GANTRY_AGENT_LOG_MAX_BYTES, c.GANTRY_AGENT_LOG_CAP_CHECK_MS, c.GANTRY_AGENT_LOG_RETENTION_MS]).toEqual([
+      9250, 67108864, 1000, 604800000,
+    ]);
   });
 
   it.each([
@@ -40,9 +50,21 @@ describe('AgentEnv', () => {
   });
 
   it.each<[string, Record<string, string>, unknown[]]>([
-    ['a real agent: state under its workdir, jobs left running on stop, cgroups and a runtime if found', { GANTRY_AGENT_WORKDIR: '/w', GANTRY_AGENT_ID: 'a1' }, ['/w/a1/state', 'leave', 'auto', 'auto']],
-    ['a simulated fleet: no cgroups, no runtime, its attempts stopped with it', { GANTRY_SIM_NODES: '50', GANTRY_AGENT_WORKDIR: '/w', GANTRY_AGENT_ID: 'a1' }, ['/w/a1/state', 'stop', 'off', 'none']],
-    ['what is set is kept', { GANTRY_AGENT_STATE_DIR: '/var/lib/g', GANTRY_AGENT_ON_STOP: 'stop', GANTRY_AGENT_CGROUPS: 'off', GANTRY_AGENT_CONTAINER_RUNTIME: 'podman' }, ['/var/lib/g', 'stop', 'off', 'podman']],
+    [
+      'a real agent: state under its workdir, jobs left running on stop, cgroups and a runtime if found',
+      { GANTRY_AGENT_WORKDIR: '/w', GANTRY_AGENT_ID: 'a1' },
+      ['/w/a1/state', 'leave', 'auto', 'auto'],
+    ],
+    [
+      'a simulated fleet: no cgroups, no runtime, its attempts stopped with it',
+      { GANTRY_SIM_NODES: '50', GANTRY_AGENT_WORKDIR: '/w', GANTRY_AGENT_ID: 'a1' },
+      ['/w/a1/state', 'stop', 'off', 'none'],
+    ],
+    [
+      'what is set is kept',
+      { GANTRY_AGENT_STATE_DIR: '/var/lib/g', GANTRY_AGENT_ON_STOP: 'stop', GANTRY_AGENT_CGROUPS: 'off', GANTRY_AGENT_CONTAINER_RUNTIME: 'podman' },
+      ['/var/lib/g', 'stop', 'off', 'podman'],
+    ],
   ])('derives the restart, cgroup and container settings: %s', (_n, env, expected) => {
     const c = loadConfig(AgentEnv, { ...KEY, ...env });
     expect([c.GANTRY_AGENT_STATE_DIR, c.GANTRY_AGENT_ON_STOP, c.GANTRY_AGENT_CGROUPS, c.GANTRY_AGENT_CONTAINER_RUNTIME]).toEqual(expected);
@@ -64,7 +86,11 @@ describe('AgentEnv', () => {
 
   it('sandboxes attempts by default, as uids 200000-299999 that see the system paths of the host', () => {
     const c = loadConfig(AgentEnv, KEY);
-    expect([c.GANTRY_AGENT_SANDBOX, c.GANTRY_AGENT_UID_RANGE, c.GANTRY_AGENT_SANDBOX_PATHS]).toEqual(['bwrap', '200000-299999', '/usr,/bin,/sbin,/lib,/lib32,/lib64,/libx32,/etc,/opt,/sys']);
+    expect([c.GANTRY_AGENT_SANDBOX, c.GANTRY_AGENT_UID_RANGE, c.GANTRY_AGENT_SANDBOX_PATHS]).toEqual([
+      'bwrap',
+      '200000-299999',
+      '/usr,/bin,/sbin,/lib,/lib32,/lib64,/libx32,/etc,/opt,/sys',
+    ]);
   });
 
   it.each<[string, Record<string, string>, string]>([
@@ -76,18 +102,34 @@ describe('AgentEnv', () => {
 
   it.each<[string, Record<string, string>, RegExp | null]>([
     ['a real agent as its node, with a gateway to ask', { KAFKA_SASL_MECHANISM: 'oauthbearer', GANTRY_GATEWAY_URL: 'https://gw' }, null],
-    ['a real agent asking where it enrolls', { KAFKA_SASL_MECHANISM: 'oauthbearer', GANTRY_ENROLL_URL: 'https://gw', GANTRY_ENROLL_TOKEN: 'x'.repeat(16) }, null],
+    [
+      'a real agent asking where it enrolls',
+      { KAFKA_SASL_MECHANISM: 'oauthbearer', GANTRY_ENROLL_URL: 'https://gw', GANTRY_ENROLL_TOKEN: 'x'.repeat(16) },
+      null,
+    ],
     ['a real agent on a broker without authentication', {}, null],
-    ['a simulated fleet as its own user', { GANTRY_SIM_NODES: '5', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'gantry-fleet', KAFKA_SASL_PASSWORD: 'p' }, null],
-    ['a real agent as a shared user', { KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'gantry-fleet', KAFKA_SASL_PASSWORD: 'p' }, /KAFKA_SASL_MECHANISM=scram-sha-512: a real agent/],
+    [
+      'a simulated fleet as its own user',
+      { GANTRY_SIM_NODES: '5', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'gantry-fleet', KAFKA_SASL_PASSWORD: 'p' },
+      null,
+    ],
+    [
+      'a real agent as a shared user',
+      { KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'gantry-fleet', KAFKA_SASL_PASSWORD: 'p' },
+      /KAFKA_SASL_MECHANISM=scram-sha-512: a real agent/,
+    ],
     ['a real agent with no gateway to ask for tokens', { KAFKA_SASL_MECHANISM: 'oauthbearer' }, /needs GANTRY_GATEWAY_URL/],
-    ['a simulated fleet with tokens', { GANTRY_SIM_NODES: '5', KAFKA_SASL_MECHANISM: 'oauthbearer', GANTRY_GATEWAY_URL: 'https://gw' }, /oauthbearer is for a real agent/],
+    [
+      'a simulated fleet with tokens',
+      { GANTRY_SIM_NODES: '5', KAFKA_SASL_MECHANISM: 'oauthbearer', GANTRY_GATEWAY_URL: 'https://gw' },
+      /oauthbearer is for a real agent/,
+    ],
   ])('Kafka identity: %s', (_n, env, refused) => {
     if (refused) expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).toThrow(refused);
     else expect(() => loadConfig(AgentEnv, { ...KEY, ...env })).not.toThrow();
   });
 
-  it('refuses to start without the control plane\'s command key, naming it', () => {
+  it("refuses to start without the control plane's command key, naming it", () => {
     expect(() => loadConfig(AgentEnv, {})).toThrow(/GANTRY_COMMAND_PUBLIC_KEY/);
   });
 });

@@ -107,7 +107,8 @@ export class AgentEnv extends ServiceEnv {
    * checkpoints); each attempt writes there as its owner's uid, so the paths' own permissions keep
    * owners apart. Empty (the default): none.
    */
-  @IsOptional() @Matches(/^\/[^,]*(,\/[^,]*)*$/, { message: 'GANTRY_AGENT_SANDBOX_WRITABLE_PATHS must be absolute paths separated by commas' })
+  @IsOptional()
+  @Matches(/^\/[^,]*(,\/[^,]*)*$/, { message: 'GANTRY_AGENT_SANDBOX_WRITABLE_PATHS must be absolute paths separated by commas' })
   GANTRY_AGENT_SANDBOX_WRITABLE_PATHS?: string;
   /** Where the cgroup hierarchies are mounted (v2 unified, or v1 cpu and memory beneath it). */
   @IsString() @Matches(/^\//, { message: 'GANTRY_AGENT_CGROUP_ROOT must be an absolute path' }) GANTRY_AGENT_CGROUP_ROOT: string = '/sys/fs/cgroup';
@@ -129,7 +130,7 @@ export class AgentEnv extends ServiceEnv {
    * or the enrollment answer. Several PEM blocks may be given (key rotation). No command that does
    * not verify against one of them is carried out (contract 4.1).
    */
-  @Matches(/-----BEGIN PUBLIC KEY-----/, { message: 'GANTRY_COMMAND_PUBLIC_KEY must hold the control plane\'s command key (PEM, -----BEGIN PUBLIC KEY-----)' })
+  @Matches(/-----BEGIN PUBLIC KEY-----/, { message: "GANTRY_COMMAND_PUBLIC_KEY must hold the control plane's command key (PEM, -----BEGIN PUBLIC KEY-----)" })
   GANTRY_COMMAND_PUBLIC_KEY!: string;
   /** A command issued longer ago than this is refused (a recorded command cannot be replayed later), ms. */
   @IsInt() @Min(1000) GANTRY_COMMAND_MAX_AGE_MS: number = 600_000;
@@ -188,11 +189,16 @@ export class AgentEnv extends ServiceEnv {
     const m = this.KAFKA_SASL_MECHANISM;
     if (this.GANTRY_SIM_NODES === 0) {
       if (m !== undefined && m !== 'oauthbearer') {
-        return [`KAFKA_SASL_MECHANISM=${m}: a real agent (GANTRY_SIM_NODES=0) connects as its node's own principal, KAFKA_SASL_MECHANISM=oauthbearer with tokens from the gateway (unset only for a broker without authentication); a shared user is a simulated fleet's`];
+        return [
+          `KAFKA_SASL_MECHANISM=${m}: a real agent (GANTRY_SIM_NODES=0) connects as its node's own principal, KAFKA_SASL_MECHANISM=oauthbearer with tokens from the gateway (unset only for a broker without authentication); a shared user is a simulated fleet's`,
+        ];
       }
-      if (m === 'oauthbearer' && !this.tokenGatewayUrl) return ['KAFKA_SASL_MECHANISM=oauthbearer needs GANTRY_GATEWAY_URL (or GANTRY_ENROLL_URL): where the agent asks for its Kafka tokens'];
+      if (m === 'oauthbearer' && !this.tokenGatewayUrl)
+        return ['KAFKA_SASL_MECHANISM=oauthbearer needs GANTRY_GATEWAY_URL (or GANTRY_ENROLL_URL): where the agent asks for its Kafka tokens'];
     } else if (m === 'oauthbearer') {
-      return [`KAFKA_SASL_MECHANISM=oauthbearer is for a real agent: a simulated fleet (GANTRY_SIM_NODES=${this.GANTRY_SIM_NODES}) connects with its own SCRAM user`];
+      return [
+        `KAFKA_SASL_MECHANISM=oauthbearer is for a real agent: a simulated fleet (GANTRY_SIM_NODES=${this.GANTRY_SIM_NODES}) connects with its own SCRAM user`,
+      ];
     }
     return [];
   }

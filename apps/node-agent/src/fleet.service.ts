@@ -72,25 +72,48 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
     this.reports = new ReportPublisher(producer, this.keys, logger);
     this.logs = new AttemptLogs(join(config.GANTRY_AGENT_WORKDIR, config.GANTRY_AGENT_ID));
     const { executor, store } =
-      config.GANTRY_SIM_EXECUTOR === 'sleep' ? { executor: new SleepExecutor(config.GANTRY_KILL_GRACE_MS), store: new NoAttemptStore() } : this.processExecutor();
-    this.address = config.GANTRY_SIM_NODES > 0 ? (config.GANTRY_NODE_ADDRESS ?? null) : nodeAddress(config.GANTRY_NODE_ADDRESS, networkInterfaces(), hostname());
+      config.GANTRY_SIM_EXECUTOR === 'sleep'
+        ? { executor: new SleepExecutor(config.GANTRY_KILL_GRACE_MS), store: new NoAttemptStore() }
+        : this.processExecutor();
+    this.address =
+      config.GANTRY_SIM_NODES > 0 ? (config.GANTRY_NODE_ADDRESS ?? null) : nodeAddress(config.GANTRY_NODE_ADDRESS, networkInterfaces(), hostname());
     const split = { every: config.GANTRY_TELEMETRY_EVERY, delta: config.GANTRY_TELEMETRY_DELTA };
     if (config.GANTRY_SIM_NODES > 0) {
       for (let i = 0; i < config.GANTRY_SIM_NODES; i++) {
         const spec = simulatedNode(config.GANTRY_SIM_PREFIX, i);
         let runtime: NodeRuntime | null = null;
         const telemetry = new SimulatedTelemetry(spec, () => runtime?.busyGpus() ?? 0);
-        runtime = new NodeRuntime({ nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack, ...(this.address ? { address: this.address } : {}) }, executor, telemetry, this.reports, split, store);
+        runtime = new NodeRuntime(
+          { nodeId: spec.nodeId, zone: spec.zone, rack: spec.rack, ...(this.address ? { address: this.address } : {}) },
+          executor,
+          telemetry,
+          this.reports,
+          split,
+          store,
+        );
         this.nodes.set(spec.nodeId, runtime);
       }
     } else {
       const nodeId = config.realNodeId;
-      this.nodes.set(nodeId, new NodeRuntime({ nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK, address: this.address! }, executor, new HostTelemetry(config.GANTRY_NVIDIA_SMI), this.reports, split, store));
+      this.nodes.set(
+        nodeId,
+        new NodeRuntime(
+          { nodeId, zone: config.GANTRY_ZONE, rack: config.GANTRY_RACK, address: this.address! },
+          executor,
+          new HostTelemetry(config.GANTRY_NVIDIA_SMI),
+          this.reports,
+          split,
+          store,
+        ),
+      );
     }
     this.recover();
     this.commands = createCommandConsumer(consumers, {
-      groupId: config.commandGroupId, nodes: this.nodes, logger,
-      publicKeys: commandPublicKeys(config.GANTRY_COMMAND_PUBLIC_KEY), maxAgeMs: config.GANTRY_COMMAND_MAX_AGE_MS,
+      groupId: config.commandGroupId,
+      nodes: this.nodes,
+      logger,
+      publicKeys: commandPublicKeys(config.GANTRY_COMMAND_PUBLIC_KEY),
+      maxAgeMs: config.GANTRY_COMMAND_MAX_AGE_MS,
     });
     this.beats = new HeartbeatSender(producer, [...this.nodes.values()], {
       periodMs: config.GANTRY_HEARTBEAT_MS,
@@ -99,9 +122,10 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
       logger,
       logsPort: () => this.logsPort,
     });
-    this.logServer = this.address && config.GANTRY_SIM_EXECUTOR === 'process'
-      ? new LogServer(this.logs, { nodeIds: new Set(this.nodes.keys()), publicKeys: commandPublicKeys(config.GANTRY_COMMAND_PUBLIC_KEY), logger })
-      : null;
+    this.logServer =
+      this.address && config.GANTRY_SIM_EXECUTOR === 'process'
+        ? new LogServer(this.logs, { nodeIds: new Set(this.nodes.keys()), publicKeys: commandPublicKeys(config.GANTRY_COMMAND_PUBLIC_KEY), logger })
+        : null;
     this.housekeeper = new LogHousekeeper(
       this.logs,
       { maxBytes: config.GANTRY_AGENT_LOG_MAX_BYTES, capCheckMs: config.GANTRY_AGENT_LOG_CAP_CHECK_MS, retentionMs: config.GANTRY_AGENT_LOG_RETENTION_MS },
@@ -152,16 +176,33 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
       else this.logger.warn({ why: probed.unavailable }, 'attempts run without CPU and memory limits (no writable cgroups)');
     }
     const found = findContainerRuntime(c.GANTRY_AGENT_CONTAINER_RUNTIME!);
-    if (!found.runtime && c.GANTRY_AGENT_CONTAINER_RUNTIME !== 'none') this.logger.warn({ why: found.why, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY }, 'no container runtime: jobs with an image run per GANTRY_AGENT_IMAGE_POLICY');
+    if (!found.runtime && c.GANTRY_AGENT_CONTAINER_RUNTIME !== 'none')
+      this.logger.warn(
+        { why: found.why, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY },
+        'no container runtime: jobs with an image run per GANTRY_AGENT_IMAGE_POLICY',
+      );
     const sandbox = this.attemptSandbox(stateDir);
     this.cgroups = cgroups;
-    this.hostCapabilities = { cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', containerRuntime: found.runtime ?? 'none', sandbox: c.GANTRY_AGENT_SANDBOX, stateDir };
+    this.hostCapabilities = {
+      cgroups: cgroups ? `v${cgroups.mount.version}` : 'none',
+      containerRuntime: found.runtime ?? 'none',
+      sandbox: c.GANTRY_AGENT_SANDBOX,
+      stateDir,
+    };
     hostLimits.set({ cgroups: cgroups ? `v${cgroups.mount.version}` : 'none', container_runtime: found.runtime ?? 'none', sandbox: c.GANTRY_AGENT_SANDBOX }, 1);
     this.spawnHelper = c.GANTRY_AGENT_SPAWN === 'helper' ? new SpawnHelper(this.logger) : null;
     const spawner = this.spawnHelper ?? new NodeSpawner();
     const executor = new ProcessExecutor({
-      workdir: join(c.GANTRY_AGENT_WORKDIR, c.GANTRY_AGENT_ID), stateDir, agentId: c.GANTRY_AGENT_ID, killGraceMs: c.GANTRY_KILL_GRACE_MS,
-      cgroups, containerRuntime: found.runtime, imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY, spawner, sandbox, logger: this.logger,
+      workdir: join(c.GANTRY_AGENT_WORKDIR, c.GANTRY_AGENT_ID),
+      stateDir,
+      agentId: c.GANTRY_AGENT_ID,
+      killGraceMs: c.GANTRY_KILL_GRACE_MS,
+      cgroups,
+      containerRuntime: found.runtime,
+      imagePolicy: c.GANTRY_AGENT_IMAGE_POLICY,
+      spawner,
+      sandbox,
+      logger: this.logger,
     });
     return { executor: new LoggedExecutor(executor, this.logs), store: new FileAttemptStore(stateDir, this.logger) };
   }
@@ -175,7 +216,7 @@ export class FleetService implements OnApplicationBootstrap, OnModuleDestroy {
   private attemptSandbox(stateDir: string): AttemptSandbox | null {
     const c = this.config;
     if (c.GANTRY_AGENT_SANDBOX === 'off') {
-      this.logger.warn('GANTRY_AGENT_SANDBOX=off: attempts run as the agent\'s own user, with nothing between them and the node');
+      this.logger.warn("GANTRY_AGENT_SANDBOX=off: attempts run as the agent's own user, with nothing between them and the node");
       return null;
     }
     if (c.GANTRY_NODE_CREDENTIAL_FILE) {

@@ -6,9 +6,19 @@ import { NodeRuntime } from './node-runtime';
 
 const beatsSent = new Counter({ name: 'gantry_agent_heartbeats_sent_total', help: 'Heartbeats acknowledged by Kafka' });
 const fences = new Counter({ name: 'gantry_agent_self_fences_total', help: 'Times the agent stopped its attempts after losing Kafka' });
-const beatsSkipped = new Counter({ name: 'gantry_agent_heartbeats_skipped_total', help: 'Beats not sent because the agent fell more than MAX_CATCH_UP_SLOTS ticks behind (its event loop was late, or MAX_SENDS_IN_FLIGHT sends were unacknowledged that long)' });
-const sendsInFlight = new Gauge({ name: 'gantry_agent_heartbeat_sends_in_flight', help: 'Heartbeat sends not yet acknowledged; growing means the agent cannot keep up with its fleet' });
-const sendSeconds = new Histogram({ name: 'gantry_agent_heartbeat_send_seconds', help: 'Time from building a slot of beats to Kafka acknowledging them', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] });
+const beatsSkipped = new Counter({
+  name: 'gantry_agent_heartbeats_skipped_total',
+  help: 'Beats not sent because the agent fell more than MAX_CATCH_UP_SLOTS ticks behind (its event loop was late, or MAX_SENDS_IN_FLIGHT sends were unacknowledged that long)',
+});
+const sendsInFlight = new Gauge({
+  name: 'gantry_agent_heartbeat_sends_in_flight',
+  help: 'Heartbeat sends not yet acknowledged; growing means the agent cannot keep up with its fleet',
+});
+const sendSeconds = new Histogram({
+  name: 'gantry_agent_heartbeat_send_seconds',
+  help: 'Time from building a slot of beats to Kafka acknowledging them',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+});
 
 /**
  * Beats per Kafka send. A catch-up after a stall may owe a whole period (50,000 beats, ~50 MB): in
@@ -67,7 +77,11 @@ export class HeartbeatSender {
   private readonly slots: NodeRuntime[][];
   private inFlight = 0;
 
-  constructor(private readonly producer: MessageProducer, private readonly nodes: NodeRuntime[], private readonly opts: HeartbeatSenderOptions) {
+  constructor(
+    private readonly producer: MessageProducer,
+    private readonly nodes: NodeRuntime[],
+    private readonly opts: HeartbeatSenderOptions,
+  ) {
     const slotCount = HeartbeatSender.slotCount(nodes.length, opts.periodMs);
     this.tickMs = opts.periodMs / slotCount;
     this.slots = Array.from({ length: slotCount }, () => []);

@@ -12,7 +12,7 @@ class DiskLikeStore implements AttemptStore {
   readonly writes: string[] = [];
   save(r: AttemptRecord): void {
     this.files.set(`${r.jobId}-${r.attempt}`, JSON.stringify(r));
-    this.writes.push(`${r.jobId}-${r.attempt}:${r.final ? `${r.final.state}${r.finalSent ? '+sent' : ''}` : r.stoppedFor ?? 'started'}`);
+    this.writes.push(`${r.jobId}-${r.attempt}:${r.final ? `${r.final.state}${r.finalSent ? '+sent' : ''}` : (r.stoppedFor ?? 'started')}`);
   }
   remove(r: Pick<AttemptRecord, 'jobId' | 'attempt'>): void {
     this.files.delete(`${r.jobId}-${r.attempt}`);
@@ -67,7 +67,16 @@ function node(address?: string, store?: AttemptStore) {
 }
 
 const run = (jobId: string, attempt = 1): AgentCommandMessage => ({
-  type: 'RUN', nodeId: 'n1', jobId, attempt, issuedAt: 1, image: 'i', command: ['true'], env: {}, resources: { gpus: 1, cpuCores: 1, memoryMiB: 1 }, gang: { size: 1, rank: 0, nodeIds: ['n1'] },
+  type: 'RUN',
+  nodeId: 'n1',
+  jobId,
+  attempt,
+  issuedAt: 1,
+  image: 'i',
+  command: ['true'],
+  env: {},
+  resources: { gpus: 1, cpuCores: 1, memoryMiB: 1 },
+  gang: { size: 1, rank: 0, nodeIds: ['n1'] },
 });
 const kill = (jobId: string, attempt = 1): AgentCommandMessage => ({ type: 'KILL', nodeId: 'n1', jobId, attempt, issuedAt: 1, reason: 'CANCELLED_BY_USER' });
 
@@ -112,7 +121,10 @@ describe('NodeRuntime', () => {
     runtime.handle({ ...kill('a'), reason: 'PREEMPTED', graceMs: 1500 } as AgentCommandMessage);
     runtime.handle(kill('b'));
     expect(executor.stops).toEqual(['a#1:PREEMPTED/1500ms', 'b#1:CANCELLED_BY_USER']);
-    expect(published.slice(2).map((p) => [p.report.jobId, p.report.state])).toEqual([['a', 'CANCELLED'], ['b', 'CANCELLED']]);
+    expect(published.slice(2).map((p) => [p.report.jobId, p.report.state])).toEqual([
+      ['a', 'CANCELLED'],
+      ['b', 'CANCELLED'],
+    ]);
   });
 
   it('ignores a repeated RUN of a live attempt and a KILL of an unknown one', () => {
@@ -124,8 +136,8 @@ describe('NodeRuntime', () => {
     expect(runtime.runningCount).toBe(1);
   });
 
-  describe('a RUN onto devices a live attempt still holds (a retried gang\'s rank given back before it stopped)', () => {
-    const onDevices = (jobId: string, gpuIndices: number[], attempt = 1) => ({ ...run(jobId, attempt), gpuIndices } as AgentCommandMessage);
+  describe("a RUN onto devices a live attempt still holds (a retried gang's rank given back before it stopped)", () => {
+    const onDevices = (jobId: string, gpuIndices: number[], attempt = 1) => ({ ...run(jobId, attempt), gpuIndices }) as AgentCommandMessage;
     const flush = () => new Promise((r) => setImmediate(r));
 
     it('waits until that attempt has ended and reported, then starts with the trace of its own RUN', async () => {
@@ -136,13 +148,19 @@ describe('NodeRuntime', () => {
       runtime.handle(onDevices('free', [3]));
       runtime.handle(onDevices('new', [1, 2])); // a repeat while it waits changes nothing
       expect(executor.started).toEqual(['old#1', 'free#1']);
-      expect((await runtime.heartbeat(1)).running).toEqual([{ jobId: 'old', attempt: 1 }, { jobId: 'free', attempt: 1 }]);
+      expect((await runtime.heartbeat(1)).running).toEqual([
+        { jobId: 'old', attempt: 1 },
+        { jobId: 'free', attempt: 1 },
+      ]);
       setTrace({ traceparent: 'elsewhere' });
       runtime.handle(kill('old'));
       await flush();
       expect(executor.started).toEqual(['old#1', 'free#1', 'new#1']);
       expect(published.map((p) => [p.report.jobId, p.report.state, p.trace.traceparent])).toEqual([
-        ['old', 'RUNNING', undefined], ['free', 'RUNNING', 'run-new'], ['old', 'CANCELLED', undefined], ['new', 'RUNNING', 'run-new'],
+        ['old', 'RUNNING', undefined],
+        ['free', 'RUNNING', 'run-new'],
+        ['old', 'CANCELLED', undefined],
+        ['new', 'RUNNING', 'run-new'],
       ]);
     });
 
@@ -157,7 +175,10 @@ describe('NodeRuntime', () => {
       await flush();
       expect(executor.started).toEqual(['old#1']);
       expect(published.map((p) => `${p.report.jobId}:${p.report.state}${p.report.reason ? `:${p.report.reason}` : ''}`)).toEqual([
-        'old:RUNNING', 'new:CANCELLED:CANCELLED_BY_USER', 'new:CANCELLED:CANCELLED_BY_USER', 'old:SUCCEEDED',
+        'old:RUNNING',
+        'new:CANCELLED:CANCELLED_BY_USER',
+        'new:CANCELLED:CANCELLED_BY_USER',
+        'old:SUCCEEDED',
       ]);
     });
 
@@ -182,13 +203,23 @@ describe('NodeRuntime', () => {
     expect('address' in (await node().runtime.heartbeat(1))).toBe(false);
   });
 
-  it('hands the executor the rank\'s devices and the gang\'s rendezvous from the RUN', () => {
+  it("hands the executor the rank's devices and the gang's rendezvous from the RUN", () => {
     const { runtime, executor } = node();
     const started: unknown[] = [];
     const start = executor.start.bind(executor);
     executor.start = (spec, onExit) => (started.push(spec), start(spec, onExit));
-    runtime.handle({ ...run('a'), gpuIndices: [2, 3], gang: { size: 2, rank: 1, nodeIds: ['n0', 'n1'], masterAddr: '10.0.0.1', masterPort: 29502 } } as AgentCommandMessage);
-    expect(started).toEqual([expect.objectContaining({ nodeId: 'n1', gpuIndices: [2, 3], gang: { size: 2, rank: 1, nodeIds: ['n0', 'n1'], masterAddr: '10.0.0.1', masterPort: 29502 } })]);
+    runtime.handle({
+      ...run('a'),
+      gpuIndices: [2, 3],
+      gang: { size: 2, rank: 1, nodeIds: ['n0', 'n1'], masterAddr: '10.0.0.1', masterPort: 29502 },
+    } as AgentCommandMessage);
+    expect(started).toEqual([
+      expect.objectContaining({
+        nodeId: 'n1',
+        gpuIndices: [2, 3],
+        gang: { size: 2, rank: 1, nodeIds: ['n0', 'n1'], masterAddr: '10.0.0.1', masterPort: 29502 },
+      }),
+    ]);
   });
 
   it('stops an attempt still running at its deadline and reports FAILED DEADLINE_EXCEEDED, once', () => {
@@ -202,7 +233,9 @@ describe('NodeRuntime', () => {
       jest.advanceTimersByTime(1);
       expect(runtime.runningCount).toBe(1);
       expect(published.map((p) => [p.report.jobId, p.report.state, p.report.reason])).toEqual([
-        ['a', 'RUNNING', undefined], ['b', 'RUNNING', undefined], ['a', 'FAILED', 'DEADLINE_EXCEEDED'],
+        ['a', 'RUNNING', undefined],
+        ['b', 'RUNNING', undefined],
+        ['a', 'FAILED', 'DEADLINE_EXCEEDED'],
       ]);
       jest.advanceTimersByTime(10_000);
       expect(published).toHaveLength(3);
@@ -218,14 +251,18 @@ describe('NodeRuntime', () => {
       runtime.handle({ ...run('a'), maxRuntimeSeconds: 2 } as AgentCommandMessage);
       executor.exits.get('a#1')!({ exitCode: 0, signal: null, stoppedFor: null });
       jest.advanceTimersByTime(5_000);
-      expect(published.map((p) => [p.report.state, p.report.reason])).toEqual([['RUNNING', undefined], ['SUCCEEDED', undefined]]);
+      expect(published.map((p) => [p.report.state, p.report.reason])).toEqual([
+        ['RUNNING', undefined],
+        ['SUCCEEDED', undefined],
+      ]);
     } finally {
       jest.useRealTimers();
     }
   });
 
   describe('across an agent restart (its records, ADR 0020)', () => {
-    const states = (published: Array<{ report: JobReportMessage }>) => published.map((p) => `${p.report.jobId}:${p.report.state}${p.report.reason ? `:${p.report.reason}` : ''}`);
+    const states = (published: Array<{ report: JobReportMessage }>) =>
+      published.map((p) => `${p.report.jobId}:${p.report.state}${p.report.reason ? `:${p.report.reason}` : ''}`);
 
     it('saves the record before the process starts, its end before it is published, and the ack after', () => {
       const store = new DiskLikeStore();
@@ -272,7 +309,7 @@ describe('NodeRuntime', () => {
       expect([states(third.published), third.executor.started, third.executor.resumed]).toEqual([['a:FAILED'], [], []]);
     });
 
-    it('keeps a deadline from the attempt\'s start, not from the restart', () => {
+    it("keeps a deadline from the attempt's start, not from the restart", () => {
       jest.useFakeTimers({ now: 1_000_000 });
       try {
         const store = new DiskLikeStore();

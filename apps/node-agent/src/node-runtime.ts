@@ -139,9 +139,14 @@ export class NodeRuntime {
 
   private recordOf(cmd: RunCommand, trace: TraceHeaders): AttemptRecord {
     return {
-      v: 1, nodeId: this.identity.nodeId, jobId: cmd.jobId, attempt: cmd.attempt, gpus: cmd.resources?.gpus ?? 0,
+      v: 1,
+      nodeId: this.identity.nodeId,
+      jobId: cmd.jobId,
+      attempt: cmd.attempt,
+      gpus: cmd.resources?.gpus ?? 0,
       ...(cmd.gpuIndices?.length ? { gpuIndices: cmd.gpuIndices } : {}),
-      trace, startedAt: Date.now(),
+      trace,
+      startedAt: Date.now(),
       ...(cmd.maxRuntimeSeconds ? { maxRuntimeSeconds: cmd.maxRuntimeSeconds } : {}),
     };
   }
@@ -171,11 +176,19 @@ export class NodeRuntime {
     try {
       execution = this.executor.start(
         {
-          nodeId: this.identity.nodeId, jobId: cmd.jobId, attempt: cmd.attempt, image: cmd.image!, command: cmd.command!,
-          env: cmd.env ?? {}, gang: cmd.gang!, gpuIndices: cmd.gpuIndices,
-          cpuCores: cmd.resources?.cpuCores, memoryMiB: cmd.resources?.memoryMiB,
+          nodeId: this.identity.nodeId,
+          jobId: cmd.jobId,
+          attempt: cmd.attempt,
+          image: cmd.image!,
+          command: cmd.command!,
+          env: cmd.env ?? {},
+          gang: cmd.gang!,
+          gpuIndices: cmd.gpuIndices,
+          cpuCores: cmd.resources?.cpuCores,
+          memoryMiB: cmd.resources?.memoryMiB,
           ...(cmd.arrayIndex !== undefined ? { arrayIndex: cmd.arrayIndex } : {}),
-          owner: cmd.owner ?? UNKNOWN_OWNER, hostIpc: cmd.hostIpc === true,
+          owner: cmd.owner ?? UNKNOWN_OWNER,
+          hostIpc: cmd.hostIpc === true,
         },
         (result) => this.onExit(rec, result),
       );

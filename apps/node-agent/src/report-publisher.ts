@@ -29,7 +29,11 @@ export class ReportPublisher implements ReportSink {
   private backoffMs = 0;
   private held = false;
 
-  constructor(private readonly producer: MessageProducer, private readonly keys: NodeKeys, private readonly logger: { warn(o: object, m: string): void }) {}
+  constructor(
+    private readonly producer: MessageProducer,
+    private readonly keys: NodeKeys,
+    private readonly logger: { warn(o: object, m: string): void },
+  ) {}
 
   publish(report: JobReportMessage, trace: TraceHeaders, acked?: () => void): void {
     this.queue.push({ report, headers: trace, acked });

@@ -53,12 +53,29 @@ const sandbox = () => {
 };
 const spawner = new SpawnHelper({ warn: () => undefined });
 const options = (over: Partial<ProcessExecutorOptions> = {}): ProcessExecutorOptions => ({
-  workdir, stateDir, agentId: uniqueTag('sbx'), killGraceMs: 2000, cgroups: null, containerRuntime: null, imagePolicy: 'direct',
-  spawner, sandbox: sandbox(), logger: { warn: () => undefined }, ...over,
+  workdir,
+  stateDir,
+  agentId: uniqueTag('sbx'),
+  killGraceMs: 2000,
+  cgroups: null,
+  containerRuntime: null,
+  imagePolicy: 'direct',
+  spawner,
+  sandbox: sandbox(),
+  logger: { warn: () => undefined },
+  ...over,
 });
 const spec = (jobId: string, script: string, over: Partial<ExecutionSpec> = {}): ExecutionSpec => ({
-  nodeId: 'n1', jobId, attempt: 1, image: 'none', command: ['sh', '-c', script], env: {}, gang: { size: 1, rank: 0, nodeIds: ['n1'] },
-  owner: 'alice', hostIpc: false, ...over,
+  nodeId: 'n1',
+  jobId,
+  attempt: 1,
+  image: 'none',
+  command: ['sh', '-c', script],
+  env: {},
+  gang: { size: 1, rank: 0, nodeIds: ['n1'] },
+  owner: 'alice',
+  hostIpc: false,
+  ...over,
 });
 const logOf = (jobId: string) => readFileSync(join(workdir, `${jobId}-1.log`), 'utf8');
 
@@ -67,7 +84,12 @@ function ended(): { onExit: (r: ExecutionResult) => void; result: () => Promise<
   return { onExit: (r) => (got = r), result: () => waitFor('the attempt to end', () => got ?? undefined, { timeoutMs: 30_000, intervalMs: 20 }) };
 }
 
-async function run(jobId: string, script: string, over: Partial<ExecutionSpec> = {}, opts: Partial<ProcessExecutorOptions> = {}): Promise<{ result: ExecutionResult; log: string }> {
+async function run(
+  jobId: string,
+  script: string,
+  over: Partial<ExecutionSpec> = {},
+  opts: Partial<ProcessExecutorOptions> = {},
+): Promise<{ result: ExecutionResult; log: string }> {
   const e = ended();
   new ProcessExecutor(options(opts)).start(spec(jobId, script, over), e.onExit);
   const result = await e.result();
@@ -76,19 +98,22 @@ async function run(jobId: string, script: string, over: Partial<ExecutionSpec> =
 
 /** Processes of `uid` on the host, by /proc. */
 function processesOf(uid: number): number[] {
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      return statSync(`/proc/${p}`).uid === uid;
-    } catch {
-      return false;
-    }
-  }).map(Number);
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return statSync(`/proc/${p}`).uid === uid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('an attempt in its sandbox', () => {
-  it('runs as its owner\'s unprivileged uid: never 0, never the agent\'s, one per owner, kept across agent restarts', async () => {
+  it("runs as its owner's unprivileged uid: never 0, never the agent's, one per owner, kept across agent restarts", async () => {
     const a = await run('uid-a', 'id -u; id -G');
     const b = await run('uid-b', 'id -u', { owner: 'bob' });
     const again = await run('uid-a2', 'id -u');
@@ -107,9 +132,12 @@ describe('an attempt in its sandbox', () => {
     process.env.GANTRY_TEST_AGENT_SECRET = SECRET;
     try {
       const probe = [
-        'cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"', 'env',
+        'cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"',
+        'env',
         `cat ${credentialDir}/node-credential ${stateDir}/agent-secret ${workdir}/other-attempt.log 2>&1`,
-        `ls -a ${credentialDir} ${stateDir} ${workdir} 2>&1`, `cat ${hostShared}/visible.txt`, 'echo; ls /proc | grep -c "^[0-9]"',
+        `ls -a ${credentialDir} ${stateDir} ${workdir} 2>&1`,
+        `cat ${hostShared}/visible.txt`,
+        'echo; ls /proc | grep -c "^[0-9]"',
       ].join('; ');
       const { result, log } = await run('secrets', probe, { env: { MINE: 'mine' } });
       expect(result.exitCode).toBe(0);
@@ -125,7 +153,10 @@ describe('an attempt in its sandbox', () => {
   });
 
   it('cannot see or signal the agent, nor write what it sees of the host', async () => {
-    const { log } = await run('signal', `kill -0 ${process.pid} 2>&1 && echo SIGNALLED; kill -TERM 1 2>&1; touch ${hostShared}/x 2>&1 || echo read-only; touch /tmp/mine && echo tmp-ok`);
+    const { log } = await run(
+      'signal',
+      `kill -0 ${process.pid} 2>&1 && echo SIGNALLED; kill -TERM 1 2>&1; touch ${hostShared}/x 2>&1 || echo read-only; touch /tmp/mine && echo tmp-ok`,
+    );
     expect(log).not.toContain('SIGNALLED');
     expect(log).toContain('read-only');
     expect(log).toContain('tmp-ok');
@@ -135,25 +166,36 @@ describe('an attempt in its sandbox', () => {
   it("keeps its env from the programs that build the sandbox, which run as root: a job's LD_PRELOAD or PATH reaches none of them", async () => {
     const e = ended();
     const x = new ProcessExecutor(options()).start(spec('env', 'sleep 30', { env: { JOB_ONLY: SECRET, LD_PRELOAD: '/nonexistent/evil.so' } }), e.onExit);
-    const shim = await waitFor('the shim pid', () => {
-      const p = attemptPaths(stateDir, 'n1', 'env', 1).pid;
-      return existsSync(p) ? Number(readFileSync(p, 'utf8')) : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 20 });
+    const shim = await waitFor(
+      'the shim pid',
+      () => {
+        const p = attemptPaths(stateDir, 'n1', 'env', 1).pid;
+        return existsSync(p) ? Number(readFileSync(p, 'utf8')) : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 20 },
+    );
     // The shim and every root process under it, on the host.
     const tree = (pid: number): number[] => {
-      const kids = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-        try {
-          return readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(pid);
-        } catch {
-          return false;
-        }
-      }).map(Number);
+      const kids = readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .filter((p) => {
+          try {
+            return readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(pid);
+          } catch {
+            return false;
+          }
+        })
+        .map(Number);
       return [pid, ...kids.flatMap(tree)];
     };
-    const root = await waitFor('the job running under the shim', () => {
-      const all = tree(shim);
-      return all.some((p) => statSync(`/proc/${p}`).uid !== 0 && readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('sleep')) ? all : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 50 });
+    const root = await waitFor(
+      'the job running under the shim',
+      () => {
+        const all = tree(shim);
+        return all.some((p) => statSync(`/proc/${p}`).uid !== 0 && readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('sleep')) ? all : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
     const environs = root.map((p) => ({ pid: p, uid: statSync(`/proc/${p}`).uid, env: readFileSync(`/proc/${p}/environ`, 'utf8') }));
     for (const p of environs.filter((x) => x.uid === 0)) expect(p.env).not.toContain('JOB_ONLY');
     expect(environs.filter((p) => p.uid !== 0).some((p) => p.env.includes(`JOB_ONLY=${SECRET}`))).toBe(true);
@@ -164,9 +206,14 @@ describe('an attempt in its sandbox', () => {
   it('is stopped gracefully: the SIGTERM reaches the job, which ends in its own time within the grace', async () => {
     const e = ended();
     const x = new ProcessExecutor(options({ killGraceMs: 20_000 })).start(
-      spec('graceful', `trap 'sleep 1; echo bye; exit 42' TERM; echo ready; while :; do sleep 0.1; done`), e.onExit);
+      spec('graceful', `trap 'sleep 1; echo bye; exit 42' TERM; echo ready; while :; do sleep 0.1; done`),
+      e.onExit,
+    );
     // Up once its trap is set (a stop during the sandbox's set-up waits for the SIGKILL, as a stop before the command starts always did).
-    await waitFor('the job ready', () => (existsSync(join(workdir, 'graceful-1.log')) && logOf('graceful').includes('ready')) || undefined, { timeoutMs: 10_000, intervalMs: 20 });
+    await waitFor('the job ready', () => (existsSync(join(workdir, 'graceful-1.log')) && logOf('graceful').includes('ready')) || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
     const t0 = Date.now();
     x.stop('CANCELLED_BY_USER');
     expect(await e.result()).toEqual({ exitCode: 42, signal: null, stoppedFor: 'CANCELLED_BY_USER' });
@@ -177,7 +224,9 @@ describe('an attempt in its sandbox', () => {
   it("is ended whole by the stop's SIGKILL, even processes that left its process group", async () => {
     const e = ended();
     const x = new ProcessExecutor(options({ killGraceMs: 300 })).start(
-      spec('escape', `setsid sleep 1000 & trap '' TERM; while :; do sleep 0.1; done`, { owner: 'carol' }), e.onExit);
+      spec('escape', `setsid sleep 1000 & trap '' TERM; while :; do sleep 0.1; done`, { owner: 'carol' }),
+      e.onExit,
+    );
     const uid = sandbox().uidOf('carol');
     await waitFor('the escaped sleep running', () => processesOf(uid).length >= 3 || undefined, { timeoutMs: 10_000, intervalMs: 50 });
     x.stop('CANCELLED_BY_USER');
@@ -185,7 +234,7 @@ describe('an attempt in its sandbox', () => {
     await waitFor('every process of the attempt gone', () => processesOf(uid).length === 0 || undefined, { timeoutMs: 10_000, intervalMs: 50 });
   });
 
-  it('has its own /tmp, /dev/shm and IPC namespace, unless its queue allows the host\'s', async () => {
+  it("has its own /tmp, /dev/shm and IPC namespace, unless its queue allows the host's", async () => {
     const hostIpc = readlinkSync('/proc/self/ns/ipc');
     const mark = `gantry-shm-${uniqueTag('m')}`;
     const script = `readlink /proc/self/ns/ipc; echo x > /dev/shm/${mark} && echo wrote; df -k /dev/shm | tail -1`;
@@ -203,7 +252,8 @@ describe('an attempt in its sandbox', () => {
 
   it('keeps only its own GPU device files, and counts them from 0', async () => {
     const { log } = await run('gpus', `ls ${devRoot}; echo CUDA=$CUDA_VISIBLE_DEVICES NVIDIA=$NVIDIA_VISIBLE_DEVICES`, {
-      gpuIndices: [1, 2], env: {},
+      gpuIndices: [1, 2],
+      env: {},
     });
     expect(log.trim().split('\n')).toEqual(['nvidia1', 'nvidia2', 'nvidiactl', 'CUDA=0,1 NVIDIA=1,2']);
   });
@@ -224,7 +274,13 @@ describe('an attempt in its sandbox', () => {
 describe('a host that cannot sandbox', () => {
   it('is told why: the trial sandbox fails and the probe says so', () => {
     // No host path at all: the sandbox has no env(1) to run its trial with.
-    const none = AttemptSandbox.probe({ hostPaths: [], agentPaths: [], uidRange: { min: 210100, max: 210199 }, stateDir, gpuDevices: new GpuDeviceFiles(devRoot) });
+    const none = AttemptSandbox.probe({
+      hostPaths: [],
+      agentPaths: [],
+      uidRange: { min: 210100, max: 210199 },
+      stateDir,
+      gpuDevices: new GpuDeviceFiles(devRoot),
+    });
     expect(none).toEqual({ unavailable: expect.stringMatching(/^a trial sandbox failed: .*env/) });
   });
 });

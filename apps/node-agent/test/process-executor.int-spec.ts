@@ -28,11 +28,29 @@ const agentId = uniqueTag('exec');
 // What a real agent starts its shims with by default (GANTRY_AGENT_SPAWN=helper); spawners.int-spec.ts compares it with Node's spawn.
 const spawner = new SpawnHelper({ warn: () => undefined });
 const options = (over: Partial<ProcessExecutorOptions> = {}): ProcessExecutorOptions => ({
-  workdir: join(dir, 'work'), stateDir: join(dir, 'state'), agentId, killGraceMs: 1000, cgroups: null, containerRuntime: null, imagePolicy: 'direct',
-  spawner, sandbox: null, logger: { warn: () => undefined }, ...over,
+  workdir: join(dir, 'work'),
+  stateDir: join(dir, 'state'),
+  agentId,
+  killGraceMs: 1000,
+  cgroups: null,
+  containerRuntime: null,
+  imagePolicy: 'direct',
+  spawner,
+  sandbox: null,
+  logger: { warn: () => undefined },
+  ...over,
 });
 const spec = (jobId: string, command: string[], over: Partial<ExecutionSpec> = {}): ExecutionSpec => ({
-  nodeId: 'n1', jobId, attempt: 1, image: 'none', command, env: {}, gang: { size: 1, rank: 0, nodeIds: ['n1'] }, owner: 'alice', hostIpc: false, ...over,
+  nodeId: 'n1',
+  jobId,
+  attempt: 1,
+  image: 'none',
+  command,
+  env: {},
+  gang: { size: 1, rank: 0, nodeIds: ['n1'] },
+  owner: 'alice',
+  hostIpc: false,
+  ...over,
 });
 
 function ended(): { onExit: (r: ExecutionResult) => void; result: () => Promise<ExecutionResult> } {
@@ -146,21 +164,45 @@ describe('ProcessExecutor', () => {
     const bin = join(dir, 'fake-runtime');
     mkdirSync(bin, { recursive: true });
     const seen = join(dir, 'podman-argv.txt');
-    writeFileSync(join(bin, 'podman'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${seen}'\ncat /dev/fd/3 >> '${seen}'\necho "own env: SECRET=$SECRET RANK=$RANK" >> '${seen}'\nexit 7\n`, { mode: 0o755 });
+    writeFileSync(
+      join(bin, 'podman'),
+      `#!/bin/sh\nprintf '%s\\n' "$@" > '${seen}'\ncat /dev/fd/3 >> '${seen}'\necho "own env: SECRET=$SECRET RANK=$RANK" >> '${seen}'\nexit 7\n`,
+      { mode: 0o755 },
+    );
     const path = process.env.PATH;
     process.env.PATH = `${bin}:${path}`;
     try {
       const e = ended();
       new ProcessExecutor(options({ containerRuntime: 'podman' })).start(
-        spec('boxed', ['python', 'train.py'], { image: 'registry.example/pytorch:24.05', env: { SECRET: 'v4lue' }, gpuIndices: [1], cpuCores: 2, memoryMiB: 512 }), e.onExit);
+        spec('boxed', ['python', 'train.py'], {
+          image: 'registry.example/pytorch:24.05',
+          env: { SECRET: 'v4lue' },
+          gpuIndices: [1],
+          cpuCores: 2,
+          memoryMiB: 512,
+        }),
+        e.onExit,
+      );
       expect(await e.result()).toEqual({ exitCode: 7, signal: null, stoppedFor: null });
     } finally {
       process.env.PATH = path;
     }
     const lines = readFileSync(seen, 'utf8').trim().split('\n');
     const image = lines.indexOf('registry.example/pytorch:24.05');
-    expect(lines.slice(0, 9)).toEqual(['run', '--rm', '--init', '--name', expect.stringMatching(/^gantry-.*-boxed-1$/), '--network', 'host', '--ipc', 'private']);
-    expect(lines).toEqual(expect.arrayContaining(['--cpus', '2', '--memory', '512m', '--device', 'nvidia.com/gpu=1', '--env-file', '/dev/fd/3', '--cap-drop', 'all']));
+    expect(lines.slice(0, 9)).toEqual([
+      'run',
+      '--rm',
+      '--init',
+      '--name',
+      expect.stringMatching(/^gantry-.*-boxed-1$/),
+      '--network',
+      'host',
+      '--ipc',
+      'private',
+    ]);
+    expect(lines).toEqual(
+      expect.arrayContaining(['--cpus', '2', '--memory', '512m', '--device', 'nvidia.com/gpu=1', '--env-file', '/dev/fd/3', '--cap-drop', 'all']),
+    );
     expect(lines.slice(image - 1, image + 3)).toEqual(['--', 'registry.example/pytorch:24.05', 'python', 'train.py']);
     expect(lines.slice(0, image + 3).join(' ')).not.toContain('v4lue');
     // The file: the job's variables and the agent's (the image's own PATH: no PATH line).
@@ -181,7 +223,10 @@ describe('ProcessExecutor', () => {
     store.save({ ...rec('b', 2), stoppedFor: 'CANCELLED_BY_USER' });
     writeFileSync(join(stateDir, 'attempts', encodeURIComponent('node/1'), 'torn.json'), '{"v":1,');
     const again = new FileAttemptStore(stateDir, { warn: () => undefined });
-    expect(again.load('node/1').map((r) => [r.jobId, r.stoppedFor])).toEqual([['a', undefined], ['b', 'CANCELLED_BY_USER']]);
+    expect(again.load('node/1').map((r) => [r.jobId, r.stoppedFor])).toEqual([
+      ['a', undefined],
+      ['b', 'CANCELLED_BY_USER'],
+    ]);
     again.remove(rec('a', 1));
     expect(new FileAttemptStore(stateDir, { warn: (o) => warnings.push(o) }).load('node/1').map((r) => r.jobId)).toEqual(['b']);
     expect(warnings.length).toBeGreaterThan(0);
@@ -217,10 +262,13 @@ describe('ProcessExecutor', () => {
       expect(text).toMatch(/^50000\n134217728\n/m);
     });
 
-    it('a job that asks for no limits still gets a cgroup of its own (out of the agent\'s), without limits', async () => {
+    it("a job that asks for no limits still gets a cgroup of its own (out of the agent's), without limits", async () => {
       const e = ended();
       const out = join(dir, 'free.txt');
-      new ProcessExecutor(options({ cgroups: cgroups() })).start(spec('free', ['sh', '-c', `cat /proc/self/cgroup > ${out}`], { memoryMiB: 0, cpuCores: 0 }), e.onExit);
+      new ProcessExecutor(options({ cgroups: cgroups() })).start(
+        spec('free', ['sh', '-c', `cat /proc/self/cgroup > ${out}`], { memoryMiB: 0, cpuCores: 0 }),
+        e.onExit,
+      );
       expect(await e.result()).toEqual({ exitCode: 0, signal: null, stoppedFor: null });
       expect(readFileSync(out, 'utf8')).toContain(`memory:/gantry/${agentId}/free-1`);
     });

@@ -21,7 +21,12 @@ const dir = mkdtempSync(join(tmpdir(), 'gantry-spawn-int-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const quiet = { warn: () => undefined };
 
-function run(spawner: Spawner, args: string[], env: Record<string, string>, logPath: string): Promise<{ code: number | null; signal: string | null; pid: number }> {
+function run(
+  spawner: Spawner,
+  args: string[],
+  env: Record<string, string>,
+  logPath: string,
+): Promise<{ code: number | null; signal: string | null; pid: number }> {
   return new Promise((resolve, reject) => {
     const p = spawner.spawn('/bin/sh', args, { env, logPath });
     p.onError(reject);
@@ -32,7 +37,7 @@ function run(spawner: Spawner, args: string[], env: Record<string, string>, logP
 
 const helper = new SpawnHelper(quiet);
 describe.each([
-  ['Node\'s spawn', new NodeSpawner()],
+  ["Node's spawn", new NodeSpawner()],
   ['the spawn helper', helper],
 ] as const)('%s', (name, spawner) => {
   const tag = name.startsWith('Node') ? 'node' : 'helper';
@@ -41,17 +46,20 @@ describe.each([
     const log = join(dir, `${tag}-props.log`);
     writeFileSync(log, 'before\n');
     const script = join(dir, 'show.sh');
-    writeFileSync(script, [
-      "printf 'argv='; tr '\\0' '|' < /proc/$$/cmdline; echo",
-      "printf 'env='; env | sort | tr '\\n' '|'; echo",
-      'echo to-stderr >&2',
-      'read x; echo "read=$?"',
-      // pid, process group, session: fields 1, 5 and 6 of stat.
-      "echo \"ids=$(cut -d' ' -f1,5,6 /proc/$$/stat)\"",
-      // Read by the shell itself: with a child (grep) it would be waiting for, dash blocks every
-      // signal for a moment around its sigsuspend, and the child could read that.
-      'while read -r k v; do case $k in SigBlk:|SigIgn:) echo "$k $v";; esac; done < /proc/$$/status',
-    ].join('\n') + '\n');
+    writeFileSync(
+      script,
+      [
+        "printf 'argv='; tr '\\0' '|' < /proc/$$/cmdline; echo",
+        "printf 'env='; env | sort | tr '\\n' '|'; echo",
+        'echo to-stderr >&2',
+        'read x; echo "read=$?"',
+        // pid, process group, session: fields 1, 5 and 6 of stat.
+        'echo "ids=$(cut -d\' \' -f1,5,6 /proc/$$/stat)"',
+        // Read by the shell itself: with a child (grep) it would be waiting for, dash blocks every
+        // signal for a moment around its sigsuspend, and the child could read that.
+        'while read -r k v; do case $k in SigBlk:|SigIgn:) echo "$k $v";; esac; done < /proc/$$/status',
+      ].join('\n') + '\n',
+    );
     const r = await run(spawner, [script, 'arg one'], { PATH: process.env.PATH!, ONLY: 'this' }, log);
     expect(r).toMatchObject({ code: 0, signal: null });
     const lines = readFileSync(log, 'utf8').split('\n');
@@ -86,13 +94,29 @@ describe.each([
 
 describe('the spawn helper under ProcessExecutor', () => {
   const spec = (jobId: string, command: string[]): ExecutionSpec => ({
-    nodeId: 'n1', jobId, attempt: 1, image: 'none', command, env: {}, gang: { size: 1, rank: 0, nodeIds: ['n1'] }, owner: 'alice', hostIpc: false,
+    nodeId: 'n1',
+    jobId,
+    attempt: 1,
+    image: 'none',
+    command,
+    env: {},
+    gang: { size: 1, rank: 0, nodeIds: ['n1'] },
+    owner: 'alice',
+    hostIpc: false,
   });
   // A long grace: a SIGTERM that was lost shows as the grace's SIGKILL, never as a slow machine's race with it.
   const executor = (spawner: Spawner) =>
     new ProcessExecutor({
-      workdir: join(dir, 'work'), stateDir: join(dir, 'state'), agentId: uniqueTag('spawn'), killGraceMs: 15_000, cgroups: null, containerRuntime: null,
-      imagePolicy: 'direct', spawner, sandbox: null, logger: quiet,
+      workdir: join(dir, 'work'),
+      stateDir: join(dir, 'state'),
+      agentId: uniqueTag('spawn'),
+      killGraceMs: 15_000,
+      cgroups: null,
+      containerRuntime: null,
+      imagePolicy: 'direct',
+      spawner,
+      sandbox: null,
+      logger: quiet,
     });
   function ended(): { onExit: (r: ExecutionResult) => void; result: () => Promise<ExecutionResult> } {
     let got: ExecutionResult | null = null;
@@ -107,7 +131,7 @@ describe('the spawn helper under ProcessExecutor', () => {
     expect(await e.result()).toEqual({ exitCode: null, signal: 'SIGTERM', stoppedFor: 'CANCELLED_BY_USER' });
   });
 
-  it('a stop signals the process its spawner holds even while its command line is not the shim\'s (an exec under way)', async () => {
+  it("a stop signals the process its spawner holds even while its command line is not the shim's (an exec under way)", async () => {
     // What the executor sees for a moment after the pid is reported, made to last: the process is
     // ours (nobody has reaped it) but /proc shows another command line than the shim's.
     const other: Spawner = { spawn: (_file, _args, o) => new NodeSpawner().spawn('/bin/sh', ['-c', 'sleep 60; :'], o) };
@@ -118,7 +142,7 @@ describe('the spawn helper under ProcessExecutor', () => {
     expect(await e.result()).toEqual({ exitCode: null, signal: 'SIGTERM', stoppedFor: 'CANCELLED_BY_USER' });
   });
 
-  it('when the helper dies, what it started is still seen to end (from the shim\'s files), and later attempts start with Node\'s spawn', async () => {
+  it("when the helper dies, what it started is still seen to end (from the shim's files), and later attempts start with Node's spawn", async () => {
     const warnings: object[] = [];
     const own = new SpawnHelper({ warn: (o) => warnings.push(o) });
     expect(await own.ready).toBe(true);
@@ -150,7 +174,7 @@ describe('the spawn helper under ProcessExecutor', () => {
     expect(await run(helper, ['-c', 'exit 2'], {}, join(dir, 'bad-request.log'))).toMatchObject({ code: 2 });
   });
 
-  it('where python3 cannot run, attempts start with Node\'s spawn and the agent says so once', async () => {
+  it("where python3 cannot run, attempts start with Node's spawn and the agent says so once", async () => {
     const warnings: object[] = [];
     const none = new SpawnHelper({ warn: (o) => warnings.push(o) }, '/nonexistent/python3');
     const x = executor(none);

@@ -4,8 +4,23 @@ import { Counter } from 'prom-client';
 import { KillCommand, TOPICS } from '@gantry/contracts';
 import { decideAttemptLoss, nodesToAvoid } from '@gantry/domain';
 import {
-  ConcurrentUpdateError, JobChanges, Leadership, OutboxMessage, Sql, appendJobEvents, appendNodeEvents, casUpdateJob, enqueueOutbox, findJob, finishNodeDrain,
-  holdsLeadership, inTransaction, loadRanks, recordStartFailures, releaseQueueGpus, releaseRank,
+  ConcurrentUpdateError,
+  JobChanges,
+  Leadership,
+  OutboxMessage,
+  Sql,
+  appendJobEvents,
+  appendNodeEvents,
+  casUpdateJob,
+  enqueueOutbox,
+  findJob,
+  finishNodeDrain,
+  holdsLeadership,
+  inTransaction,
+  loadRanks,
+  recordStartFailures,
+  releaseQueueGpus,
+  releaseRank,
 } from '@gantry/persistence';
 import type { WakeUpSender } from '@gantry/messaging';
 import { CONFIG, SCHEDULER_WAKE } from '@gantry/runtime';
@@ -16,8 +31,15 @@ export type LossReason = 'NODE_LOST' | 'PHANTOM' | 'NODE_DRAINED' | 'START_TIMEO
 export type NoteReason = 'NODE_PARTITION_HELD' | 'NODE_RETURNED';
 export type LossOutcome = 'requeued' | 'failed' | 'ignored' | 'deposed';
 
-const losses = new Counter({ name: 'gantry_attempts_lost_total', help: 'Attempts ended because their node died, they vanished from it, it was drained or it did not start them in time', labelNames: ['reason', 'outcome'] });
-const startFailureCordons = new Counter({ name: 'gantry_nodes_cordoned_for_start_failures_total', help: 'Nodes cordoned (reason START_FAILURES) after GANTRY_NODE_START_FAILURES start timeouts in a row (ADR 0035)' });
+const losses = new Counter({
+  name: 'gantry_attempts_lost_total',
+  help: 'Attempts ended because their node died, they vanished from it, it was drained or it did not start them in time',
+  labelNames: ['reason', 'outcome'],
+});
+const startFailureCordons = new Counter({
+  name: 'gantry_nodes_cordoned_for_start_failures_total',
+  help: 'Nodes cordoned (reason START_FAILURES) after GANTRY_NODE_START_FAILURES start timeouts in a row (ADR 0035)',
+});
 
 /**
  * Ends an attempt the control plane has lost: every rank's capacity is released, live ranks on other
@@ -44,13 +66,15 @@ export class AttemptLossApplier {
    */
   async lose(jobId: string, attempt: number, lostNodeId: string, reason: LossReason, leadership: Leadership | null = null): Promise<LossOutcome> {
     let cordoned: string[] = [];
-    const outcome = await this.retried(() => inTransaction(this.ds, async (sql): Promise<LossOutcome> => {
-      if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed';
-      const ended = await loseIn(sql, jobId, attempt, lostNodeId, reason);
-      cordoned = ended.startFailedOn.length > 0 ? await recordStartFailures(sql, ended.startFailedOn, this.startFailureThreshold, new Date()) : [];
-      await releaseQueueGpus(sql, ended.freed);
-      return ended.outcome;
-    }));
+    const outcome = await this.retried(() =>
+      inTransaction(this.ds, async (sql): Promise<LossOutcome> => {
+        if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed';
+        const ended = await loseIn(sql, jobId, attempt, lostNodeId, reason);
+        cordoned = ended.startFailedOn.length > 0 ? await recordStartFailures(sql, ended.startFailedOn, this.startFailureThreshold, new Date()) : [];
+        await releaseQueueGpus(sql, ended.freed);
+        return ended.outcome;
+      }),
+    );
     losses.inc({ reason, outcome });
     startFailureCordons.inc(cordoned.length);
     if (outcome === 'requeued' || outcome === 'failed') this.schedulerWake.signal('CAPACITY_RELEASED');
@@ -64,23 +88,29 @@ export class AttemptLossApplier {
    * Jobs are locked in id order so two evictions cannot wait on each other in a cycle.
    */
   async evict(
-    nodeId: string, ranks: ReadonlyArray<{ jobId: string; attempt: number }>, why: string, leadership: Leadership, at: Date,
+    nodeId: string,
+    ranks: ReadonlyArray<{ jobId: string; attempt: number }>,
+    why: string,
+    leadership: Leadership,
+    at: Date,
   ): Promise<{ deposed: true } | { deposed: false; jobIds: string[] }> {
     const ordered = [...ranks].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : a.attempt - b.attempt));
-    const result = await this.retried(() => inTransaction(this.ds, async (sql) => {
-      if (!(await holdsLeadership(sql, leadership))) return { deposed: true as const };
-      const ended: Array<{ jobId: string; outcome: LossOutcome }> = [];
-      const freed: Array<{ queue: string; gpus: number }> = [];
-      for (const r of ordered) {
-        const lost = await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_LOST');
-        ended.push({ jobId: r.jobId, outcome: lost.outcome });
-        freed.push(...lost.freed);
-      }
-      const jobIds = ended.filter((e) => e.outcome !== 'ignored').map((e) => e.jobId);
-      await appendNodeEvents(sql, [{ nodeId, type: 'EVICTED', at, toHealth: 'UNHEALTHY', reason: why, jobIds }], leadership.epoch);
-      await releaseQueueGpus(sql, freed);
-      return { deposed: false as const, jobIds, ended };
-    }));
+    const result = await this.retried(() =>
+      inTransaction(this.ds, async (sql) => {
+        if (!(await holdsLeadership(sql, leadership))) return { deposed: true as const };
+        const ended: Array<{ jobId: string; outcome: LossOutcome }> = [];
+        const freed: Array<{ queue: string; gpus: number }> = [];
+        for (const r of ordered) {
+          const lost = await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_LOST');
+          ended.push({ jobId: r.jobId, outcome: lost.outcome });
+          freed.push(...lost.freed);
+        }
+        const jobIds = ended.filter((e) => e.outcome !== 'ignored').map((e) => e.jobId);
+        await appendNodeEvents(sql, [{ nodeId, type: 'EVICTED', at, toHealth: 'UNHEALTHY', reason: why, jobIds }], leadership.epoch);
+        await releaseQueueGpus(sql, freed);
+        return { deposed: false as const, jobIds, ended };
+      }),
+    );
     if (result.deposed) return result;
     for (const e of result.ended) losses.inc({ reason: 'NODE_LOST', outcome: e.outcome });
     if (result.jobIds.length > 0) this.schedulerWake.signal('CAPACITY_RELEASED');
@@ -94,24 +124,29 @@ export class AttemptLossApplier {
    * all in one transaction fenced by the leadership, jobs locked in id order.
    */
   async drain(
-    nodeId: string, ranks: ReadonlyArray<{ jobId: string; attempt: number }>, leadership: Leadership, at: Date,
+    nodeId: string,
+    ranks: ReadonlyArray<{ jobId: string; attempt: number }>,
+    leadership: Leadership,
+    at: Date,
   ): Promise<{ deposed: true } | { deposed: false; jobIds: string[] }> {
     const ordered = [...ranks].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : a.attempt - b.attempt));
-    const result = await this.retried(() => inTransaction(this.ds, async (sql) => {
-      if (!(await holdsLeadership(sql, leadership))) return { deposed: true as const };
-      const ended: Array<{ jobId: string; outcome: LossOutcome }> = [];
-      const freed: Array<{ queue: string; gpus: number }> = [];
-      for (const r of ordered) {
-        const lost = await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_DRAINED');
-        ended.push({ jobId: r.jobId, outcome: lost.outcome });
-        freed.push(...lost.freed);
-      }
-      const jobIds = ended.filter((e) => e.outcome !== 'ignored').map((e) => e.jobId);
-      await appendNodeEvents(sql, [{ nodeId, type: 'DRAINED', at, reason: 'NODE_DRAINED', jobIds }], leadership.epoch);
-      await finishNodeDrain(sql, nodeId);
-      await releaseQueueGpus(sql, freed);
-      return { deposed: false as const, jobIds, ended };
-    }));
+    const result = await this.retried(() =>
+      inTransaction(this.ds, async (sql) => {
+        if (!(await holdsLeadership(sql, leadership))) return { deposed: true as const };
+        const ended: Array<{ jobId: string; outcome: LossOutcome }> = [];
+        const freed: Array<{ queue: string; gpus: number }> = [];
+        for (const r of ordered) {
+          const lost = await loseIn(sql, r.jobId, r.attempt, nodeId, 'NODE_DRAINED');
+          ended.push({ jobId: r.jobId, outcome: lost.outcome });
+          freed.push(...lost.freed);
+        }
+        const jobIds = ended.filter((e) => e.outcome !== 'ignored').map((e) => e.jobId);
+        await appendNodeEvents(sql, [{ nodeId, type: 'DRAINED', at, reason: 'NODE_DRAINED', jobIds }], leadership.epoch);
+        await finishNodeDrain(sql, nodeId);
+        await releaseQueueGpus(sql, freed);
+        return { deposed: false as const, jobIds, ended };
+      }),
+    );
     if (result.deposed) return result;
     for (const e of result.ended) losses.inc({ reason: 'NODE_DRAINED', outcome: e.outcome });
     if (result.jobIds.length > 0) this.schedulerWake.signal('CAPACITY_RELEASED');
@@ -123,16 +158,24 @@ export class AttemptLossApplier {
    * for a suspected partition, or came back from one): a RECONCILED event with the reason. Only for
    * the current attempt of a live job; with a leadership, only while it is still held.
    */
-  async note(jobId: string, attempt: number, nodeId: string, reason: NoteReason, leadership: Leadership | null = null): Promise<'noted' | 'ignored' | 'deposed'> {
-    return this.retried(() => inTransaction(this.ds, async (sql) => {
-      if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed' as const;
-      const job = await findJob(sql, jobId);
-      if (!job || job.attempt !== attempt || (job.state !== 'SCHEDULED' && job.state !== 'RUNNING')) return 'ignored' as const;
-      const now = new Date();
-      const { firstSeq } = await casUpdateJob(sql, jobId, job.version, {}, 1, now);
-      await appendJobEvents(sql, jobId, firstSeq, [{ type: 'RECONCILED', at: now, attempt, nodeIds: [nodeId], reason }]);
-      return 'noted' as const;
-    }));
+  async note(
+    jobId: string,
+    attempt: number,
+    nodeId: string,
+    reason: NoteReason,
+    leadership: Leadership | null = null,
+  ): Promise<'noted' | 'ignored' | 'deposed'> {
+    return this.retried(() =>
+      inTransaction(this.ds, async (sql) => {
+        if (leadership && !(await holdsLeadership(sql, leadership))) return 'deposed' as const;
+        const job = await findJob(sql, jobId);
+        if (!job || job.attempt !== attempt || (job.state !== 'SCHEDULED' && job.state !== 'RUNNING')) return 'ignored' as const;
+        const now = new Date();
+        const { firstSeq } = await casUpdateJob(sql, jobId, job.version, {}, 1, now);
+        await appendJobEvents(sql, jobId, firstSeq, [{ type: 'RECONCILED', at: now, attempt, nodeIds: [nodeId], reason }]);
+        return 'noted' as const;
+      }),
+    );
   }
 
   /** Runs a transaction again when a concurrent writer moved a job on (version CAS) or Postgres broke a deadlock. */
@@ -158,7 +201,11 @@ const DEADLOCK_DETECTED = '40P01';
  * count last in its transaction (releaseQueueGpus, ADR 0039).
  */
 async function loseIn(
-  sql: Sql, jobId: string, attempt: number, lostNodeId: string, reason: LossReason,
+  sql: Sql,
+  jobId: string,
+  attempt: number,
+  lostNodeId: string,
+  reason: LossReason,
 ): Promise<{ outcome: LossOutcome; startFailedOn: string[]; freed: Array<{ queue: string; gpus: number }> }> {
   const job = await findJob(sql, jobId);
   if (!job) return { outcome: 'ignored', startFailedOn: [], freed: [] };
@@ -177,13 +224,18 @@ async function loseIn(
   if (reason === 'START_TIMEOUT' && !startFailedOn.includes(lostNodeId)) return { outcome: 'ignored', startFailedOn: [], freed: [] };
   // The job first, then its ranks: every writer locks in that order (the report path too), so none waits on another in a cycle.
   const to = decision.kind === 'requeue' ? 'QUEUED' : 'FAILED';
-  const changes: JobChanges = to === 'QUEUED'
-    ? {
-      state: 'QUEUED', nodeIds: [], pendingReason: null, preemptedAttempt: null, preemptedFor: null,
-      ...(forgiven ? { retriesForgiven: job.retriesForgiven + 1 } : {}),
-      ...(startFailedOn.length > 0 ? { startFailedOn: nodesToAvoid(job.startFailedOn, startFailedOn) } : {}),
-    }
-    : { state: 'FAILED', finishedAt: now, reason, preemptedAttempt: null, preemptedFor: null };
+  const changes: JobChanges =
+    to === 'QUEUED'
+      ? {
+          state: 'QUEUED',
+          nodeIds: [],
+          pendingReason: null,
+          preemptedAttempt: null,
+          preemptedFor: null,
+          ...(forgiven ? { retriesForgiven: job.retriesForgiven + 1 } : {}),
+          ...(startFailedOn.length > 0 ? { startFailedOn: nodesToAvoid(job.startFailedOn, startFailedOn) } : {}),
+        }
+      : { state: 'FAILED', finishedAt: now, reason, preemptedAttempt: null, preemptedFor: null };
   const { firstSeq } = await casUpdateJob(sql, jobId, job.version, changes, 1, now);
   await appendJobEvents(sql, jobId, firstSeq, [{ type: 'STATE_CHANGED', at: now, fromState: job.state, toState: to, attempt, nodeIds: [lostNodeId], reason }]);
   const outbox: OutboxMessage[] = [];

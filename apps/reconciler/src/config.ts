@@ -66,7 +66,9 @@ export class ReconcilerEnv extends StatefulServiceEnv {
     const problems = super.problems(given);
     if (this.GANTRY_START_TIMEOUT_MS < 2 * this.GANTRY_HEARTBEAT_MS) {
       const show = (name: 'GANTRY_START_TIMEOUT_MS' | 'GANTRY_HEARTBEAT_MS') => `${name}=${this[name]}${given.has(name) ? '' : ' (default)'}`;
-      problems.push(`${show('GANTRY_START_TIMEOUT_MS')} must be at least twice ${show('GANTRY_HEARTBEAT_MS')}: a lost RUN is repeated once a heartbeat period, and a node must get that chance before it is judged`);
+      problems.push(
+        `${show('GANTRY_START_TIMEOUT_MS')} must be at least twice ${show('GANTRY_HEARTBEAT_MS')}: a lost RUN is repeated once a heartbeat period, and a node must get that chance before it is judged`,
+      );
     }
     return problems;
   }

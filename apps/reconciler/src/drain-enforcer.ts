@@ -51,5 +51,4 @@ export class DrainEnforcer extends PeriodicService {
     }
     return done;
   }
-
 }

@@ -3,11 +3,31 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Gauge } from 'prom-client';
 import {
-  BucketState, EvictionPolicy, FleetObservation, HealthThresholds, HealthTransition, RecordedHealth, holdNote, ingestionWatermark, judgeFleet, silenceMs,
+  BucketState,
+  EvictionPolicy,
+  FleetObservation,
+  HealthThresholds,
+  HealthTransition,
+  RecordedHealth,
+  holdNote,
+  ingestionWatermark,
+  judgeFleet,
+  silenceMs,
 } from '@gantry/domain';
 import {
-  Leadership, NewNodeEvent, NodeLiveStore, appendNodeEvents, nodeLiveStoreFor, autocommit, holdsLeadership, inTransaction, liveRanksOnNode, loadNodeRacks,
-  loadNodesWithLiveWork, loadRecordedHealth, saveRecordedHealth,
+  Leadership,
+  NewNodeEvent,
+  NodeLiveStore,
+  appendNodeEvents,
+  nodeLiveStoreFor,
+  autocommit,
+  holdsLeadership,
+  inTransaction,
+  liveRanksOnNode,
+  loadNodeRacks,
+  loadNodesWithLiveWork,
+  loadRecordedHealth,
+  saveRecordedHealth,
 } from '@gantry/persistence';
 import { PeriodicTask, type Logger } from '@gantry/platform';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
@@ -20,7 +40,11 @@ const evictions = new Counter({ name: 'gantry_nodes_evicted_total', help: 'Nodes
 const held = new Gauge({ name: 'gantry_nodes_held_for_partition', help: 'Silent nodes not evicted because their rack looks partitioned' });
 const deferred = new Gauge({ name: 'gantry_nodes_eviction_deferred', help: 'Dead nodes waiting for the eviction rate limit' });
 const stalled = new Counter({ name: 'gantry_detector_rounds_skipped_total', help: 'Detector rounds that judged nobody', labelNames: ['why'] });
-const transitions = new Counter({ name: 'gantry_node_health_transitions_total', help: 'Node health changes recorded as node events', labelNames: ['to', 'reason'] });
+const transitions = new Counter({
+  name: 'gantry_node_health_transitions_total',
+  help: 'Node health changes recorded as node events',
+  labelNames: ['to', 'reason'],
+});
 
 export interface DetectorRound {
   judged: boolean;
@@ -77,7 +101,11 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
   onApplicationBootstrap(): void {
     // One round at a time (PeriodicTask): a slow round (a rack's worth of events) must not overlap
     // the next, or both would diff against the same recorded health and write its changes twice.
-    this.task = new PeriodicTask(this.config.GANTRY_DETECTOR_INTERVAL_MS, () => this.round(), (err) => this.logger.warn({ err }, 'failure detector round failed'));
+    this.task = new PeriodicTask(
+      this.config.GANTRY_DETECTOR_INTERVAL_MS,
+      () => this.round(),
+      (err) => this.logger.warn({ err }, 'failure detector round failed'),
+    );
     this.task.start();
   }
 
@@ -167,7 +195,13 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   /** 7. Ends every attempt on each node to evict (NODE_LOST, or PARTITION_HOLD_EXPIRED); false if deposed on the way. */
-  private async evict(nodeIds: string[], holdExpiredIds: ReadonlySet<string>, silence: (id: string) => number, leadership: Leadership, nowMs: number): Promise<boolean> {
+  private async evict(
+    nodeIds: string[],
+    holdExpiredIds: ReadonlySet<string>,
+    silence: (id: string) => number,
+    leadership: Leadership,
+    nowMs: number,
+  ): Promise<boolean> {
     const sql = autocommit(this.ds);
     for (const nodeId of nodeIds) {
       const why = holdExpiredIds.has(nodeId) ? 'PARTITION_HOLD_EXPIRED' : 'NODE_LOST';
@@ -186,7 +220,14 @@ export class FailureDetector implements OnApplicationBootstrap, OnModuleDestroy 
   private async record(changes: HealthTransition[], leadership: Leadership, nowMs: number): Promise<boolean> {
     if (changes.length === 0) return true;
     const at = new Date(nowMs);
-    const events: NewNodeEvent[] = changes.map((c) => ({ nodeId: c.nodeId, type: 'HEALTH_CHANGED', at, fromHealth: c.from.health, toHealth: c.to.health, reason: c.reason }));
+    const events: NewNodeEvent[] = changes.map((c) => ({
+      nodeId: c.nodeId,
+      type: 'HEALTH_CHANGED',
+      at,
+      fromHealth: c.from.health,
+      toHealth: c.to.health,
+      reason: c.reason,
+    }));
     const ok = await this.fenced(leadership, async (s) => {
       await appendNodeEvents(s, events, leadership.epoch);
       await saveRecordedHealth(s, changes, at);

@@ -14,7 +14,13 @@ import { ReconcilerView } from './reconciler-view';
  */
 @Injectable()
 export class HeartbeatReconcileConsumer {
-  constructor(consumers: Consumers, @Inject(CONFIG) config: ReconcilerEnv, reconciler: NodeReconciler, directory: NodeCredentialDirectory, view: ReconcilerView) {
+  constructor(
+    consumers: Consumers,
+    @Inject(CONFIG) config: ReconcilerEnv,
+    reconciler: NodeReconciler,
+    directory: NodeCredentialDirectory,
+    view: ReconcilerView,
+  ) {
     consumers.create<HeartbeatMessage>('heartbeat-reconcile-consumer', {
       groupId: 'gantry-reconciler-heartbeats',
       topic: TOPICS.heartbeats,
@@ -22,7 +28,11 @@ export class HeartbeatReconcileConsumer {
       reauthenticate: reauthenticateNodeMessages(directory),
       authenticate: authenticateNodeMessage(directory),
       parse: parseHeartbeat,
-      admit: admitNodeMessage<HeartbeatMessage>((b) => b.nodeId, (b) => b.sentAt, config.GANTRY_CLOCK_SKEW_MS),
+      admit: admitNodeMessage<HeartbeatMessage>(
+        (b) => b.nodeId,
+        (b) => b.sentAt,
+        config.GANTRY_CLOCK_SKEW_MS,
+      ),
       handleBatch: async (items) => {
         await reconciler.reconcile(items);
         return [];

@@ -4,14 +4,27 @@ import { Counter, Histogram } from 'prom-client';
 import { JobReportMessage, KillCommand, TOPICS, JOB_ID_PATTERN } from '@gantry/contracts';
 import { LoadGap, ReportOutcome, foldReports, loadGapMs } from '@gantry/domain';
 import type { MessageHeaders, WakeUpSender } from '@gantry/messaging';
-import { ConcurrentUpdateError, JobReportWrite, MicroBatcher, ReportMessage, autocommit, findJobsWithRanks, isPermanentDataError, writeJobReports } from '@gantry/persistence';
+import {
+  ConcurrentUpdateError,
+  JobReportWrite,
+  MicroBatcher,
+  ReportMessage,
+  autocommit,
+  findJobsWithRanks,
+  isPermanentDataError,
+  writeJobReports,
+} from '@gantry/persistence';
 import { CONFIG, SCHEDULER_WAKE } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
 
 export type { ReportOutcome } from '@gantry/domain';
 
 const reportsApplied = new Counter({ name: 'gantry_job_reports_total', help: 'Agent job reports by outcome', labelNames: ['outcome'] });
-const reportsPerWrite = new Histogram({ name: 'gantry_job_reports_per_write', help: 'Reports applied by one write statement', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500] });
+const reportsPerWrite = new Histogram({
+  name: 'gantry_job_reports_per_write',
+  help: 'Reports applied by one write statement',
+  buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+});
 
 /** What became of one report of a batch: its outcome, or the error the database refused it with for good. */
 export type BatchReportResult = { outcome: ReportOutcome } | { error: Error };
@@ -55,7 +68,11 @@ export class JobReportApplier {
       maxBatch: 64,
       maxInFlight: 1,
       // Under a steady stream of reports, fewer and larger writes (see GANTRY_REPORT_MAX_GAP_MS).
-      gapAfterMs: (batches) => loadGapMs(batches.reduce((n, b) => n + b.length, 0), gap),
+      gapAfterMs: (batches) =>
+        loadGapMs(
+          batches.reduce((n, b) => n + b.length, 0),
+          gap,
+        ),
       run: async (batches) => {
         const results = await this.applyAll(batches.flat());
         let at = 0;
@@ -116,7 +133,10 @@ export class JobReportApplier {
     const sql = autocommit(this.ds);
     for (let round = 0; pending.size > 0; round++) {
       if (round >= MAX_ROUNDS) throw new ConcurrentUpdateError(`jobs ${[...pending.keys()].join(', ')}`);
-      const found = await findJobsWithRanks(sql, [...pending.keys()].filter((id) => JOB_ID_PATTERN.test(id)));
+      const found = await findJobsWithRanks(
+        sql,
+        [...pending.keys()].filter((id) => JOB_ID_PATTERN.test(id)),
+      );
       const now = new Date();
       const writes: JobReportWrite[] = [];
       const messages: ReportMessage[] = [];
@@ -125,7 +145,10 @@ export class JobReportApplier {
         const f = found.get(jobId);
         if (!f) {
           // Nothing here wants this work: an orphan. Stop it if it runs.
-          decided.set(jobId, indexes.map(() => 'unknown-job'));
+          decided.set(
+            jobId,
+            indexes.map(() => 'unknown-job'),
+          );
           for (const r of indexes.map((i) => reports[i])) {
             if (r.state === 'RUNNING') messages.push(command(null, kill(r.nodeId, r.jobId, r.attempt, 'UNKNOWN_JOB')));
           }
@@ -134,9 +157,19 @@ export class JobReportApplier {
         const { job, ranks } = f;
         const folded = foldReports(
           {
-            state: job.state, attempt: job.attempt, started: job.startedAt !== null, nodeIds: job.nodeIds, ranks,
-            retriesForgiven: job.retriesForgiven, preempted: job.preemptedAttempt === job.attempt && !job.cancelRequested,
-            retryPolicy: { maxRetries: job.maxRetries, backoffSeconds: job.backoffSeconds, maxBackoffSeconds: job.maxBackoffSeconds, retryOnExitCodes: job.retryOnExitCodes },
+            state: job.state,
+            attempt: job.attempt,
+            started: job.startedAt !== null,
+            nodeIds: job.nodeIds,
+            ranks,
+            retriesForgiven: job.retriesForgiven,
+            preempted: job.preemptedAttempt === job.attempt && !job.cancelRequested,
+            retryPolicy: {
+              maxRetries: job.maxRetries,
+              backoffSeconds: job.backoffSeconds,
+              maxBackoffSeconds: job.maxBackoffSeconds,
+              retryOnExitCodes: job.retryOnExitCodes,
+            },
           },
           indexes.map((i) => reports[i]),
           Math.random,
@@ -147,9 +180,17 @@ export class JobReportApplier {
         messages.push(...kills);
         if (!folded.touched) continue;
         writes.push({
-          jobId: job.id, expectedVersion: job.version, lastEventSeq: job.lastEventSeq, attempt: job.attempt,
-          state: folded.state, start: folded.start, end: folded.end, events: folded.events, ranks: folded.ranks,
-          retryAt: folded.retry ? new Date(now.getTime() + folded.retry.delayMs) : null, preempted: folded.preempted,
+          jobId: job.id,
+          expectedVersion: job.version,
+          lastEventSeq: job.lastEventSeq,
+          attempt: job.attempt,
+          state: folded.state,
+          start: folded.start,
+          end: folded.end,
+          events: folded.events,
+          ranks: folded.ranks,
+          retryAt: folded.retry ? new Date(now.getTime() + folded.retry.delayMs) : null,
+          preempted: folded.preempted,
         });
       }
       const { written, freed } = await writeJobReports(sql, writes, messages, now);

@@ -13,7 +13,13 @@ import { ReconcilerView } from './reconciler-view';
  */
 @Injectable()
 export class JobReportConsumer {
-  constructor(consumers: Consumers, @Inject(CONFIG) config: ReconcilerEnv, applier: JobReportApplier, directory: NodeCredentialDirectory, view: ReconcilerView) {
+  constructor(
+    consumers: Consumers,
+    @Inject(CONFIG) config: ReconcilerEnv,
+    applier: JobReportApplier,
+    directory: NodeCredentialDirectory,
+    view: ReconcilerView,
+  ) {
     consumers.create<JobReportMessage>('job-report-consumer', {
       groupId: 'gantry-reconciler',
       topic: TOPICS.jobReports,
@@ -21,7 +27,11 @@ export class JobReportConsumer {
       reauthenticate: reauthenticateNodeMessages(directory),
       authenticate: authenticateNodeMessage(directory),
       parse: parseJobReport,
-      admit: admitNodeMessage<JobReportMessage>((r) => r.nodeId, (r) => r.at, config.GANTRY_CLOCK_SKEW_MS),
+      admit: admitNodeMessage<JobReportMessage>(
+        (r) => r.nodeId,
+        (r) => r.at,
+        config.GANTRY_CLOCK_SKEW_MS,
+      ),
       handleBatch: async (items) => {
         // A report the database can never accept is parked, and so is one about a rank its node does
         // not hold; anything else that fails is thrown and tried again.
@@ -30,7 +40,10 @@ export class JobReportConsumer {
         results.forEach((r, i) => {
           if ('error' in r) failures.push({ item: items[i], error: r.error });
           else if (r.outcome === 'foreign') {
-            const rejection = { reason: 'not-assigned', detail: `node ${items[i].value.nodeId} holds no rank of job ${items[i].value.jobId} attempt ${items[i].value.attempt}` };
+            const rejection = {
+              reason: 'not-assigned',
+              detail: `node ${items[i].value.nodeId} holds no rank of job ${items[i].value.jobId} attempt ${items[i].value.attempt}`,
+            };
             failures.push({ item: items[i], error: new Error(rejection.detail), rejection });
           }
         });

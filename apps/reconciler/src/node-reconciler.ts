@@ -77,11 +77,25 @@ export class NodeReconciler {
       const ranks = byNode.get(beat.nodeId) ?? [];
       // A rank of a job that already ended (a gang whose other rank failed) is no longer wanted,
       // so a lost KILL for it is repeated here as an orphan kill.
-      const desired = ranks.filter((r) => !isTerminal(r.job.state)).map((r) => ({ jobId: r.job.id, attempt: r.job.attempt, rankState: r.rankState, cancelRequested: r.job.cancelRequested, placedAt: r.placedAt.getTime() }));
+      const desired = ranks
+        .filter((r) => !isTerminal(r.job.state))
+        .map((r) => ({
+          jobId: r.job.id,
+          attempt: r.job.attempt,
+          rankState: r.rankState,
+          cancelRequested: r.job.cancelRequested,
+          placedAt: r.placedAt.getTime(),
+        }));
       // Judge from the beat's own time: a beat that sat in Kafka says nothing about the present.
       const result = reconcileNode(
-        beat.running, desired, Math.min(nowMs, beat.sentAt), this.config.GANTRY_HEARTBEAT_MS, this.missing.get(beat.nodeId), this.config.GANTRY_PHANTOM_GRACE_MS,
-        absenceFrom, this.config.GANTRY_START_TIMEOUT_MS,
+        beat.running,
+        desired,
+        Math.min(nowMs, beat.sentAt),
+        this.config.GANTRY_HEARTBEAT_MS,
+        this.missing.get(beat.nodeId),
+        this.config.GANTRY_PHANTOM_GRACE_MS,
+        absenceFrom,
+        this.config.GANTRY_START_TIMEOUT_MS,
       );
       if (result.missingSince.size > 0) this.missing.set(beat.nodeId, result.missingSince);
       else this.missing.delete(beat.nodeId);
@@ -98,7 +112,10 @@ export class NodeReconciler {
     }
     if (repeats.length > 0) {
       // A repeated RUN is built as the scheduler's was, with its queue's IPC setting read now.
-      const hostIpc = await hostIpcQueues(autocommit(this.ds), repeats.map((r) => r.job.queue));
+      const hostIpc = await hostIpcQueues(
+        autocommit(this.ds),
+        repeats.map((r) => r.job.queue),
+      );
       for (const { job, nodeId } of repeats) {
         commands.push(buildRunCommand({ ...job, hostIpc: hostIpc.has(job.queue) }, job.attempt, job.nodeIds, job.nodeIds.indexOf(nodeId), nowMs));
       }

@@ -5,7 +5,10 @@ import type { Logger } from '@gantry/platform';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import { ReconcilerEnv } from './config';
 
-const suspended = new Gauge({ name: 'gantry_reconciler_absence_suspended', help: '1 while phantom judgements are suspended because the reconciler\'s own view of heartbeats or reports is stale' });
+const suspended = new Gauge({
+  name: 'gantry_reconciler_absence_suspended',
+  help: "1 while phantom judgements are suspended because the reconciler's own view of heartbeats or reports is stale",
+});
 
 /** The inputs whose silence the phantom judgement must not take for a node's. */
 export type ViewInput = 'heartbeat fetches' | 'report fetches';
@@ -20,7 +23,10 @@ export class ReconcilerView {
   private clocks: Record<ViewInput | 'newest beat', ContinuityClock>;
   private lastVerdict: AbsenceVerdict['kind'] | null = null;
 
-  constructor(@Inject(CONFIG) config: ReconcilerEnv, @Inject(SERVICE_LOGGER) private readonly logger: Logger) {
+  constructor(
+    @Inject(CONFIG) config: ReconcilerEnv,
+    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+  ) {
     // An idle consumer completes a fetch at least every second (maxWaitTimeInMs); a gap of a
     // heartbeat period (2 s at least) means it was not hearing the broker.
     const fetchGapMs = Math.max(2_000, config.GANTRY_HEARTBEAT_MS);
@@ -50,7 +56,7 @@ export class ReconcilerView {
     const v = absenceCountsFrom(Object.values(this.clocks), nowMs);
     if (v.kind !== this.lastVerdict) {
       suspended.set(v.kind === 'suspended' ? 1 : 0);
-      if (v.kind === 'suspended') this.logger.warn({ reason: v.reason }, 'phantom judgements suspended: the reconciler\'s own view is stale');
+      if (v.kind === 'suspended') this.logger.warn({ reason: v.reason }, "phantom judgements suspended: the reconciler's own view is stale");
       else if (this.lastVerdict !== null) this.logger.info({ countsFrom: new Date(v.since).toISOString() }, 'phantom judgements resumed');
       this.lastVerdict = v.kind;
     }

@@ -17,8 +17,28 @@ export class ReconcilerModule {
   static forConfig(config: ReconcilerEnv): DynamicModule {
     return {
       module: ReconcilerModule,
-      imports: [RuntimeModule.forRoot({ service: 'reconciler', config, needs: { postgres: true, redis: true }, outboxRelay: true, sendsCommands: true, verifiesNodes: true })],
-      providers: [ReconcilerView, JobReportApplier, JobReportConsumer, AttemptLossApplier, NodeReconciler, HeartbeatReconcileConsumer, LeaderElection, FailureDetector, DrainEnforcer, UsageFolder],
+      imports: [
+        RuntimeModule.forRoot({
+          service: 'reconciler',
+          config,
+          needs: { postgres: true, redis: true },
+          outboxRelay: true,
+          sendsCommands: true,
+          verifiesNodes: true,
+        }),
+      ],
+      providers: [
+        ReconcilerView,
+        JobReportApplier,
+        JobReportConsumer,
+        AttemptLossApplier,
+        NodeReconciler,
+        HeartbeatReconcileConsumer,
+        LeaderElection,
+        FailureDetector,
+        DrainEnforcer,
+        UsageFolder,
+      ],
     };
   }
 }

@@ -21,9 +21,16 @@ export function detectorFixture(suite: TestSuiteName) {
 
     config: (over: Partial<ReconcilerEnv> = {}) =>
       Object.assign(new ReconcilerEnv(), {
-        GANTRY_NODE_SUSPECT_MS: 1000, GANTRY_NODE_DEAD_MS: 4000, GANTRY_INGEST_STALL_MS: 2000, GANTRY_INSTANCE_ID: uniqueTag('r'),
-        GANTRY_LEADER_LEASE_MS: 60_000, GANTRY_EVICTIONS_PER_SECOND: 100, GANTRY_EVICTION_BURST: 100, GANTRY_PARTITION_MIN_RACK: 4,
-        GANTRY_PARTITION_SHARE: 0.5, ...over,
+        GANTRY_NODE_SUSPECT_MS: 1000,
+        GANTRY_NODE_DEAD_MS: 4000,
+        GANTRY_INGEST_STALL_MS: 2000,
+        GANTRY_INSTANCE_ID: uniqueTag('r'),
+        GANTRY_LEADER_LEASE_MS: 60_000,
+        GANTRY_EVICTIONS_PER_SECOND: 100,
+        GANTRY_EVICTION_BURST: 100,
+        GANTRY_PARTITION_MIN_RACK: 4,
+        GANTRY_PARTITION_SHARE: 0.5,
+        ...over,
       }),
 
     /** A beat from `nodeId` sent and received at `at`. */

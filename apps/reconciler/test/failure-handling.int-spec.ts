@@ -11,8 +11,21 @@ beforeAll(async () => fx.ds.query(`UPDATE attempt_nodes SET released_at = now() 
 
 async function placed(opts: { nodes?: number; maxRetries?: number; rack?: string; onNodes?: string[] } = {}): Promise<{ job: JobRecord; nodeIds: string[] }> {
   const nodeIds: string[] = [...(opts.onNodes ?? [])];
-  if (!opts.onNodes) for (let i = 0; i < (opts.nodes ?? 1); i++) nodeIds.push((await makeNode().gpus(8).rack(opts.rack ?? uniqueTag('rack')).insert(fx.ds)).id);
-  const job = await makeJob().gpus(2).gang(nodeIds.length).maxRetries(opts.maxRetries ?? 0).insert(fx.ds);
+  if (!opts.onNodes)
+    for (let i = 0; i < (opts.nodes ?? 1); i++)
+      nodeIds.push(
+        (
+          await makeNode()
+            .gpus(8)
+            .rack(opts.rack ?? uniqueTag('rack'))
+            .insert(fx.ds)
+        ).id,
+      );
+  const job = await makeJob()
+    .gpus(2)
+    .gang(nodeIds.length)
+    .maxRetries(opts.maxRetries ?? 0)
+    .insert(fx.ds);
   return { job: await placeJob(fx.ds, job, nodeIds, { running: true }), nodeIds };
 }
 
@@ -33,14 +46,16 @@ describe('AttemptLossApplier', () => {
     expect(await findJob(autocommit(fx.ds), job.id)).toMatchObject({ state: 'FAILED', reason: 'NODE_LOST' });
   });
 
-  it('loses a gang as a whole: KILL to the surviving ranks, every rank released, its GPUs off its queue\'s count', async () => {
+  it("loses a gang as a whole: KILL to the surviving ranks, every rank released, its GPUs off its queue's count", async () => {
     const { job, nodeIds } = await placed({ nodes: 2, maxRetries: 3 });
     const counted = async () => Number((await fx.ds.query(`SELECT gpus FROM queue_gpus_held WHERE queue = $1`, [job.queue]))[0].gpus);
     const before = await counted();
     await fx.losses.lose(job.id, 1, nodeIds[0], 'NODE_LOST');
     expect((await loadNodes(autocommit(fx.ds), nodeIds)).map((n) => n.gpusAllocated)).toEqual([0, 0]);
     expect(await counted()).toBe(before - 4);
-    const kills = (await fx.ds.query(`SELECT value FROM outbox WHERE value::jsonb->>'jobId' = $1 AND value::jsonb->>'type' = 'KILL'`, [job.id])).map((r: { value: string }) => JSON.parse(r.value));
+    const kills = (await fx.ds.query(`SELECT value FROM outbox WHERE value::jsonb->>'jobId' = $1 AND value::jsonb->>'type' = 'KILL'`, [job.id])).map(
+      (r: { value: string }) => JSON.parse(r.value),
+    );
     expect(kills).toEqual([expect.objectContaining({ nodeId: nodeIds[1], attempt: 1, reason: 'NODE_LOST' })]);
   });
 
@@ -62,15 +77,25 @@ describe('AttemptLossApplier, START_TIMEOUT (ADR 0035)', () => {
     return { job: await placeJob(fx.ds, job, nodeIds), nodeIds };
   }
   const kills = async (jobId: string) =>
-    (await fx.ds.query(`SELECT value FROM outbox WHERE value::jsonb->>'jobId' = $1 AND value::jsonb->>'type' = 'KILL'`, [jobId])).map((r: { value: string }) => JSON.parse(r.value).nodeId).sort();
+    (await fx.ds.query(`SELECT value FROM outbox WHERE value::jsonb->>'jobId' = $1 AND value::jsonb->>'type' = 'KILL'`, [jobId]))
+      .map((r: { value: string }) => JSON.parse(r.value).nodeId)
+      .sort();
 
   it('requeues without using a retry, kills every rank (the silent node is alive), counts each unstarted node and has the job avoid them', async () => {
     const { job, nodeIds } = await unstarted(2);
     expect(await fx.losses.lose(job.id, 1, nodeIds[0], 'START_TIMEOUT')).toBe('requeued');
     expect(await findJob(autocommit(fx.ds), job.id)).toMatchObject({ state: 'QUEUED', retriesForgiven: 1, startFailedOn: [...nodeIds].sort() });
     expect(await kills(job.id)).toEqual([...nodeIds].sort());
-    expect((await loadNodes(autocommit(fx.ds), nodeIds)).map((n) => [n.startFailures, n.gpusAllocated])).toEqual([[1, 0], [1, 0]]);
-    expect((await listJobEvents(autocommit(fx.ds), job.id, 0, 50)).pop()).toMatchObject({ fromState: 'SCHEDULED', toState: 'QUEUED', reason: 'START_TIMEOUT', nodeIds: [nodeIds[0]] });
+    expect((await loadNodes(autocommit(fx.ds), nodeIds)).map((n) => [n.startFailures, n.gpusAllocated])).toEqual([
+      [1, 0],
+      [1, 0],
+    ]);
+    expect((await listJobEvents(autocommit(fx.ds), job.id, 0, 50)).pop()).toMatchObject({
+      fromState: 'SCHEDULED',
+      toState: 'QUEUED',
+      reason: 'START_TIMEOUT',
+      nodeIds: [nodeIds[0]],
+    });
   });
 
   it('leaves alone a rank that started after the beat it was judged from', async () => {
@@ -91,7 +116,17 @@ describe('AttemptLossApplier.evict', () => {
     const node = a.nodeIds[0];
     const { job: other } = await placed({ maxRetries: 0, onNodes: [node] });
     const leadership = await lead();
-    const out = await fx.losses.evict(node, [{ jobId: a.job.id, attempt: 1 }, { jobId: other.id, attempt: 1 }, { jobId: a.job.id, attempt: 1 }], 'NODE_LOST', leadership, new Date());
+    const out = await fx.losses.evict(
+      node,
+      [
+        { jobId: a.job.id, attempt: 1 },
+        { jobId: other.id, attempt: 1 },
+        { jobId: a.job.id, attempt: 1 },
+      ],
+      'NODE_LOST',
+      leadership,
+      new Date(),
+    );
     expect(out).toEqual({ deposed: false, jobIds: expect.arrayContaining([a.job.id, other.id]) });
     expect(out.deposed === false && out.jobIds).toHaveLength(2); // the repeated rank changed nothing the second time
     expect((await findJob(autocommit(fx.ds), a.job.id))!.state).toBe('QUEUED');

@@ -50,7 +50,11 @@ describe('JobReportApplier', () => {
     const [node] = await loadNodes(autocommit(ds), nodeIds);
     expect([node.gpusAllocated, node.gpusHeld]).toEqual([0, []]);
     const events = await listJobEvents(autocommit(ds), job.id, 0, 50);
-    expect(events.filter((e) => e.type === 'STATE_CHANGED').map((e) => `${e.fromState}>${e.toState}`)).toEqual(['QUEUED>SCHEDULED', 'SCHEDULED>RUNNING', 'RUNNING>SUCCEEDED']);
+    expect(events.filter((e) => e.type === 'STATE_CHANGED').map((e) => `${e.fromState}>${e.toState}`)).toEqual([
+      'QUEUED>SCHEDULED',
+      'SCHEDULED>RUNNING',
+      'RUNNING>SUCCEEDED',
+    ]);
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
   });
 
@@ -62,8 +66,11 @@ describe('JobReportApplier', () => {
       { value: report(a.job, a.nodeIds[0], 'SUCCEEDED', { exitCode: 0 }) },
       { value: report(b.job, b.nodeIds[0], 'RUNNING') },
     ]);
-    expect(results.map((r) => ('outcome' in r ? r.outcome : `error:${(r.error as { code?: string }).code ?? (r.error as { driverError?: { code?: string } }).driverError?.code}`)))
-      .toEqual(['applied', 'error:22003', 'applied', 'applied']);
+    expect(
+      results.map((r) =>
+        'outcome' in r ? r.outcome : `error:${(r.error as { code?: string }).code ?? (r.error as { driverError?: { code?: string } }).driverError?.code}`,
+      ),
+    ).toEqual(['applied', 'error:22003', 'applied', 'applied']);
     expect(await findJob(autocommit(ds), a.job.id)).toMatchObject({ state: 'SUCCEEDED', exitCode: 0, lastEventSeq: 4 });
     // The refused report left nothing behind: b went on from where it was, to RUNNING.
     expect(await findJob(autocommit(ds), b.job.id)).toMatchObject({ state: 'RUNNING', exitCode: null, lastEventSeq: 3 });
@@ -84,16 +91,24 @@ describe('JobReportApplier', () => {
     expect(await findJob(autocommit(ds), a.job.id)).toMatchObject({ state: 'SUCCEEDED', exitCode: 0, lastEventSeq: 4, version: a.job.version + 1 });
     expect(await findJob(autocommit(ds), b.job.id)).toMatchObject({ state: 'FAILED', exitCode: 4, reason: 'EXIT_CODE_4', lastEventSeq: 4 });
     const events = await listJobEvents(autocommit(ds), a.job.id, 0, 50);
-    expect(events.map((e) => `${e.seq}:${e.fromState ?? ''}>${e.toState}`)).toEqual(['1:>QUEUED', '2:QUEUED>SCHEDULED', '3:SCHEDULED>RUNNING', '4:RUNNING>SUCCEEDED']);
+    expect(events.map((e) => `${e.seq}:${e.fromState ?? ''}>${e.toState}`)).toEqual([
+      '1:>QUEUED',
+      '2:QUEUED>SCHEDULED',
+      '3:SCHEDULED>RUNNING',
+      '4:RUNNING>SUCCEEDED',
+    ]);
     expect((await loadNodes(autocommit(ds), [...a.nodeIds, ...b.nodeIds])).map((n) => n.gpusAllocated)).toEqual([0, 0]);
     expect(wake.sender.signalled - wakesBefore).toBe(1);
   });
 
   it('a report for a job that does not exist is an orphan: KILLed if it runs', async () => {
     const jobId = randomUUID();
-    expect(await applier.applyBatch([{ value: { nodeId: 'n-orphan', jobId, attempt: 1, state: 'RUNNING', at: 1 } as JobReportMessage }]))
-      .toEqual([{ outcome: 'unknown-job' }]);
-    expect((await outboxFor(jobId)).map((o) => JSON.parse(o.value))).toEqual([expect.objectContaining({ type: 'KILL', nodeId: 'n-orphan', reason: 'UNKNOWN_JOB' })]);
+    expect(await applier.applyBatch([{ value: { nodeId: 'n-orphan', jobId, attempt: 1, state: 'RUNNING', at: 1 } as JobReportMessage }])).toEqual([
+      { outcome: 'unknown-job' },
+    ]);
+    expect((await outboxFor(jobId)).map((o) => JSON.parse(o.value))).toEqual([
+      expect.objectContaining({ type: 'KILL', nodeId: 'n-orphan', reason: 'UNKNOWN_JOB' }),
+    ]);
   });
 
   it('records a failing exit code', async () => {
@@ -126,7 +141,10 @@ describe('JobReportApplier', () => {
     expect((await findJob(autocommit(ds), job.id))!.state).toBe('RUNNING');
     await applier.apply(report(job, nodeIds[1], 'SUCCEEDED', { exitCode: 0 }));
     expect((await findJob(autocommit(ds), job.id))!.state).toBe('SUCCEEDED');
-    expect((await loadNodes(autocommit(ds), nodeIds)).map((n) => [n.gpusAllocated, n.gpusHeld])).toEqual([[0, []], [0, []]]);
+    expect((await loadNodes(autocommit(ds), nodeIds)).map((n) => [n.gpusAllocated, n.gpusHeld])).toEqual([
+      [0, []],
+      [0, []],
+    ]);
   });
 
   it('a gang fails as a whole when one rank fails, and the other rank is killed', async () => {

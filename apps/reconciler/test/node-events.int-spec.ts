@@ -32,7 +32,8 @@ it('records each health change once (HEALTHY > DEGRADED > UNHEALTHY > HEALTHY), 
     if (alsoNode) await beat(node, t);
     return detector.round(t);
   };
-  const mine = (r: { transitions: Array<{ nodeId: string; reason: string }> }) => r.transitions.filter((x) => x.nodeId === node || x.nodeId === steady).map((x) => x.reason);
+  const mine = (r: { transitions: Array<{ nodeId: string; reason: string }> }) =>
+    r.transitions.filter((x) => x.nodeId === node || x.nodeId === steady).map((x) => x.reason);
   expect(mine(await at(t0, true))).toEqual([]);
   expect(mine(await at(t0 + 500, false))).toEqual([]);
   expect(mine(await at(t0 + 1_000, false))).toEqual(['SILENT_PAST_SUSPECT']);
@@ -41,7 +42,9 @@ it('records each health change once (HEALTHY > DEGRADED > UNHEALTHY > HEALTHY), 
   expect(mine(await at(t0 + 5_000, true))).toEqual(['HEARD']);
   expect(mine(await at(t0 + 5_500, true))).toEqual([]);
   expect(await eventsOf(node)).toEqual([
-    'HEALTH_CHANGED:HEALTHY>DEGRADED:SILENT_PAST_SUSPECT', 'HEALTH_CHANGED:DEGRADED>UNHEALTHY:SILENT_PAST_DEAD', 'HEALTH_CHANGED:UNHEALTHY>HEALTHY:HEARD',
+    'HEALTH_CHANGED:HEALTHY>DEGRADED:SILENT_PAST_SUSPECT',
+    'HEALTH_CHANGED:DEGRADED>UNHEALTHY:SILENT_PAST_DEAD',
+    'HEALTH_CHANGED:UNHEALTHY>HEALTHY:HEARD',
   ]);
   expect(await eventsOf(steady)).toEqual([]);
 
@@ -72,7 +75,8 @@ it('holds a silent rack for GANTRY_PARTITION_HOLD_MS, then evicts what is still 
   const first = await at(t0);
   expect(first.heldForPartition.sort()).toEqual([...nodes].sort());
   expect(first.evicted).toEqual([]);
-  for (const j of jobs) expect((await listJobEvents(autocommit(fx.ds), j.id, 0, 50)).pop()).toMatchObject({ type: 'RECONCILED', reason: 'NODE_PARTITION_HELD', attempt: 1 });
+  for (const j of jobs)
+    expect((await listJobEvents(autocommit(fx.ds), j.id, 0, 50)).pop()).toMatchObject({ type: 'RECONCILED', reason: 'NODE_PARTITION_HELD', attempt: 1 });
 
   // The first node comes back inside the window: it keeps its work, and its job says so.
   await beat(nodes[0], t0 + 1_000);
@@ -100,7 +104,9 @@ it('holds a silent rack for GANTRY_PARTITION_HOLD_MS, then evicts what is still 
   }
   expect(await eventsOf(nodes[0])).toEqual(['HEALTH_CHANGED:HEALTHY>UNHEALTHY:PARTITION_HELD', 'HEALTH_CHANGED:UNHEALTHY>HEALTHY:HEARD']);
   expect(await eventsOf(nodes[1])).toEqual([
-    'HEALTH_CHANGED:HEALTHY>UNHEALTHY:PARTITION_HELD', 'HEALTH_CHANGED:UNHEALTHY>UNHEALTHY:PARTITION_HOLD_EXPIRED', 'EVICTED:>UNHEALTHY:PARTITION_HOLD_EXPIRED',
+    'HEALTH_CHANGED:HEALTHY>UNHEALTHY:PARTITION_HELD',
+    'HEALTH_CHANGED:UNHEALTHY>UNHEALTHY:PARTITION_HOLD_EXPIRED',
+    'EVICTED:>UNHEALTHY:PARTITION_HOLD_EXPIRED',
   ]);
   const evicted = (await listNodeEvents(autocommit(fx.ds), nodes[1], 0, 100)).pop()!;
   expect(evicted.jobIds).toEqual([jobs[1].id]);

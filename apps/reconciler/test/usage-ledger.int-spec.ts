@@ -2,8 +2,18 @@ import { DataSource } from 'typeorm';
 import { JobReportMessage } from '@gantry/contracts';
 import { USAGE_GRANULARITIES, UsageCell, UsageRange, decayedGpuSeconds } from '@gantry/domain';
 import {
-  JobRecord, autocommit, casUpdateJob, commitPlacementsThatHold, deleteJobsFinishedBefore, deleteUsageBefore, findJob, foldUsage, inTransaction,
-  loadNodes, loadUsageReport, releaseRank,
+  JobRecord,
+  autocommit,
+  casUpdateJob,
+  commitPlacementsThatHold,
+  deleteJobsFinishedBefore,
+  deleteUsageBefore,
+  findJob,
+  foldUsage,
+  inTransaction,
+  loadNodes,
+  loadUsageReport,
+  releaseRank,
 } from '@gantry/persistence';
 import { WakeUpSender } from '@gantry/messaging';
 import { makeJob, makeNode, openDataSource, placeJob, seededRandom, testWakeUpSender, uniqueTag } from '@gantry/testing';
@@ -37,10 +47,26 @@ afterAll(async () => {
   await ds.destroy();
 });
 
-async function placed(owner: string, opts: { nodes?: number; gpus?: number; maxRetries?: number; at?: Date; model?: string | null } = {}): Promise<{ job: JobRecord; nodeIds: string[] }> {
+async function placed(
+  owner: string,
+  opts: { nodes?: number; gpus?: number; maxRetries?: number; at?: Date; model?: string | null } = {},
+): Promise<{ job: JobRecord; nodeIds: string[] }> {
   const nodeIds: string[] = [];
-  for (let i = 0; i < (opts.nodes ?? 1); i++) nodeIds.push((await makeNode().gpus(8, opts.model === undefined ? 'H100' : opts.model).insert(ds)).id);
-  const job = await makeJob().owner(owner).gpus(opts.gpus ?? 2).cpu(3).gang(nodeIds.length).maxRetries(opts.maxRetries ?? 0).insert(ds);
+  for (let i = 0; i < (opts.nodes ?? 1); i++)
+    nodeIds.push(
+      (
+        await makeNode()
+          .gpus(8, opts.model === undefined ? 'H100' : opts.model)
+          .insert(ds)
+      ).id,
+    );
+  const job = await makeJob()
+    .owner(owner)
+    .gpus(opts.gpus ?? 2)
+    .cpu(3)
+    .gang(nodeIds.length)
+    .maxRetries(opts.maxRetries ?? 0)
+    .insert(ds);
   return { job: await placeJob(ds, job, nodeIds, { now: opts.at }), nodeIds };
 }
 
@@ -69,7 +95,13 @@ async function heldGpuMs(owner: string, fromMs: number, toMs: number, nowMs: num
   return sum;
 }
 
-const totals = (cells: UsageCell[]) => cells.reduce((s, c) => ({ gpuMs: s.gpuMs + c.gpuMs, cpuMs: s.cpuMs + c.cpuMs, attempts: s.attempts + c.attempts, jobs: s.jobs + c.jobs }), { gpuMs: 0, cpuMs: 0, attempts: 0, jobs: 0 });
+const totals = (cells: UsageCell[]) =>
+  cells.reduce((s, c) => ({ gpuMs: s.gpuMs + c.gpuMs, cpuMs: s.cpuMs + c.cpuMs, attempts: s.attempts + c.attempts, jobs: s.jobs + c.jobs }), {
+    gpuMs: 0,
+    cpuMs: 0,
+    attempts: 0,
+    jobs: 0,
+  });
 const fold = (now = new Date(), limit = 100_000) => inTransaction(ds, (sql) => foldUsage(sql, now, HALF_LIFE_S, limit));
 const hourFloor = (ms: number) => Math.floor(ms / H) * H;
 
@@ -93,10 +125,22 @@ describe('usage records', () => {
     const queued = (await findJob(autocommit(ds), retried.job.id))!;
     expect(queued.state).toBe('QUEUED');
     const [node] = await loadNodes(autocommit(ds), retried.nodeIds);
-    await commitPlacementsThatHold(autocommit(ds), [{
-      jobId: queued.id, expectedVersion: queued.version, attempt: 2, nodeIds: retried.nodeIds, gpuIndices: [[0, 1]],
-      perRank: { gpus: 2, cpuCores: 3, memoryMiB: 1024 }, commands: [],
-    }], new Map([[node.id, node.version]]), new Date());
+    await commitPlacementsThatHold(
+      autocommit(ds),
+      [
+        {
+          jobId: queued.id,
+          expectedVersion: queued.version,
+          attempt: 2,
+          nodeIds: retried.nodeIds,
+          gpuIndices: [[0, 1]],
+          perRank: { gpus: 2, cpuCores: 3, memoryMiB: 1024 },
+          commands: [],
+        },
+      ],
+      new Map([[node.id, node.version]]),
+      new Date(),
+    );
     const second = (await findJob(autocommit(ds), retried.job.id))!;
     await applier.apply(report(second, retried.nodeIds[0], 'SUCCEEDED', { exitCode: 0, attempt: 2 }));
     // 4. Preempted: the attempt told to stop for a preemptor ends.
@@ -125,7 +169,13 @@ describe('usage records', () => {
         continue;
       }
       expect(r.records).toBe(1);
-      expect([r.u_gpus, r.u_cpu, r.started_at.getTime(), r.ended_at.getTime(), r.owner]).toEqual([r.gpus, r.cpu_cores, r.created_at.getTime(), r.released_at.getTime(), owner]);
+      expect([r.u_gpus, r.u_cpu, r.started_at.getTime(), r.ended_at.getTime(), r.owner]).toEqual([
+        r.gpus,
+        r.cpu_cores,
+        r.created_at.getTime(),
+        r.released_at.getTime(),
+        owner,
+      ]);
     }
     const outcome = (job: JobRecord) => ranks.filter((r) => r.job_id === job.id).map((r) => `${r.attempt}:${r.outcome}`);
     expect(outcome(ok.job)).toEqual(['1:SUCCEEDED']);
@@ -135,11 +185,19 @@ describe('usage records', () => {
     expect(outcome(cancelled.job)).toEqual(['1:CANCELLED']);
     expect(outcome(lost.job)).toEqual(['1:NODE_LOST', '1:NODE_LOST']);
     expect(outcome(live.job)).toEqual(['1:null']);
-    expect(ranks.filter((r) => r.job_id === gang.job.id).map((r) => [r.gpu_model, r.nodes])).toEqual([['H100', 2], ['H100', 2]]);
+    expect(ranks.filter((r) => r.job_id === gang.job.id).map((r) => [r.gpu_model, r.nodes])).toEqual([
+      ['H100', 2],
+      ['H100', 2],
+    ]);
 
     // The report counts every rank exactly, before and after the fold, the running one up to now.
     const now = new Date();
-    const range: UsageRange = { fromMs: hourFloor(ranks[0].created_at.getTime()), toMs: hourFloor(now.getTime()) + H, granularity: 'hour', groupBy: ['owner', 'gpuModel'] };
+    const range: UsageRange = {
+      fromMs: hourFloor(ranks[0].created_at.getTime()),
+      toMs: hourFloor(now.getTime()) + H,
+      granularity: 'hour',
+      groupBy: ['owner', 'gpuModel'],
+    };
     const before = await loadUsageReport(autocommit(ds), range, owner, now);
     expect(totals(before)).toEqual({ gpuMs: await heldGpuMs(owner, range.fromMs, range.toMs, now.getTime()), cpuMs: expect.any(Number), attempts: 8, jobs: 7 });
     expect(totals(before).gpuMs).toBeGreaterThan(0);
@@ -158,14 +216,20 @@ describe('usage reports', () => {
     // Ranks spread over three days, some ended, some still running, a gang among them.
     for (let i = 0; i < 24; i++) {
       const start = new Date(t0 + Math.floor(random() * 70 * H));
-      const { job, nodeIds } = await placed(owner, { at: start, nodes: i % 8 === 0 ? 2 : 1, gpus: 1 + Math.floor(random() * 8), model: i % 3 === 0 ? 'A100' : 'H100' });
+      const { job, nodeIds } = await placed(owner, {
+        at: start,
+        nodes: i % 8 === 0 ? 2 : 1,
+        gpus: 1 + Math.floor(random() * 8),
+        model: i % 3 === 0 ? 'A100' : 'H100',
+      });
       if (i % 5 === 4) continue;
       const end = new Date(Math.min(start.getTime() + Math.floor(random() * 20 * H), now.getTime() - 1000));
       for (const nodeId of nodeIds) await inTransaction(ds, (sql) => releaseRank(sql, job.id, 1, nodeId, end, 'SUCCEEDED'));
     }
     // Fold some only: the oldest ended first, and these are older than anything else in the database.
     const foldedAt = new Date();
-    const mine = async (folded: boolean) => (await ds.query(`SELECT count(*)::int AS n FROM usage_records WHERE owner = $1 AND folded = $2`, [owner, folded]))[0].n as number;
+    const mine = async (folded: boolean) =>
+      (await ds.query(`SELECT count(*)::int AS n FROM usage_records WHERE owner = $1 AND folded = $2`, [owner, folded]))[0].n as number;
     for (let i = 0; i < 1000 && (await mine(true)) < 8; i++) await fold(foldedAt, 1);
     expect(await mine(true)).toBe(8);
     expect(await mine(false)).toBeGreaterThan(0);
@@ -182,16 +246,27 @@ describe('usage reports', () => {
       expect(all.jobs).toBe(24);
       const parts = [];
       for (let i = 1; i < bounds.length; i++) {
-        parts.push(totals(await loadUsageReport(autocommit(ds), { fromMs: bounds[i - 1], toMs: bounds[i], granularity, groupBy: ['queue', 'gpuModel'] }, owner, now)));
+        parts.push(
+          totals(await loadUsageReport(autocommit(ds), { fromMs: bounds[i - 1], toMs: bounds[i], granularity, groupBy: ['queue', 'gpuModel'] }, owner, now)),
+        );
       }
-      expect(parts.reduce((s, p) => ({ gpuMs: s.gpuMs + p.gpuMs, cpuMs: s.cpuMs + p.cpuMs, attempts: s.attempts + p.attempts, jobs: s.jobs + p.jobs }))).toEqual(all);
+      expect(
+        parts.reduce((s, p) => ({ gpuMs: s.gpuMs + p.gpuMs, cpuMs: s.cpuMs + p.cpuMs, attempts: s.attempts + p.attempts, jobs: s.jobs + p.jobs })),
+      ).toEqual(all);
     }
 
     // Fair share got each folded rank's decayed GPU-seconds at the fold.
-    const folded = (await ds.query(`SELECT gpus, started_at, ended_at FROM usage_records WHERE owner = $1 AND folded`, [owner])) as Array<{ gpus: number; started_at: Date; ended_at: Date }>;
+    const folded = (await ds.query(`SELECT gpus, started_at, ended_at FROM usage_records WHERE owner = $1 AND folded`, [owner])) as Array<{
+      gpus: number;
+      started_at: Date;
+      ended_at: Date;
+    }>;
     const [share] = await ds.query(`SELECT gpu_seconds, as_of FROM fair_share_usage WHERE owner = $1 AND queue = 'default'`, [owner]);
     expect(share.as_of.getTime()).toBe(foldedAt.getTime());
-    expect(share.gpu_seconds).toBeCloseTo(folded.reduce((s, r) => s + decayedGpuSeconds(r.gpus, r.started_at.getTime(), r.ended_at.getTime(), foldedAt.getTime(), HALF_LIFE_S), 0), 6);
+    expect(share.gpu_seconds).toBeCloseTo(
+      folded.reduce((s, r) => s + decayedGpuSeconds(r.gpus, r.started_at.getTime(), r.ended_at.getTime(), foldedAt.getTime(), HALF_LIFE_S), 0),
+      6,
+    );
   });
 
   it('only the owner asked for is counted', async () => {
@@ -218,7 +293,10 @@ describe('usage retention', () => {
     await casUpdateJob(autocommit(ds), j.id, j.version, { state: 'SUCCEEDED', finishedAt: new Date(start.getTime() + 1.5 * H) }, 0, new Date());
     const range: UsageRange = { fromMs: Date.UTC(2001, 0, 1), toMs: Date.UTC(2001, 0, 2), granularity: 'hour', groupBy: [] };
     const report = () => loadUsageReport(autocommit(ds), range, owner, new Date());
-    const expected = [{ start: start.getTime(), gpuMs: 2 * H, attempts: 1, jobs: 1 }, { start: start.getTime() + H, gpuMs: H, attempts: 0, jobs: 0 }];
+    const expected = [
+      { start: start.getTime(), gpuMs: 2 * H, attempts: 1, jobs: 1 },
+      { start: start.getTime() + H, gpuMs: H, attempts: 0, jobs: 0 },
+    ];
     expect(await report()).toMatchObject(expected);
 
     // Job retention takes the job and its ranks, not its usage.

@@ -39,7 +39,8 @@ export class SchedulerEnv extends StatefulServiceEnv {
   @IsIn(['decayed', 'drf'], { message: 'GANTRY_SCHEDULER_FAIRNESS must be decayed or drf' }) GANTRY_SCHEDULER_FAIRNESS: 'decayed' | 'drf' = 'decayed';
   /** Half-life of past usage in fair share, hours (fractional: benchmarks compress time). */
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be a number of hours' })
-  @IsPositive({ message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be more than 0' }) @Max(87_600, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be at most 87600 (ten years)' })
+  @IsPositive({ message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be more than 0' })
+  @Max(87_600, { message: 'GANTRY_FAIRSHARE_HALF_LIFE_HOURS must be at most 87600 (ten years)' })
   GANTRY_FAIRSHARE_HALF_LIFE_HOURS: number = 168;
   /** Lifetime of a node lease taken while committing a placement, ms. */
   @IsInt() @Min(100) GANTRY_NODE_LEASE_MS: number = 2000;

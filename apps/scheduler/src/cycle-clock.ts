@@ -1,8 +1,14 @@
 import { Histogram } from 'prom-client';
 
-const cycleSeconds = new Histogram({ name: 'gantry_scheduler_cycle_seconds', help: 'Duration of one scheduling cycle', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] });
+const cycleSeconds = new Histogram({
+  name: 'gantry_scheduler_cycle_seconds',
+  help: 'Duration of one scheduling cycle',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+});
 const stepSeconds = new Histogram({
-  name: 'gantry_scheduler_cycle_step_seconds', help: 'Duration of each step of a scheduling cycle', labelNames: ['step'],
+  name: 'gantry_scheduler_cycle_step_seconds',
+  help: 'Duration of each step of a scheduling cycle',
+  labelNames: ['step'],
   buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
 });
 

@@ -13,7 +13,10 @@ export class FairShareSnapshot {
   private readAt = Number.NEGATIVE_INFINITY;
   private readonly horizonSeconds: number;
 
-  constructor(private readonly refreshMs: number, private readonly halfLifeSeconds: number) {
+  constructor(
+    private readonly refreshMs: number,
+    private readonly halfLifeSeconds: number,
+  ) {
     this.horizonSeconds = fairShareHorizonSeconds(halfLifeSeconds);
   }
 

@@ -33,7 +33,12 @@ describe('HoldingsSnapshot', () => {
     await snap.refresh(sql, 0);
     snap.add('a', h(2, 1, 10), 3);
     snap.add('b', h(1, 1, 1), 1);
-    expect(await snap.refresh(sql, 10)).toEqual(new Map([['a', h(14, 7, 130)], ['b', h(1, 1, 1)]]));
+    expect(await snap.refresh(sql, 10)).toEqual(
+      new Map([
+        ['a', h(14, 7, 130)],
+        ['b', h(1, 1, 1)],
+      ]),
+    );
     expect(await snap.refresh(sql, 1000)).toEqual(new Map([['a', h(8, 4, 100)]]));
   });
 });

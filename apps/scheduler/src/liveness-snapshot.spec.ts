@@ -15,7 +15,10 @@ function store(zset: Map<string, number>) {
 
 describe('LivenessSnapshot', () => {
   it('reads everything heard within the dead timeout first, then only beats since the newest seen, less the lag', async () => {
-    const zset = new Map([['a', 1_000], ['b', 5_000]]);
+    const zset = new Map([
+      ['a', 1_000],
+      ['b', 5_000],
+    ]);
     const { live, since } = store(zset);
     const snap = new LivenessSnapshot(live, 500, 60_000);
     await snap.refresh(10_000, 40_000);
@@ -45,7 +48,10 @@ describe('LivenessSnapshot', () => {
   });
 
   it('counts as changed only the nodes whose time a full read changes, and passes its paging on', async () => {
-    const zset = new Map([['same', 30_000], ['moved', 30_000]]);
+    const zset = new Map([
+      ['same', 30_000],
+      ['moved', 30_000],
+    ]);
     const pagings: unknown[] = [];
     const paging = { pageSize: 7 };
     const live = {
@@ -67,7 +73,11 @@ describe('LivenessSnapshot', () => {
   });
 
   it('does not hold a refresh for the periodic full read; taken in, it keeps what the reads since it began heard', async () => {
-    const zset = new Map([['a', 1_000], ['b', 1_000], ['gone', 1_000]]);
+    const zset = new Map([
+      ['a', 1_000],
+      ['b', 1_000],
+      ['gone', 1_000],
+    ]);
     let release: () => void = () => undefined;
     const slow = new Promise<void>((r) => (release = r));
     const since: number[] = [];

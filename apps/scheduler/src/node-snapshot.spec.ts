@@ -7,8 +7,22 @@ const t = { suspectMs: 15_000, deadMs: 40_000 };
 
 function row(id: string, over: Record<string, unknown> = {}) {
   return {
-    id, zone: 'z', rack: 'r', gpu_model: 'H100', gpus_total: 8, cpu_cores: 64, memory_mib: '524288', gpus_allocated: 0, cpu_allocated: 0,
-    memory_allocated: '0', cordoned: false, version: '1', first_seen_at: new Date(0), updated_at: new Date(0), changed_xid_text: '1', ...over,
+    id,
+    zone: 'z',
+    rack: 'r',
+    gpu_model: 'H100',
+    gpus_total: 8,
+    cpu_cores: 64,
+    memory_mib: '524288',
+    gpus_allocated: 0,
+    cpu_allocated: 0,
+    memory_allocated: '0',
+    cordoned: false,
+    version: '1',
+    first_seen_at: new Date(0),
+    updated_at: new Date(0),
+    changed_xid_text: '1',
+    ...over,
   };
 }
 
@@ -60,31 +74,40 @@ function liveness(heard: Record<string, number>) {
 
 describe('NodeSnapshot', () => {
   it('drops a removed node from the fleet and its fit index, and takes it back when it registers again', async () => {
-    const { sql } = fakeSql([
-      [row('a'), row('b')],
-      [{ id: null, removed: ['b', 'never-known'] }],
-      [{ ...row('b', { version: '1' }), removed: ['b'] }],
-    ]);
+    const { sql } = fakeSql([[row('a'), row('b')], [{ id: null, removed: ['b', 'never-known'] }], [{ ...row('b', { version: '1' }), removed: ['b'] }]]);
     const snap = new NodeSnapshot(60_000);
     const live = liveness({ a: 0, b: 0 });
     await snap.refresh(sql, 0);
     expect(snap.placementNodes(live, 0, t).map((n) => n.id)).toEqual(['a', 'b']);
     await snap.refresh(sql, 1_000);
     expect(snap.placementNodes(live, 1_000, t).map((n) => n.id)).toEqual(['a']);
-    expect(snap.planIndexes().index.fitting({ gpus: 0, gpuModel: null, cpuCores: 0, memoryMiB: 0 }, new Set()).map((n) => n.id)).toEqual(['a']);
+    expect(
+      snap
+        .planIndexes()
+        .index.fitting({ gpus: 0, gpuModel: null, cpuCores: 0, memoryMiB: 0 }, new Set())
+        .map((n) => n.id),
+    ).toEqual(['a']);
     expect(snap.version('b')).toBeUndefined();
     // Removed and registered again since the last read: the row wins (loadNodesChangedSince filters the tombstone).
     await snap.refresh(sql, 2_000);
-    expect(snap.placementNodes(live, 2_000, t).map((n) => n.id).sort()).toEqual(['a', 'b']);
+    expect(
+      snap
+        .placementNodes(live, 2_000, t)
+        .map((n) => n.id)
+        .sort(),
+    ).toEqual(['a', 'b']);
   });
 
-  it('reads every row first, then only changes since the horizon, and checks every node\'s last writer when the period is up', async () => {
+  it("reads every row first, then only changes since the horizon, and checks every node's last writer when the period is up", async () => {
     const { sql, since } = fakeSql([[row('a'), row('b')], [row('b', { gpus_allocated: 2, version: '2', changed_xid_text: '5' })], [writer('a', '1')], [], []]);
     const snap = new NodeSnapshot(60_000);
     await snap.refresh(sql, 0);
     await snap.refresh(sql, 1_000);
     const nodes = snap.placementNodes(liveness({ a: 0, b: 0 }), 1_000, t);
-    expect(nodes.map((n) => [n.id, n.gpusAllocated, n.version])).toEqual([['a', 0, 1], ['b', 2, 2]]);
+    expect(nodes.map((n) => [n.id, n.gpusAllocated, n.version])).toEqual([
+      ['a', 0, 1],
+      ['b', 2, 2],
+    ]);
     expect(snap.version('b')).toBe(2);
     await snap.refresh(sql, 61_000); // the check starts beside the cycle, which reads changes meanwhile
     expect(snap.placementNodes(liveness({ a: 61_000, b: 61_000 }), 61_000, t).map((n) => n.id)).toEqual(['a', 'b']);
@@ -135,9 +158,18 @@ describe('NodeSnapshot', () => {
     expect(pauses).toHaveLength(2); // between its pages, not after the last
     const after = snap.placementNodes(heard, 60_500, t);
     // c is missing from the check and older than it: removed. d is missing too, but written after the check began: kept.
-    expect(after.map((n) => [n.id, n.cordoned])).toEqual([['a', false], ['b', true], ['d', true]]);
+    expect(after.map((n) => [n.id, n.cordoned])).toEqual([
+      ['a', false],
+      ['b', true],
+      ['d', true],
+    ]);
     expect(after[0]).toBe(before[0]); // a is unchanged: the same object, not rebuilt
-    expect(snap.planIndexes().index.fitting({ gpus: 1, gpuModel: null, cpuCores: 0, memoryMiB: 0 }, new Set()).map((n) => n.id)).toEqual(['a']);
+    expect(
+      snap
+        .planIndexes()
+        .index.fitting({ gpus: 1, gpuModel: null, cpuCores: 0, memoryMiB: 0 }, new Set())
+        .map((n) => n.id),
+    ).toEqual(['a']);
   });
 
   it('fails the refresh that finds the check failed, and checks again at the next', async () => {
@@ -187,14 +219,32 @@ describe('NodeSnapshot', () => {
     const snap = new NodeSnapshot(60_000);
     const shapes = [0, 1, 2, 4, 8].map((gpus) => ({ gpus, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 }));
     const racks = (g: GangCandidates, r: (typeof shapes)[number]) =>
-      [...g.racks(r, new Set())].map(([rack, ns]) => `${rack}:${ns.map((n) => n.id).sort().join(',')}`).sort();
+      [...g.racks(r, new Set())]
+        .map(
+          ([rack, ns]) =>
+            `${rack}:${ns
+              .map((n) => n.id)
+              .sort()
+              .join(',')}`,
+        )
+        .sort();
     const same = (nodes: PlacementNode[]) => {
       const fresh = new FitIndex(nodes);
       const freshGangs = new GangCandidates(fresh);
       const { index, gangs } = snap.planIndexes();
       for (const r of shapes) {
         expect(index.best(r, new Set())?.id ?? null).toBe(fresh.best(r, new Set())?.id ?? null);
-        expect(index.fitting(r, new Set()).map((n) => n.id).sort()).toEqual(fresh.fitting(r, new Set()).map((n) => n.id).sort());
+        expect(
+          index
+            .fitting(r, new Set())
+            .map((n) => n.id)
+            .sort(),
+        ).toEqual(
+          fresh
+            .fitting(r, new Set())
+            .map((n) => n.id)
+            .sort(),
+        );
         expect(racks(gangs, r)).toEqual(racks(freshGangs, r)); // asked once here, then kept current through the changes
       }
     };
@@ -250,7 +300,17 @@ describe('NodeSnapshot', () => {
           const freshIndex = new FitIndex(expected);
           for (const gpus of [0, 1, 4, 8]) {
             const r = { gpus, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1 };
-            expect(index.fitting(r, new Set()).map((n) => n.id).sort()).toEqual(freshIndex.fitting(r, new Set()).map((n) => n.id).sort());
+            expect(
+              index
+                .fitting(r, new Set())
+                .map((n) => n.id)
+                .sort(),
+            ).toEqual(
+              freshIndex
+                .fitting(r, new Set())
+                .map((n) => n.id)
+                .sort(),
+            );
           }
         }
       }),

@@ -118,7 +118,16 @@ export class NodeSnapshot {
         entry.node = null;
         this.markDirty(entry);
       } else {
-        const created: Entry = { row, node: null, indexed: null, heard: null, judged: null, healthUntil: Number.NEGATIVE_INFINITY, at: this.entries.length, dirty: false };
+        const created: Entry = {
+          row,
+          node: null,
+          indexed: null,
+          heard: null,
+          judged: null,
+          healthUntil: Number.NEGATIVE_INFINITY,
+          at: this.entries.length,
+          dirty: false,
+        };
         this.unheard.push(created);
         this.byId.set(row.id, created);
         this.entries.push(created);
@@ -146,7 +155,11 @@ export class NodeSnapshot {
    * unchanged (the planner never mutates them). They are built field by field because spread
    * copies of the row made the planner's reads megamorphic, and slow (ADR 0012).
    */
-  placementNodes(liveness: { lastHeard(id: string): number | null; takeChanges(): ReadonlySet<string> | 'all' }, nowMs: number, t: HealthThresholds): PlacementNode[] {
+  placementNodes(
+    liveness: { lastHeard(id: string): number | null; takeChanges(): ReadonlySet<string> | 'all' },
+    nowMs: number,
+    t: HealthThresholds,
+  ): PlacementNode[] {
     const changes = liveness.takeChanges();
     if (changes === 'all') {
       for (const e of this.entries) e.heard = liveness.lastHeard(e.row.id);
@@ -216,12 +229,26 @@ export class NodeSnapshot {
       const n = e.row;
       const health = nodeHealth(e.heard, nowMs, t);
       e.judged = e.heard;
-      e.healthUntil = e.heard === null ? Number.POSITIVE_INFINITY : e.heard + (health === 'HEALTHY' ? t.suspectMs : health === 'DEGRADED' ? t.deadMs : Number.POSITIVE_INFINITY);
+      e.healthUntil =
+        e.heard === null
+          ? Number.POSITIVE_INFINITY
+          : e.heard + (health === 'HEALTHY' ? t.suspectMs : health === 'DEGRADED' ? t.deadMs : Number.POSITIVE_INFINITY);
       if (e.node === null || e.node.health !== health) {
         e.node = {
-          id: n.id, rack: n.rack, gpuModel: n.gpuModel, gpusTotal: n.gpusTotal, gpuIndices: n.gpuIndices, gpusHeld: n.gpusHeld, gpusAllocated: n.gpusAllocated,
-          cpuCores: n.cpuCores, cpuAllocated: n.cpuAllocated, memoryMiB: n.memoryMiB, memoryAllocated: n.memoryAllocated,
-          cordoned: n.cordoned, version: n.version, health,
+          id: n.id,
+          rack: n.rack,
+          gpuModel: n.gpuModel,
+          gpusTotal: n.gpusTotal,
+          gpuIndices: n.gpuIndices,
+          gpusHeld: n.gpusHeld,
+          gpusAllocated: n.gpusAllocated,
+          cpuCores: n.cpuCores,
+          cpuAllocated: n.cpuAllocated,
+          memoryMiB: n.memoryMiB,
+          memoryAllocated: n.memoryAllocated,
+          cordoned: n.cordoned,
+          version: n.version,
+          health,
         };
       }
     }

@@ -28,7 +28,12 @@ export class PlacementCommitter {
   constructor(@Inject(DataSource) private readonly ds: DataSource) {}
 
   /** One outcome per placement, in order; errors other than a lost race are returned as 'failed' with the error. */
-  async commitAll(placements: PlannedPlacement[], nodeVersions: Map<string, number>, now: Date, fence?: PlacementFence): Promise<Array<{ outcome: CommitOutcome; error?: unknown }>> {
+  async commitAll(
+    placements: PlannedPlacement[],
+    nodeVersions: Map<string, number>,
+    now: Date,
+    fence?: PlacementFence,
+  ): Promise<Array<{ outcome: CommitOutcome; error?: unknown }>> {
     const writes = placements.map((p) => toWrite(p));
     if (writes.length === 0) return [];
     const sql = autocommit(this.ds);
@@ -63,7 +68,11 @@ function toWrite({ job, nodeIds, gpuIndices }: PlannedPlacement): PlacementWrite
   const attempt = job.attempt + 1;
   const headers: Record<string, string> = job.traceParent ? { traceparent: job.traceParent } : {};
   return {
-    jobId: job.id, expectedVersion: job.version, attempt, nodeIds, gpuIndices,
+    jobId: job.id,
+    expectedVersion: job.version,
+    attempt,
+    nodeIds,
+    gpuIndices,
     perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
     commands: [dispatchOutboxRow(job.id, attempt, headers)],
   };

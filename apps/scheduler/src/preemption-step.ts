@@ -3,7 +3,15 @@ import { DataSource } from 'typeorm';
 import { Counter } from 'prom-client';
 import { PlacementNode, PreemptibleAttempt, QueueLimits, chooseReclaimVictims, choosePreemptionVictims, preemptionFleet } from '@gantry/domain';
 import {
-  ConcurrentUpdateError, QueuedJobHead, Sql, autocommit, inTransaction, loadAttemptsStopping, loadCohortAttempts, loadPreemptibleAttempts, requestPreemption,
+  ConcurrentUpdateError,
+  QueuedJobHead,
+  Sql,
+  autocommit,
+  inTransaction,
+  loadAttemptsStopping,
+  loadCohortAttempts,
+  loadPreemptibleAttempts,
+  requestPreemption,
 } from '@gantry/persistence';
 import { CONFIG, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
@@ -63,14 +71,17 @@ export class PreemptionStep {
    * Returns the jobs that now wait for victims (PREEMPTING).
    */
   async run(
-    waiting: ReadonlyArray<{ jobId: string; reason: string }>, jobs: ReadonlyMap<string, QueuedJobHead>, bands: ReadonlyMap<string, number>,
-    nodes: readonly PlacementNode[], placedOnto: ReadonlyMap<string, PlacementNode>, stopping: Stopping, nowMs: number,
+    waiting: ReadonlyArray<{ jobId: string; reason: string }>,
+    jobs: ReadonlyMap<string, QueuedJobHead>,
+    bands: ReadonlyMap<string, number>,
+    nodes: readonly PlacementNode[],
+    placedOnto: ReadonlyMap<string, PlacementNode>,
+    stopping: Stopping,
+    nowMs: number,
   ): Promise<string[]> {
     const budget = this.config.GANTRY_PREEMPTION_PER_CYCLE;
     if (bands.size === 0 || budget === 0) return [];
-    const candidates = waiting
-      .filter((w) => waitsForCapacity(w.reason) && bands.has(jobs.get(w.jobId)?.queue ?? ''))
-      .map((w) => jobs.get(w.jobId)!);
+    const candidates = waiting.filter((w) => waitsForCapacity(w.reason) && bands.has(jobs.get(w.jobId)?.queue ?? '')).map((w) => jobs.get(w.jobId)!);
     if (candidates.length === 0) return [];
     // A preemptor already waiting for victims stays PREEMPTING, and the budget goes to the others.
     const already = candidates.filter((j) => stopping.preemptors.has(j.id)).map((j) => j.id);
@@ -88,8 +99,13 @@ export class PreemptionStep {
    * GPUs each queue holds, as this cycle read them. Returns the jobs that now wait for victims.
    */
   async reclaim(
-    waiting: ReadonlyArray<{ jobId: string; reason: string }>, jobs: ReadonlyMap<string, QueuedJobHead>, preemptive: ReadonlyMap<string, number>,
-    limits: QueueLimits, held: ReadonlyMap<string, number>, stopping: Stopping, nowMs: number,
+    waiting: ReadonlyArray<{ jobId: string; reason: string }>,
+    jobs: ReadonlyMap<string, QueuedJobHead>,
+    preemptive: ReadonlyMap<string, number>,
+    limits: QueueLimits,
+    held: ReadonlyMap<string, number>,
+    stopping: Stopping,
+    nowMs: number,
   ): Promise<string[]> {
     const budget = this.config.GANTRY_PREEMPTION_PER_CYCLE;
     const lenders = waiting
@@ -104,7 +120,9 @@ export class PreemptionStep {
     const members = [...limits.cohortOf].filter(([, c]) => cohorts.has(c)).map(([q]) => q);
     const sql = autocommit(this.ds);
     const cooldown = this.config.GANTRY_PREEMPTION_COOLDOWN_MS;
-    const running = (await loadCohortAttempts(sql, members)).filter((a) => !a.preempting && (a.lastPreemptedAtMs === null || nowMs - a.lastPreemptedAtMs >= cooldown));
+    const running = (await loadCohortAttempts(sql, members)).filter(
+      (a) => !a.preempting && (a.lastPreemptedAtMs === null || nowMs - a.lastPreemptedAtMs >= cooldown),
+    );
     // What is already stopping still counts as held: it frees capacity for its own preemptor, not for this one.
     const after = new Map(held);
     const started: string[] = [];
@@ -131,7 +149,12 @@ export class PreemptionStep {
   }
 
   private async preempt(
-    sql: Sql, preemptors: QueuedJobHead[], bands: ReadonlyMap<string, number>, nodes: readonly PlacementNode[], withheld: ReadonlySet<string>, nowMs: number,
+    sql: Sql,
+    preemptors: QueuedJobHead[],
+    bands: ReadonlyMap<string, number>,
+    nodes: readonly PlacementNode[],
+    withheld: ReadonlySet<string>,
+    nowMs: number,
   ): Promise<string[]> {
     const top = Math.max(...preemptors.map((j) => bands.get(j.queue)!));
     const running: PreemptibleAttempt[] = await loadPreemptibleAttempts(sql, top);
@@ -140,8 +163,17 @@ export class PreemptionStep {
     const started: string[] = [];
     for (const job of preemptors) {
       const choice = choosePreemptionVictims({
-        preemptor: { id: job.id, band: bands.get(job.queue)!, nodes: job.nodes, resources: { gpus: job.gpus, gpuModel: job.gpuModel, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB } },
-        nodes, running, nowMs, cooldownMs: this.config.GANTRY_PREEMPTION_COOLDOWN_MS, fleet,
+        preemptor: {
+          id: job.id,
+          band: bands.get(job.queue)!,
+          nodes: job.nodes,
+          resources: { gpus: job.gpus, gpuModel: job.gpuModel, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
+        },
+        nodes,
+        running,
+        nowMs,
+        cooldownMs: this.config.GANTRY_PREEMPTION_COOLDOWN_MS,
+        fleet,
       });
       if (!choice) {
         preemptions.inc({ outcome: 'no_victims' });
@@ -164,11 +196,12 @@ export class PreemptionStep {
    * read): counted, and looked at again next cycle.
    */
   private async requestVictims(preemptorId: string, victims: ReadonlyArray<{ jobId: string; attempt: number }>, nowMs: number): Promise<boolean> {
-    const done = await inTransaction(this.ds, (tx) => requestPreemption(tx, preemptorId, victims, this.config.GANTRY_PREEMPTION_GRACE_MS, new Date(nowMs)))
-      .catch((e) => {
-        if (e instanceof ConcurrentUpdateError) return false;
-        throw e;
-      });
+    const done = await inTransaction(this.ds, (tx) =>
+      requestPreemption(tx, preemptorId, victims, this.config.GANTRY_PREEMPTION_GRACE_MS, new Date(nowMs)),
+    ).catch((e) => {
+      if (e instanceof ConcurrentUpdateError) return false;
+      throw e;
+    });
     if (!done) preemptions.inc({ outcome: 'lost_race' });
     return done;
   }

@@ -2,8 +2,30 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
-import { BackfillInput, CyclePlan, FairShareInput, Placement, PlacementNode, QueueLimits, QueueShareState, QueuedJob, placementFence, planCycle, queueLimits } from '@gantry/domain';
-import { QueuedJobHead, NodeLeases, Sql, autocommit, listQueues, loadQueuedJobsPerQueue, nodeLiveStoreFor, queueGpusHeld, setPendingReasons } from '@gantry/persistence';
+import {
+  BackfillInput,
+  CyclePlan,
+  FairShareInput,
+  Placement,
+  PlacementNode,
+  QueueLimits,
+  QueueShareState,
+  QueuedJob,
+  placementFence,
+  planCycle,
+  queueLimits,
+} from '@gantry/domain';
+import {
+  QueuedJobHead,
+  NodeLeases,
+  Sql,
+  autocommit,
+  listQueues,
+  loadQueuedJobsPerQueue,
+  nodeLiveStoreFor,
+  queueGpusHeld,
+  setPendingReasons,
+} from '@gantry/persistence';
 import { CONFIG, REDIS, SERVICE_LOGGER } from '@gantry/runtime';
 import type { Logger } from '@gantry/platform';
 import { SchedulerEnv } from './config';
@@ -19,7 +41,11 @@ import { holdArraysAtParallelism } from './array-parallelism';
 import { PREEMPTING, PreemptionStep, Stopping } from './preemption-step';
 
 const placementOutcomes = new Counter({ name: 'gantry_scheduler_placements_total', help: 'Attempts placed', labelNames: ['outcome'] });
-const placementsPerCommit = new Histogram({ name: 'gantry_scheduler_placements_per_commit', help: 'Placements one commit statement was asked to write', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] });
+const placementsPerCommit = new Histogram({
+  name: 'gantry_scheduler_placements_per_commit',
+  help: 'Placements one commit statement was asked to write',
+  buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+});
 
 /**
  * Every node's last writer is checked, and every last-heard time re-read, this often even though
@@ -103,7 +129,8 @@ export class SchedulingCycle {
     this.liveness = new LivenessSnapshot(nodeLiveStoreFor(redis, config.GANTRY_NODE_DEAD_MS), LIVENESS_LAG_MS, FULL_LIVENESS_READ_MS, FULL_READ_PAGING);
     const instance = config.GANTRY_INSTANCE_ID ?? `${require('node:os').hostname()}-${process.pid}`;
     this.leases = new NodeLeases(redis, instance, config.GANTRY_NODE_LEASE_MS);
-    this.fairShare = config.GANTRY_SCHEDULER_FAIRNESS === 'decayed' ? new FairShareSnapshot(HOLDINGS_READ_MS, config.GANTRY_FAIRSHARE_HALF_LIFE_HOURS * 3600) : null;
+    this.fairShare =
+      config.GANTRY_SCHEDULER_FAIRNESS === 'decayed' ? new FairShareSnapshot(HOLDINGS_READ_MS, config.GANTRY_FAIRSHARE_HALF_LIFE_HOURS * 3600) : null;
   }
 
   /**
@@ -129,7 +156,12 @@ export class SchedulingCycle {
     const limits = queueLimits(snapshot.queues.map(limitSpec));
     const tally = await this.commit(decision.plan.placements, byId, limits, clock);
     const preempting = await this.preempt(decision.pendingReasons, byId, snapshot, decision.plan.after, limits, nowMs, clock);
-    await this.explainWaits(sql, [...decision.pendingReasons.map((w) => (preempting.has(w.jobId) ? { jobId: w.jobId, reason: PREEMPTING } : w)), ...held], written, clock);
+    await this.explainWaits(
+      sql,
+      [...decision.pendingReasons.map((w) => (preempting.has(w.jobId) ? { jobId: w.jobId, reason: PREEMPTING } : w)), ...held],
+      written,
+      clock,
+    );
     return this.finish(clock, jobs.length, tally, decision.moreQueued);
   }
 
@@ -137,7 +169,10 @@ export class SchedulingCycle {
    * 1. The oldest queued jobs of every queue, up to the lookahead each; arrays at their parallelism
    * held back (ADR 0025). `written`: the pending reason each job read has now.
    */
-  private async readQueueHeads(sql: Sql, clock: CycleClock): Promise<{ jobs: QueuedJobHead[]; held: Array<{ jobId: string; reason: string }>; written: ReadonlyMap<string, string | null> }> {
+  private async readQueueHeads(
+    sql: Sql,
+    clock: CycleClock,
+  ): Promise<{ jobs: QueuedJobHead[]; held: Array<{ jobId: string; reason: string }>; written: ReadonlyMap<string, string | null> }> {
     const heads = await loadQueuedJobsPerQueue(sql, this.config.GANTRY_SCHEDULER_LOOKAHEAD);
     const written = new Map(heads.map((j) => [j.id, j.pendingReason ?? null]));
     const hold = await holdArraysAtParallelism(sql, heads);
@@ -162,9 +197,14 @@ export class SchedulingCycle {
     const nodes = this.nodes.placementNodes(this.liveness, nowMs, { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS });
     clock.lap('health');
     const queues = queueRows.map((q) => ({
-      name: q.name, priority: q.priority, weight: q.weight, quotaGpus: q.quotaGpus,
+      name: q.name,
+      priority: q.priority,
+      weight: q.weight,
+      quotaGpus: q.quotaGpus,
       held: { ...(holdings.get(q.name) ?? { gpus: 0, cpuCores: 0, memoryMiB: 0 }), gpus: gpusHeld.get(q.name) ?? 0 },
-      parent: q.parent, borrowingLimitGpus: q.borrowingLimitGpus, ownerWeights: q.ownerWeights,
+      parent: q.parent,
+      borrowingLimitGpus: q.borrowingLimitGpus,
+      ownerWeights: q.ownerWeights,
     }));
     const preemptive = new Map(queueRows.filter((q) => q.preemption === 'lowerPriority').map((q) => [q.name, q.priority]));
     this.preemptiveSeen = preemptive.size > 0;
@@ -182,14 +222,26 @@ export class SchedulingCycle {
   /** 3. The pure decision, on the fit index and gang candidates kept between cycles. */
   private decide(jobs: QueuedJobHead[], snapshot: Snapshot, clock: CycleClock): CyclePlan {
     const queued: Array<QueuedJob & { maxRuntimeSeconds: number | null }> = jobs.map((j) => ({
-      id: j.id, queue: j.queue, owner: j.owner, nodes: j.nodes, resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB }, maxRuntimeSeconds: j.maxRuntimeSeconds,
+      id: j.id,
+      queue: j.queue,
+      owner: j.owner,
+      nodes: j.nodes,
+      resources: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB },
+      maxRuntimeSeconds: j.maxRuntimeSeconds,
       // Nodes that did not start an earlier attempt (START_TIMEOUT, ADR 0035): placed elsewhere while it can be.
       ...(j.startFailedOn.length > 0 ? { avoidNodeIds: j.startFailedOn } : {}),
     }));
     const decision = planCycle({
-      jobs: queued, queues: snapshot.queues, nodes: snapshot.nodes, lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
-      batchSize: this.config.GANTRY_SCHEDULER_BATCH, indexes: this.nodes.planIndexes(), withheld: snapshot.stopping?.nodes,
-      capacity: this.nodes.capacity(), backfill: snapshot.backfill, fairShare: snapshot.fairShare,
+      jobs: queued,
+      queues: snapshot.queues,
+      nodes: snapshot.nodes,
+      lookahead: this.config.GANTRY_SCHEDULER_LOOKAHEAD,
+      batchSize: this.config.GANTRY_SCHEDULER_BATCH,
+      indexes: this.nodes.planIndexes(),
+      withheld: snapshot.stopping?.nodes,
+      capacity: this.nodes.capacity(),
+      backfill: snapshot.backfill,
+      fairShare: snapshot.fairShare,
     });
     clock.lap('plan');
     return decision;
@@ -209,8 +261,16 @@ export class SchedulingCycle {
     const tally: CommitTally = { placed: 0, lostRaces: lostLeases, lostLeases, failed: 0 };
     try {
       // The limits the commit enforces against every replica's placements (ADR 0039).
-      const fence = placementFence(limits, mine.map((p) => byId.get(p.jobId)!.queue));
-      const outcomes = await this.committer.commitAll(mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds, gpuIndices: p.gpuIndices })), versions, new Date(), fence);
+      const fence = placementFence(
+        limits,
+        mine.map((p) => byId.get(p.jobId)!.queue),
+      );
+      const outcomes = await this.committer.commitAll(
+        mine.map((p) => ({ job: byId.get(p.jobId)!, nodeIds: p.nodeIds, gpuIndices: p.gpuIndices })),
+        versions,
+        new Date(),
+        fence,
+      );
       if (mine.length > 0) placementsPerCommit.observe(mine.length);
       outcomes.forEach((o, i) => {
         if (o.outcome === 'placed') {
@@ -237,8 +297,13 @@ export class SchedulingCycle {
 
   /** 5. Preemption, for the jobs that wait for capacity in preemptive queues; those now waiting for victims are returned. */
   private async preempt(
-    waiting: Array<{ jobId: string; reason: string }>, byId: Map<string, QueuedJobHead>, snapshot: Snapshot, placedOnto: ReadonlyMap<string, PlacementNode>,
-    limits: QueueLimits, nowMs: number, clock: CycleClock,
+    waiting: Array<{ jobId: string; reason: string }>,
+    byId: Map<string, QueuedJobHead>,
+    snapshot: Snapshot,
+    placedOnto: ReadonlyMap<string, PlacementNode>,
+    limits: QueueLimits,
+    nowMs: number,
+    clock: CycleClock,
   ): Promise<Set<string>> {
     if (snapshot.preemptive.size === 0 || snapshot.stopping === null) return new Set();
     try {
@@ -259,8 +324,16 @@ export class SchedulingCycle {
    * 6. Every job that waits says why: only the reasons that differ from what the job's row had when
    * this cycle read it are written (a blocked queue of 1,000 jobs otherwise sends all 1,000 every cycle).
    */
-  private async explainWaits(sql: Sql, reasons: Array<{ jobId: string; reason: string }>, written: ReadonlyMap<string, string | null>, clock: CycleClock): Promise<void> {
-    await setPendingReasons(sql, reasons.filter((r) => written.get(r.jobId) !== r.reason));
+  private async explainWaits(
+    sql: Sql,
+    reasons: Array<{ jobId: string; reason: string }>,
+    written: ReadonlyMap<string, string | null>,
+    clock: CycleClock,
+  ): Promise<void> {
+    await setPendingReasons(
+      sql,
+      reasons.filter((r) => written.get(r.jobId) !== r.reason),
+    );
     clock.lap('reasons');
   }
 
@@ -268,7 +341,12 @@ export class SchedulingCycle {
     const steps = clock.end();
     if (considered === 0) return { considered, placed: 0, lostRaces: 0, lostLeases: 0, moreQueued, steps };
     if (tally.lostRaces > 0) this.logger.debug({ lostRaces: tally.lostRaces }, 'placements lost to concurrent writers; retrying next cycle');
-    const took = { considered, placed: tally.placed, lostRaces: tally.lostRaces, steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, Math.round(v)])) };
+    const took = {
+      considered,
+      placed: tally.placed,
+      lostRaces: tally.lostRaces,
+      steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, Math.round(v)])),
+    };
     if (clock.elapsedMs() > SLOW_CYCLE_MS) this.logger.info(took, 'slow scheduling cycle');
     else this.logger.debug(took, 'scheduling cycle');
     return { considered, placed: tally.placed, lostRaces: tally.lostRaces, lostLeases: tally.lostLeases, moreQueued, steps };

@@ -71,7 +71,13 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
         if ((r.moreQueued && r.placed > 0) || r.lostRaces > 0) this.pending = 'capacity';
         const lostChanges = r.lostRaces - r.lostLeases;
         this.changeStreak = r.placed === 0 && lostChanges > 0 && r.lostLeases === 0 ? this.changeStreak + 1 : 0;
-        const backoffMs = lostRaceBackoffMs({ placed: r.placed, lostLeases: r.lostLeases, lostChanges, changeStreak: this.changeStreak, random: Math.random() });
+        const backoffMs = lostRaceBackoffMs({
+          placed: r.placed,
+          lostLeases: r.lostLeases,
+          lostChanges,
+          changeStreak: this.changeStreak,
+          random: Math.random(),
+        });
         if (backoffMs > 0) await new Promise((res) => setTimeout(res, backoffMs));
       } catch (e) {
         this.last = NOTHING_PLACED;
@@ -86,9 +92,17 @@ export class SchedulingLoop implements OnApplicationBootstrap, OnModuleDestroy {
     for (;;) {
       if (!this.running) return;
       const ms = nextCycleDelayMs({
-        pending: this.pending, blocked, blockedCycles: this.blockedCycles, lastCycleStartedMs, lastCycleEndedMs, nowMs: Date.now(),
-        intervalMs: this.config.GANTRY_SCHEDULER_INTERVAL_MS, blockedGapMs: BLOCKED_GAP_MS,
-        lastPlaced: this.last.placed, leftWaiting: this.last.leftWaiting, loadGap: this.loadGap,
+        pending: this.pending,
+        blocked,
+        blockedCycles: this.blockedCycles,
+        lastCycleStartedMs,
+        lastCycleEndedMs,
+        nowMs: Date.now(),
+        intervalMs: this.config.GANTRY_SCHEDULER_INTERVAL_MS,
+        blockedGapMs: BLOCKED_GAP_MS,
+        lastPlaced: this.last.placed,
+        leftWaiting: this.last.leftWaiting,
+        loadGap: this.loadGap,
       });
       if (ms <= 0) return;
       await new Promise<void>((resolve) => {

@@ -29,19 +29,22 @@ describe('decayed fair share', () => {
   it.each([
     ['decayed', 0, 4],
     ['drf', 2, 2],
-  ] as const)('%s: of two equal queues, the one with large past usage gets %d of 4 scarce GPUs, the other %d, though its jobs are older', async (fairness, usedGets, freshGets) => {
-    const model = uniqueTag('GPU');
-    const node = await makeNode().gpus(4, model).insert(ds);
-    await fixture.heard([node.id]);
-    const [used, fresh] = await twoQueues(41);
-    await pastUsage(used, 'test', 50_000_000);
-    const old = [];
-    for (let i = 0; i < 4; i++) old.push((await makeJob().gpus(1).model(model).queue(used).insert(ds)).id);
-    const young = [];
-    for (let i = 0; i < 4; i++) young.push((await makeJob().gpus(1).model(model).queue(fresh).insert(ds)).id);
-    await fixture.cycle({ GANTRY_SCHEDULER_BATCH: 1000, GANTRY_SCHEDULER_FAIRNESS: fairness }).run();
-    expect([await scheduled(old), await scheduled(young)]).toEqual([usedGets, freshGets]);
-  });
+  ] as const)(
+    '%s: of two equal queues, the one with large past usage gets %d of 4 scarce GPUs, the other %d, though its jobs are older',
+    async (fairness, usedGets, freshGets) => {
+      const model = uniqueTag('GPU');
+      const node = await makeNode().gpus(4, model).insert(ds);
+      await fixture.heard([node.id]);
+      const [used, fresh] = await twoQueues(41);
+      await pastUsage(used, 'test', 50_000_000);
+      const old = [];
+      for (let i = 0; i < 4; i++) old.push((await makeJob().gpus(1).model(model).queue(used).insert(ds)).id);
+      const young = [];
+      for (let i = 0; i < 4; i++) young.push((await makeJob().gpus(1).model(model).queue(fresh).insert(ds)).id);
+      await fixture.cycle({ GANTRY_SCHEDULER_BATCH: 1000, GANTRY_SCHEDULER_FAIRNESS: fairness }).run();
+      expect([await scheduled(old), await scheduled(young)]).toEqual([usedGets, freshGets]);
+    },
+  );
 
   it('counts running ranks by how long they have held their GPUs: the queue that placed long ago waits', async () => {
     const model = uniqueTag('GPU');
@@ -72,8 +75,14 @@ describe('decayed fair share', () => {
     await insertQueue(autocommit(ds), { name: queue, priority: 43, quotaGpus: null }, new Date());
     const [heavy, light] = [uniqueTag('heavy'), uniqueTag('light')];
     await pastUsage(queue, heavy, 10_000_000);
-    const old = [(await makeJob().gpus(1).model(model).queue(queue).owner(heavy).insert(ds)).id, (await makeJob().gpus(1).model(model).queue(queue).owner(heavy).insert(ds)).id];
-    const young = [(await makeJob().gpus(1).model(model).queue(queue).owner(light).insert(ds)).id, (await makeJob().gpus(1).model(model).queue(queue).owner(light).insert(ds)).id];
+    const old = [
+      (await makeJob().gpus(1).model(model).queue(queue).owner(heavy).insert(ds)).id,
+      (await makeJob().gpus(1).model(model).queue(queue).owner(heavy).insert(ds)).id,
+    ];
+    const young = [
+      (await makeJob().gpus(1).model(model).queue(queue).owner(light).insert(ds)).id,
+      (await makeJob().gpus(1).model(model).queue(queue).owner(light).insert(ds)).id,
+    ];
     await fixture.cycle({ GANTRY_SCHEDULER_BATCH: 1000 }).run();
     expect([await scheduled(old), await scheduled(young)]).toEqual([0, 2]);
   });

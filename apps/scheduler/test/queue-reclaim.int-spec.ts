@@ -21,13 +21,37 @@ beforeAll(() => {
 async function agentStopped(jobId: string, attempt: number, nodeId: string): Promise<void> {
   const { job, ranks } = (await findJobsWithRanks(autocommit(ds), [jobId])).get(jobId)!;
   const folded = foldReports(
-    { state: job.state, attempt: job.attempt, started: true, nodeIds: job.nodeIds, ranks, retriesForgiven: job.retriesForgiven, preempted: job.preemptedAttempt === job.attempt },
+    {
+      state: job.state,
+      attempt: job.attempt,
+      started: true,
+      nodeIds: job.nodeIds,
+      ranks,
+      retriesForgiven: job.retriesForgiven,
+      preempted: job.preemptedAttempt === job.attempt,
+    },
     [{ nodeId, attempt, state: 'CANCELLED', exitCode: null, reason: null }],
   );
-  const { written } = await writeJobReports(autocommit(ds), [{
-    jobId, expectedVersion: job.version, lastEventSeq: job.lastEventSeq, attempt: job.attempt, state: folded.state, start: false, end: folded.end,
-    retryAt: null, preempted: folded.preempted, events: folded.events, ranks: folded.ranks,
-  }], [], new Date());
+  const { written } = await writeJobReports(
+    autocommit(ds),
+    [
+      {
+        jobId,
+        expectedVersion: job.version,
+        lastEventSeq: job.lastEventSeq,
+        attempt: job.attempt,
+        state: folded.state,
+        start: false,
+        end: folded.end,
+        retryAt: null,
+        preempted: folded.preempted,
+        events: folded.events,
+        ranks: folded.ranks,
+      },
+    ],
+    [],
+    new Date(),
+  );
   expect(written.has(jobId)).toBe(true);
 }
 
@@ -61,7 +85,10 @@ describe('reclaim of borrowed GPUs', () => {
     // The newest borrowed attempt is told to stop for the lender, with the grace on its KILL; nothing else moves.
     const newest = borrowed[3];
     expect(await findJob(autocommit(ds), newest.id)).toMatchObject({ preemptedFor: want.id, preemptedAttempt: 1 });
-    const kills: Array<{ value: { graceMs: number; reason: string } }> = await ds.query(`SELECT value::jsonb AS value FROM outbox WHERE key = $1 AND value::jsonb->>'jobId' = $2`, [newest.nodeIds[0], newest.id]);
+    const kills: Array<{ value: { graceMs: number; reason: string } }> = await ds.query(
+      `SELECT value::jsonb AS value FROM outbox WHERE key = $1 AND value::jsonb->>'jobId' = $2`,
+      [newest.nodeIds[0], newest.id],
+    );
     expect(kills.map((k) => [k.value.reason, k.value.graceMs])).toEqual([['PREEMPTED', 1500]]);
     for (const other of borrowed.slice(0, 3)) expect((await findJob(autocommit(ds), other.id))!.preemptedAttempt).toBeNull();
     expect(await findJob(autocommit(ds), want.id)).toMatchObject({ state: 'QUEUED', pendingReason: 'PREEMPTING' });

@@ -25,7 +25,14 @@ export function useSchedulerFixture(): SchedulerFixture {
     redis: undefined as unknown as Redis,
     cycle(settings = {}) {
       const config = Object.assign(new SchedulerEnv(), { GANTRY_INSTANCE_ID: uniqueTag('sched') }, settings);
-      return new SchedulingCycle(f.ds, f.redis, config, silentLogger() as never, new PlacementCommitter(f.ds), new PreemptionStep(f.ds, config, silentLogger() as never));
+      return new SchedulingCycle(
+        f.ds,
+        f.redis,
+        config,
+        silentLogger() as never,
+        new PlacementCommitter(f.ds),
+        new PreemptionStep(f.ds, config, silentLogger() as never),
+      );
     },
     async heard(nodeIds, at = Date.now()) {
       await live.recordBeats(nodeIds.map((nodeId) => ({ nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, running: '[]' })));

@@ -16,7 +16,10 @@ const heard = (nodeId: string, at?: number) => fixture.heard([nodeId], at);
 
 /** The RUNs the placement's outbox rows stand for, as the relay builds them from the dispatch row written in the same commit. */
 async function outboxCommands(jobId: string) {
-  const rows = (await ds.query(`SELECT id::text, topic, key, value, headers FROM outbox WHERE topic = $2 AND value::jsonb->>'jobId' = $1`, [jobId, OUTBOX_DISPATCH])) as OutboxRow[];
+  const rows = (await ds.query(`SELECT id::text, topic, key, value, headers FROM outbox WHERE topic = $2 AND value::jsonb->>'jobId' = $1`, [
+    jobId,
+    OUTBOX_DISPATCH,
+  ])) as OutboxRow[];
   const expand = await runDispatchExpander.prepare(autocommit(ds), rows);
   return rows.flatMap((r) => [...expand(r)]).map((m) => JSON.parse(String(m.message.value)));
 }
@@ -32,11 +35,17 @@ describe('SchedulingCycle', () => {
     expect(placed).toMatchObject({ state: 'SCHEDULED', attempt: 1, nodeIds: [node.id], pendingReason: null });
     expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(4);
     expect(await outboxCommands(job.id)).toEqual([
-      expect.objectContaining({ type: 'RUN', nodeId: node.id, attempt: 1, gpuIndices: [0, 1, 2, 3], gang: expect.objectContaining({ size: 1, rank: 0, nodeIds: [node.id] }) }),
+      expect.objectContaining({
+        type: 'RUN',
+        nodeId: node.id,
+        attempt: 1,
+        gpuIndices: [0, 1, 2, 3],
+        gang: expect.objectContaining({ size: 1, rank: 0, nodeIds: [node.id] }),
+      }),
     ]);
   });
 
-  it('carries a gang\'s rendezvous and a job\'s deadline in every rank\'s RUN', async () => {
+  it("carries a gang's rendezvous and a job's deadline in every rank's RUN", async () => {
     const model = uniqueTag('GPU');
     const a = await makeNode().gpus(8, model).rack(model).address('10.0.0.1').insert(ds);
     const b = await makeNode().gpus(8, model).rack(model).address('10.0.0.2').insert(ds);
@@ -195,7 +204,7 @@ describe('SchedulingCycle', () => {
     expect(await findJob(autocommit(ds), small.id)).toMatchObject({ state: 'QUEUED', pendingReason: 'INSUFFICIENT_CAPACITY:gpus' });
   });
 
-  it('tells a placement lost to another replica\'s lease from one whose node changed under it (the loop waits only after the first)', async () => {
+  it("tells a placement lost to another replica's lease from one whose node changed under it (the loop waits only after the first)", async () => {
     const model = uniqueTag('GPU');
     const node = await makeNode().gpus(8, model).insert(ds);
     await heard(node.id);

@@ -62,10 +62,13 @@ async function submit(c: SlurmCluster, n: number, tag: string, mode?: 'wait'): P
   const log = join(c.dir, `submit-${tag}.log`);
   await runCommand('bash', [submitScript, String(n), c.jobsDir, log, ...(mode ? [mode] : [])], { env: c.slurmEnv });
   const endedAtMs = Date.now();
-  const sent = readFileSync(log, 'utf8').trim().split('\n').map((line) => {
-    const [t, id] = line.split(' ');
-    return { id, sentAtMs: Number(t) * 1000 };
-  });
+  const sent = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [t, id] = line.split(' ');
+      return { id, sentAtMs: Number(t) * 1000 };
+    });
   if (sent.length !== n) throw new Error(`submit.sh ${tag}: ${sent.length} of ${n} jobs submitted`);
   return { sent, endedAtMs };
 }
@@ -77,18 +80,22 @@ async function submit(c: SlurmCluster, n: number, tag: string, mode?: 'wait'): P
 async function startsOf(c: SlurmCluster, ids: string[]): Promise<Map<string, number>> {
   const wanted = new Set(ids.map((id) => `${id}.out`));
   const starts = new Map<string, number>();
-  await waitFor(`${ids.length} Slurm jobs started`, () => {
-    teardown.check();
-    for (const name of readdirSync(c.jobsDir)) {
-      if (!wanted.has(name)) continue;
-      const text = readFileSync(join(c.jobsDir, name), 'utf8').trim();
-      // Created empty by slurmstepd; the job's own process writes its start.
-      if (!/^\d{13}$/.test(text)) continue;
-      starts.set(name.slice(0, -'.out'.length), Number(text));
-      wanted.delete(name);
-    }
-    return wanted.size === 0;
-  }, { timeoutMs: config.phaseTimeoutS * 1000, intervalMs: 50 });
+  await waitFor(
+    `${ids.length} Slurm jobs started`,
+    () => {
+      teardown.check();
+      for (const name of readdirSync(c.jobsDir)) {
+        if (!wanted.has(name)) continue;
+        const text = readFileSync(join(c.jobsDir, name), 'utf8').trim();
+        // Created empty by slurmstepd; the job's own process writes its start.
+        if (!/^\d{13}$/.test(text)) continue;
+        starts.set(name.slice(0, -'.out'.length), Number(text));
+        wanted.delete(name);
+      }
+      return wanted.size === 0;
+    },
+    { timeoutMs: config.phaseTimeoutS * 1000, intervalMs: 50 },
+  );
   return starts;
 }
 
@@ -111,7 +118,10 @@ async function main(): Promise<void> {
 
   say(`warm-up: ${config.warmupJobs} jobs`);
   const warm = await submit(c, config.warmupJobs, 'warmup');
-  await startsOf(c, warm.sent.map((s) => s.id));
+  await startsOf(
+    c,
+    warm.sent.map((s) => s.id),
+  );
 
   await runCommand(process.execPath, [join(root, 'dist', 'tools', 'infra', 'ensure-databases.js'), config.databaseUrl], { cwd: root });
   say(`pgbench baseline (${config.pgbenchS} s, cluster idle)`);
@@ -121,7 +131,10 @@ async function main(): Promise<void> {
   say('idle: one job at a time');
   const idle = await phase('idle', c, async () => {
     const { sent } = await submit(c, config.idleJobs, 'idle', 'wait');
-    const starts = await startsOf(c, sent.map((s) => s.id));
+    const starts = await startsOf(
+      c,
+      sent.map((s) => s.id),
+    );
     return { submitToStartMs: latencies(sent.map((s) => starts.get(s.id)! - s.sentAtMs)) };
   });
   say(`idle: submit -> start p50 ${idle.submitToStartMs.p50} ms, p99 ${idle.submitToStartMs.p99} ms`);
@@ -129,7 +142,10 @@ async function main(): Promise<void> {
   say(`stream: ${config.jobs} jobs back to back`);
   const stream = await phase('stream', c, async () => {
     const { sent } = await submit(c, config.jobs, 'stream');
-    const starts = await startsOf(c, sent.map((s) => s.id));
+    const starts = await startsOf(
+      c,
+      sent.map((s) => s.id),
+    );
     const last = Math.max(...starts.values());
     return {
       submitToStartMs: latencies(sent.map((s) => starts.get(s.id)! - s.sentAtMs)),
@@ -161,7 +177,10 @@ async function main(): Promise<void> {
   const burst = await phase('burst', c, async () => {
     const releasedAtMs = Date.now();
     c.setDrained(false);
-    const starts = await startsOf(c, queued.map((s) => s.id));
+    const starts = await startsOf(
+      c,
+      queued.map((s) => s.id),
+    );
     return {
       releaseToStartMs: latencies(queued.map((s) => starts.get(s.id)! - releasedAtMs)),
       makespanS: (Math.max(...starts.values()) - releasedAtMs) / 1000,
@@ -171,21 +190,31 @@ async function main(): Promise<void> {
 
   const version = c.run('sinfo', ['--version']).trim();
   const report = {
-    bench: 'churn-slurm', startedAt: stamp, config, slurm: version,
+    bench: 'churn-slurm',
+    startedAt: stamp,
+    config,
+    slurm: version,
     conditions: { loadAvgBefore: loadBefore, loadAvgAtEnd: loadavg(), command: 'npm run bench:churn-slurm' },
     pgbench: { tps: pgbench.tps, latencyAvgMs: pgbench.latencyAvgMs, command: pgbench.command },
-    idle, stream, accept, burst, cpu, logs: relative(root, logDir),
+    idle,
+    stream,
+    accept,
+    burst,
+    cpu,
+    logs: relative(root, logDir),
   };
   mkdirSync(join(root, '.cache', 'bench'), { recursive: true });
   writeFileSync(outFile, JSON.stringify(report, null, 2));
   const row = churnRowOf(report);
-  console.log(table([
-    ['figure', `${version}, this host`],
-    ...churnFigures(config).map((fig) => [fig.label, fig.format(row[fig.key])]),
-  ]));
+  console.log(table([['figure', `${version}, this host`], ...churnFigures(config).map((fig) => [fig.label, fig.format(row[fig.key])])]));
   for (const [name, use] of Object.entries(cpu)) {
-    console.log(`cpu ${name} (${use.wallS} s, machine ${(use.machineBusy * 100).toFixed(0)}% busy): ` +
-      Object.entries(use.components).slice(0, 8).map(([k, v]) => `${k} ${v.cpuS}`).join(', '));
+    console.log(
+      `cpu ${name} (${use.wallS} s, machine ${(use.machineBusy * 100).toFixed(0)}% busy): ` +
+        Object.entries(use.components)
+          .slice(0, 8)
+          .map(([k, v]) => `${k} ${v.cpuS}`)
+          .join(', '),
+    );
   }
   console.log(`pgbench single-row INSERT, 1 client, same run: ${pgbench.tps.toFixed(0)} tps; written ${relative(root, outFile)}`);
 }

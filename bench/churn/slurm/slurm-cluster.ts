@@ -59,10 +59,14 @@ export class SlurmCluster {
     this.ensureMunge();
     this.daemon('slurmctld', 'slurmctld', ['-D', '-i', '-f', this.conf]);
     for (const n of SLURM_NODES) this.daemon(`slurmd-${n}`, 'slurmd', ['-D', '-f', this.conf, '-N', n]);
-    await waitFor('four idle Slurm nodes', () => {
-      const states = this.run('sinfo', ['-h', '-N', '-o', '%T']).split('\n').filter(Boolean);
-      return states.length === SLURM_NODES.length && states.every((s) => s === 'idle');
-    }, { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor(
+      'four idle Slurm nodes',
+      () => {
+        const states = this.run('sinfo', ['-h', '-N', '-o', '%T']).split('\n').filter(Boolean);
+        return states.length === SLURM_NODES.length && states.every((s) => s === 'idle');
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
   }
 
   /** Drained nodes take no new job (Gantry's cordon); resumed, they take work at once. */
@@ -127,43 +131,48 @@ export class SlurmCluster {
     mkdirSync(this.jobsDir);
     mkdirSync(this.o.logDir, { recursive: true });
     for (let i = 0; i < GPUS_PER_NODE; i++) writeFileSync(join(dev, `gpu${i}`), '');
-    const nodes = SLURM_NODES.map((n, i) =>
-      `NodeName=${n} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${this.o.port + 1 + i} CPUs=32 RealMemory=262144 Gres=gpu:${GPUS_PER_NODE} State=UNKNOWN`);
-    writeFileSync(this.conf, [
-      'ClusterName=benchchurn',
-      `SlurmctldHost=${host}(127.0.0.1)`,
-      `SlurmctldPort=${this.o.port}`,
-      'AuthType=auth/munge',
-      'CredType=cred/munge',
-      'SlurmUser=root',
-      'SlurmdUser=root',
-      `StateSaveLocation=${join(this.dir, 'state')}`,
-      `SlurmdSpoolDir=${join(this.dir, 'spool-%n')}`,
-      `SlurmctldPidFile=${join(this.dir, 'slurmctld.pid')}`,
-      `SlurmdPidFile=${join(this.dir, 'slurmd-%n.pid')}`,
-      `SlurmctldLogFile=${join(this.o.logDir, 'slurmctld.log')}`,
-      `SlurmdLogFile=${join(this.o.logDir, 'slurmd-%n.log')}`,
-      'SlurmctldDebug=info',
-      'SlurmdDebug=info',
-      'ProctrackType=proctrack/linuxproc',
-      'TaskPlugin=task/none',
-      'SelectType=select/cons_tres',
-      'SelectTypeParameters=CR_CPU',
-      'SchedulerType=sched/backfill',
-      'SchedulerParameters=batch_sched_delay=0',
-      'GresTypes=gpu',
-      'JobAcctGatherType=jobacct_gather/none',
-      'AccountingStorageType=accounting_storage/none',
-      'JobCompType=jobcomp/none',
-      'MpiDefault=none',
-      'ReturnToService=2',
-      'SlurmdParameters=config_overrides',
-      'MaxJobCount=100000',
-      'MinJobAge=2',
-      ...nodes,
-      `PartitionName=bench Nodes=${NODE_LIST} Default=YES MaxTime=INFINITE State=UP`,
-      '',
-    ].join('\n'));
+    const nodes = SLURM_NODES.map(
+      (n, i) =>
+        `NodeName=${n} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${this.o.port + 1 + i} CPUs=32 RealMemory=262144 Gres=gpu:${GPUS_PER_NODE} State=UNKNOWN`,
+    );
+    writeFileSync(
+      this.conf,
+      [
+        'ClusterName=benchchurn',
+        `SlurmctldHost=${host}(127.0.0.1)`,
+        `SlurmctldPort=${this.o.port}`,
+        'AuthType=auth/munge',
+        'CredType=cred/munge',
+        'SlurmUser=root',
+        'SlurmdUser=root',
+        `StateSaveLocation=${join(this.dir, 'state')}`,
+        `SlurmdSpoolDir=${join(this.dir, 'spool-%n')}`,
+        `SlurmctldPidFile=${join(this.dir, 'slurmctld.pid')}`,
+        `SlurmdPidFile=${join(this.dir, 'slurmd-%n.pid')}`,
+        `SlurmctldLogFile=${join(this.o.logDir, 'slurmctld.log')}`,
+        `SlurmdLogFile=${join(this.o.logDir, 'slurmd-%n.log')}`,
+        'SlurmctldDebug=info',
+        'SlurmdDebug=info',
+        'ProctrackType=proctrack/linuxproc',
+        'TaskPlugin=task/none',
+        'SelectType=select/cons_tres',
+        'SelectTypeParameters=CR_CPU',
+        'SchedulerType=sched/backfill',
+        'SchedulerParameters=batch_sched_delay=0',
+        'GresTypes=gpu',
+        'JobAcctGatherType=jobacct_gather/none',
+        'AccountingStorageType=accounting_storage/none',
+        'JobCompType=jobcomp/none',
+        'MpiDefault=none',
+        'ReturnToService=2',
+        'SlurmdParameters=config_overrides',
+        'MaxJobCount=100000',
+        'MinJobAge=2',
+        ...nodes,
+        `PartitionName=bench Nodes=${NODE_LIST} Default=YES MaxTime=INFINITE State=UP`,
+        '',
+      ].join('\n'),
+    );
     writeFileSync(join(this.dir, 'gres.conf'), `AutoDetect=off\nNodeName=${NODE_LIST} Name=gpu File=${join(dev, `gpu[0-${GPUS_PER_NODE - 1}]`)}\n`);
   }
 }

@@ -1,8 +1,29 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/gantry-api';
 import type {
-  ClusterHeatmap, ClusterSummary, CreateJob, CreateQueue, Job, JobEvent, JobExplanation, JobLogsQuery, JobPage, JobState, JobStreamEvent, JobStreamEventPage, InventoryPatch, Node, NodeEvent, NodePage, Problem,
-  Queue, TokenCreated, UpdateQueue, UsageQuery, UsageRow, Whoami,
+  ClusterHeatmap,
+  ClusterSummary,
+  CreateJob,
+  CreateQueue,
+  Job,
+  JobEvent,
+  JobExplanation,
+  JobLogsQuery,
+  JobPage,
+  JobState,
+  JobStreamEvent,
+  JobStreamEventPage,
+  InventoryPatch,
+  Node,
+  NodeEvent,
+  NodePage,
+  Problem,
+  Queue,
+  TokenCreated,
+  UpdateQueue,
+  UsageQuery,
+  UsageRow,
+  Whoami,
 } from './api-types';
 import { DEFAULT_RETRY_POLICY, RetryBudget, RetryPolicy, backoffDelay, isRetryable } from './retry-policy';
 import { readSse } from './sse-reader';
@@ -28,7 +49,10 @@ export interface ApiResponse<T = unknown> {
 
 /** An answer the server gave that is final (4xx other than 429), with its problem details. */
 export class GantryApiError extends Error {
-  constructor(readonly status: number, readonly problem: Partial<Problem>) {
+  constructor(
+    readonly status: number,
+    readonly problem: Partial<Problem>,
+  ) {
     super(`${status} ${problem.title ?? ''}: ${problem.detail ?? ''}`.trim());
     this.name = 'GantryApiError';
   }
@@ -179,7 +203,10 @@ export class GantryClient {
     const all: JobEvent[] = [];
     let cursor: string | undefined;
     do {
-      const page = ok(await this.api.GET('/v1/jobs/{id}/events', { params: { path: { id }, query: { cursor, limit: 500 } } })) as { items: JobEvent[]; nextCursor: string | null };
+      const page = ok(await this.api.GET('/v1/jobs/{id}/events', { params: { path: { id }, query: { cursor, limit: 500 } } })) as {
+        items: JobEvent[];
+        nextCursor: string | null;
+      };
       all.push(...page.items);
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
@@ -207,7 +234,7 @@ export class GantryClient {
 
   private async *follow(path: string, opts: FollowOptions): AsyncGenerator<JobStreamEvent> {
     let lastEventId = opts.lastEventId;
-    for (let failures = 0; ; ) {
+    for (let failures = 0; ;) {
       const headers: Record<string, string> = { authorization: `Bearer ${this.opts.token}`, accept: 'text/event-stream' };
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
       let res: Response;
@@ -240,7 +267,11 @@ export class GantryClient {
    * as the node keeps it, or with `follow: 'true'` until the attempt ends.
    */
   jobLogs(id: string, query: JobLogsQuery = {}, signal?: AbortSignal): AsyncGenerator<string> {
-    const qs = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]): [string, string] => [k, String(v)]));
+    const qs = new URLSearchParams(
+      Object.entries(query)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]): [string, string] => [k, String(v)]),
+    );
     return this.rawStream(`/v1/jobs/${encodeURIComponent(id)}/logs${qs.size ? `?${qs}` : ''}`, 'text/plain', signal);
   }
 
@@ -311,7 +342,12 @@ export class GantryClient {
     return ok(await this.api.POST('/v1/tokens', { body: { owner, role } }));
   }
 
-  async createQueue(name: string, priority: number, quotaGpus: number | null = null, more: Omit<CreateQueue, 'name' | 'priority' | 'quota'> = {}): Promise<Queue> {
+  async createQueue(
+    name: string,
+    priority: number,
+    quotaGpus: number | null = null,
+    more: Omit<CreateQueue, 'name' | 'priority' | 'quota'> = {},
+  ): Promise<Queue> {
     return ok(await this.api.POST('/v1/queues', { body: { name, priority, quota: { gpus: quotaGpus }, ...more } }));
   }
 

@@ -31,7 +31,10 @@ export function backoffDelay(retry: number, policy: RetryPolicy, random: number,
 export class RetryBudget {
   private tokens: number;
 
-  constructor(private readonly ratio = 0.1, private readonly max = 10) {
+  constructor(
+    private readonly ratio = 0.1,
+    private readonly max = 10,
+  ) {
     this.tokens = max;
   }
 

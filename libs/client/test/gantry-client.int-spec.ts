@@ -58,7 +58,13 @@ describe('GantryClient against a real server', () => {
   it('stops retrying when the retry budget is spent', async () => {
     const s = await scriptedServer(Array.from({ length: 10 }, () => ({ status: 503 })));
     try {
-      const client = new GantryClient({ baseUrl: s.url, token: 't', sleep: noSleep, budget: new RetryBudget(0.1, 2), retry: { maxRetries: 8, baseDelayMs: 1, maxDelayMs: 1 } });
+      const client = new GantryClient({
+        baseUrl: s.url,
+        token: 't',
+        sleep: noSleep,
+        budget: new RetryBudget(0.1, 2),
+        retry: { maxRetries: 8, baseDelayMs: 1, maxDelayMs: 1 },
+      });
       await expect(client.getJob('a')).rejects.toBeInstanceOf(GantryApiError);
       expect(s.seen).toHaveLength(3); // the call and the two retries the budget allowed
     } finally {
@@ -71,7 +77,10 @@ describe('GantryClient against a real server', () => {
     const waits: number[] = [];
     try {
       const client = new GantryClient({
-        baseUrl: s.url, token: 't', random: () => 0.5, sleep: async (ms) => void waits.push(ms),
+        baseUrl: s.url,
+        token: 't',
+        random: () => 0.5,
+        sleep: async (ms) => void waits.push(ms),
         retry: { maxRetries: 5, baseDelayMs: 100, maxDelayMs: 10_000 },
       });
       await client.getJob('j');

@@ -226,7 +226,10 @@ export class BatchConsumer<T> {
       this.fetching = false;
       o.onInterrupted?.();
       const kafkajsRestarts = e.payload.restart !== false;
-      o.logger.error({ err: e.payload.error, groupId: o.groupId, kafkajsRestarts }, kafkajsRestarts ? 'consumer crashed; kafkajs restarts it' : 'consumer crashed for good; starting a new one');
+      o.logger.error(
+        { err: e.payload.error, groupId: o.groupId, kafkajsRestarts },
+        kafkajsRestarts ? 'consumer crashed; kafkajs restarts it' : 'consumer crashed for good; starting a new one',
+      );
       if (!kafkajsRestarts) this.replaceLater(consumer);
     });
     await consumer.connect();
@@ -260,7 +263,14 @@ export class BatchConsumer<T> {
     let deadLettered = 0;
     for (let start = 0; start < batch.messages.length; start += step) {
       const messages = batch.messages.slice(start, start + step);
-      const raws = messages.map((m): RawMessage => ({ key: m.key?.toString('utf8') ?? null, value: m.value, headers: decodeHeaders(m.headers), partition: batch.partition, offset: m.offset, timestamp: Number(m.timestamp) }));
+      const raws = messages.map((m): RawMessage => ({
+        key: m.key?.toString('utf8') ?? null,
+        value: m.value,
+        headers: decodeHeaders(m.headers),
+        partition: batch.partition,
+        offset: m.offset,
+        timestamp: Number(m.timestamp),
+      }));
       const relevant = o.relevant ? raws.filter((r) => o.relevant!(r)) : raws;
       const screened = await this.admit(batch.topic, relevant, live);
       if (!screened) return; // stopping or rebalanced while the authenticator was unreachable
@@ -286,7 +296,8 @@ export class BatchConsumer<T> {
     const o = this.opts;
     const admitted: ConsumedMessage<T>[] = [];
     const parked: DeadLetter[] = [];
-    const refuse = (raw: RawMessage, reason: string) => parked.push({ sourceTopic: topic, partition: raw.partition, offset: raw.offset, key: raw.key, value: raw.value, reason });
+    const refuse = (raw: RawMessage, reason: string) =>
+      parked.push({ sourceTopic: topic, partition: raw.partition, offset: raw.offset, key: raw.key, value: raw.value, reason });
     const passed: RawMessage[] = [];
     let doubtful: RawMessage[] = [];
     const authenticate = (raw: RawMessage, last: boolean) => {
@@ -360,7 +371,10 @@ export class BatchConsumer<T> {
       } catch (err) {
         const transient = isTransient(err);
         if (!transient) failed++;
-        o.logger.warn({ err, topic: o.topic, partition: items[0].partition, offset: items[0].offset, size: items.length, attempt, transient }, 'batch failed; retrying');
+        o.logger.warn(
+          { err, topic: o.topic, partition: items[0].partition, offset: items[0].offset, size: items.length, attempt, transient },
+          'batch failed; retrying',
+        );
         if (!transient && failed >= maxAttempts) {
           if (items.length === 1) return { failures: [{ item: items[0], error: err instanceof Error ? err : new Error(String(err)) }] };
           const half = Math.ceil(items.length / 2);
@@ -424,7 +438,9 @@ export class BatchConsumer<T> {
     // What was handled since the last periodic commit, so a clean restart redelivers nothing.
     const offsets = [...this.handled].map(([partition, offset]) => ({ topic: this.opts.topic, partition, offset }));
     if (offsets.length > 0) {
-      await this.consumer?.commitOffsets(offsets).catch((err) => this.opts.logger.warn({ err, groupId: this.opts.groupId }, 'could not commit offsets at stop'));
+      await this.consumer
+        ?.commitOffsets(offsets)
+        .catch((err) => this.opts.logger.warn({ err, groupId: this.opts.groupId }, 'could not commit offsets at stop'));
     }
     await this.consumer?.disconnect();
     this.progress.assigned([]);

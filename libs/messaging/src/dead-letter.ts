@@ -61,7 +61,10 @@ export class DeadLetterPublisher {
     if (letters.length === 0) return;
     // At most 16 letters (1 MiB) a request, so a batch of large ones never exceeds the broker's limit.
     for (let i = 0; i < letters.length; i += 16) {
-      await this.producer.send(TOPICS.deadLetter, letters.slice(i, i + 16).map((l) => deadLetterMessage(l)));
+      await this.producer.send(
+        TOPICS.deadLetter,
+        letters.slice(i, i + 16).map((l) => deadLetterMessage(l)),
+      );
     }
   }
 }

@@ -19,9 +19,25 @@ describe('isTransientFailure', () => {
     ['invalid text (NUL byte)', err({ code: '22021' }), false],
     ['check violation', err({ code: '23514' }), false],
     ['a bug', new TypeError("Cannot read properties of undefined (reading 'x')"), false],
-    ['kafka message too large', err({ name: 'KafkaJSProtocolError', retriable: false, message: 'The request included a message larger than the max message size the server will accept' }), false],
-    ['kafka unknown topic, after kafkajs retries', err({ name: 'KafkaJSNumberOfRetriesExceeded', cause: err({ name: 'KafkaJSProtocolError', retriable: true, type: 'UNKNOWN_TOPIC_OR_PARTITION' }) }), false],
-    ['kafka leader moving, after kafkajs retries', err({ name: 'KafkaJSNumberOfRetriesExceeded', cause: err({ name: 'KafkaJSProtocolError', retriable: true, type: 'NOT_LEADER_FOR_PARTITION' }) }), true],
+    [
+      'kafka message too large',
+      err({
+        name: 'KafkaJSProtocolError',
+        retriable: false,
+        message: 'The request included a message larger than the max message size the server will accept',
+      }),
+      false,
+    ],
+    [
+      'kafka unknown topic, after kafkajs retries',
+      err({ name: 'KafkaJSNumberOfRetriesExceeded', cause: err({ name: 'KafkaJSProtocolError', retriable: true, type: 'UNKNOWN_TOPIC_OR_PARTITION' }) }),
+      false,
+    ],
+    [
+      'kafka leader moving, after kafkajs retries',
+      err({ name: 'KafkaJSNumberOfRetriesExceeded', cause: err({ name: 'KafkaJSProtocolError', retriable: true, type: 'NOT_LEADER_FOR_PARTITION' }) }),
+      true,
+    ],
     ['kafka not authorized for the topic', err({ name: 'KafkaJSProtocolError', retriable: false, type: 'TOPIC_AUTHORIZATION_FAILED' }), false],
     ['not an error', 'boom', false],
   ])('%s', (_name, e, transient) => {

@@ -10,8 +10,15 @@
  * request gets the same answer.
  */
 const PERMANENT_KAFKA_ERRORS = new Set([
-  'UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AUTHORIZATION_FAILED', 'MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD',
-  'CORRUPT_MESSAGE', 'INVALID_TOPIC_EXCEPTION', 'INVALID_REQUIRED_ACKS', 'UNSUPPORTED_FOR_MESSAGE_FORMAT',
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'TOPIC_AUTHORIZATION_FAILED',
+  'MESSAGE_TOO_LARGE',
+  'RECORD_LIST_TOO_LARGE',
+  'INVALID_RECORD',
+  'CORRUPT_MESSAGE',
+  'INVALID_TOPIC_EXCEPTION',
+  'INVALID_REQUIRED_ACKS',
+  'UNSUPPORTED_FOR_MESSAGE_FORMAT',
 ]);
 
 export function isTransientFailure(err: unknown): boolean {
@@ -33,6 +40,11 @@ export function isTransientFailure(err: unknown): boolean {
   // kafkajs marks what it would retry; its connection and request timeouts too.
   if (name.startsWith('KafkaJS') && (e.retriable === true || /Connection|Timeout|NumberOfRetriesExceeded|BrokerNotFound/.test(name))) return true;
   // ioredis, node-postgres's pool, and the bounded calls of our own stores.
-  if (/MaxRetriesPerRequest|Connection is closed|Command timed out|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|timed out/i.test(`${name} ${message}`)) return true;
+  if (
+    /MaxRetriesPerRequest|Connection is closed|Command timed out|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|timed out/i.test(
+      `${name} ${message}`,
+    )
+  )
+    return true;
   return false;
 }

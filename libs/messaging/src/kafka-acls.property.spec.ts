@@ -49,7 +49,12 @@ describe('Kafka ACLs of node principals (ADR 0034)', () => {
 
   it("remove a node's group ACLs whichever generation they name, and only that group's", () => {
     const f = nodeGroupAclFilter('gpu-1');
-    expect(f).toMatchObject({ resourceType: AclResourceTypes.GROUP, resourceName: 'gantry-node-gpu-1', resourcePatternType: ResourcePatternTypes.LITERAL, operation: AclOperationTypes.ANY });
+    expect(f).toMatchObject({
+      resourceType: AclResourceTypes.GROUP,
+      resourceName: 'gantry-node-gpu-1',
+      resourcePatternType: ResourcePatternTypes.LITERAL,
+      operation: AclOperationTypes.ANY,
+    });
     expect(f.principal).toBeUndefined();
   });
 });

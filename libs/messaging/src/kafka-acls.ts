@@ -113,7 +113,11 @@ export async function applyKafkaAcls(kafka: KafkaConnection): Promise<number> {
     await admin.createAcls({ acl });
     await admin.deleteAcls({
       filters: RETIRED_PRINCIPALS.map((principal) => ({
-        resourceType: AclResourceTypes.ANY, resourcePatternType: ResourcePatternTypes.ANY, principal, operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY,
+        resourceType: AclResourceTypes.ANY,
+        resourcePatternType: ResourcePatternTypes.ANY,
+        principal,
+        operation: AclOperationTypes.ANY,
+        permissionType: AclPermissionTypes.ANY,
       })),
     });
   });

@@ -29,7 +29,6 @@ export interface KafkaClientOptions {
   security?: KafkaSecurity;
 }
 
-
 /** Sends messages; one per process, shared by everything in it. */
 export interface MessageProducer {
   send(topic: string, messages: OutgoingMessage[]): Promise<void>;

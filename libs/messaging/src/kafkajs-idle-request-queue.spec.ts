@@ -20,7 +20,8 @@ function requestQueueClass(patched: boolean): QueueClass {
 }
 
 const logger = { debug: () => undefined, warn: () => undefined, error: () => undefined, info: () => undefined };
-const newQueue = (cls: QueueClass) => new cls({ maxInFlightRequests: null, requestTimeout: 30_000, enforceRequestTimeout: false, clientId: 't', broker: 'b:9092', logger });
+const newQueue = (cls: QueueClass) =>
+  new cls({ maxInFlightRequests: null, requestTimeout: 30_000, enforceRequestTimeout: false, clientId: 't', broker: 'b:9092', logger });
 
 describe('kafkajs RequestQueue when idle', () => {
   const queues: Queue[] = [];

@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 
 type Load = <T>(path: string) => T;
-const MODULES = ['kafkajs/src/protocol/encoder', 'kafkajs/src/protocol/recordBatch/v0', 'kafkajs/src/protocol/recordBatch/record/v0', './kafkajs-pooled-encoder'];
+const MODULES = [
+  'kafkajs/src/protocol/encoder',
+  'kafkajs/src/protocol/recordBatch/v0',
+  'kafkajs/src/protocol/recordBatch/record/v0',
+  './kafkajs-pooled-encoder',
+];
 
 /** kafkajs's protocol modules in a registry of their own (loaded inside it): as shipped, or with the pooled encoder's patch. */
 function kafkajsProtocol(patched: boolean): Load {
@@ -43,7 +48,10 @@ async function produceRequest(load: Load, messages: Message[]): Promise<Buffer> 
 function primitives(load: Load, ints: number[], strings: string[]): Buffer {
   const Encoder = load<new () => Encoder>('kafkajs/src/protocol/encoder');
   const e = new Encoder();
-  for (const i of ints) e.writeVarInt(i).writeUVarInt(i >>> 0).writeInt32(i | 0);
+  for (const i of ints)
+    e.writeVarInt(i)
+      .writeUVarInt(i >>> 0)
+      .writeInt32(i | 0);
   for (const s of strings) e.writeVarIntString(s).writeString(s).writeVarIntBytes(Buffer.from(s));
   e.writeVarIntString(null).writeVarIntBytes(null);
   return e.buffer;

@@ -22,7 +22,10 @@ export function keyedPartitionAssigner(keys: () => Iterable<string>): PartitionA
         const count = cluster.findTopicPartitionMetadata(topic)?.length ?? 0;
         if (count > 0) wanted[topic] = partitionsForKeys(keys(), count);
       }
-      return { name: KEYED_ASSIGNER_NAME, metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.from(JSON.stringify(wanted)) }) };
+      return {
+        name: KEYED_ASSIGNER_NAME,
+        metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.from(JSON.stringify(wanted)) }),
+      };
     },
     async assign({ members, topics }) {
       return members.map(({ memberId, memberMetadata }) => {

@@ -1,6 +1,10 @@
 import { Gauge } from 'prom-client';
 
-const lagGauge = new Gauge({ name: 'gantry_consumer_lag', help: 'Messages behind the partition head, as of the last batch', labelNames: ['group', 'topic', 'partition'] });
+const lagGauge = new Gauge({
+  name: 'gantry_consumer_lag',
+  help: 'Messages behind the partition head, as of the last batch',
+  labelNames: ['group', 'topic', 'partition'],
+});
 /** Every tracker in the process, published when /metrics is scraped. */
 const trackers = new Set<PartitionProgress>();
 const stuckGauge = new Gauge({
@@ -29,7 +33,12 @@ interface State {
 export class PartitionProgress {
   private readonly parts = new Map<number, State>();
 
-  constructor(private readonly group: string, private readonly topic: string, private readonly stallMs: number, private readonly now = () => Date.now()) {
+  constructor(
+    private readonly group: string,
+    private readonly topic: string,
+    private readonly stallMs: number,
+    private readonly now = () => Date.now(),
+  ) {
     trackers.add(this);
   }
 

@@ -4,7 +4,13 @@ import { murmur2 } from './murmur2';
 import { javaCompatiblePartitioner, partitionForKey, partitionsForKeys } from './partitioning';
 
 const metadata = (n: number, leaderless: number[] = []): PartitionMetadata[] =>
-  Array.from({ length: n }, (_, partitionId) => ({ partitionId, leader: leaderless.includes(partitionId) ? -1 : 0, replicas: [0], isr: [0], partitionErrorCode: 0 }));
+  Array.from({ length: n }, (_, partitionId) => ({
+    partitionId,
+    leader: leaderless.includes(partitionId) ? -1 : 0,
+    replicas: [0],
+    isr: [0],
+    partitionErrorCode: 0,
+  }));
 
 describe('murmur2 and the partitioner', () => {
   // kafkajs's murmur2 (BigInt Longs), as its DefaultPartitioner and the Java client compute it.
@@ -12,14 +18,21 @@ describe('murmur2 and the partitioner', () => {
 
   it('hashes every key as kafkajs does: ASCII and other strings, bytes (property)', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.uint8Array().map((a) => Buffer.from(a))), (key) => {
-        expect(murmur2(key)).toBe(kafkajsMurmur2(key));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string({ unit: 'grapheme' }),
+          fc.uint8Array().map((a) => Buffer.from(a)),
+        ),
+        (key) => {
+          expect(murmur2(key)).toBe(kafkajsMurmur2(key));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
 
-  it('places keyed messages where kafkajs\'s DefaultPartitioner does (property)', () => {
+  it("places keyed messages where kafkajs's DefaultPartitioner does (property)", () => {
     const theirs = Partitioners.DefaultPartitioner();
     const ours = javaCompatiblePartitioner();
     fc.assert(
@@ -38,7 +51,6 @@ describe('murmur2 and the partitioner', () => {
     expect([...seen].sort()).toEqual([0, 1, 3]);
   });
 });
-
 
 describe('partitionForKey', () => {
   // Values of the Java client's Utils.toPositive(Utils.murmur2(key)) % n, as the broker-side tools compute them.

@@ -8,4 +8,8 @@ export const messagesRejected = new Counter({
 });
 
 /** Messages a consumer parked on the dead-letter topic (bad data, refused senders, failures that never pass), by source topic. */
-export const messagesDeadLettered = new Counter({ name: 'gantry_messages_dead_lettered_total', help: 'Consumed messages parked on the dead-letter topic, by the topic they came from', labelNames: ['topic'] });
+export const messagesDeadLettered = new Counter({
+  name: 'gantry_messages_dead_lettered_total',
+  help: 'Consumed messages parked on the dead-letter topic, by the topic they came from',
+  labelNames: ['topic'],
+});

@@ -21,7 +21,9 @@ export async function ensureTopics(kafka: KafkaConnection, topics: Record<string
         topics: missing.map(([topic, spec]) => {
           const s = typeof spec === 'number' ? { partitions: spec } : spec;
           return {
-            topic, numPartitions: s.partitions, replicationFactor,
+            topic,
+            numPartitions: s.partitions,
+            replicationFactor,
             configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
           };
         }),

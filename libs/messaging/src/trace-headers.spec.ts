@@ -16,7 +16,10 @@ describe('trace headers with nothing exported (propagate mode)', () => {
   afterAll(() => stopTelemetry());
 
   it('a request continues the traceparent and tracestate the client sent, unchanged', () => {
-    expect(requestTraceHeaders({ traceparent: TRACEPARENT, tracestate: 'vendor=abc', host: 'x' })).toEqual({ traceparent: TRACEPARENT, tracestate: 'vendor=abc' });
+    expect(requestTraceHeaders({ traceparent: TRACEPARENT, tracestate: 'vendor=abc', host: 'x' })).toEqual({
+      traceparent: TRACEPARENT,
+      tracestate: 'vendor=abc',
+    });
   });
 
   it.each([
@@ -28,7 +31,7 @@ describe('trace headers with nothing exported (propagate mode)', () => {
     expect(requestTraceHeaders(headers)).toEqual({});
   });
 
-  it('a consumer handles a message inside the producer\'s context, and only while it handles it', () => {
+  it("a consumer handles a message inside the producer's context, and only while it handles it", () => {
     const seen = inConsumerSpan({ traceparent: TRACEPARENT }, 'test', { attr: 1 }, () => ({ id: activeTraceId(), headers: currentTraceHeaders() }));
     expect(seen).toEqual({ id: TRACE_ID, headers: { traceparent: TRACEPARENT } });
     expect(activeTraceId()).toBeNull();

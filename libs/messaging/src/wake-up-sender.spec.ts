@@ -6,10 +6,11 @@ function heldProducer() {
   const sent: Array<{ topic: string; type: string }> = [];
   const waiting: Array<{ ok: () => void; fail: (e: Error) => void }> = [];
   const producer: MessageProducer = {
-    send: (topic, messages) => new Promise<void>((ok, fail) => {
-      for (const m of messages) sent.push({ topic, type: JSON.parse(String(m.value)).type });
-      waiting.push({ ok, fail });
-    }),
+    send: (topic, messages) =>
+      new Promise<void>((ok, fail) => {
+        for (const m of messages) sent.push({ topic, type: JSON.parse(String(m.value)).type });
+        waiting.push({ ok, fail });
+      }),
     sendBatch: async () => undefined,
   };
   const flush = async () => {

@@ -6,8 +6,24 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { propagation } from '@opentelemetry/api';
 import { JobLifecycleMessage, JobLifecycleSchema, OUTBOX_DISPATCH, TOPICS, messageParser } from '@gantry/contracts';
 import {
-  BatchConsumer, BatchConsumerOptions, DEAD_LETTER_HEADERS, DEAD_LETTER_MAX_VALUE_BYTES, DeadLetterPublisher, KafkaConnection, MAX_MESSAGE_BYTES, MessageProducer,
-  OutboxExpander, OutboxRelay, createKafka, currentTraceHeaders, ensureTopics, extractTraceContext, requestTraceHeaders, keyedPartitionAssigner, messagesRejected, partitionForKey,
+  BatchConsumer,
+  BatchConsumerOptions,
+  DEAD_LETTER_HEADERS,
+  DEAD_LETTER_MAX_VALUE_BYTES,
+  DeadLetterPublisher,
+  KafkaConnection,
+  MAX_MESSAGE_BYTES,
+  MessageProducer,
+  OutboxExpander,
+  OutboxRelay,
+  createKafka,
+  currentTraceHeaders,
+  ensureTopics,
+  extractTraceContext,
+  requestTraceHeaders,
+  keyedPartitionAssigner,
+  messagesRejected,
+  partitionForKey,
 } from '@gantry/messaging';
 import { enqueueOutbox, inTransaction } from '@gantry/persistence';
 import { openDataSource, silentLogger, testEnv, uniqueTag } from '@gantry/testing';
@@ -84,7 +100,9 @@ describe('OutboxRelay', () => {
       expect(seen.map((x) => x.key)).toEqual([committed, after]);
       expect(JSON.parse(seen[0].value)).toEqual({ type: 'JOB_CREATED', jobId: committed, at: 1 });
       expect(seen[0].headers.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
-      await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = $1`, [topic]))[0].n === 0, { timeoutMs: 10_000 });
+      await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = $1`, [topic]))[0].n === 0, {
+        timeoutMs: 10_000,
+      });
     } finally {
       await relay.stop();
     }
@@ -110,7 +128,9 @@ describe('OutboxRelay', () => {
       expect(Number(dead.headers[DEAD_LETTER_HEADERS.originalBytes])).toBeGreaterThan(MAX_MESSAGE_BYTES);
       expect(dead.headers[DEAD_LETTER_HEADERS.originalSha256]).toMatch(/^[0-9a-f]{64}$/);
       expect(Buffer.byteLength(dead.value)).toBe(DEAD_LETTER_MAX_VALUE_BYTES);
-      await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE key = ANY($1)`, [[big, after]]))[0].n === 0, { timeoutMs: 10_000 });
+      await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE key = ANY($1)`, [[big, after]]))[0].n === 0, {
+        timeoutMs: 10_000,
+      });
     } finally {
       await relay.stop();
     }
@@ -121,7 +141,12 @@ describe('OutboxRelay', () => {
     await ensureTopics(kafka, { [topic]: 1 });
     const key = uniqueTag('k');
     // 40 messages of 200 KB: 8 MB, ten times what one request may hold; the broker refuses a batch over 1 MiB.
-    await inTransaction(ds, (sql) => enqueueOutbox(sql, Array.from({ length: 40 }, (_, i) => ({ topic, key, value: { i, pad: 'p'.repeat(200_000) } }))));
+    await inTransaction(ds, (sql) =>
+      enqueueOutbox(
+        sql,
+        Array.from({ length: 40 }, (_, i) => ({ topic, key, value: { i, pad: 'p'.repeat(200_000) } })),
+      ),
+    );
     const relay = relayOf();
     await relay.start();
     try {
@@ -141,10 +166,17 @@ describe('OutboxRelay', () => {
       let vacuums = 0;
       // Claims of 10 rows: 50 rows are five claims, so a vacuum is due after the second and the fourth.
       const relay = relayOf({ batchSize: 10, vacuumEveryRows, onVacuumed: () => vacuums++ });
-      await inTransaction(ds, (sql) => enqueueOutbox(sql, Array.from({ length: 50 }, (_, i) => ({ topic, key, value: { i } }))));
+      await inTransaction(ds, (sql) =>
+        enqueueOutbox(
+          sql,
+          Array.from({ length: 50 }, (_, i) => ({ topic, key, value: { i } })),
+        ),
+      );
       await relay.start();
       try {
-        await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE key = $1`, [key]))[0].n === 0, { timeoutMs: 10_000 });
+        await waitFor('outbox drained', async () => (await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE key = $1`, [key]))[0].n === 0, {
+          timeoutMs: 10_000,
+        });
       } finally {
         await relay.stop();
       }
@@ -162,7 +194,13 @@ describe('OutboxRelay', () => {
   it('claims at most its batch in one pass when the statistics say the outbox is empty', async () => {
     const topic = uniqueTag('outbox-claim');
     await ensureTopics(kafka, { [topic]: 1 });
-    const fill = (n: number) => inTransaction(ds, (sql) => enqueueOutbox(sql, Array.from({ length: n }, (_, i) => ({ topic, key: null, value: { i } }))));
+    const fill = (n: number) =>
+      inTransaction(ds, (sql) =>
+        enqueueOutbox(
+          sql,
+          Array.from({ length: n }, (_, i) => ({ topic, key: null, value: { i } })),
+        ),
+      );
     // A vacuum of a table with pages and no rows leaves statistics of zero rows: the relays' own
     // vacuums do this whenever they catch up. Then a backlog arrives.
     await ds.query(`DELETE FROM outbox`);
@@ -210,10 +248,20 @@ describe('OutboxRelay', () => {
   }, 60_000);
 });
 
-type ConsumerSettings = Partial<Pick<BatchConsumerOptions<JobLifecycleMessage>, 'groupId' | 'fromBeginning' | 'sessionTimeoutMs' | 'maxItemsPerCall' | 'stallMs' | 'authenticate' | 'isTransient'>>;
+type ConsumerSettings = Partial<
+  Pick<
+    BatchConsumerOptions<JobLifecycleMessage>,
+    'groupId' | 'fromBeginning' | 'sessionTimeoutMs' | 'maxItemsPerCall' | 'stallMs' | 'authenticate' | 'isTransient'
+  >
+>;
 
 /** A lifecycle-message consumer of `topic` that records each handled message's `at`, after `work` (which may throw). */
-function recordingConsumer(topic: string, handled: number[], settings: ConsumerSettings = {}, work: (items: number[]) => Promise<void> | void = () => undefined): BatchConsumer<JobLifecycleMessage> {
+function recordingConsumer(
+  topic: string,
+  handled: number[],
+  settings: ConsumerSettings = {},
+  work: (items: number[]) => Promise<void> | void = () => undefined,
+): BatchConsumer<JobLifecycleMessage> {
   return new BatchConsumer<JobLifecycleMessage>({
     kafka,
     groupId: uniqueTag('group'),
@@ -241,7 +289,12 @@ describe('BatchConsumer', () => {
     await consumer.start();
     try {
       const marker = uniqueTag('bad');
-      await producer.send(topic, [lifecycle(101, 'a'), { key: marker, value: '{not json' }, { key: marker, value: JSON.stringify({ type: 'NOPE', at: 1 }) }, lifecycle(102, 'a')]);
+      await producer.send(topic, [
+        lifecycle(101, 'a'),
+        { key: marker, value: '{not json' },
+        { key: marker, value: JSON.stringify({ type: 'NOPE', at: 1 }) },
+        lifecycle(102, 'a'),
+      ]);
       await waitFor('good messages handled', () => handled.includes(101) && handled.includes(102), { timeoutMs: 30_000 });
       const dead = await collect(TOPICS.deadLetter, (m) => m.filter((x) => x.key === marker).length === 2);
       const mine = dead.filter((x) => x.key === marker);
@@ -258,7 +311,9 @@ describe('BatchConsumer', () => {
     const topic = uniqueTag('auth-test');
     await ensureTopics(kafka, { [topic]: 1 });
     const handled: number[] = [];
-    const consumer = recordingConsumer(topic, handled, { authenticate: (m) => (m.headers['x-ok'] === 'yes' ? null : { reason: 'unsigned', detail: 'no x-ok' }) });
+    const consumer = recordingConsumer(topic, handled, {
+      authenticate: (m) => (m.headers['x-ok'] === 'yes' ? null : { reason: 'unsigned', detail: 'no x-ok' }),
+    });
     const before = (await messagesRejected.get()).values.find((v) => v.labels.topic === topic && v.labels.reason === 'unsigned')?.value ?? 0;
     await consumer.start();
     try {
@@ -298,7 +353,10 @@ describe('BatchConsumer', () => {
     await ensureTopics(kafka, { [topic]: 1 });
     const key = uniqueTag('k');
     const ids = Array.from({ length: 20 }, (_, i) => i + 1);
-    await producer.send(topic, ids.map((at) => lifecycle(at, key)));
+    await producer.send(
+      topic,
+      ids.map((at) => lifecycle(at, key)),
+    );
     const handled: number[] = [];
     // A value the database refuses for good (say, a NUL byte in a text column): the same error on every try.
     const consumer = recordingConsumer(topic, handled, {}, (ats) => {
@@ -335,9 +393,15 @@ describe('BatchConsumer', () => {
       await ready.check();
       await producer.send(topic, [lifecycle(1)]);
       const p = partitionForKey('k', 2);
-      await waitFor('not ready', () => ready.check().then(() => false, (e: Error) => e.message), { timeoutMs: 20_000 }).then((message) =>
-        expect(message).toMatch(new RegExp(`stall-consumer: partition ${topic}/${p} has not advanced for \\d+ s with 1 messages behind it`)),
-      );
+      await waitFor(
+        'not ready',
+        () =>
+          ready.check().then(
+            () => false,
+            (e: Error) => e.message,
+          ),
+        { timeoutMs: 20_000 },
+      ).then((message) => expect(message).toMatch(new RegExp(`stall-consumer: partition ${topic}/${p} has not advanced for \\d+ s with 1 messages behind it`)));
       down = false;
       await waitFor('handled once the database is back', () => handled.includes(1), { timeoutMs: 30_000 });
       await ready.check();
@@ -353,13 +417,17 @@ describe('BatchConsumer', () => {
     const others = Array.from({ length: 40 }, (_, i) => `node-${i}`).filter((k) => partitionForKey(k, 16) !== partitionForKey(mine, 16));
     const seen: Array<{ key: string | null; partition: number }> = [];
     const consumer = new BatchConsumer<JobLifecycleMessage>({
-      kafka, groupId: uniqueTag('group'), topic, parse: messageParser(JobLifecycleSchema),
+      kafka,
+      groupId: uniqueTag('group'),
+      topic,
+      parse: messageParser(JobLifecycleSchema),
       handleBatch: async (items) => {
         seen.push(...items.map((i) => ({ key: i.key, partition: i.partition })));
         return [];
       },
       partitionAssigner: [keyedPartitionAssigner(() => [mine])],
-      deadLetters: null, logger: silentLogger(),
+      deadLetters: null,
+      logger: silentLogger(),
     });
     await consumer.start();
     try {
@@ -407,19 +475,31 @@ describe('BatchConsumer', () => {
     await ensureTopics(kafka, { [topic]: 1 });
     const ids = Array.from({ length: 60 }, (_, i) => i);
     // Produced before the consumer starts, so its first fetch returns them as one batch.
-    await producer.send(topic, ids.map((at) => lifecycle(at)));
+    await producer.send(
+      topic,
+      ids.map((at) => lifecycle(at)),
+    );
     const handled: number[] = [];
     const groupId = uniqueTag('group');
     // Slow work: 6 calls x 1.2 s outlast the 6 s session; only the heartbeats between calls keep the member.
-    const consumer = recordingConsumer(topic, handled, { groupId, sessionTimeoutMs: 6_000, maxItemsPerCall: 10 }, () => new Promise<void>((r) => setTimeout(r, 1_200)));
+    const consumer = recordingConsumer(
+      topic,
+      handled,
+      { groupId, sessionTimeoutMs: 6_000, maxItemsPerCall: 10 },
+      () => new Promise<void>((r) => setTimeout(r, 1_200)),
+    );
     await consumer.start();
     try {
       // An evicted member's commits fail and the batch is redelivered (handled twice), over and over.
-      await waitFor('every offset committed', () =>
-        kafka.withAdmin(async (admin) => {
-          const [p] = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0].partitions;
-          return p.offset === String(ids.length);
-        }), { timeoutMs: 60_000 });
+      await waitFor(
+        'every offset committed',
+        () =>
+          kafka.withAdmin(async (admin) => {
+            const [p] = (await admin.fetchOffsets({ groupId, topics: [topic] }))[0].partitions;
+            return p.offset === String(ids.length);
+          }),
+        { timeoutMs: 60_000 },
+      );
       expect(handled).toEqual(ids);
     } finally {
       await consumer.stop();

@@ -56,7 +56,8 @@ describe('MicroBatcher', () => {
   it('rejects every item of a batch that throws, or returns the wrong number of results, and goes on', async () => {
     let call = 0;
     const b = new MicroBatcher<number, number>({
-      maxBatch: 10, maxInFlight: 1,
+      maxBatch: 10,
+      maxInFlight: 1,
       run: async (items) => {
         call++;
         if (call === 1) throw new Error('boom');

@@ -34,7 +34,13 @@ export interface MicroBatcherOptions<I, O> {
 /** An item refused by admission control; nothing was done with it. */
 export class OverloadedError extends Error {
   constructor(readonly reason: 'backlog-full' | 'waited-too-long' | 'shedding') {
-    super(reason === 'backlog-full' ? 'too much work is waiting' : reason === 'shedding' ? 'work already waiting has waited too long' : 'the work waited too long to start');
+    super(
+      reason === 'backlog-full'
+        ? 'too much work is waiting'
+        : reason === 'shedding'
+          ? 'work already waiting has waited too long'
+          : 'the work waited too long to start',
+    );
     this.name = 'OverloadedError';
   }
 }
@@ -100,12 +106,10 @@ export class MicroBatcher<I, O> {
       if (this.opts.gapAfterMs) this.nextRunAt = this.now() + this.opts.gapAfterMs(items);
       this.opts
         .run(items)
-        .then(
-          (results) => {
-            if (results.length !== batch.length) throw new Error(`batch of ${batch.length} returned ${results.length} results`);
-            batch.forEach((b, i) => b.resolve(results[i]));
-          },
-        )
+        .then((results) => {
+          if (results.length !== batch.length) throw new Error(`batch of ${batch.length} returned ${results.length} results`);
+          batch.forEach((b, i) => b.resolve(results[i]));
+        })
         .catch((e) => batch.forEach((b) => b.reject(e)))
         .finally(() => {
           this.inFlight--;

@@ -23,11 +23,14 @@ async function newQueue(): Promise<string> {
 }
 
 describe('loadFairShareStandings', () => {
-  it('decays ended usage from its as_of, and adds live ranks\' decayed GPU-seconds from their placement, per queue and owner', async () => {
+  it("decays ended usage from its as_of, and adds live ranks' decayed GPU-seconds from their placement, per queue and owner", async () => {
     const queue = await newQueue();
     const nowMs = Date.now();
-    await ds.query(`INSERT INTO fair_share_usage (queue, owner, gpu_seconds, as_of) VALUES ($1, 'alice', 1000, $2), ($1, 'bob', 500, $3)`,
-      [queue, new Date(nowMs - HOUR_MS), new Date(nowMs)]);
+    await ds.query(`INSERT INTO fair_share_usage (queue, owner, gpu_seconds, as_of) VALUES ($1, 'alice', 1000, $2), ($1, 'bob', 500, $3)`, [
+      queue,
+      new Date(nowMs - HOUR_MS),
+      new Date(nowMs),
+    ]);
     // bob: a gang of two 4-GPU ranks placed two hours ago, still live; its ended attempt's ranks count nothing here.
     const [a, b] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
     const gang = await placeJob(ds, await makeJob().queue(queue).owner('bob').gpus(4).gang(2).insert(ds), [a.id, b.id]);

@@ -2,9 +2,22 @@ import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import {
-  ClusterUtilisationStore, NodeLiveStore, RateLimitBuckets, autocommit, createJobs, deleteEmptyQueue, deleteJobsFinishedBefore,
-  gpuCapacityByModel, insertApiToken, insertQueue, isDatabaseUnavailable, loadApiTokensChangedSince, loadNodeRacks,
-  loadNodesChangedSince, removeNode, revokeApiToken,
+  ClusterUtilisationStore,
+  NodeLiveStore,
+  RateLimitBuckets,
+  autocommit,
+  createJobs,
+  deleteEmptyQueue,
+  deleteJobsFinishedBefore,
+  gpuCapacityByModel,
+  insertApiToken,
+  insertQueue,
+  isDatabaseUnavailable,
+  loadApiTokensChangedSince,
+  loadNodeRacks,
+  loadNodesChangedSince,
+  removeNode,
+  revokeApiToken,
 } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource, openRedis, placeJob, testSuite, uniqueTag } from '@gantry/testing';
 
@@ -51,7 +64,7 @@ describe('removeNode', () => {
 });
 
 describe('NodeLiveStore.forget', () => {
-  it("takes a node out of the last-seen index and the utilisation sums, and its next beat is first-seen again", async () => {
+  it('takes a node out of the last-seen index and the utilisation sums, and its next beat is first-seen again', async () => {
     // A Redis db of its own: the sums and the last-seen index are keyspace-wide.
     const db = new Redis(testSuite('persistence-gateway-lifecycles').redisUrl);
     await db.flushdb();
@@ -59,7 +72,14 @@ describe('NodeLiveStore.forget', () => {
     const sums = new ClusterUtilisationStore(db);
     const at = Date.now();
     const beat = (nodeId: string) => ({
-      nodeId, bootId: 'b', seq: at, sentAt: at, receivedAt: at, running: '[]', telemetry: '{}', contribution: { gpus: 2, gpuUtilMilli: 1000, cpuUtilMilli: 500 },
+      nodeId,
+      bootId: 'b',
+      seq: at,
+      sentAt: at,
+      receivedAt: at,
+      running: '[]',
+      telemetry: '{}',
+      contribution: { gpus: 2, gpuUtilMilli: 1000, cpuUtilMilli: 500 },
     });
     expect((await live.recordBeats([beat('n1'), beat('n2')])).firstSeen.sort()).toEqual(['n1', 'n2']);
     expect(await sums.totals()).toEqual({ nodes: 2, gpus: 4, gpuUtilMilli: 2000, cpuUtilMilli: 1000 });
@@ -67,7 +87,12 @@ describe('NodeLiveStore.forget', () => {
     expect(await sums.totals()).toEqual({ nodes: 1, gpus: 2, gpuUtilMilli: 1000, cpuUtilMilli: 500 });
     expect([...(await live.allLastSeen()).keys()]).toEqual(['n2']);
     expect(await live.forget('n1')).toBe(false);
-    expect(await live.recordBeats([{ ...beat('n1'), seq: at + 1 }, { ...beat('n2'), seq: at + 1 }])).toEqual({ written: [true, true], firstSeen: ['n1'] });
+    expect(
+      await live.recordBeats([
+        { ...beat('n1'), seq: at + 1 },
+        { ...beat('n2'), seq: at + 1 },
+      ]),
+    ).toEqual({ written: [true, true], firstSeen: ['n1'] });
     db.disconnect();
   });
 });
@@ -100,7 +125,15 @@ describe('tokens', () => {
   it('the change feed returns new and revoked tokens once, through the horizon', async () => {
     const first = await loadApiTokensChangedSince(autocommit(ds), null);
     const id = randomUUID();
-    await insertApiToken(autocommit(ds), { id, owner: 'o', role: 'user', description: 'd', createdAt: new Date(), expiresAt: null, secretSha256: uniqueTag('h') });
+    await insertApiToken(autocommit(ds), {
+      id,
+      owner: 'o',
+      role: 'user',
+      description: 'd',
+      createdAt: new Date(),
+      expiresAt: null,
+      secretSha256: uniqueTag('h'),
+    });
     const created = await loadApiTokensChangedSince(autocommit(ds), first.horizon);
     expect(created.tokens.map((t) => t.id)).toContain(id);
     const quiet = await loadApiTokensChangedSince(autocommit(ds), created.horizon);
@@ -115,9 +148,14 @@ describe('tokens', () => {
 
 describe('queues', () => {
   const create = (queue: string, owner: string, anyQueue = false) =>
-    createJobs(autocommit(ds), [{ job: { ...makeJob().queue(queue).owner(owner).build(), id: randomUUID() }, idempotency: null, anyQueue }], new Date(), 60_000);
+    createJobs(
+      autocommit(ds),
+      [{ job: { ...makeJob().queue(queue).owner(owner).build(), id: randomUUID() }, idempotency: null, anyQueue }],
+      new Date(),
+      60_000,
+    );
 
-  it('a queue with allowed owners takes only their jobs (and anyone\'s with anyQueue)', async () => {
+  it("a queue with allowed owners takes only their jobs (and anyone's with anyQueue)", async () => {
     const queue = uniqueTag('q');
     await insertQueue(autocommit(ds), { name: queue, priority: 1, quotaGpus: null, allowedOwners: ['a'] }, new Date());
     expect((await create(queue, 'a'))[0].kind).toBe('created');
@@ -136,8 +174,11 @@ describe('queues', () => {
     await qr.startTransaction();
     await qr.query(`SELECT name FROM queues WHERE name = $1 FOR KEY SHARE`, [queue]);
     const job = makeJob().queue(queue).build();
-    await qr.query(`INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, cpu_cores, memory_mib, nodes, max_retries, state, created_at, updated_at)
-      VALUES ($1, 'o', $2, 'n', 'i', '[]', '{}', '{}', 0, 1, 1, 1, 0, 'QUEUED', now(), now())`, [job.id, queue]);
+    await qr.query(
+      `INSERT INTO jobs (id, owner, queue, name, image, command, env, labels, gpus, cpu_cores, memory_mib, nodes, max_retries, state, created_at, updated_at)
+      VALUES ($1, 'o', $2, 'n', 'i', '[]', '{}', '{}', 0, 1, 1, 1, 0, 'QUEUED', now(), now())`,
+      [job.id, queue],
+    );
     const deleting = deleteEmptyQueue(ds, queue);
     await new Promise((r) => setTimeout(r, 200));
     await qr.commitTransaction();
@@ -154,8 +195,12 @@ describe('deleteJobsFinishedBefore', () => {
   it('deletes finished jobs past the cutoff with their events, attempts and keys, in batches, and nothing else', async () => {
     const old = new Date(Date.now() - 3_600_000);
     const owner = uniqueTag('o');
-    const created = await createJobs(autocommit(ds), [1, 2, 3].map((i) => ({ job: { ...makeJob().owner(owner).build(), id: randomUUID() }, idempotency: { key: `k${i}`, bodySha256: 'h' } })),
-      new Date(), 86_400_000);
+    const created = await createJobs(
+      autocommit(ds),
+      [1, 2, 3].map((i) => ({ job: { ...makeJob().owner(owner).build(), id: randomUUID() }, idempotency: { key: `k${i}`, bodySha256: 'h' } })),
+      new Date(),
+      86_400_000,
+    );
     const jobs = created.map((c) => (c as { job: { id: string } }).job);
     // One key unexpired (created when keys lived longer), one without the job knowing it (created before jobs carried it).
     await ds.query(`UPDATE jobs SET idempotency_key = NULL WHERE id = $1`, [jobs[2].id]);

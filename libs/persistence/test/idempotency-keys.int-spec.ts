@@ -12,7 +12,13 @@ const TTL = 24 * 3600_000;
 const create = (requests: JobCreation[], at = new Date()) => createJobs(autocommit(ds), requests, at, TTL);
 
 function creation(owner: string, over: { key?: string; body?: string; queue?: string } = {}): JobCreation {
-  const job = { ...makeJob().owner(owner).queue(over.queue ?? 'default').build(), id: randomUUID() };
+  const job = {
+    ...makeJob()
+      .owner(owner)
+      .queue(over.queue ?? 'default')
+      .build(),
+    id: randomUUID(),
+  };
   return { job, idempotency: over.key ? { key: over.key, bodySha256: over.body ?? 'h' } : null };
 }
 
@@ -24,7 +30,9 @@ describe('idempotency keys', () => {
     const firstJob = (first as { job: { id: string } }).job;
     expect(await create([creation(owner, { key: 'k', body: 'hash-1' })])).toEqual([{ kind: 'replayed', job: expect.objectContaining({ id: firstJob.id }) }]);
     expect(await create([creation(owner, { key: 'k', body: 'hash-2' })])).toEqual([{ kind: 'key-mismatch' }]);
-    expect(await findIdempotencyKeys(autocommit(ds), [{ owner, key: 'k' }])).toEqual(new Map([[keyOf(owner, 'k'), { bodySha256: 'hash-1', jobId: firstJob.id }]]));
+    expect(await findIdempotencyKeys(autocommit(ds), [{ owner, key: 'k' }])).toEqual(
+      new Map([[keyOf(owner, 'k'), { bodySha256: 'hash-1', jobId: firstJob.id }]]),
+    );
   });
 
   it('an expired key is taken over as new, and the sweep deletes expired keys only', async () => {
@@ -42,7 +50,10 @@ describe('idempotency keys', () => {
 
   it('a key cannot point at a job that does not exist (checked at commit)', async () => {
     await expect(
-      ds.query(`INSERT INTO idempotency_keys (owner, key, body_sha256, job_id, created_at, expires_at) VALUES ($1, 'k', 'h', $2, now(), now())`, [uniqueTag('o'), randomUUID()]),
+      ds.query(`INSERT INTO idempotency_keys (owner, key, body_sha256, job_id, created_at, expires_at) VALUES ($1, 'k', 'h', $2, now(), now())`, [
+        uniqueTag('o'),
+        randomUUID(),
+      ]),
     ).rejects.toThrow(/foreign key/);
   });
 
@@ -84,7 +95,8 @@ describe('createJobs (one batch, one statement)', () => {
     const created = out.filter((o) => o.kind === 'created').map((o) => (o as { job: { id: string } }).job.id);
     const rows = await ds.query(
       `SELECT j.id, (SELECT count(*)::int FROM job_events e WHERE e.job_id = j.id) AS events FROM jobs j WHERE j.id = ANY($1::uuid[])`,
-      [batch.map((b) => b.job.id)]);
+      [batch.map((b) => b.job.id)],
+    );
     expect(rows.map((r: { id: string }) => r.id).sort()).toEqual([...created].sort());
     for (const r of rows) expect(r).toMatchObject({ events: 1 });
     expect(await findIdempotencyKeys(autocommit(ds), [{ owner, key: 'no-queue' }])).toEqual(new Map());

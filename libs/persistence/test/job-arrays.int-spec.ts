@@ -1,5 +1,21 @@
 import { DataSource } from 'typeorm';
-import { JobRecord, autocommit, deleteJobsFinishedBefore, cancelArrayChildren, casUpdateJob, countActiveArrayChildren, countArrayChildren, createJobs, findJob, inTransaction, insertArrayChildren, listJobEvents, sortedChildIds, listJobsPage, loadQueuedJobsPerQueue } from '@gantry/persistence';
+import {
+  JobRecord,
+  autocommit,
+  deleteJobsFinishedBefore,
+  cancelArrayChildren,
+  casUpdateJob,
+  countActiveArrayChildren,
+  countArrayChildren,
+  createJobs,
+  findJob,
+  inTransaction,
+  insertArrayChildren,
+  listJobEvents,
+  sortedChildIds,
+  listJobsPage,
+  loadQueuedJobsPerQueue,
+} from '@gantry/persistence';
 import { makeJob, openDataSource, uniqueTag } from '@gantry/testing';
 
 /*
@@ -20,7 +36,12 @@ afterAll(async () => ds.destroy());
 
 async function array(size: number, parallelism: number | null = null): Promise<JobRecord> {
   return inTransaction(ds, async (sql) => {
-    const [created] = await createJobs(sql, [{ job: { ...makeJob().queue(queue).build(), arraySize: size, arrayParallelism: parallelism }, idempotency: null }], new Date(), 0);
+    const [created] = await createJobs(
+      sql,
+      [{ job: { ...makeJob().queue(queue).build(), arraySize: size, arrayParallelism: parallelism }, idempotency: null }],
+      new Date(),
+      0,
+    );
     if (created.kind !== 'created') throw new Error(created.kind);
     expect(await insertArrayChildren(sql, created.job.id, sortedChildIds(size))).toBe(size);
     return created.job;
@@ -40,13 +61,23 @@ describe('job arrays in SQL', () => {
     const kids = await childrenOf(parent);
     expect(kids.map((k) => k.arrayIndex)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     for (const k of kids) {
-      expect(k).toMatchObject({ arrayOf: parent.id, arrayParallelism: 7, arraySize: null, state: 'QUEUED', queue, command: parent.command, env: parent.env, owner: parent.owner, lastEventSeq: 1 });
+      expect(k).toMatchObject({
+        arrayOf: parent.id,
+        arrayParallelism: 7,
+        arraySize: null,
+        state: 'QUEUED',
+        queue,
+        command: parent.command,
+        env: parent.env,
+        owner: parent.owner,
+        lastEventSeq: 1,
+      });
       expect(k.createdAt.getTime()).toBe(parent.createdAt.getTime());
     }
     expect((await listJobEvents(autocommit(ds), kids[49].id, 0, 10)).map((e) => [e.seq, e.type, e.toState])).toEqual([[1, 'CREATED', 'QUEUED']]);
   });
 
-  it('pages through the children by index with a cursor in milliseconds (every child shares the parent\'s createdAt)', async () => {
+  it("pages through the children by index with a cursor in milliseconds (every child shares the parent's createdAt)", async () => {
     const parent = await array(25);
     const seen: number[] = [];
     let after: { createdAt: Date; id: string } | null = null;
@@ -72,12 +103,14 @@ describe('job arrays in SQL', () => {
 
   it('leaves neither parent nor children when the transaction does not commit', async () => {
     let parentId = '';
-    await expect(inTransaction(ds, async (sql) => {
-      const [created] = await createJobs(sql, [{ job: { ...makeJob().queue(queue).build(), arraySize: 10 }, idempotency: null }], new Date(), 0);
-      parentId = (created as { job: JobRecord }).job.id;
-      await insertArrayChildren(sql, parentId, sortedChildIds(10));
-      throw new Error('crash before the commit');
-    })).rejects.toThrow('crash before the commit');
+    await expect(
+      inTransaction(ds, async (sql) => {
+        const [created] = await createJobs(sql, [{ job: { ...makeJob().queue(queue).build(), arraySize: 10 }, idempotency: null }], new Date(), 0);
+        parentId = (created as { job: JobRecord }).job.id;
+        await insertArrayChildren(sql, parentId, sortedChildIds(10));
+        throw new Error('crash before the commit');
+      }),
+    ).rejects.toThrow('crash before the commit');
     expect(await findJob(autocommit(ds), parentId)).toBeNull();
     expect(Number((await ds.query(`SELECT count(*) FROM jobs WHERE array_of = $1`, [parentId]))[0].count)).toBe(0);
   });
@@ -95,7 +128,14 @@ describe('job arrays in SQL', () => {
     await moveTo(kids[0].id, 'SCHEDULED');
     await moveTo(kids[1].id, 'RUNNING');
     await moveTo(kids[2].id, 'SUCCEEDED');
-    expect((await countArrayChildren(autocommit(ds), [parent.id])).get(parent.id)).toEqual({ QUEUED: 3, SCHEDULED: 1, RUNNING: 1, SUCCEEDED: 1, FAILED: 0, CANCELLED: 0 });
+    expect((await countArrayChildren(autocommit(ds), [parent.id])).get(parent.id)).toEqual({
+      QUEUED: 3,
+      SCHEDULED: 1,
+      RUNNING: 1,
+      SUCCEEDED: 1,
+      FAILED: 0,
+      CANCELLED: 0,
+    });
     expect((await countActiveArrayChildren(autocommit(ds), [parent.id, kids[0].id])).get(parent.id)).toBe(2);
   });
 
@@ -107,8 +147,17 @@ describe('job arrays in SQL', () => {
     const { ended } = await inTransaction(ds, (sql) => cancelArrayChildren(sql, parent.id, new Date()));
     expect(ended).toBe(2);
     const after = await childrenOf(parent);
-    expect(after.map((k) => [k.state, k.cancelRequested])).toEqual([['CANCELLED', true], ['RUNNING', true], ['SUCCEEDED', false], ['CANCELLED', true]]);
-    expect((await listJobEvents(autocommit(ds), kids[0].id, 0, 10)).map((e) => [e.seq, e.type, e.toState ?? null])).toEqual([[1, 'CREATED', 'QUEUED'], [2, 'CANCEL_REQUESTED', null], [3, 'STATE_CHANGED', 'CANCELLED']]);
+    expect(after.map((k) => [k.state, k.cancelRequested])).toEqual([
+      ['CANCELLED', true],
+      ['RUNNING', true],
+      ['SUCCEEDED', false],
+      ['CANCELLED', true],
+    ]);
+    expect((await listJobEvents(autocommit(ds), kids[0].id, 0, 10)).map((e) => [e.seq, e.type, e.toState ?? null])).toEqual([
+      [1, 'CREATED', 'QUEUED'],
+      [2, 'CANCEL_REQUESTED', null],
+      [3, 'STATE_CHANGED', 'CANCELLED'],
+    ]);
     expect((await listJobEvents(autocommit(ds), kids[1].id, 0, 10)).map((e) => e.type)).toEqual(['CREATED', 'CANCEL_REQUESTED']);
     // A second cancel changes nothing.
     expect((await inTransaction(ds, (sql) => cancelArrayChildren(sql, parent.id, new Date()))).ended).toBe(0);

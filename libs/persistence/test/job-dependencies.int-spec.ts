@@ -1,7 +1,16 @@
 import { DataSource } from 'typeorm';
 import { DependencyCondition, JOB_STATES, JobState, dependencyStatus } from '@gantry/domain';
 import {
-  JobRecord, autocommit, casUpdateJob, createJobs, findJob, inTransaction, insertJobDependencies, listJobEvents, loadQueuedJobsPerQueue, lockUpstreamJobs,
+  JobRecord,
+  autocommit,
+  casUpdateJob,
+  createJobs,
+  findJob,
+  inTransaction,
+  insertJobDependencies,
+  listJobEvents,
+  loadQueuedJobsPerQueue,
+  lockUpstreamJobs,
 } from '@gantry/persistence';
 import { waitFor } from '@gantry/stack';
 import { makeJob, openDataSource, uniqueTag } from '@gantry/testing';
@@ -20,11 +29,17 @@ afterAll(async () => ds.destroy());
 /** A dependent created as the gateway does: upstream jobs locked, pending counted, rows written together. */
 async function dependent(on: Array<{ job: JobRecord; condition: DependencyCondition }>, queue = 'default'): Promise<JobRecord> {
   return inTransaction(ds, async (sql) => {
-    const upstream = await lockUpstreamJobs(sql, on.map((d) => d.job.id));
+    const upstream = await lockUpstreamJobs(
+      sql,
+      on.map((d) => d.job.id),
+    );
     const pending = on.filter((d) => dependencyStatus(d.condition, upstream.find((u) => u.id === d.job.id)!.state) === 'waiting').length;
     const [created] = await createJobs(sql, [{ job: { ...makeJob().queue(queue).build(), depsPending: pending }, idempotency: null }], new Date(), 0);
     if (created.kind !== 'created') throw new Error(created.kind);
-    await insertJobDependencies(sql, on.map((d) => ({ jobId: created.job.id, dependsOn: d.job.id, condition: d.condition })));
+    await insertJobDependencies(
+      sql,
+      on.map((d) => ({ jobId: created.job.id, dependsOn: d.job.id, condition: d.condition })),
+    );
     return created.job;
   });
 }
@@ -37,7 +52,9 @@ async function moveTo(job: JobRecord, state: JobState): Promise<void> {
 const depsPending = async (id: string) => Number((await ds.query(`SELECT deps_pending FROM jobs WHERE id = $1`, [id]))[0].deps_pending);
 
 describe('the end-of-job trigger agrees with dependencyStatus', () => {
-  const cases = (['succeeded', 'finished'] as const).flatMap((c) => JOB_STATES.filter((s) => s !== 'QUEUED').map((s) => [c, s] as [DependencyCondition, JobState]));
+  const cases = (['succeeded', 'finished'] as const).flatMap((c) =>
+    JOB_STATES.filter((s) => s !== 'QUEUED').map((s) => [c, s] as [DependencyCondition, JobState]),
+  );
   it.each(cases)('%s, upstream moves to %s', async (condition, state) => {
     const upstream = await makeJob().insert(ds);
     const d = await dependent([{ job: upstream, condition }]);
@@ -57,7 +74,10 @@ describe('the end-of-job trigger agrees with dependencyStatus', () => {
         expect(after).toMatchObject({ state: 'FAILED', reason: 'DEPENDENCY_FAILED', lastEventSeq: 2 });
         expect(after.finishedAt).not.toBeNull();
         const events = await listJobEvents(autocommit(ds), d.id, 0, 10);
-        expect(events.map((e) => [e.seq, e.type, e.fromState, e.toState])).toEqual([[1, 'CREATED', null, 'QUEUED'], [2, 'STATE_CHANGED', 'QUEUED', 'FAILED']]);
+        expect(events.map((e) => [e.seq, e.type, e.fromState, e.toState])).toEqual([
+          [1, 'CREATED', null, 'QUEUED'],
+          [2, 'STATE_CHANGED', 'QUEUED', 'FAILED'],
+        ]);
         expect(events[1].reason).toBe(`DEPENDENCY_FAILED: job ${upstream.id} ended ${state}`);
         break;
       }
@@ -68,7 +88,10 @@ describe('the end-of-job trigger agrees with dependencyStatus', () => {
 describe('dependencies', () => {
   it('a job waiting for two starts only when both are met', async () => {
     const [a, b] = [await makeJob().insert(ds), await makeJob().insert(ds)];
-    const d = await dependent([{ job: a, condition: 'succeeded' }, { job: b, condition: 'finished' }]);
+    const d = await dependent([
+      { job: a, condition: 'succeeded' },
+      { job: b, condition: 'finished' },
+    ]);
     expect(await depsPending(d.id)).toBe(2);
     await moveTo(a, 'SUCCEEDED');
     expect(await depsPending(d.id)).toBe(1);
@@ -111,13 +134,18 @@ describe('dependencies', () => {
   });
 
   /** Waits until some other session is blocked on a row lock running a statement that starts with `prefix`. */
-  const blockedOn = (prefix: string) => waitFor(`a statement waiting on a row lock: ${prefix}`, async () => {
-    const [row] = await ds.query(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND ltrim(query) LIKE $1`,
-      [`${prefix}%`],
+  const blockedOn = (prefix: string) =>
+    waitFor(
+      `a statement waiting on a row lock: ${prefix}`,
+      async () => {
+        const [row] = await ds.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND ltrim(query) LIKE $1`,
+          [`${prefix}%`],
+        );
+        return row.n > 0;
+      },
+      { timeoutMs: 4_000, intervalMs: 20 },
     );
-    return row.n > 0;
-  }, { timeoutMs: 4_000, intervalMs: 20 });
 
   it('a create that names a job ending under it waits for the end and sees it (no dependency on a stale state)', async () => {
     const a = await makeJob().insert(ds);

@@ -17,7 +17,24 @@ const at = (s: number) => new Date(T0.getTime() + s * 1000);
 
 async function node(): Promise<string> {
   const id = `drain-${uniqueTag()}`;
-  await upsertNodeTopology(autocommit(ds), [{ id, zone: 'z', rack: 'r', gpuModel: 'H100', gpusTotal: 8, gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], address: null, logsPort: null, cpuCores: 96, memoryMiB: 1024 }], T0);
+  await upsertNodeTopology(
+    autocommit(ds),
+    [
+      {
+        id,
+        zone: 'z',
+        rack: 'r',
+        gpuModel: 'H100',
+        gpusTotal: 8,
+        gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7],
+        address: null,
+        logsPort: null,
+        cpuCores: 96,
+        memoryMiB: 1024,
+      },
+    ],
+    T0,
+  );
   return id;
 }
 const due = async (id: string, when: Date) => (await nodesDueForDrain(autocommit(ds), when)).includes(id);
@@ -42,7 +59,11 @@ describe('node drain rows', () => {
     expect(await due(id, at(3600))).toBe(false);
     await setNodeCordoned(autocommit(ds), id, true, at(2));
     expect(await due(id, at(3600))).toBe(false);
-    expect(await events(id)).toEqual([['CORDONED', 'DRAIN'], ['UNCORDONED', null], ['CORDONED', null]]);
+    expect(await events(id)).toEqual([
+      ['CORDONED', 'DRAIN'],
+      ['UNCORDONED', null],
+      ['CORDONED', null],
+    ]);
   });
 
   it('a drain of a node already cordoned records no second CORDONED, and a cordon keeps a pending drain', async () => {

@@ -2,7 +2,16 @@ import { DataSource } from 'typeorm';
 import { NodeInventory, NodeTopology } from '@gantry/domain';
 import { waitFor } from '@gantry/stack';
 import {
-  Sql, autocommit, declareInventories, enrollNodes, inTransaction, listNodeEvents, loadNodes, recordReportedTopology, recordStartFailures, setNodeCordoned,
+  Sql,
+  autocommit,
+  declareInventories,
+  enrollNodes,
+  inTransaction,
+  listNodeEvents,
+  loadNodes,
+  recordReportedTopology,
+  recordStartFailures,
+  setNodeCordoned,
 } from '@gantry/persistence';
 import { openDataSource, uniqueTag } from '@gantry/testing';
 
@@ -19,9 +28,25 @@ afterAll(async () => ds.destroy());
 const T0 = new Date('2030-01-01T00:00:00Z');
 
 const report = (id: string, over: Partial<NodeTopology> = {}): NodeTopology => ({
-  id, zone: 'z', rack: 'r', gpuModel: 'H100', gpusTotal: 8, gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], address: '10.0.0.7', logsPort: 9250, cpuCores: 96, memoryMiB: 1024, ...over,
+  id,
+  zone: 'z',
+  rack: 'r',
+  gpuModel: 'H100',
+  gpusTotal: 8,
+  gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7],
+  address: '10.0.0.7',
+  logsPort: 9250,
+  cpuCores: 96,
+  memoryMiB: 1024,
+  ...over,
 });
-const inventory = (over: Partial<NodeInventory> = {}): NodeInventory => ({ gpus: { model: 'H100', count: 2 }, cpuCores: 16, memoryMiB: 512, address: '10.0.0.7', ...over });
+const inventory = (over: Partial<NodeInventory> = {}): NodeInventory => ({
+  gpus: { model: 'H100', count: 2 },
+  cpuCores: 16,
+  memoryMiB: 512,
+  address: '10.0.0.7',
+  ...over,
+});
 
 async function enrolled(declared: NodeInventory | null = null): Promise<string> {
   const id = `inv-${uniqueTag()}`;
@@ -37,11 +62,21 @@ describe('declared inventories', () => {
   it('a node enrolled without one pins its first report, and is believed no further after', async () => {
     const id = await enrolled();
     expect(await recordReportedTopology(ds, [report(id)], T0)).toEqual([{ nodeId: id, exceeded: [] }]);
-    expect(await node(id)).toMatchObject({ gpusTotal: 8, cpuCores: 96, declared: { gpus: { model: 'H100', count: 8 }, cpuCores: 96, memoryMiB: 1024, address: '10.0.0.7' } });
+    expect(await node(id)).toMatchObject({
+      gpusTotal: 8,
+      cpuCores: 96,
+      declared: { gpus: { model: 'H100', count: 8 }, cpuCores: 96, memoryMiB: 1024, address: '10.0.0.7' },
+    });
 
     const more = report(id, { gpusTotal: 16, gpuIndices: [...Array(16).keys()], cpuCores: 512, address: '169.254.169.254' });
     expect(await recordReportedTopology(ds, [more], T0)).toEqual([{ nodeId: id, exceeded: ['gpus', 'cpuCores', 'address'] }]);
-    expect(await node(id)).toMatchObject({ gpusTotal: 8, gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], cpuCores: 96, address: '10.0.0.7', reported: { cpuCores: 512, address: '169.254.169.254' } });
+    expect(await node(id)).toMatchObject({
+      gpusTotal: 8,
+      gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7],
+      cpuCores: 96,
+      address: '10.0.0.7',
+      reported: { cpuCores: 512, address: '169.254.169.254' },
+    });
   });
 
   it('a declared inventory caps what is believed from the first report on', async () => {
@@ -79,8 +114,12 @@ describe('declared inventories', () => {
       await declareInventories(sql, [{ nodeId: id, inventory: inventory({ gpus: { model: 'H100', count: 3 } }) }], T0);
       const reported = recordReportedTopology(ds, [report(id, { gpusTotal: 4, gpuIndices: [0, 1, 2, 3] })], T0);
       // The report waits on the declaration's locks (it must: what it reads as pinned would be old otherwise).
-      await waitFor('the report waiting on a lock', async () =>
-        (await ds.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%node%'`)).length > 0, { timeoutMs: 10_000 });
+      await waitFor(
+        'the report waiting on a lock',
+        async () =>
+          (await ds.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%node%'`)).length > 0,
+        { timeoutMs: 10_000 },
+      );
       await declaring.commitTransaction();
       await reported;
     } finally {

@@ -3,8 +3,20 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import {
-  ConcurrentUpdateError, JobRecord, PlacementWrite, appendJobEvents, autocommit, casUpdateJob, commitPlacementsThatHold, findJob,
-  inTransaction, listJobEvents, loadNodes, loadRanks, releaseRank, upsertNodeTopology,
+  ConcurrentUpdateError,
+  JobRecord,
+  PlacementWrite,
+  appendJobEvents,
+  autocommit,
+  casUpdateJob,
+  commitPlacementsThatHold,
+  findJob,
+  inTransaction,
+  listJobEvents,
+  loadNodes,
+  loadRanks,
+  releaseRank,
+  upsertNodeTopology,
 } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource, placeJob, testEnv } from '@gantry/testing';
 
@@ -24,7 +36,11 @@ afterAll(async () => {
 
 /** Without `gpuIndices` the ranks take GPU counts but no recorded devices, as attempts placed before devices were assigned. */
 const write = (job: JobRecord, nodeIds: string[], gpuIndices: number[][] = nodeIds.map(() => [])): PlacementWrite => ({
-  jobId: job.id, expectedVersion: job.version, attempt: job.attempt + 1, nodeIds, gpuIndices,
+  jobId: job.id,
+  expectedVersion: job.version,
+  attempt: job.attempt + 1,
+  nodeIds,
+  gpuIndices,
   perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
   commands: nodeIds.map((n) => ({ topic: TOPIC, key: n, value: { jobId: job.id, nodeId: n } })),
 });
@@ -52,11 +68,36 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
   it('takes the devices with the capacity: on each rank, on the job, held on the node, handed back with the release', async () => {
     const [a, b] = [await makeNode().gpus(8).address('10.0.0.1').insert(ds), await makeNode().gpus(8).insert(ds)];
     const gang = await makeJob().gpus(2).gang(2).insert(ds);
-    expect(await commit([write(gang, [a.id, b.id], [[0, 1], [6, 7]])], await versionsOf([a.id, b.id]))).toEqual({ placed: [gang.id], lost: [] });
-    const ranks: Array<{ rank: number; gpu_indices: number[] }> = await ds.query(`SELECT rank, gpu_indices FROM attempt_nodes WHERE job_id = $1 ORDER BY rank`, [gang.id]);
-    expect(ranks).toEqual([{ rank: 0, gpu_indices: [0, 1] }, { rank: 1, gpu_indices: [6, 7] }]);
+    expect(
+      await commit(
+        [
+          write(
+            gang,
+            [a.id, b.id],
+            [
+              [0, 1],
+              [6, 7],
+            ],
+          ),
+        ],
+        await versionsOf([a.id, b.id]),
+      ),
+    ).toEqual({ placed: [gang.id], lost: [] });
+    const ranks: Array<{ rank: number; gpu_indices: number[] }> = await ds.query(
+      `SELECT rank, gpu_indices FROM attempt_nodes WHERE job_id = $1 ORDER BY rank`,
+      [gang.id],
+    );
+    expect(ranks).toEqual([
+      { rank: 0, gpu_indices: [0, 1] },
+      { rank: 1, gpu_indices: [6, 7] },
+    ]);
     expect(await findJob(autocommit(ds), gang.id)).toMatchObject({ gpuIndices: [0, 1, 6, 7], masterAddr: '10.0.0.1' });
-    expect((await loadNodes(autocommit(ds), [a.id, b.id])).map((n) => [n.id, n.gpusHeld])).toEqual([[a.id, [0, 1]], [b.id, [6, 7]]].sort());
+    expect((await loadNodes(autocommit(ds), [a.id, b.id])).map((n) => [n.id, n.gpusHeld])).toEqual(
+      [
+        [a.id, [0, 1]],
+        [b.id, [6, 7]],
+      ].sort(),
+    );
 
     // The next placement on a takes other devices; a's release gives back only its own.
     const next = await placeJob(ds, await makeJob().gpus(3).insert(ds), [a.id]);
@@ -119,10 +160,23 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
     // what fits. Each racer's first plan wants the same jobs, each on nodes of its own (see the
     // racer); its later plans collide with the others' on nodes.
     const nodes = await Promise.all(Array.from({ length: 8 }, () => makeNode().gpus(4).cpu(8).memory(65536).insert(ds)));
-    const jobs = await Promise.all(Array.from({ length: 40 }, (_, i) => makeJob().gpus(1 + (i % 3)).gang(i % 5 === 0 ? 2 : 1).insert(ds)));
-    const racers = [0, 1, 2, 3].map((index) => startRacer(racer, {
-      RACE_NODES: nodes.map((n) => n.id).join(','), RACE_JOBS: jobs.map((j) => j.id).join(','), RACE_INDEX: String(index), RACE_RACERS: '4', RACE_TOPIC: TOPIC,
-    }));
+    const jobs = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        makeJob()
+          .gpus(1 + (i % 3))
+          .gang(i % 5 === 0 ? 2 : 1)
+          .insert(ds),
+      ),
+    );
+    const racers = [0, 1, 2, 3].map((index) =>
+      startRacer(racer, {
+        RACE_NODES: nodes.map((n) => n.id).join(','),
+        RACE_JOBS: jobs.map((j) => j.id).join(','),
+        RACE_INDEX: String(index),
+        RACE_RACERS: '4',
+        RACE_TOPIC: TOPIC,
+      }),
+    );
     await Promise.all(racers.map((r) => r.ready));
     for (const r of racers) r.go();
     const results = await Promise.all(racers.map((r) => r.done));
@@ -132,11 +186,22 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
     expect(results.reduce((n, r) => n + r.lost, 0)).toBeGreaterThan(0);
 
     // No node over-committed, and what each node says it has allocated is what its ranks hold.
-    const perNode: Array<{ id: string; gpus_total: number; gpus_allocated: number; cpu_allocated: number; memory_allocated: string; held_gpus: number; held_cpu: number; held_mem: string }> = await ds.query(
+    const perNode: Array<{
+      id: string;
+      gpus_total: number;
+      gpus_allocated: number;
+      cpu_allocated: number;
+      memory_allocated: string;
+      held_gpus: number;
+      held_cpu: number;
+      held_mem: string;
+    }> = await ds.query(
       `SELECT n.id, n.gpus_total, n.gpus_allocated, n.cpu_allocated, n.memory_allocated,
          coalesce(sum(a.gpus), 0)::int AS held_gpus, coalesce(sum(a.cpu_cores), 0)::int AS held_cpu, coalesce(sum(a.memory_mib), 0) AS held_mem
        FROM nodes n LEFT JOIN attempt_nodes a ON a.node_id = n.id AND a.released_at IS NULL
-       WHERE n.id = ANY($1::text[]) GROUP BY n.id`, [nodes.map((n) => n.id)]);
+       WHERE n.id = ANY($1::text[]) GROUP BY n.id`,
+      [nodes.map((n) => n.id)],
+    );
     for (const n of perNode) {
       expect(n.gpus_allocated).toBeLessThanOrEqual(n.gpus_total);
       expect([n.gpus_allocated, n.cpu_allocated, Number(n.memory_allocated)]).toEqual([n.held_gpus, n.held_cpu, Number(n.held_mem)]);
@@ -145,13 +210,18 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
     // No device held by two live ranks, each rank holds exactly its GPU count, and what each node
     // says it holds is exactly what its live ranks hold.
     const devices: Array<{ node_id: string; gpus: number; gpu_indices: number[] }> = await ds.query(
-      `SELECT node_id, gpus, gpu_indices FROM attempt_nodes WHERE released_at IS NULL AND node_id = ANY($1::text[])`, [nodes.map((n) => n.id)]);
+      `SELECT node_id, gpus, gpu_indices FROM attempt_nodes WHERE released_at IS NULL AND node_id = ANY($1::text[])`,
+      [nodes.map((n) => n.id)],
+    );
     const heldBy = new Map<string, number[]>();
     for (const r of devices) {
       expect(r.gpu_indices).toHaveLength(r.gpus);
       heldBy.set(r.node_id, [...(heldBy.get(r.node_id) ?? []), ...r.gpu_indices]);
     }
-    for (const n of await loadNodes(autocommit(ds), nodes.map((x) => x.id))) {
+    for (const n of await loadNodes(
+      autocommit(ds),
+      nodes.map((x) => x.id),
+    )) {
       const held = heldBy.get(n.id) ?? [];
       expect(new Set(held).size).toBe(held.length);
       expect([...n.gpusHeld].sort()).toEqual([...held].sort());
@@ -167,7 +237,10 @@ describe('commitPlacementsThatHold (the placement guarantee)', () => {
       const now = (await findJob(autocommit(ds), job.id))!;
       const ranks: Array<{ attempt: number; node_id: string }> = await ds.query(`SELECT attempt, node_id FROM attempt_nodes WHERE job_id = $1`, [job.id]);
       const events = (await listJobEvents(autocommit(ds), job.id, 0, 10)).map((e) => e.toState);
-      const runs: Array<{ n: number }> = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = $1 AND value::jsonb->>'jobId' = $2`, [TOPIC, job.id]);
+      const runs: Array<{ n: number }> = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE topic = $1 AND value::jsonb->>'jobId' = $2`, [
+        TOPIC,
+        job.id,
+      ]);
       if (now.state === 'QUEUED') {
         expect([ranks, events, runs[0].n]).toEqual([[], ['QUEUED'], 0]);
         continue;
@@ -239,7 +312,9 @@ describe('job compare-and-set and events', () => {
   it('a stale version is refused', async () => {
     const job = await makeJob().insert(ds);
     await inTransaction(ds, (sql) => casUpdateJob(sql, job.id, job.version, { state: 'SCHEDULED' }, 1, new Date()));
-    await expect(inTransaction(ds, (sql) => casUpdateJob(sql, job.id, job.version, { state: 'CANCELLED' }, 1, new Date()))).rejects.toBeInstanceOf(ConcurrentUpdateError);
+    await expect(inTransaction(ds, (sql) => casUpdateJob(sql, job.id, job.version, { state: 'CANCELLED' }, 1, new Date()))).rejects.toBeInstanceOf(
+      ConcurrentUpdateError,
+    );
     expect((await findJob(autocommit(ds), job.id))!.state).toBe('SCHEDULED');
   });
 });
@@ -284,6 +359,7 @@ function startRacer(script: string, env: Record<string, string>) {
       if (code !== 0) process.stderr.write(`placement racer exited ${code}: ${err}\n`);
       const result = code === 0 ? (JSON.parse(last) as { placed: string[]; lost: number }) : { placed: [], lost: 0 };
       resolve({ code, ...result });
-    }));
+    }),
+  );
   return { ready, done, go: () => child.stdin.end('go\n') };
 }

@@ -38,14 +38,19 @@ function shuffled<T>(items: T[], rand: () => number): T[] {
 /** Greedy: each queued job, in `order`, on the first of `nodeIds` (in `order`) with room for a rank. */
 async function planFrom(sql: Sql, nodeIds: string[], jobIds: string[], topic: string, order: <T>(items: T[]) => T[]): Promise<Plan> {
   const nodes = await loadNodes(sql, nodeIds);
-  const free = new Map(nodes.map((n) => [n.id, { gpus: n.gpusTotal - n.gpusAllocated, cpu: n.cpuCores - n.cpuAllocated, mem: n.memoryMiB - n.memoryAllocated }]));
+  const free = new Map(
+    nodes.map((n) => [n.id, { gpus: n.gpusTotal - n.gpusAllocated, cpu: n.cpuCores - n.cpuAllocated, mem: n.memoryMiB - n.memoryAllocated }]),
+  );
   // Devices as the scheduler picks them: lowest free first, what this plan took counted as held.
   const devices = new Map(nodes.map((n) => [n.id, { gpusTotal: n.gpusTotal, gpuIndices: n.gpuIndices, gpusHeld: [...n.gpusHeld] }]));
   const byId = new Map((await findJobs(sql, jobIds)).map((j) => [j.id, j]));
   const writes: PlacementWrite[] = [];
   for (const job of order(jobIds.map((id) => byId.get(id)!).filter((j) => j.state === 'QUEUED'))) {
     const chosen = order(nodes)
-      .filter((n) => { const f = free.get(n.id)!; return f.gpus >= job.gpus && f.cpu >= job.cpuCores && f.mem >= job.memoryMiB; })
+      .filter((n) => {
+        const f = free.get(n.id)!;
+        return f.gpus >= job.gpus && f.cpu >= job.cpuCores && f.mem >= job.memoryMiB;
+      })
       .slice(0, job.nodes)
       .map((n) => n.id);
     if (chosen.length < job.nodes) continue;
@@ -58,7 +63,11 @@ async function planFrom(sql: Sql, nodeIds: string[], jobIds: string[], topic: st
       d.gpusHeld = holdGpuIndices(d, gpuIndices[rank]!);
     });
     writes.push({
-      jobId: job.id, expectedVersion: job.version, attempt: job.attempt + 1, nodeIds: chosen, gpuIndices: gpuIndices as number[][],
+      jobId: job.id,
+      expectedVersion: job.version,
+      attempt: job.attempt + 1,
+      nodeIds: chosen,
+      gpuIndices: gpuIndices as number[][],
       perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
       commands: chosen.map((nodeId) => ({ topic, key: nodeId, value: { type: 'RUN', jobId: job.id, nodeId } })),
     });

@@ -1,7 +1,18 @@
 import { DataSource } from 'typeorm';
 import { QueueLimitSpec, chooseGpuIndices, judgeQuota, placementFence, queueLimits } from '@gantry/domain';
 import {
-  JobRecord, PlacementWrite, autocommit, commitPlacementsThatHold, findJobs, inTransaction, insertQueue, loadNodes, loadRanks, releaseQueueGpus, releaseRank, writeJobReports,
+  JobRecord,
+  PlacementWrite,
+  autocommit,
+  commitPlacementsThatHold,
+  findJobs,
+  inTransaction,
+  insertQueue,
+  loadNodes,
+  loadRanks,
+  releaseQueueGpus,
+  releaseRank,
+  writeJobReports,
 } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource, seededRandom, uniqueTag } from '@gantry/testing';
 
@@ -20,8 +31,13 @@ beforeAll(async () => (ds = await openDataSource()));
 afterAll(async () => ds?.destroy());
 
 const write = (job: JobRecord, nodeIds: string[], gpuIndices: number[][]): PlacementWrite => ({
-  jobId: job.id, expectedVersion: job.version, attempt: job.attempt + 1, nodeIds, gpuIndices,
-  perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB }, commands: [],
+  jobId: job.id,
+  expectedVersion: job.version,
+  attempt: job.attempt + 1,
+  nodeIds,
+  gpuIndices,
+  perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
+  commands: [],
 });
 
 /** Queue counts, what unreleased ranks hold per queue, read in one statement (one snapshot). */
@@ -45,13 +61,25 @@ describe('the quota fence in the placement commit', () => {
       { name: `${tag}-b`, parent: `${tag}-org`, quotaGpus: 4, borrowingLimitGpus: 2 },
       { name: `${tag}-solo`, parent: null, quotaGpus: 5, borrowingLimitGpus: 0 },
     ];
-    for (const q of tree) await insertQueue(autocommit(ds), { name: q.name, priority: 1, quotaGpus: q.quotaGpus, parent: q.parent, borrowingLimitGpus: q.borrowingLimitGpus }, new Date());
+    for (const q of tree)
+      await insertQueue(
+        autocommit(ds),
+        { name: q.name, priority: 1, quotaGpus: q.quotaGpus, parent: q.parent, borrowingLimitGpus: q.borrowingLimitGpus },
+        new Date(),
+      );
     const limits = queueLimits(tree);
     const names = tree.map((q) => q.name);
     const nodes = await Promise.all(Array.from({ length: 12 }, () => makeNode().gpus(8).insert(ds)));
     const jobs: JobRecord[] = [];
     const rand = seededRandom(7);
-    for (let i = 0; i < 160; i++) jobs.push(await makeJob().queue(names[i % names.length]).gpus(1 + Math.floor(rand() * 2)).gang(rand() < 0.2 ? 2 : 1).insert(ds));
+    for (let i = 0; i < 160; i++)
+      jobs.push(
+        await makeJob()
+          .queue(names[i % names.length])
+          .gpus(1 + Math.floor(rand() * 2))
+          .gang(rand() < 0.2 ? 2 : 1)
+          .insert(ds),
+      );
     const jobIds = jobs.map((j) => j.id);
 
     let racing = true;
@@ -77,10 +105,11 @@ describe('the quota fence in the placement commit', () => {
 
     // Every round, the replicas commit together, each a plan made before any of them committed.
     let waiting: Array<() => void> = [];
-    const together = () => new Promise<void>((go) => {
-      waiting.push(go);
-      if (waiting.length === 3) [waiting, waiting = []][0].forEach((f) => f());
-    });
+    const together = () =>
+      new Promise<void>((go) => {
+        waiting.push(go);
+        if (waiting.length === 3) [waiting, (waiting = [])][0].forEach((f) => f());
+      });
 
     // A replica: plan from its own read (queued jobs, counts, its own nodes), within the limits as it sees them, and commit.
     const replica = async (index: number) => {
@@ -97,10 +126,19 @@ describe('the quota fence in the placement commit', () => {
           const devices = chosen.map((n) => chooseGpuIndices(n, job.gpus)!);
           chosen.forEach((n, r) => free.set(n.id, { ...n, gpusAllocated: n.gpusAllocated + job.gpus, gpusHeld: [...n.gpusHeld, ...devices[r]] }));
           counts.set(job.queue, (counts.get(job.queue) ?? 0) + job.gpus * job.nodes);
-          writes.push(write(job, chosen.map((n) => n.id), devices));
+          writes.push(
+            write(
+              job,
+              chosen.map((n) => n.id),
+              devices,
+            ),
+          );
         }
         const versions = new Map((await loadNodes(autocommit(ds), own)).map((n) => [n.id, n.version]));
-        const fence = placementFence(limits, writes.map((w) => jobs.find((j) => j.id === w.jobId)!.queue));
+        const fence = placementFence(
+          limits,
+          writes.map((w) => jobs.find((j) => j.id === w.jobId)!.queue),
+        );
         await together();
         placed += (await commitPlacementsThatHold(autocommit(ds), writes, versions, new Date(), fence)).placed.length;
       }
@@ -116,13 +154,31 @@ describe('the quota fence in the placement commit', () => {
         if (!job) continue;
         const ranks = await loadRanks(autocommit(ds), job.id, job.attempt);
         if (round % 2 === 0) {
-          await writeJobReports(autocommit(ds), [{
-            jobId: job.id, expectedVersion: job.version, lastEventSeq: job.lastEventSeq, attempt: job.attempt, state: 'SUCCEEDED', start: false,
-            end: { exitCode: 0, reason: null }, retryAt: null, events: [], ranks: ranks.map((r) => ({ nodeId: r.nodeId, state: 'SUCCEEDED', exitCode: 0, release: true })),
-          }], [], new Date());
+          await writeJobReports(
+            autocommit(ds),
+            [
+              {
+                jobId: job.id,
+                expectedVersion: job.version,
+                lastEventSeq: job.lastEventSeq,
+                attempt: job.attempt,
+                state: 'SUCCEEDED',
+                start: false,
+                end: { exitCode: 0, reason: null },
+                retryAt: null,
+                events: [],
+                ranks: ranks.map((r) => ({ nodeId: r.nodeId, state: 'SUCCEEDED', exitCode: 0, release: true })),
+              },
+            ],
+            [],
+            new Date(),
+          );
         } else {
           await inTransaction(ds, async (sql) => {
-            const [locked] = await sql.rows(`UPDATE jobs SET state = 'SUCCEEDED', version = version + 1 WHERE id = $1 AND version = $2 RETURNING id`, [job.id, job.version]);
+            const [locked] = await sql.rows(`UPDATE jobs SET state = 'SUCCEEDED', version = version + 1 WHERE id = $1 AND version = $2 RETURNING id`, [
+              job.id,
+              job.version,
+            ]);
             if (!locked) return;
             let freed = 0;
             for (const r of ranks) if (await releaseRank(sql, job.id, job.attempt, r.nodeId, new Date(), 'SUCCEEDED')) freed += job.gpus;

@@ -1,8 +1,22 @@
 import { DataSource } from 'typeorm';
 import { randomUUID } from 'node:crypto';
 import {
-  JobRecord, PlacementWrite, autocommit, casUpdateJob, commitPlacementsThatHold, findJob, inTransaction, insertQueue, loadNodes,
-  loadNodeWriters, loadNodesById, loadNodesChangedSince, removeNode, loadQueuedJobsPerQueue, loadRanks, setPendingReasons,
+  JobRecord,
+  PlacementWrite,
+  autocommit,
+  casUpdateJob,
+  commitPlacementsThatHold,
+  findJob,
+  inTransaction,
+  insertQueue,
+  loadNodes,
+  loadNodeWriters,
+  loadNodesById,
+  loadNodesChangedSince,
+  removeNode,
+  loadQueuedJobsPerQueue,
+  loadRanks,
+  setPendingReasons,
 } from '@gantry/persistence';
 import { makeJob, makeNode, openDataSource, placeJob } from '@gantry/testing';
 
@@ -16,11 +30,16 @@ afterAll(async () => {
 });
 
 const write = (job: JobRecord, nodeIds: string[], gpus: number, gpuIndices: number[][] = nodeIds.map(() => [])): PlacementWrite => ({
-  jobId: job.id, expectedVersion: job.version, attempt: 1, nodeIds, gpuIndices, perRank: { gpus, cpuCores: 1, memoryMiB: 1 },
+  jobId: job.id,
+  expectedVersion: job.version,
+  attempt: 1,
+  nodeIds,
+  gpuIndices,
+  perRank: { gpus, cpuCores: 1, memoryMiB: 1 },
   commands: nodeIds.map((n) => ({ topic: 'test.placements', key: n, value: { jobId: job.id, nodeId: n } })),
 });
 
-describe('loadNodesChangedSince (the scheduler\'s incremental node snapshot)', () => {
+describe("loadNodesChangedSince (the scheduler's incremental node snapshot)", () => {
   it('reads every node first, then only nodes written since, including writes committed after a read began', async () => {
     const [a, b, untouched] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
     const first = await loadNodesChangedSince(autocommit(ds), null);
@@ -86,8 +105,8 @@ describe('loadNodesChangedSince (the scheduler\'s incremental node snapshot)', (
   });
 });
 
-describe('loadNodeWriters and loadNodesById (the scheduler\'s periodic check of its copy)', () => {
-  it('names the transaction that last wrote each node, as the change feed\'s rows carry it, and a write changes it', async () => {
+describe("loadNodeWriters and loadNodesById (the scheduler's periodic check of its copy)", () => {
+  it("names the transaction that last wrote each node, as the change feed's rows carry it, and a write changes it", async () => {
     const [a, b] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
     const read = await loadNodesChangedSince(autocommit(ds), null);
     const xidOf = (id: string) => read.nodes.find((n) => n.id === id)!.changedXid;
@@ -106,7 +125,7 @@ describe('loadNodeWriters and loadNodesById (the scheduler\'s periodic check of 
   });
 });
 
-describe('loadQueuedJobsPerQueue (a cycle\'s queue heads)', () => {
+describe("loadQueuedJobsPerQueue (a cycle's queue heads)", () => {
   it('reads each queued job with what a cycle plans, commits and explains with, as its row has it', async () => {
     const queue = `heads-${randomUUID().slice(0, 8)}`;
     await insertQueue(autocommit(ds), { name: queue, priority: 1, quotaGpus: null }, new Date());
@@ -119,9 +138,23 @@ describe('loadQueuedJobsPerQueue (a cycle\'s queue heads)', () => {
     const asRow = async (id: string) => {
       const r = (await findJob(autocommit(ds), id))!;
       return {
-        id: r.id, queue: r.queue, owner: r.owner, state: r.state, attempt: r.attempt, version: r.version, traceParent: r.traceParent, nodes: r.nodes, gpus: r.gpus,
-        gpuModel: r.gpuModel, cpuCores: r.cpuCores, memoryMiB: r.memoryMiB, pendingReason: r.pendingReason, arrayOf: r.arrayOf, arrayParallelism: r.arrayParallelism,
-        startFailedOn: r.startFailedOn, maxRuntimeSeconds: r.maxRuntimeSeconds,
+        id: r.id,
+        queue: r.queue,
+        owner: r.owner,
+        state: r.state,
+        attempt: r.attempt,
+        version: r.version,
+        traceParent: r.traceParent,
+        nodes: r.nodes,
+        gpus: r.gpus,
+        gpuModel: r.gpuModel,
+        cpuCores: r.cpuCores,
+        memoryMiB: r.memoryMiB,
+        pendingReason: r.pendingReason,
+        arrayOf: r.arrayOf,
+        arrayParallelism: r.arrayParallelism,
+        startFailedOn: r.startFailedOn,
+        maxRuntimeSeconds: r.maxRuntimeSeconds,
       };
     };
     // Oldest first; exactly these fields (no command, env or times: the relay reads those when it sends the RUN).
@@ -132,17 +165,23 @@ describe('loadQueuedJobsPerQueue (a cycle\'s queue heads)', () => {
   });
 });
 
-describe('commitPlacementsThatHold (a cycle\'s placements, losers left out)', () => {
+describe("commitPlacementsThatHold (a cycle's placements, losers left out)", () => {
   it('commits the placements that hold and leaves out those whose node or job changed', async () => {
     const [a, b, c] = [await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds), await makeNode().gpus(8).insert(ds)];
-    const [j1, j2, j3, gang] = [await makeJob().gpus(2).insert(ds), await makeJob().gpus(2).insert(ds), await makeJob().gpus(2).insert(ds), await makeJob().gpus(1).gang(2).insert(ds)];
+    const [j1, j2, j3, gang] = [
+      await makeJob().gpus(2).insert(ds),
+      await makeJob().gpus(2).insert(ds),
+      await makeJob().gpus(2).insert(ds),
+      await makeJob().gpus(1).gang(2).insert(ds),
+    ];
     const versions = new Map((await loadNodes(autocommit(ds), [a.id, b.id, c.id])).map((n) => [n.id, n.version]));
     // Node b changes (another writer) and j3 is changed (a cancel) after the plan was made.
     await placeJob(ds, await makeJob().gpus(1).insert(ds), [b.id]);
     await inTransaction(ds, (sql) => casUpdateJob(sql, j3.id, j3.version, {}, 0, new Date()));
 
     const result = await inTransaction(ds, (sql) =>
-      commitPlacementsThatHold(sql, [write(j1, [a.id], 2), write(j2, [b.id], 2), write(j3, [c.id], 2), write(gang, [a.id, b.id], 1)], versions, new Date()));
+      commitPlacementsThatHold(sql, [write(j1, [a.id], 2), write(j2, [b.id], 2), write(j3, [c.id], 2), write(gang, [a.id, b.id], 1)], versions, new Date()),
+    );
     expect(result.placed).toEqual([j1.id]);
     expect(result.lost.sort()).toEqual([j2.id, j3.id, gang.id].sort());
 
@@ -159,7 +198,9 @@ describe('commitPlacementsThatHold (a cycle\'s placements, losers left out)', ()
     const node = await makeNode().gpus(8).insert(ds);
     const [j1, j2] = [await makeJob().gpus(4).insert(ds), await makeJob().gpus(5).insert(ds)];
     const [n] = await loadNodes(autocommit(ds), [node.id]);
-    const result = await inTransaction(ds, (sql) => commitPlacementsThatHold(sql, [write(j1, [node.id], 4), write(j2, [node.id], 5)], new Map([[node.id, n.version]]), new Date()));
+    const result = await inTransaction(ds, (sql) =>
+      commitPlacementsThatHold(sql, [write(j1, [node.id], 4), write(j2, [node.id], 5)], new Map([[node.id, n.version]]), new Date()),
+    );
     expect(result).toEqual({ placed: [], lost: [j1.id, j2.id] });
     expect((await loadNodes(autocommit(ds), [node.id]))[0].gpusAllocated).toBe(0);
   });

@@ -49,15 +49,19 @@ describe('TokenStreamSlots', () => {
     expect((await slots.acquire(token, randomUUID(), 2)).granted).toBe(false);
     const t0 = Date.now();
     // Only `alive` is renewed, every 100 ms, until `dead` has gone.
-    await waitFor('the unrenewed lease to run out', async () => {
-      await slots.renew(new Map([[token, [alive]]]));
-      return (await slots.count(token)) === 1 || undefined;
-    }, { timeoutMs: 5_000, intervalMs: 100 });
+    await waitFor(
+      'the unrenewed lease to run out',
+      async () => {
+        await slots.renew(new Map([[token, [alive]]]));
+        return (await slots.count(token)) === 1 || undefined;
+      },
+      { timeoutMs: 5_000, intervalMs: 100 },
+    );
     expect(Date.now() - t0).toBeGreaterThanOrEqual(leaseMs - 50);
     expect((await slots.acquire(token, randomUUID(), 2)).granted).toBe(true);
     expect((await slots.acquire(token, randomUUID(), 2)).granted).toBe(false);
     // The key itself goes with its last lease: nothing a crashed replica left stays for ever.
-    await waitFor('the key to expire', async () => ((await redis.exists(`gantry:streams:${token}`)) === 0) || undefined, { timeoutMs: 5_000, intervalMs: 100 });
+    await waitFor('the key to expire', async () => (await redis.exists(`gantry:streams:${token}`)) === 0 || undefined, { timeoutMs: 5_000, intervalMs: 100 });
   });
 
   it('counts again, at its next renewal, a stream let through while Redis was not asked', async () => {

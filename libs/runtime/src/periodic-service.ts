@@ -16,7 +16,11 @@ export abstract class PeriodicService implements OnApplicationBootstrap, OnModul
   protected roundFailed(_err: unknown): void {}
 
   onApplicationBootstrap(): void {
-    this.task = new PeriodicTask(this.periodMs(), () => this.tick(), (err) => this.roundFailed(err));
+    this.task = new PeriodicTask(
+      this.periodMs(),
+      () => this.tick(),
+      (err) => this.roundFailed(err),
+    );
     this.task.start();
   }
 

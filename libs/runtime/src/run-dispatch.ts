@@ -25,7 +25,10 @@ export const runDispatchExpander: OutboxExpander = {
   async prepare(sql, rows) {
     const ids = [...new Set(rows.map((r) => (JSON.parse(r.value) as DispatchRow).jobId))];
     const jobs = new Map((await findJobs(sql, ids)).map((j) => [j.id, j]));
-    const hostIpc = await hostIpcQueues(sql, [...jobs.values()].map((j) => j.queue));
+    const hostIpc = await hostIpcQueues(
+      sql,
+      [...jobs.values()].map((j) => j.queue),
+    );
     const issuedAt = Date.now();
     return function* expand(row: OutboxRow): Iterable<TopicMessage> {
       const { jobId, attempt } = JSON.parse(row.value) as DispatchRow;

@@ -1,9 +1,30 @@
-import { BeforeApplicationShutdown, DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleDestroy, OnModuleInit, Provider } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  DynamicModule,
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  OnApplicationShutdown,
+  OnModuleDestroy,
+  OnModuleInit,
+  Provider,
+} from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter, Histogram } from 'prom-client';
 import { CommandSigner, DeadLetterPublisher, KafkaSecurity, OutboxRelay, SIGNATURE_HEADER, WakeUpSender } from '@gantry/messaging';
 import { TOPICS } from '@gantry/contracts';
-import { READINESS_CHECKS, ReadinessSource, ServiceEnv, StatefulServiceEnv, createLogger, loggerModule, opsEndpoints, Logger, requiredSetting } from '@gantry/platform';
+import {
+  READINESS_CHECKS,
+  ReadinessSource,
+  ServiceEnv,
+  StatefulServiceEnv,
+  createLogger,
+  loggerModule,
+  opsEndpoints,
+  Logger,
+  requiredSetting,
+} from '@gantry/platform';
 import { Consumers } from './consumers';
 import { NodeCredentialDirectory } from './node-trust/node-credential-directory';
 import { ReadinessRegistry } from './readiness-registry';
@@ -26,8 +47,15 @@ export interface RuntimeOptions {
 }
 
 const outboxPublished = new Counter({ name: 'gantry_outbox_published_total', help: 'Outbox rows published to Kafka' });
-const outboxVacuums = new Counter({ name: 'gantry_outbox_vacuums_total', help: 'Vacuums of the outbox table this relay ran (every GANTRY_OUTBOX_VACUUM_ROWS rows published)' });
-const rowsPerPublish = new Histogram({ name: 'gantry_outbox_rows_per_publish', help: 'Outbox rows per relay round (one claim, one Kafka send)', buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500] });
+const outboxVacuums = new Counter({
+  name: 'gantry_outbox_vacuums_total',
+  help: 'Vacuums of the outbox table this relay ran (every GANTRY_OUTBOX_VACUUM_ROWS rows published)',
+});
+const rowsPerPublish = new Histogram({
+  name: 'gantry_outbox_rows_per_publish',
+  help: 'Outbox rows per relay round (one claim, one Kafka send)',
+  buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+});
 
 /** Starts and stops the outbox relay with the app. */
 @Injectable()
@@ -100,9 +128,10 @@ export class RuntimeModule {
     const ops = opsEndpoints();
     const stateful = opts.config as StatefulServiceEnv;
     // Settings only some services need are checked here, at start-up, naming the variable.
-    const signer = opts.sendsCommands || opts.outboxRelay
-      ? new CommandSigner(requiredSetting(stateful, 'GANTRY_COMMAND_SIGNING_KEY', `${opts.service} signs the commands it sends to agents`))
-      : null;
+    const signer =
+      opts.sendsCommands || opts.outboxRelay
+        ? new CommandSigner(requiredSetting(stateful, 'GANTRY_COMMAND_SIGNING_KEY', `${opts.service} signs the commands it sends to agents`))
+        : null;
     const nodeSecret = opts.verifiesNodes
       ? requiredSetting(stateful, 'GANTRY_NODE_CREDENTIAL_SECRET', `${opts.service} checks the signatures of what nodes send`)
       : null;
@@ -115,7 +144,11 @@ export class RuntimeModule {
       { provide: DataSource, useFactory: (c: ServiceClients) => c.dataSource, inject: [ServiceClients] },
       { provide: REDIS, useFactory: (c: ServiceClients) => c.redis, inject: [ServiceClients] },
       { provide: COMMAND_SIGNER, useValue: signer },
-      { provide: SCHEDULER_WAKE, useFactory: (c: ServiceClients, logger: Logger) => new WakeUpSender(c.producer, logger), inject: [ServiceClients, SERVICE_LOGGER] },
+      {
+        provide: SCHEDULER_WAKE,
+        useFactory: (c: ServiceClients, logger: Logger) => new WakeUpSender(c.producer, logger),
+        inject: [ServiceClients, SERVICE_LOGGER],
+      },
       ReadinessRegistry,
       Consumers,
       {
@@ -146,7 +179,18 @@ export class RuntimeModule {
       controllers: ops.controllers,
       providers,
       exports: [
-        CONFIG, SERVICE_LOGGER, ReadinessRegistry, Consumers, ServiceClients, KAFKA, KAFKA_PRODUCER, DataSource, REDIS, READINESS_CHECKS, COMMAND_SIGNER, SCHEDULER_WAKE,
+        CONFIG,
+        SERVICE_LOGGER,
+        ReadinessRegistry,
+        Consumers,
+        ServiceClients,
+        KAFKA,
+        KAFKA_PRODUCER,
+        DataSource,
+        REDIS,
+        READINESS_CHECKS,
+        COMMAND_SIGNER,
+        SCHEDULER_WAKE,
         ...(nodeSecret ? [NodeCredentialDirectory] : []),
       ],
     };

@@ -61,7 +61,12 @@ export function fleetStack(opts: FleetStackOptions): Stack {
  */
 export function fleetAgentEnv(fleet: SimulatedFleet): Record<string, string> {
   return {
-    GANTRY_SIM_NODES: String(fleet.nodes), GANTRY_SIM_PREFIX: fleet.prefix, GANTRY_AGENT_ID: fleet.prefix, GANTRY_SIM_EXECUTOR: fleet.executor, GANTRY_AGENT_WORKDIR: fleet.workDir,
-    GANTRY_NODE_ADDRESS: '127.0.0.1', GANTRY_AGENT_LOGS_PORT: '0',
+    GANTRY_SIM_NODES: String(fleet.nodes),
+    GANTRY_SIM_PREFIX: fleet.prefix,
+    GANTRY_AGENT_ID: fleet.prefix,
+    GANTRY_SIM_EXECUTOR: fleet.executor,
+    GANTRY_AGENT_WORKDIR: fleet.workDir,
+    GANTRY_NODE_ADDRESS: '127.0.0.1',
+    GANTRY_AGENT_LOGS_PORT: '0',
   };
 }

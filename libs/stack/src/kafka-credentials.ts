@@ -47,7 +47,10 @@ export function kafkaEnvFor(credentials: KafkaCredentials, role: string): Record
 }
 
 /** The same as a client's security settings (for in-process clients: tests, benches, tools). */
-export function kafkaSecurityFor(credentials: KafkaCredentials | null, role = 'admin'): { sasl?: { mechanism: KafkaCredentials['mechanism']; username: string; password: string } } {
+export function kafkaSecurityFor(
+  credentials: KafkaCredentials | null,
+  role = 'admin',
+): { sasl?: { mechanism: KafkaCredentials['mechanism']; username: string; password: string } } {
   if (!credentials) return {};
   const u = credentials.users[role];
   return { sasl: { mechanism: credentials.mechanism, username: u.username, password: u.password } };

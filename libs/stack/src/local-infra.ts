@@ -56,7 +56,10 @@ export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
 export class LocalKafkaBroker {
   readonly dataDir: string;
 
-  constructor(private readonly root: string, readonly port: number) {
+  constructor(
+    private readonly root: string,
+    readonly port: number,
+  ) {
     this.dataDir = join(root, '.cache', 'kafka', `data-${port}`);
   }
 

@@ -52,7 +52,16 @@ describe('stackSecretsFromEnv', () => {
 
   it('takes all four from the environment without asking for kept ones', () => {
     const s = generateStackSecrets();
-    Object.assign(process.env, { GANTRY_COMMAND_SIGNING_KEY: s.commandSigningKey, GANTRY_COMMAND_PUBLIC_KEY: s.commandPublicKey, GANTRY_NODE_CREDENTIAL_SECRET: s.nodeCredentialSecret, GANTRY_CURSOR_SECRET: s.cursorSecret });
-    expect(stackSecretsFromEnv(() => { throw new Error('not asked'); })).toEqual(s);
+    Object.assign(process.env, {
+      GANTRY_COMMAND_SIGNING_KEY: s.commandSigningKey,
+      GANTRY_COMMAND_PUBLIC_KEY: s.commandPublicKey,
+      GANTRY_NODE_CREDENTIAL_SECRET: s.nodeCredentialSecret,
+      GANTRY_CURSOR_SECRET: s.cursorSecret,
+    });
+    expect(
+      stackSecretsFromEnv(() => {
+        throw new Error('not asked');
+      }),
+    ).toEqual(s);
   });
 });

@@ -45,7 +45,10 @@ export function persistentStackSecrets(dir: string): StackSecrets {
  */
 export function stackSecretsFromEnv(fallback: () => StackSecrets): StackSecrets {
   const e = process.env;
-  const pair = e.GANTRY_COMMAND_SIGNING_KEY && e.GANTRY_COMMAND_PUBLIC_KEY ? { commandSigningKey: e.GANTRY_COMMAND_SIGNING_KEY, commandPublicKey: e.GANTRY_COMMAND_PUBLIC_KEY } : null;
+  const pair =
+    e.GANTRY_COMMAND_SIGNING_KEY && e.GANTRY_COMMAND_PUBLIC_KEY
+      ? { commandSigningKey: e.GANTRY_COMMAND_SIGNING_KEY, commandPublicKey: e.GANTRY_COMMAND_PUBLIC_KEY }
+      : null;
   const given: Partial<StackSecrets> = {
     ...pair,
     ...(e.GANTRY_NODE_CREDENTIAL_SECRET ? { nodeCredentialSecret: e.GANTRY_NODE_CREDENTIAL_SECRET } : {}),

@@ -92,13 +92,13 @@ export class Stack {
             ...(o.env.GANTRY_ADMIN_TOKEN ? { GANTRY_ENROLL_TOKEN: o.env.GANTRY_ADMIN_TOKEN } : {}),
           }
         : {
-            GANTRY_COMMAND_SIGNING_KEY: this.secrets.commandSigningKey, GANTRY_NODE_CREDENTIAL_SECRET: this.secrets.nodeCredentialSecret,
+            GANTRY_COMMAND_SIGNING_KEY: this.secrets.commandSigningKey,
+            GANTRY_NODE_CREDENTIAL_SECRET: this.secrets.nodeCredentialSecret,
             ...(service === 'api-gateway' ? { GANTRY_CURSOR_SECRET: this.secrets.cursorSecret } : {}),
           };
     // The gateway signs real agents' Kafka tokens with the broker's key (ADR 0034).
-    const agentKafka: Record<string, string> = service === 'api-gateway' && o.kafkaCredentials?.agentTokenKey
-      ? { GANTRY_AGENT_KAFKA_TOKEN_KEY: o.kafkaCredentials.agentTokenKey }
-      : {};
+    const agentKafka: Record<string, string> =
+      service === 'api-gateway' && o.kafkaCredentials?.agentTokenKey ? { GANTRY_AGENT_KAFKA_TOKEN_KEY: o.kafkaCredentials.agentTokenKey } : {};
     const env: Record<string, string> = { ...o.env, ...kafka, ...secrets, ...agentKafka, ...(o.serviceEnv?.[service] ?? {}), ...extra };
     // A real agent (no simulated nodes) is its node's own principal, with tokens from the gateway:
     // the fleet's user is never a real node's.

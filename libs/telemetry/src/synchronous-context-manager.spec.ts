@@ -8,12 +8,17 @@ describe('SynchronousContextManager', () => {
   it('makes a context active while the function runs, nested scopes included, and restores it after', () => {
     const m = new SynchronousContextManager().enable();
     const seen: unknown[] = [];
-    const result = m.with(withValue('outer'), (x: number) => {
-      seen.push(m.active().getValue(KEY));
-      m.with(withValue('inner'), () => seen.push(m.active().getValue(KEY)));
-      seen.push(m.active().getValue(KEY));
-      return x * 2;
-    }, undefined, 21);
+    const result = m.with(
+      withValue('outer'),
+      (x: number) => {
+        seen.push(m.active().getValue(KEY));
+        m.with(withValue('inner'), () => seen.push(m.active().getValue(KEY)));
+        seen.push(m.active().getValue(KEY));
+        return x * 2;
+      },
+      undefined,
+      21,
+    );
     expect(result).toBe(42);
     expect(seen).toEqual(['outer', 'inner', 'outer']);
     expect(m.active()).toBe(ROOT_CONTEXT);
@@ -21,13 +26,22 @@ describe('SynchronousContextManager', () => {
 
   it('restores the outer context when the function throws', () => {
     const m = new SynchronousContextManager().enable();
-    expect(() => m.with(withValue('doomed'), () => { throw new Error('boom'); })).toThrow('boom');
+    expect(() =>
+      m.with(withValue('doomed'), () => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
     expect(m.active()).toBe(ROOT_CONTEXT);
   });
 
   it('passes thisArg through', () => {
     const m = new SynchronousContextManager().enable();
-    const holder = { n: 7, get(this: { n: number }) { return this.n; } };
+    const holder = {
+      n: 7,
+      get(this: { n: number }) {
+        return this.n;
+      },
+    };
     expect(m.with(ROOT_CONTEXT, holder.get, holder)).toBe(7);
   });
 

@@ -2,7 +2,7 @@ import { TelemetryMode, telemetryMode } from './telemetry-mode';
 
 describe('telemetryMode', () => {
   const cases: Array<[string, Record<string, string>, TelemetryMode]> = [
-    ['nothing set: carry the client\'s context, make no span', {}, 'propagate'],
+    ["nothing set: carry the client's context, make no span", {}, 'propagate'],
     ['an OTLP endpoint: trace', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, 'trace'],
     ['a traces endpoint: trace', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }, 'trace'],
     ['an exporter named without an endpoint: trace', { OTEL_TRACES_EXPORTER: 'console' }, 'trace'],

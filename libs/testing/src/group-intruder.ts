@@ -4,11 +4,27 @@ import { KafkaSecurity, kafkaConfig } from '@gantry/messaging';
 /** The group requests of kafkajs's Broker (not exported by kafkajs: its private Cluster gives it). */
 interface RawBroker {
   findGroupCoordinator(r: { groupId: string; coordinatorType: number }): Promise<unknown>;
-  joinGroup(r: { groupId: string; sessionTimeout: number; rebalanceTimeout: number; memberId?: string; groupProtocols: Array<{ name: string; metadata: Buffer }> }): Promise<{ memberId: string; generationId: number }>;
-  syncGroup(r: { groupId: string; generationId: number; memberId: string; groupAssignment: Array<{ memberId: string; memberAssignment: Buffer }> }): Promise<unknown>;
+  joinGroup(r: {
+    groupId: string;
+    sessionTimeout: number;
+    rebalanceTimeout: number;
+    memberId?: string;
+    groupProtocols: Array<{ name: string; metadata: Buffer }>;
+  }): Promise<{ memberId: string; generationId: number }>;
+  syncGroup(r: {
+    groupId: string;
+    generationId: number;
+    memberId: string;
+    groupAssignment: Array<{ memberId: string; memberAssignment: Buffer }>;
+  }): Promise<unknown>;
   heartbeat(r: { groupId: string; groupGenerationId: number; memberId: string }): Promise<unknown>;
   leaveGroup(r: { groupId: string; memberId: string }): Promise<unknown>;
-  offsetCommit(r: { groupId: string; groupGenerationId: number; memberId: string; topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> }): Promise<unknown>;
+  offsetCommit(r: {
+    groupId: string;
+    groupGenerationId: number;
+    memberId: string;
+    topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>;
+  }): Promise<unknown>;
   offsetFetch(r: { groupId: string; topics: Array<{ topic: string; partitions: Array<{ partition: number }> }> }): Promise<unknown>;
 }
 interface RawCluster {
@@ -21,7 +37,10 @@ interface RawCluster {
 const CREATE_CLUSTER = 'private:Kafka:createCluster';
 
 /** What one try at another's group came to: `ok`, or the broker's error (e.g. GROUP_AUTHORIZATION_FAILED). */
-export type GroupAttempt = Record<'findCoordinator' | 'join' | 'syncAsLeader' | 'heartbeatAsMember' | 'leaveAsMember' | 'commitOffsets' | 'fetchOffsets', string>;
+export type GroupAttempt = Record<
+  'findCoordinator' | 'join' | 'syncAsLeader' | 'heartbeatAsMember' | 'leaveAsMember' | 'commitOffsets' | 'fetchOffsets',
+  string
+>;
 
 /**
  * A client that speaks the consumer-group protocol itself, as a hostile agent would (kafkajs's own
@@ -38,7 +57,11 @@ export class GroupIntruder {
     const kafka = new Kafka({ ...kafkaConfig({ brokers, clientId, security }), logLevel: logLevel.NOTHING, retry: { retries: 0 } });
     const create = Object.getOwnPropertySymbols(kafka).find((s) => s.description === CREATE_CLUSTER);
     if (!create) throw new Error('kafkajs has no private cluster factory: this helper needs kafkajs 2.2');
-    const cluster = (kafka as unknown as Record<symbol, (o: object) => RawCluster>)[create]({ metadataMaxAge: 60_000, allowAutoTopicCreation: false, maxInFlightRequests: null });
+    const cluster = (kafka as unknown as Record<symbol, (o: object) => RawCluster>)[create]({
+      metadataMaxAge: 60_000,
+      allowAutoTopicCreation: false,
+      maxInFlightRequests: null,
+    });
     await cluster.connect();
     await cluster.refreshMetadata();
     return new GroupIntruder(cluster);
@@ -59,11 +82,22 @@ export class GroupIntruder {
     const assignment = AssignerProtocol.MemberAssignment.encode({ version: 1, assignment: { [topic]: partitions }, userData: Buffer.alloc(0) });
     return {
       findCoordinator: await outcome(() => broker.findGroupCoordinator({ groupId, coordinatorType: 0 })),
-      join: await outcome(() => broker.joinGroup({ groupId, sessionTimeout: 10_000, rebalanceTimeout: 10_000, groupProtocols: [{ name: 'GantryKeyedAssigner', metadata }] })),
-      syncAsLeader: await outcome(() => broker.syncGroup({ groupId, generationId: 1, memberId, groupAssignment: [{ memberId, memberAssignment: assignment }] })),
+      join: await outcome(() =>
+        broker.joinGroup({ groupId, sessionTimeout: 10_000, rebalanceTimeout: 10_000, groupProtocols: [{ name: 'GantryKeyedAssigner', metadata }] }),
+      ),
+      syncAsLeader: await outcome(() =>
+        broker.syncGroup({ groupId, generationId: 1, memberId, groupAssignment: [{ memberId, memberAssignment: assignment }] }),
+      ),
       heartbeatAsMember: await outcome(() => broker.heartbeat({ groupId, groupGenerationId: 1, memberId })),
       leaveAsMember: await outcome(() => broker.leaveGroup({ groupId, memberId })),
-      commitOffsets: await outcome(() => broker.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [{ topic, partitions: partitions.map((partition) => ({ partition, offset: '1000000' })) }] })),
+      commitOffsets: await outcome(() =>
+        broker.offsetCommit({
+          groupId,
+          groupGenerationId: -1,
+          memberId: '',
+          topics: [{ topic, partitions: partitions.map((partition) => ({ partition, offset: '1000000' })) }],
+        }),
+      ),
       fetchOffsets: await outcome(() => broker.offsetFetch({ groupId, topics: [{ topic, partitions: partitions.map((partition) => ({ partition })) }] })),
     };
   }

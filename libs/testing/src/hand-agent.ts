@@ -1,6 +1,15 @@
 import { TOPICS, TOPIC_PARTITIONS } from '@gantry/contracts';
 import {
-  KafkaConnection, MessageProducer, NODE_ID_HEADER, OutgoingMessage, SIGNATURE_HEADER, createKafka, nodeSigningKey, partitionForKey, signKafkaTokenRequest, signNodeMessage,
+  KafkaConnection,
+  MessageProducer,
+  NODE_ID_HEADER,
+  OutgoingMessage,
+  SIGNATURE_HEADER,
+  createKafka,
+  nodeSigningKey,
+  partitionForKey,
+  signKafkaTokenRequest,
+  signNodeMessage,
 } from '@gantry/messaging';
 import { testEnv } from './test-env';
 
@@ -15,7 +24,10 @@ export class HandAgent {
   private producer: MessageProducer | null = null;
   readonly credentials = new Map<string, string>();
 
-  constructor(private readonly gatewayUrl: string, private readonly adminToken: string) {}
+  constructor(
+    private readonly gatewayUrl: string,
+    private readonly adminToken: string,
+  ) {}
 
   /** Enrolls (or enrolls again, rotating) these nodes and keeps their credentials. */
   async enroll(...nodeIds: string[]): Promise<void> {
@@ -46,7 +58,10 @@ export class HandAgent {
    * Asks the gateway for `nodeId`'s Kafka token (ADR 0034), proving `signAs`'s credential (default:
    * its own) over `at` (default: now), or sending `signature` as given: the gateway's answer as it came.
    */
-  async requestKafkaToken(nodeId: string, o: { signAs?: string; at?: number; signature?: string } = {}): Promise<{ status: number; body: Record<string, unknown>; signature: string }> {
+  async requestKafkaToken(
+    nodeId: string,
+    o: { signAs?: string; at?: number; signature?: string } = {},
+  ): Promise<{ status: number; body: Record<string, unknown>; signature: string }> {
     const at = o.at ?? Date.now();
     let signature = o.signature;
     if (signature === undefined) {

@@ -40,7 +40,8 @@ export function testContainerRuntime(): { env: Record<string, string>; image: st
       chmodSync(join(root, 'tmp'), 0o1777);
       copyFileSync('/bin/busybox', join(root, 'bin', 'busybox'));
       chmodSync(join(root, 'bin', 'busybox'), 0o755);
-      for (const applet of ['sh', 'id', 'cat', 'ls', 'sleep', 'env', 'echo', 'readlink', 'touch', 'kill', 'ps', 'grep', 'tr']) symlinkSync('busybox', join(root, 'bin', applet));
+      for (const applet of ['sh', 'id', 'cat', 'ls', 'sleep', 'env', 'echo', 'readlink', 'touch', 'kill', 'ps', 'grep', 'tr'])
+        symlinkSync('busybox', join(root, 'bin', applet));
       const tar = join(root, '..', `${root.split('/').pop()}.tar`);
       execFileSync('tar', ['-C', root, '-cf', tar, '.']);
       execFileSync('podman', ['import', '--change', 'ENV PATH=/bin', tar, TEST_IMAGE], { env, stdio: 'ignore' });

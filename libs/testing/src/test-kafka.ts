@@ -22,5 +22,11 @@ export async function testWakeUpSender(clientId: string): Promise<{ sender: Wake
   const connection = testKafka(clientId);
   const producer = await connection.connectProducer();
   const sender = new WakeUpSender(producer, { debug: () => undefined });
-  return { sender, close: async () => { await sender.settled(); await connection.disconnect(); } };
+  return {
+    sender,
+    close: async () => {
+      await sender.settled();
+      await connection.disconnect();
+    },
+  };
 }

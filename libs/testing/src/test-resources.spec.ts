@@ -11,7 +11,10 @@ describe('test suite registry', () => {
   });
 
   it('gives every suite with services a port range of 20 that overlaps no other', () => {
-    const ranges = entries.filter(([, s]) => s.basePort > 0).map(([, s]) => s.basePort).sort((a, b) => a - b);
+    const ranges = entries
+      .filter(([, s]) => s.basePort > 0)
+      .map(([, s]) => s.basePort)
+      .sort((a, b) => a - b);
     for (let i = 1; i < ranges.length; i++) expect(ranges[i] - ranges[i - 1]).toBeGreaterThanOrEqual(20);
   });
 });

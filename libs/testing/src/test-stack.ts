@@ -59,11 +59,20 @@ export async function startTestStack(opts: {
     // for, so suites do not shed creates (load shedding has its own tests: load-shedding.spec.ts,
     // concurrency-limit.spec.ts, gateway-pressure's door test, and the overload fault of test:chaos).
     env: {
-      GANTRY_HEARTBEAT_MS: '1000', LOG_LEVEL: 'info',
-      GANTRY_SHED_EVENT_LOOP_DELAY_MS: '0', GANTRY_SHED_CREATE_WAIT_MS: '0', GANTRY_CREATE_LATENCY_TARGET_MS: '0',
+      GANTRY_HEARTBEAT_MS: '1000',
+      LOG_LEVEL: 'info',
+      GANTRY_SHED_EVENT_LOOP_DELAY_MS: '0',
+      GANTRY_SHED_CREATE_WAIT_MS: '0',
+      GANTRY_CREATE_LATENCY_TARGET_MS: '0',
       ...opts.env,
     },
-    fleet: { nodes: opts.simNodes ?? 3, prefix: opts.fleetPrefix ?? tag, executor: 'process', workDir: join(work, 'agent'), env: { GANTRY_KILL_GRACE_MS: '2000', ...JOB_SCRATCH_AGENT_ENV, ...opts.agentEnv } },
+    fleet: {
+      nodes: opts.simNodes ?? 3,
+      prefix: opts.fleetPrefix ?? tag,
+      executor: 'process',
+      workDir: join(work, 'agent'),
+      env: { GANTRY_KILL_GRACE_MS: '2000', ...JOB_SCRATCH_AGENT_ENV, ...opts.agentEnv },
+    },
     serviceEnv: opts.serviceEnv,
     replicas: opts.replicas,
     kafkaCredentials: testEnv.kafkaCredentials,
@@ -71,7 +80,13 @@ export async function startTestStack(opts: {
   await stack.start();
   const clientFor = (token: string) => new GantryClient({ baseUrl: stack.gatewayUrl, token, retry: { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 200 } });
   return {
-    stack, tag, adminToken, admin: clientFor(adminToken), work, root, clientFor,
+    stack,
+    tag,
+    adminToken,
+    admin: clientFor(adminToken),
+    work,
+    root,
+    clientFor,
     extraAgent: (name, fleet, env = {}) =>
       stack.extra(name, 'node-agent', { ...fleetAgentEnv({ executor: 'process', ...fleet, workDir: join(work, name) }), ...JOB_SCRATCH_AGENT_ENV, ...env }),
   };

@@ -16,7 +16,12 @@ export class AuditLog {
 
   async record(who: Principal, action: string, target: string, details: Record<string, unknown> = {}, sql: Sql = autocommit(this.ds)): Promise<void> {
     await appendAuditEntry(sql, {
-      at: new Date(), actor: { owner: who.owner, role: who.role, tokenId: who.tokenId }, address: who.address, action, target, details,
+      at: new Date(),
+      actor: { owner: who.owner, role: who.role, tokenId: who.tokenId },
+      address: who.address,
+      action,
+      target,
+      details,
     });
   }
 }

@@ -16,7 +16,10 @@ const isAuditCursor = (v: unknown): v is { a: number } => typeof v === 'object' 
 @Roles('operator')
 @Controller('v1/audit')
 export class AuditController {
-  constructor(@Inject(DataSource) private readonly ds: DataSource, @Inject(CursorCodec) private readonly cursors: CursorCodec) {}
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(CursorCodec) private readonly cursors: CursorCodec,
+  ) {}
 
   @Get()
   @ApiOperation({ operationId: 'audit.list', summary: "Operators' changes, newest first: who, what, when, from which address" })
@@ -31,7 +34,15 @@ export class AuditController {
     const rows = await listAuditEntries(autocommit(this.ds), before, limit + 1);
     const page = rows.slice(0, limit);
     return {
-      items: page.map((e) => ({ id: e.id, at: e.at.toISOString(), actor: e.actor, address: e.address, action: e.action, target: e.target, details: e.details })),
+      items: page.map((e) => ({
+        id: e.id,
+        at: e.at.toISOString(),
+        actor: e.actor,
+        address: e.address,
+        action: e.action,
+        target: e.target,
+        details: e.details,
+      })),
       nextCursor: rows.length > limit ? this.cursors.encode({ a: page[page.length - 1].id }) : null,
     };
   }

@@ -12,7 +12,10 @@ import { ROLES_KEY } from './roles.decorator';
  */
 @Injectable()
 export class BearerAuthGuard implements CanActivate {
-  constructor(private readonly gate: RequestGate, private readonly reflector: Reflector) {}
+  constructor(
+    private readonly gate: RequestGate,
+    private readonly reflector: Reflector,
+  ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<GatedRequest>();

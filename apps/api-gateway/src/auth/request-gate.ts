@@ -21,7 +21,7 @@ const decisions = new Counter({
 
 const unauthenticated = new Counter({
   name: 'gantry_unauthenticated_requests_total',
-  help: 'Requests without a valid token: refused (401), or limited (429) past their address\'s GANTRY_ANON_RATE_LIMIT_RPS',
+  help: "Requests without a valid token: refused (401), or limited (429) past their address's GANTRY_ANON_RATE_LIMIT_RPS",
   labelNames: ['outcome'],
 });
 
@@ -63,14 +63,20 @@ export class RequestGate {
   private readonly admission: CreateAdmission;
   private readonly anonymous: AnonymousRateLimiter;
 
-  constructor(private readonly tokens: TokenRegistry, @Inject(REDIS) redis: Redis, @Inject(CONFIG) config: GatewayEnv) {
+  constructor(
+    private readonly tokens: TokenRegistry,
+    @Inject(REDIS) redis: Redis,
+    @Inject(CONFIG) config: GatewayEnv,
+  ) {
     this.limiter = new TokenRateLimiter(new RateLimitBuckets(redis));
     this.problems = new ProblemDetailsFilter(translateUnavailable(config.GANTRY_ADMISSION_WAIT_MS));
     this.userLimits = { ratePerS: config.GANTRY_RATE_LIMIT_RPS, burst: config.GANTRY_RATE_LIMIT_BURST };
     this.operatorLimits = { ratePerS: config.GANTRY_OPERATOR_RATE_LIMIT_RPS, burst: config.GANTRY_OPERATOR_RATE_LIMIT_BURST };
-    this.admission = new CreateAdmission(config.GANTRY_CREATE_LATENCY_TARGET_MS > 0
-      ? { targetMs: config.GANTRY_CREATE_LATENCY_TARGET_MS, min: config.GANTRY_CREATE_INFLIGHT_MIN, max: config.GANTRY_CREATE_INFLIGHT_MAX, backoff: 0.9 }
-      : null);
+    this.admission = new CreateAdmission(
+      config.GANTRY_CREATE_LATENCY_TARGET_MS > 0
+        ? { targetMs: config.GANTRY_CREATE_LATENCY_TARGET_MS, min: config.GANTRY_CREATE_INFLIGHT_MIN, max: config.GANTRY_CREATE_INFLIGHT_MAX, backoff: 0.9 }
+        : null,
+    );
     this.anonymous = new AnonymousRateLimiter({ ratePerS: config.GANTRY_ANON_RATE_LIMIT_RPS, burst: config.GANTRY_ANON_RATE_LIMIT_RPS });
   }
 
@@ -92,7 +98,8 @@ export class RequestGate {
       const d = await this.limiter.take(principal.tokenId ?? 'admin', principal.role === 'operator' ? this.operatorLimits : this.userLimits);
       decisions.inc({ outcome: !d.checked ? 'unchecked' : d.allowed ? 'allowed' : 'limited' });
       void reply.header('ratelimit-limit', String(d.limit)).header('ratelimit-remaining', String(d.remaining));
-      if (!d.allowed) throw new ApiError(ErrorCode.RATE_LIMITED, `this token's request budget is spent; try again in ${d.retryAfterS} s`).retryAfter(d.retryAfterS!);
+      if (!d.allowed)
+        throw new ApiError(ErrorCode.RATE_LIMITED, `this token's request budget is spent; try again in ${d.retryAfterS} s`).retryAfter(d.retryAfterS!);
       if (isCreate(req) && this.pressured()) {
         shed.inc({ reason: 'event-loop' });
         throw new ApiError(ErrorCode.UNAVAILABLE, 'the gateway is overloaded; try again later').retryAfter(1);

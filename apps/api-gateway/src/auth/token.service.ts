@@ -12,11 +12,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Minting, listing and revoking tokens; authentication is TokenRegistry's. */
 @Injectable()
 export class TokenService {
-  constructor(@Inject(DataSource) private readonly ds: DataSource, private readonly registry: TokenRegistry, private readonly audit: AuditLog) {}
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    private readonly registry: TokenRegistry,
+    private readonly audit: AuditLog,
+  ) {}
 
   /** Mints a token; the secret is returned once and only its hash is stored. */
   async mint(
-    who: Principal, t: { owner: string; role: Role; description: string | null; expiresAt: Date | null },
+    who: Principal,
+    t: { owner: string; role: Role; description: string | null; expiresAt: Date | null },
   ): Promise<ApiTokenRecord & { token: string }> {
     const token = `gnt_${randomBytes(32).toString('base64url')}`;
     const record = { id: randomUUID(), ...t, createdAt: new Date() };

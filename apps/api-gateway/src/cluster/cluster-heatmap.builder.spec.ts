@@ -3,13 +3,30 @@ import { buildHeatmap } from './cluster-heatmap.builder';
 
 const NOW = 1_800_000_000_000;
 const T = { suspectMs: 15_000, deadMs: 40_000 };
-const row = (id: string, zone: string, rack: string, more: Partial<NodeGridRow> = {}): NodeGridRow => ({ id, zone, rack, gpusTotal: 8, gpusAllocated: 0, cordoned: false, ...more });
+const row = (id: string, zone: string, rack: string, more: Partial<NodeGridRow> = {}): NodeGridRow => ({
+  id,
+  zone,
+  rack,
+  gpusTotal: 8,
+  gpusAllocated: 0,
+  cordoned: false,
+  ...more,
+});
 
 describe('buildHeatmap', () => {
   it('groups consecutive rows into racks and keeps the per-node arrays aligned with nodeIds', () => {
-    const grid = [row('a1', 'z1', 'r1'), row('a2', 'z1', 'r1', { gpusAllocated: 3, cordoned: true }), row('b1', 'z1', 'r2'), row('c1', 'z2', 'r1', { gpusTotal: 0 })];
+    const grid = [
+      row('a1', 'z1', 'r1'),
+      row('a2', 'z1', 'r1', { gpusAllocated: 3, cordoned: true }),
+      row('b1', 'z1', 'r2'),
+      row('c1', 'z2', 'r1', { gpusTotal: 0 }),
+    ];
     const view = buildHeatmap(grid, [NOW, NOW - 20_000, NOW - 50_000, null], [null, null, null, null], NOW, T);
-    expect(view.racks).toEqual([{ zone: 'z1', rack: 'r1', nodes: 2 }, { zone: 'z1', rack: 'r2', nodes: 1 }, { zone: 'z2', rack: 'r1', nodes: 1 }]);
+    expect(view.racks).toEqual([
+      { zone: 'z1', rack: 'r1', nodes: 2 },
+      { zone: 'z1', rack: 'r2', nodes: 1 },
+      { zone: 'z2', rack: 'r1', nodes: 1 },
+    ]);
     expect(view.nodeIds).toEqual(['a1', 'a2', 'b1', 'c1']);
     expect(view.health).toBe('HDUU');
     expect(view.cordoned).toEqual([1]);

@@ -23,7 +23,11 @@ export class ClusterHeatmapService {
   private readonly live: NodeLiveStore;
   private readonly view: RefreshingValue<ClusterHeatmapView>;
 
-  constructor(@Inject(DataSource) private readonly ds: DataSource, @Inject(REDIS) redis: Redis, @Inject(CONFIG) private readonly config: GatewayEnv) {
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    @Inject(REDIS) redis: Redis,
+    @Inject(CONFIG) private readonly config: GatewayEnv,
+  ) {
     this.live = new NodeLiveStore(redis, config.GANTRY_NODE_DEAD_MS * 3);
     this.view = new RefreshingValue(() => this.read(), MAX_AGE_MS, Date.now, true);
   }
@@ -37,6 +41,12 @@ export class ClusterHeatmapService {
     const ids = grid.map((r) => r.id);
     const [lastSeen, contributions] = await Promise.all([this.live.lastSeenMany(ids), this.live.contributionsMany(ids)]);
     const thresholds = { suspectMs: this.config.GANTRY_NODE_SUSPECT_MS, deadMs: this.config.GANTRY_NODE_DEAD_MS };
-    return buildHeatmap(grid, ids.map((id) => lastSeen.get(id) ?? null), contributions, Date.now(), thresholds);
+    return buildHeatmap(
+      grid,
+      ids.map((id) => lastSeen.get(id) ?? null),
+      contributions,
+      Date.now(),
+      thresholds,
+    );
   }
 }

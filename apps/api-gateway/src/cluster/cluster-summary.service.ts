@@ -27,7 +27,11 @@ export class ClusterSummaryService {
   private readonly utilisation: ClusterUtilisationStore;
   private readonly durable: RefreshingValue<DurableCounts>;
 
-  constructor(@Inject(DataSource) ds: DataSource, @Inject(REDIS) redis: Redis, @Inject(CONFIG) private readonly config: GatewayEnv) {
+  constructor(
+    @Inject(DataSource) ds: DataSource,
+    @Inject(REDIS) redis: Redis,
+    @Inject(CONFIG) private readonly config: GatewayEnv,
+  ) {
     this.utilisation = new ClusterUtilisationStore(redis);
     this.durable = new RefreshingValue(async () => {
       const sql = autocommit(ds);
@@ -58,7 +62,9 @@ export class ClusterSummaryService {
       at: new Date(nowMs).toISOString(),
       nodes: healthy + degraded + unhealthy,
       nodesByHealth: { HEALTHY: healthy, DEGRADED: degraded, UNHEALTHY: unhealthy },
-      gpus: durable.capacity.filter((c) => c.gpuModel !== null || c.total > 0).map((c) => ({ model: c.gpuModel, nodes: c.nodes, total: c.total, allocated: c.allocated, free: c.free })),
+      gpus: durable.capacity
+        .filter((c) => c.gpuModel !== null || c.total > 0)
+        .map((c) => ({ model: c.gpuModel, nodes: c.nodes, total: c.total, allocated: c.allocated, free: c.free })),
       utilisation: { gpu: avg.gpu, cpu: avg.cpu, nodes: sums.nodes },
       jobsByState: durable.jobsByState,
     };

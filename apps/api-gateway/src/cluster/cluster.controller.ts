@@ -11,10 +11,17 @@ import { ClusterSummaryService } from './cluster-summary.service';
 @UseGuards(BearerAuthGuard)
 @Controller('v1/cluster')
 export class ClusterController {
-  constructor(private readonly summaries: ClusterSummaryService, private readonly enrollment: EnrollmentService, private readonly heatmaps: ClusterHeatmapService) {}
+  constructor(
+    private readonly summaries: ClusterSummaryService,
+    private readonly enrollment: EnrollmentService,
+    private readonly heatmaps: ClusterHeatmapService,
+  ) {}
 
   @Get('summary')
-  @ApiOkResponse({ type: ClusterSummaryView, description: 'Node counts by health, GPU capacity by model, utilisation averages and job counts; capacity and job counts may be up to a second old' })
+  @ApiOkResponse({
+    type: ClusterSummaryView,
+    description: 'Node counts by health, GPU capacity by model, utilisation averages and job counts; capacity and job counts may be up to a second old',
+  })
   async summary(): Promise<ClusterSummaryView> {
     return this.summaries.summary();
   }

@@ -5,11 +5,15 @@ describe('RefreshingValue', () => {
     let now = 0;
     let loads = 0;
     let release: (() => void) | null = null;
-    const v = new RefreshingValue(async () => {
-      loads++;
-      if (loads > 1) await new Promise<void>((r) => (release = r));
-      return loads;
-    }, 1000, () => now);
+    const v = new RefreshingValue(
+      async () => {
+        loads++;
+        if (loads > 1) await new Promise<void>((r) => (release = r));
+        return loads;
+      },
+      1000,
+      () => now,
+    );
     expect(await v.get()).toBe(1);
     now = 999;
     expect(await v.get()).toBe(1);
@@ -26,10 +30,14 @@ describe('RefreshingValue', () => {
   it('keeps the old value when a refresh fails, and the first load surfaces its error', async () => {
     let now = 0;
     let fail = false;
-    const v = new RefreshingValue(async () => {
-      if (fail) throw new Error('down');
-      return 'ok';
-    }, 10, () => now);
+    const v = new RefreshingValue(
+      async () => {
+        if (fail) throw new Error('down');
+        return 'ok';
+      },
+      10,
+      () => now,
+    );
     expect(await v.get()).toBe('ok');
     fail = true;
     now = 100;
@@ -41,7 +49,12 @@ describe('RefreshingValue', () => {
   it('with waitWhenStale, makes a reader of an expired value wait for the refresh, one load for all', async () => {
     let now = 0;
     let loads = 0;
-    const v = new RefreshingValue(async () => ++loads, 1000, () => now, true);
+    const v = new RefreshingValue(
+      async () => ++loads,
+      1000,
+      () => now,
+      true,
+    );
     expect(await v.get()).toBe(1);
     now = 500;
     expect(await v.get()).toBe(1);

@@ -14,7 +14,9 @@ describe('AgentKafkaTokenSigner', () => {
     expect(signer.kid).toBe(await calculateJwkThumbprint(jwk, 'sha256'));
     const { token, expiresAt } = await signer.sign('gantry-node-gpu-1.g3', NOW, 900_000);
     const { payload, protectedHeader } = await jwtVerify(token, createLocalJWKSet({ keys: [{ ...jwk, kid: signer.kid }] }), {
-      issuer: 'gantry', audience: 'gantry-kafka', currentDate: new Date(NOW + 1000),
+      issuer: 'gantry',
+      audience: 'gantry-kafka',
+      currentDate: new Date(NOW + 1000),
     });
     expect(protectedHeader).toMatchObject({ alg: 'ES256', kid: signer.kid });
     expect(payload).toMatchObject({ sub: 'gantry-node-gpu-1.g3', iat: NOW / 1000, exp: (NOW + 900_000) / 1000 });

@@ -16,7 +16,9 @@ export class AgentKafkaTokenSigner {
   constructor(privateKeyPem: string) {
     this.key = createPrivateKey(privateKeyPem);
     if (this.key.asymmetricKeyType !== 'ec' || this.key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
-      throw new ConfigError([`GANTRY_AGENT_KAFKA_TOKEN_KEY must be an EC P-256 key (ES256), got ${this.key.asymmetricKeyType} ${this.key.asymmetricKeyDetails?.namedCurve ?? ''}`.trim()]);
+      throw new ConfigError([
+        `GANTRY_AGENT_KAFKA_TOKEN_KEY must be an EC P-256 key (ES256), got ${this.key.asymmetricKeyType} ${this.key.asymmetricKeyDetails?.namedCurve ?? ''}`.trim(),
+      ]);
     }
     this.kid = agentTokenJwk(this.key).kid;
   }

@@ -57,7 +57,8 @@ export class EnrollmentService {
   }
 
   async enroll(nodeIds: string[], who: Principal, declared?: NodeInventoryDto): Promise<Array<{ nodeId: string; credential: string; generation: number }>> {
-    for (const id of nodeIds) if (!NODE_ID_PATTERN.test(id)) throw new ApiError(ErrorCode.NOT_FOUND, `node id ${JSON.stringify(id.slice(0, 260))} is not a valid node id`);
+    for (const id of nodeIds)
+      if (!NODE_ID_PATTERN.test(id)) throw new ApiError(ErrorCode.NOT_FOUND, `node id ${JSON.stringify(id.slice(0, 260))} is not a valid node id`);
     const ids = [...new Set(nodeIds)];
     // Written in id order: every writer of enrollments and node rows locks them in that order (node-inventory.ts).
     const sorted = [...ids].sort();
@@ -65,19 +66,30 @@ export class EnrollmentService {
     const now = new Date();
     const generations = await inTransaction(this.ds, async (sql) => {
       const enrolled = await enrollNodes(sql, sorted, now);
-      if (inventory) await declareInventories(sql, sorted.map((nodeId) => ({ nodeId, inventory })), now);
+      if (inventory)
+        await declareInventories(
+          sql,
+          sorted.map((nodeId) => ({ nodeId, inventory })),
+          now,
+        );
       return enrolled;
     });
     // A declaration may have given registered nodes capacity they were not credited with.
     if (inventory) this.schedulerWake.signal('CAPACITY_RELEASED');
     // One entry per request: a fleet of 1,000 enrolled at once is one operator action.
     await this.audit.record(who, 'nodes.enroll', ids.length === 1 ? ids[0] : `${ids.length} nodes`, {
-      nodeIds: ids.slice(0, 1000), generations: ids.map((id) => generations.get(id)), ...(inventory ? { inventory } : {}),
+      nodeIds: ids.slice(0, 1000),
+      generations: ids.map((id) => generations.get(id)),
+      ...(inventory ? { inventory } : {}),
     });
     // The earlier generations' principals lose the node's group (a 503 if Kafka cannot be told: enrolling
     // again retries it). A first enrollment has none: a fresh simulated fleet costs no Kafka call.
     await this.kafkaTokens.revokeAccess(ids.filter((id) => generations.get(id)! > 1));
-    return ids.map((nodeId) => ({ nodeId, credential: deriveNodeCredential(this.secret, nodeId, generations.get(nodeId)!), generation: generations.get(nodeId)! }));
+    return ids.map((nodeId) => ({
+      nodeId,
+      credential: deriveNodeCredential(this.secret, nodeId, generations.get(nodeId)!),
+      generation: generations.get(nodeId)!,
+    }));
   }
 
   async revoke(nodeId: string, who: Principal): Promise<void> {

@@ -63,8 +63,10 @@ export class NodeKafkaTokens {
 
   /** A token for the node that signed `signature` over (nodeId, at), with the RateLimit-* figures of its answer. */
   async issue(nodeId: string, at: number, signature: string | undefined, now = Date.now()): Promise<{ view: AgentKafkaTokenView; rate: RateDecision }> {
-    if (!this.signer || !this.access) throw new ApiError(ErrorCode.NOT_FOUND, 'this gateway issues no Kafka tokens (GANTRY_AGENT_KAFKA_TOKEN_KEY is unset): agents connect without SASL');
-    if (signature === undefined || !/^v1=[0-9a-f]{64}$/.test(signature)) throw this.refuse('bad-signature', 'header gantry-signature must be v1= and 64 lowercase hex digits');
+    if (!this.signer || !this.access)
+      throw new ApiError(ErrorCode.NOT_FOUND, 'this gateway issues no Kafka tokens (GANTRY_AGENT_KAFKA_TOKEN_KEY is unset): agents connect without SASL');
+    if (signature === undefined || !/^v1=[0-9a-f]{64}$/.test(signature))
+      throw this.refuse('bad-signature', 'header gantry-signature must be v1= and 64 lowercase hex digits');
     if (!NODE_ID_PATTERN.test(nodeId)) throw this.refuse('unknown-node', 'not a node id');
     const judge = () =>
       judgeKafkaTokenRequest(
@@ -88,10 +90,18 @@ export class NodeKafkaTokens {
     const rate = await this.limiter.take(`node-kafka-token:${nodeId}`, PER_NODE);
     if (!rate.allowed) {
       tokens.inc({ outcome: 'rate-limited' });
-      throw new ApiError(ErrorCode.RATE_LIMITED, `node ${nodeId} asks for Kafka tokens too often; try again in ${rate.retryAfterS} s`).retryAfter(rate.retryAfterS!);
+      throw new ApiError(ErrorCode.RATE_LIMITED, `node ${nodeId} asks for Kafka tokens too often; try again in ${rate.retryAfterS} s`).retryAfter(
+        rate.retryAfterS!,
+      );
     }
     // Each signature once: within the skew window a recorded request would otherwise be as good as the node.
-    const first = await this.redis.set(`gantry:kafka-token-proof:${nodeId}:${signature.slice(3)}`, '1', 'PX', 2 * this.config.GANTRY_CLOCK_SKEW_MS + 1000, 'NX');
+    const first = await this.redis.set(
+      `gantry:kafka-token-proof:${nodeId}:${signature.slice(3)}`,
+      '1',
+      'PX',
+      2 * this.config.GANTRY_CLOCK_SKEW_MS + 1000,
+      'NX',
+    );
     if (first !== 'OK') throw this.refuse('replayed', `node ${nodeId}: this signature was used before`);
     const { generation } = verdict.grant;
     await this.kafkaCall(() => this.access!.grant(nodeId, generation), `give node ${nodeId} its group ACL`);
@@ -112,7 +122,10 @@ export class NodeKafkaTokens {
   /** Takes every group ACL of these nodes' principals away (revocation, rotation); nothing when tokens are off. */
   async revokeAccess(nodeIds: string[]): Promise<void> {
     if (!this.access || nodeIds.length === 0) return;
-    await this.kafkaCall(() => this.access!.revoke(nodeIds), `remove the group ACLs of ${nodeIds.length === 1 ? `node ${nodeIds[0]}` : `${nodeIds.length} nodes`}`);
+    await this.kafkaCall(
+      () => this.access!.revoke(nodeIds),
+      `remove the group ACLs of ${nodeIds.length === 1 ? `node ${nodeIds[0]}` : `${nodeIds.length} nodes`}`,
+    );
   }
 
   private refuse(reason: string, detail: string): ApiError {

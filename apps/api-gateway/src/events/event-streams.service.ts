@@ -3,7 +3,17 @@ import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { JobStreamEventView } from '@gantry/contracts';
 import { JobState, isTerminal } from '@gantry/domain';
-import { StreamFilter, StreamPosition, StreamedJobEvent, autocommit, compareStreamPositions, currentStreamPosition, listJobEvents, readJobEventStream, STREAM_ORIGIN } from '@gantry/persistence';
+import {
+  StreamFilter,
+  StreamPosition,
+  StreamedJobEvent,
+  autocommit,
+  compareStreamPositions,
+  currentStreamPosition,
+  listJobEvents,
+  readJobEventStream,
+  STREAM_ORIGIN,
+} from '@gantry/persistence';
 import { Principal } from '../auth/principal';
 import { JobsService } from '../jobs/jobs.service';
 import { toEventView } from '../jobs/job-view.mapper';
@@ -48,9 +58,14 @@ export class EventStreamsService {
   async followJob(id: string, who: Principal, afterSeq: number, reply: FastifyReply): Promise<void> {
     const job = await this.jobs.get(id, who);
     const spec: FollowSpec<number> = {
-      read: async (after, limit) => (await listJobEvents(autocommit(this.ds), id, after, limit)).map((e) => ({
-        ...e, jobId: id, owner: job.owner, queue: job.queue, position: { xid: '0', jobId: id, seq: e.seq },
-      })),
+      read: async (after, limit) =>
+        (await listJobEvents(autocommit(this.ds), id, after, limit)).map((e) => ({
+          ...e,
+          jobId: id,
+          owner: job.owner,
+          queue: job.queue,
+          position: { xid: '0', jobId: id, seq: e.seq },
+        })),
       positionOf: (e) => e.seq,
       idOf: (e) => String(e.seq),
       isAfter: (e, last) => e.seq > last,
@@ -113,7 +128,12 @@ export class EventStreamsService {
   }
 
   /** `GET /v1/events` without follow: one page in stream order, from the beginning or from `after`. */
-  async page(who: Principal, queue: string | undefined, after: StreamPosition | null, limit: number): Promise<{ items: JobStreamEventView[]; nextPosition: string }> {
+  async page(
+    who: Principal,
+    queue: string | undefined,
+    after: StreamPosition | null,
+    limit: number,
+  ): Promise<{ items: JobStreamEventView[]; nextPosition: string }> {
     const from = after ?? STREAM_ORIGIN;
     const events = await readJobEventStream(autocommit(this.ds), from, limit, this.filterFor(who, queue));
     const last = events.length ? events[events.length - 1].position : from;

@@ -20,12 +20,23 @@ export class EventsController {
 
   @Get()
   @ApiProduces('application/json', 'text/event-stream')
-  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'With follow=true: resume after this event (its SSE id); wins over `after`', schema: { type: 'string', maxLength: 64 } })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'With follow=true: resume after this event (its SSE id); wins over `after`',
+    schema: { type: 'string', maxLength: 64 },
+  })
   @ApiOkResponse({
     description: `Operators see every job's events, users their own, in one commit-safe order. Without follow: a page from the beginning or after \`after\`. ${SSE_DESCRIPTION} Without Last-Event-ID or \`after\` a stream starts from now.`,
     content: {
       'application/json': { schema: { $ref: getSchemaPath(JobStreamEventPage) } },
-      'text/event-stream': { schema: { type: 'string', maxLength: 1_000_000_000, description: `id: <position>\\ndata: <JobStreamEvent as JSON>\\n\\n, repeated (${getSchemaPath(JobStreamEventView)})` } },
+      'text/event-stream': {
+        schema: {
+          type: 'string',
+          maxLength: 1_000_000_000,
+          description: `id: <position>\\ndata: <JobStreamEvent as JSON>\\n\\n, repeated (${getSchemaPath(JobStreamEventView)})`,
+        },
+      },
     },
   })
   async list(

@@ -5,8 +5,17 @@ import { DataSource } from 'typeorm';
 import { TOPICS } from '@gantry/contracts';
 import { MessageProducer } from '@gantry/messaging';
 import {
-  Leadership, STREAM_ORIGIN, StreamPosition, acquireLeadership, autocommit, holdsLeadership, inTransaction, loadStreamOffset,
-  readJobEventStream, releaseLeadership, saveStreamOffset,
+  Leadership,
+  STREAM_ORIGIN,
+  StreamPosition,
+  acquireLeadership,
+  autocommit,
+  holdsLeadership,
+  inTransaction,
+  loadStreamOffset,
+  readJobEventStream,
+  releaseLeadership,
+  saveStreamOffset,
 } from '@gantry/persistence';
 import type { Logger } from '@gantry/platform';
 import { CONFIG, KAFKA_PRODUCER, SERVICE_LOGGER } from '@gantry/runtime';

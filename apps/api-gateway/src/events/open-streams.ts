@@ -25,7 +25,10 @@ export class OpenStreams implements OnModuleDestroy {
   private keepAlive: NodeJS.Timeout | null = null;
   private readonly endAll = () => this.closeAll();
 
-  constructor(@Inject(CONFIG) private readonly config: GatewayEnv, private readonly tokens: TokenStreams) {
+  constructor(
+    @Inject(CONFIG) private readonly config: GatewayEnv,
+    private readonly tokens: TokenStreams,
+  ) {
     // Ahead of the HTTP drain (bootstrapService listens for the same signals later).
     process.once('SIGTERM', this.endAll);
     process.once('SIGINT', this.endAll);

@@ -17,5 +17,7 @@ describe('stream positions', () => {
   ])('rejects %j with a 400', (raw) => expect(() => decodeStreamPosition(raw, 'Last-Event-ID')).toThrow(expect.objectContaining({ status: 400 })));
 
   it.each(['0', '7', '2147483647'])('reads seq %s', (raw) => expect(decodeSeq(raw, 'Last-Event-ID')).toBe(Number(raw)));
-  it.each(['', '-1', '1.5', 'abc', '2147483648'])('rejects seq %j', (raw) => expect(() => decodeSeq(raw, 'Last-Event-ID')).toThrow(expect.objectContaining({ status: 400 })));
+  it.each(['', '-1', '1.5', 'abc', '2147483648'])('rejects seq %j', (raw) =>
+    expect(() => decodeSeq(raw, 'Last-Event-ID')).toThrow(expect.objectContaining({ status: 400 })),
+  );
 });

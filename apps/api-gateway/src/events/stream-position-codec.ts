@@ -15,7 +15,9 @@ export function encodeStreamPosition(p: StreamPosition): string {
 export function decodeStreamPosition(raw: string, field: string): StreamPosition {
   const m = FORMAT.exec(raw);
   if (!m || BigInt(m[1]) > MAX_XID8 || Number(m[3]) > MAX_SEQ) {
-    throw new ApiError(ErrorCode.INVALID_CURSOR, `${field} is not a position this API issued`, [{ field, message: 'must be a position from an earlier event (its SSE id or nextPosition)' }]);
+    throw new ApiError(ErrorCode.INVALID_CURSOR, `${field} is not a position this API issued`, [
+      { field, message: 'must be a position from an earlier event (its SSE id or nextPosition)' },
+    ]);
   }
   return { xid: m[1], jobId: m[2], seq: Number(m[3]) };
 }

@@ -1,7 +1,10 @@
 import { Gauge, Histogram } from 'prom-client';
 import { ConcurrencyLimitOptions, ConcurrencyLimitState, admits, initialConcurrencyLimit, nextConcurrencyLimit } from '@gantry/domain';
 
-const limitGauge = new Gauge({ name: 'gantry_create_inflight_limit', help: 'Creates let in at once (adaptive, GANTRY_CREATE_LATENCY_TARGET_MS); past it a create is a 503 at once' });
+const limitGauge = new Gauge({
+  name: 'gantry_create_inflight_limit',
+  help: 'Creates let in at once (adaptive, GANTRY_CREATE_LATENCY_TARGET_MS); past it a create is a 503 at once',
+});
 const inFlightGauge = new Gauge({ name: 'gantry_create_inflight', help: 'Creates let in whose answer has not been sent yet' });
 const duration = new Histogram({
   name: 'gantry_create_duration_seconds',
@@ -19,7 +22,10 @@ export class CreateAdmission {
   private state: ConcurrencyLimitState;
   private inFlight = 0;
 
-  constructor(private readonly opts: ConcurrencyLimitOptions | null, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    private readonly opts: ConcurrencyLimitOptions | null,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.state = opts ? initialConcurrencyLimit(opts) : { limit: Number.POSITIVE_INFINITY, lastDecreaseAtMs: 0 };
     if (opts) limitGauge.set(Math.floor(this.state.limit));
   }

@@ -10,8 +10,20 @@ describe('CursorCodec', () => {
 
   it.each([
     ['garbage', 'nope'],
-    ['a flipped body', (() => { const c = codec.encode({ seq: 7 }); return 'x' + c.slice(1); })()],
-    ['a flipped mac', (() => { const c = codec.encode({ seq: 7 }); return c.slice(0, -1) + (c.endsWith('A') ? 'B' : 'A'); })()],
+    [
+      'a flipped body',
+      (() => {
+        const c = codec.encode({ seq: 7 });
+        return 'x' + c.slice(1);
+      })(),
+    ],
+    [
+      'a flipped mac',
+      (() => {
+        const c = codec.encode({ seq: 7 });
+        return c.slice(0, -1) + (c.endsWith('A') ? 'B' : 'A');
+      })(),
+    ],
     ['another key', new CursorCodec('another-secret-of-length').encode({ seq: 7 })],
     ['a wrong shape', codec.encode({ other: 1 })],
     ['extra dots', codec.encode({ seq: 1 }) + '.x'],

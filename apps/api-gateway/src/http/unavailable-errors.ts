@@ -17,7 +17,8 @@ export function translateUnavailable(admissionWaitMs: number): (e: unknown) => A
       return new ApiError(ErrorCode.UNAVAILABLE, 'too many creates are waiting; try again later').retryAfter(admissionWaitMs / 1000);
     }
     if (isDatabaseUnavailable(e)) return new ApiError(ErrorCode.UNAVAILABLE, 'the database did not answer in time; try again later').retryAfter(1);
-    if (e instanceof Error && REDIS_UNAVAILABLE.test(e.message)) return new ApiError(ErrorCode.UNAVAILABLE, 'live node state did not answer in time; try again later').retryAfter(1);
+    if (e instanceof Error && REDIS_UNAVAILABLE.test(e.message))
+      return new ApiError(ErrorCode.UNAVAILABLE, 'live node state did not answer in time; try again later').retryAfter(1);
     return null;
   };
 }

@@ -1,7 +1,17 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { arrayParentPath, arrayParentState, isTerminal } from '@gantry/domain';
-import { ConcurrentUpdateError, JobRecord, Sql, appendJobEvents, autocommit, casUpdateJob, countArrayChildren, inTransaction, listOpenArrayParents } from '@gantry/persistence';
+import {
+  ConcurrentUpdateError,
+  JobRecord,
+  Sql,
+  appendJobEvents,
+  autocommit,
+  casUpdateJob,
+  countArrayChildren,
+  inTransaction,
+  listOpenArrayParents,
+} from '@gantry/persistence';
 import type { Logger } from '@gantry/platform';
 import { SERVICE_LOGGER } from '@gantry/runtime';
 
@@ -56,7 +66,10 @@ export class ArraySummariser implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   private async summariseEach(parents: JobRecord[], now: Date): Promise<void> {
-    const counts = await countArrayChildren(autocommit(this.ds), parents.map((p) => p.id));
+    const counts = await countArrayChildren(
+      autocommit(this.ds),
+      parents.map((p) => p.id),
+    );
     for (const parent of parents) {
       try {
         await inTransaction(this.ds, (sql) => moveParent(sql, parent, counts.get(parent.id)!, now));
@@ -68,7 +81,10 @@ export class ArraySummariser implements OnApplicationBootstrap, OnModuleDestroy 
 
   /** These parents, now, in the caller's transaction (a cancel summarises its parent at once). */
   async summarise(sql: Sql, parents: JobRecord[], now: Date): Promise<void> {
-    const counts = await countArrayChildren(sql, parents.map((p) => p.id));
+    const counts = await countArrayChildren(
+      sql,
+      parents.map((p) => p.id),
+    );
     for (const parent of parents) await moveParent(sql, parent, counts.get(parent.id)!, now);
   }
 
@@ -84,18 +100,37 @@ async function moveParent(sql: Sql, parent: JobRecord, children: Parameters<type
   const path = arrayParentPath(parent.state, next);
   if (path.length === 0) return;
   const ended = isTerminal(next);
-  const reason = next === 'FAILED' ? `ARRAY_CHILDREN_FAILED: ${children.FAILED} of ${parent.arraySize} failed`
-    : next === 'CANCELLED' ? (parent.cancelRequested ? 'CANCELLED_BY_USER' : `ARRAY_CHILDREN_CANCELLED: ${children.CANCELLED} of ${parent.arraySize} cancelled`)
-    : null;
-  const { firstSeq } = await casUpdateJob(sql, parent.id, parent.version, {
-    state: next, pendingReason: null, reason,
-    startedAt: parent.startedAt ?? (path.includes('RUNNING') ? now : null),
-    finishedAt: ended ? now : null,
-  }, path.length, now);
+  const reason =
+    next === 'FAILED'
+      ? `ARRAY_CHILDREN_FAILED: ${children.FAILED} of ${parent.arraySize} failed`
+      : next === 'CANCELLED'
+        ? parent.cancelRequested
+          ? 'CANCELLED_BY_USER'
+          : `ARRAY_CHILDREN_CANCELLED: ${children.CANCELLED} of ${parent.arraySize} cancelled`
+        : null;
+  const { firstSeq } = await casUpdateJob(
+    sql,
+    parent.id,
+    parent.version,
+    {
+      state: next,
+      pendingReason: null,
+      reason,
+      startedAt: parent.startedAt ?? (path.includes('RUNNING') ? now : null),
+      finishedAt: ended ? now : null,
+    },
+    path.length,
+    now,
+  );
   let from = parent.state;
-  await appendJobEvents(sql, parent.id, firstSeq, path.map((to) => {
-    const event = { type: 'STATE_CHANGED' as const, at: now, fromState: from, toState: to, reason: isTerminal(to) ? reason ?? undefined : undefined };
-    from = to;
-    return event;
-  }));
+  await appendJobEvents(
+    sql,
+    parent.id,
+    firstSeq,
+    path.map((to) => {
+      const event = { type: 'STATE_CHANGED' as const, at: now, fromState: from, toState: to, reason: isTerminal(to) ? (reason ?? undefined) : undefined };
+      from = to;
+      return event;
+    }),
+  );
 }

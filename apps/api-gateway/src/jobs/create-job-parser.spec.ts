@@ -37,9 +37,16 @@ const longestImage = (() => {
   return head + str(JOB_LIMITS.imageMax - head.length, '0');
 })();
 const full = {
-  queue: 'research-1', name: 'train-7b', image: 'registry/pytorch:24.05', command: ['python', 'train.py'],
-  env: { EPOCHS: '3', _X: '' }, labels: { team: 'nlp', 'a.b/c': 'd' },
-  resources: { gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 }, nodes: 2, maxRetries: 2, maxRuntimeSeconds: 3600,
+  queue: 'research-1',
+  name: 'train-7b',
+  image: 'registry/pytorch:24.05',
+  command: ['python', 'train.py'],
+  env: { EPOCHS: '3', _X: '' },
+  labels: { team: 'nlp', 'a.b/c': 'd' },
+  resources: { gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 },
+  nodes: 2,
+  maxRetries: 2,
+  maxRuntimeSeconds: 3600,
   retryPolicy: { maxRetries: 2, backoffSeconds: 5, maxBackoffSeconds: 60, retryOnExitCodes: [3, 75] },
 };
 const minimal = { name: 'n', image: 'i', command: ['true'] };
@@ -47,9 +54,12 @@ const minimal = { name: 'n', image: 'i', command: ['true'] };
 it.each<[string, object, RegExp]>([
   ['an image that is a runtime option', { ...minimal, image: '--privileged' }, /image must be .{1,3}none.{1,3} or an image reference/],
   ['variables the agent sets', { ...minimal, env: { A: '1', RANK: '0', GANTRY_NODE_ID: 'n' } }, /env may not set RANK, GANTRY_NODE_ID \(the agent sets them\)/],
-  ['a line break in a container job\'s env', { ...minimal, env: { S: 'a\nb' } }, /env of a job with an image may not hold a line break \(S\)/],
+  ["a line break in a container job's env", { ...minimal, env: { S: 'a\nb' } }, /env of a job with an image may not hold a line break \(S\)/],
 ])('the class refuses %s with a 400 that says why', async (_n, body, message) => {
-  const err = await pipe.transform(plain(body), BODY).then(() => null, (e: unknown) => e as { status: number; response?: unknown });
+  const err = await pipe.transform(plain(body), BODY).then(
+    () => null,
+    (e: unknown) => e as { status: number; response?: unknown },
+  );
   expect(err).toMatchObject({ status: 400 });
   expect(JSON.stringify((err as { response?: unknown }).response ?? err)).toMatch(message);
 });
@@ -64,28 +74,57 @@ describe('parseCreateJob', () => {
     ['every field', full],
     ['only the required fields', minimal],
     ['the bench body', { name: 'bench', image: 'none', command: ['true'], env: { SIM_DURATION_MS: '1000' } }],
-    ['optional fields null', { ...minimal, queue: null, env: null, labels: null, resources: null, nodes: null, maxRetries: null, maxRuntimeSeconds: null, retryPolicy: null }],
-    ['a retry policy with every field null', { ...minimal, retryPolicy: { maxRetries: null, backoffSeconds: null, maxBackoffSeconds: null, retryOnExitCodes: null } }],
+    [
+      'optional fields null',
+      { ...minimal, queue: null, env: null, labels: null, resources: null, nodes: null, maxRetries: null, maxRuntimeSeconds: null, retryPolicy: null },
+    ],
+    [
+      'a retry policy with every field null',
+      { ...minimal, retryPolicy: { maxRetries: null, backoffSeconds: null, maxBackoffSeconds: null, retryOnExitCodes: null } },
+    ],
     ['an empty retry policy', { ...minimal, retryPolicy: {} }],
     ['resources without a GPU model', { ...minimal, resources: { gpus: 0, cpuCores: 1, memoryMiB: 1 } }],
     // Named like Object.prototype's members: class-transformer skipped such keys (a property test found it).
-    ['labels and env keys named toString, constructor, valueOf', { ...minimal, labels: { toString: '', constructor: 'c' }, env: { valueOf: 'v', hasOwnProperty: 'h' } }],
+    [
+      'labels and env keys named toString, constructor, valueOf',
+      { ...minimal, labels: { toString: '', constructor: 'c' }, env: { valueOf: 'v', hasOwnProperty: 'h' } },
+    ],
     ['resources with a null GPU model', { ...minimal, resources: { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 1 } }],
-    ['every bound at its largest', {
-      ...minimal, name: str(JOB_LIMITS.nameMax), image: longestImage,
-      command: Array.from({ length: JOB_LIMITS.commandTotalBytesMax / JOB_LIMITS.commandArgMax }, () => str(JOB_LIMITS.commandArgMax)),
-      env: Object.fromEntries(Array.from({ length: ENV_LIMITS.maxEntries }, (_, i) => [`V${i}`, ''])),
-      labels: Object.fromEntries(Array.from({ length: LABEL_LIMITS.maxEntries }, (_, i) => [`l${i}`, str(LABEL_LIMITS.maxValueLength)])),
-      resources: { gpus: JOB_LIMITS.gpusMax, gpuModel: str(JOB_LIMITS.gpuModelMax), cpuCores: JOB_LIMITS.cpuCoresMax, memoryMiB: JOB_LIMITS.memoryMiBMax },
-      nodes: JOB_LIMITS.nodesMax, maxRetries: JOB_LIMITS.maxRetriesMax, maxRuntimeSeconds: JOB_LIMITS.maxRuntimeSecondsMax,
-      retryPolicy: {
-        maxRetries: JOB_LIMITS.maxRetriesMax, backoffSeconds: JOB_LIMITS.backoffSecondsMax, maxBackoffSeconds: JOB_LIMITS.maxBackoffSecondsMax,
-        retryOnExitCodes: Array.from({ length: JOB_LIMITS.retryOnExitCodesMaxItems }, () => JOB_LIMITS.retryExitCodeMax),
+    [
+      'every bound at its largest',
+      {
+        ...minimal,
+        name: str(JOB_LIMITS.nameMax),
+        image: longestImage,
+        command: Array.from({ length: JOB_LIMITS.commandTotalBytesMax / JOB_LIMITS.commandArgMax }, () => str(JOB_LIMITS.commandArgMax)),
+        env: Object.fromEntries(Array.from({ length: ENV_LIMITS.maxEntries }, (_, i) => [`V${i}`, ''])),
+        labels: Object.fromEntries(Array.from({ length: LABEL_LIMITS.maxEntries }, (_, i) => [`l${i}`, str(LABEL_LIMITS.maxValueLength)])),
+        resources: { gpus: JOB_LIMITS.gpusMax, gpuModel: str(JOB_LIMITS.gpuModelMax), cpuCores: JOB_LIMITS.cpuCoresMax, memoryMiB: JOB_LIMITS.memoryMiBMax },
+        nodes: JOB_LIMITS.nodesMax,
+        maxRetries: JOB_LIMITS.maxRetriesMax,
+        maxRuntimeSeconds: JOB_LIMITS.maxRuntimeSecondsMax,
+        retryPolicy: {
+          maxRetries: JOB_LIMITS.maxRetriesMax,
+          backoffSeconds: JOB_LIMITS.backoffSecondsMax,
+          maxBackoffSeconds: JOB_LIMITS.maxBackoffSecondsMax,
+          retryOnExitCodes: Array.from({ length: JOB_LIMITS.retryOnExitCodesMaxItems }, () => JOB_LIMITS.retryExitCodeMax),
+        },
       },
-    }],
+    ],
     ['an env of exactly 64 KiB in keys and values', { ...minimal, env: { A: str(32767), B: str(32767) } }],
-    ['every bound at its smallest', { ...minimal, resources: { gpus: 0, cpuCores: 0, memoryMiB: 0 }, nodes: 1, maxRetries: 0, maxRuntimeSeconds: 1, env: {}, labels: {},
-      retryPolicy: { maxRetries: 0, backoffSeconds: 1, maxBackoffSeconds: 1, retryOnExitCodes: [] } }],
+    [
+      'every bound at its smallest',
+      {
+        ...minimal,
+        resources: { gpus: 0, cpuCores: 0, memoryMiB: 0 },
+        nodes: 1,
+        maxRetries: 0,
+        maxRuntimeSeconds: 1,
+        env: {},
+        labels: {},
+        retryPolicy: { maxRetries: 0, backoffSeconds: 1, maxBackoffSeconds: 1, retryOnExitCodes: [] },
+      },
+    ],
     ['the smallest exit code', { ...minimal, retryPolicy: { retryOnExitCodes: [JOB_LIMITS.retryExitCodeMin] } }],
     ['no image', { name: 'n', command: ['true'] }],
     ['a multi-line env value in a job without an image', { ...minimal, image: 'none', env: { SCRIPT: 'a\nb' } }],
@@ -148,12 +187,15 @@ describe('parseCreateJob', () => {
     ['an exit code as a string', { ...minimal, retryPolicy: { retryOnExitCodes: ['3'] } }],
     ['exit codes as a number', { ...minimal, retryPolicy: { retryOnExitCodes: 3 } }],
     ['too many exit codes', { ...minimal, retryPolicy: { retryOnExitCodes: Array.from({ length: JOB_LIMITS.retryOnExitCodesMaxItems + 1 }, () => 3) } }],
-    ['dependencies (the fast path leaves every body with dependsOn to the class)', { ...minimal, dependsOn: [{ jobId: '00000000-0000-4000-8000-000000000000', condition: 'succeeded' }] }],
+    [
+      'dependencies (the fast path leaves every body with dependsOn to the class)',
+      { ...minimal, dependsOn: [{ jobId: '00000000-0000-4000-8000-000000000000', condition: 'succeeded' }] },
+    ],
     ['an array of jobs (left to the class, as dependsOn)', { ...minimal, array: { size: 3 } }],
     ['an array body', [minimal]],
     ['an image that is a runtime option', { ...minimal, image: '--privileged' }],
     ['an image that is not a reference', { ...minimal, image: 'Registry/PyTorch' }],
-    ['an image over the grammar\'s name length', { ...minimal, image: str(JOB_LIMITS.imageMax) }],
+    ["an image over the grammar's name length", { ...minimal, image: str(JOB_LIMITS.imageMax) }],
     ['a variable the agent sets', { ...minimal, env: { CUDA_VISIBLE_DEVICES: '0' } }],
     ['a GANTRY_ variable', { ...minimal, env: { GANTRY_JOB_ID: 'x' } }],
     ['a multi-line env value in a job with an image', { ...minimal, env: { SCRIPT: 'a\nb' } }],
@@ -176,22 +218,63 @@ describe('parseCreateJob', () => {
 
   it('agrees with the class on random mutations of a valid body', async () => {
     type Mutation = (o: any, v: unknown) => void;
-    const set = (path: string[]): Mutation => (o, v) => {
-      const parent = path.slice(0, -1).reduce((p, k) => p[k], o);
-      const key = path[path.length - 1];
-      if (v === undefined) delete parent[key];
-      // A copy: the arbitraries' constant objects are shared by every run, and setting one inside
-      // itself (resources = {}, then resources.extra = that same {}) made a cyclic body.
-      else parent[key] = structuredClone(v);
-    };
+    const set =
+      (path: string[]): Mutation =>
+      (o, v) => {
+        const parent = path.slice(0, -1).reduce((p, k) => p[k], o);
+        const key = path[path.length - 1];
+        if (v === undefined) delete parent[key];
+        // A copy: the arbitraries' constant objects are shared by every run, and setting one inside
+        // itself (resources = {}, then resources.extra = that same {}) made a cyclic body.
+        else parent[key] = structuredClone(v);
+      };
     const paths: Mutation[] = [
-      ...['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries', 'maxRuntimeSeconds', 'retryPolicy', 'extra'].map((k) => set([k])),
+      ...['queue', 'name', 'image', 'command', 'env', 'labels', 'resources', 'nodes', 'maxRetries', 'maxRuntimeSeconds', 'retryPolicy', 'extra'].map((k) =>
+        set([k]),
+      ),
       ...['gpus', 'gpuModel', 'cpuCores', 'memoryMiB', 'extra'].map((k) => set(['resources', k])),
       ...['maxRetries', 'backoffSeconds', 'maxBackoffSeconds', 'retryOnExitCodes', 'extra'].map((k) => set(['retryPolicy', k])),
-      set(['retryPolicy', 'retryOnExitCodes', '0']), set(['retryPolicy', 'retryOnExitCodes', '2']),
-      set(['command', '0']), set(['command', '1']), set(['env', 'EPOCHS']), set(['env', 'bad key']), set(['env', 'RANK']), set(['env', 'GANTRY_X']), set(['labels', 'team']), set(['labels', str(64)]),
+      set(['retryPolicy', 'retryOnExitCodes', '0']),
+      set(['retryPolicy', 'retryOnExitCodes', '2']),
+      set(['command', '0']),
+      set(['command', '1']),
+      set(['env', 'EPOCHS']),
+      set(['env', 'bad key']),
+      set(['env', 'RANK']),
+      set(['env', 'GANTRY_X']),
+      set(['labels', 'team']),
+      set(['labels', str(64)]),
     ];
-    const bounds = [0, 1, 10, 11, 32, 33, 63, 64, 65, 252, 253, 254, 255, 256, 511, 512, 513, 1023, 1024, 1025, 3600, 3601, 4096, 4097, 86_400, 86_401, JOB_LIMITS.memoryMiBMax, JOB_LIMITS.memoryMiBMax + 1];
+    const bounds = [
+      0,
+      1,
+      10,
+      11,
+      32,
+      33,
+      63,
+      64,
+      65,
+      252,
+      253,
+      254,
+      255,
+      256,
+      511,
+      512,
+      513,
+      1023,
+      1024,
+      1025,
+      3600,
+      3601,
+      4096,
+      4097,
+      86_400,
+      86_401,
+      JOB_LIMITS.memoryMiBMax,
+      JOB_LIMITS.memoryMiBMax + 1,
+    ];
     const value = fc.oneof(
       fc.constantFrom(...bounds, ...bounds.map((b) => -b), 0.5, 1e21, Number.MAX_SAFE_INTEGER + 2),
       fc.double({ noNaN: true, noDefaultInfinity: true }),
@@ -221,22 +304,45 @@ describe('parseCreateJob', () => {
   });
 
   it('agrees with the class on random bodies near every bound, and takes every valid one', async () => {
-    const around = (lo: number, hi: number) => fc.oneof(fc.integer({ min: lo - 1, max: lo + 1 }), fc.integer({ min: hi - 1, max: hi + 1 }), fc.integer({ min: lo, max: hi }));
-    const text = (lo: number, hi: number) => around(lo, hi).chain((n) => fc.constantFrom(str(Math.max(0, n)), str(Math.max(0, n), 'é'), '\uD83D\uDE00'.repeat(Math.max(0, n))));
+    const around = (lo: number, hi: number) =>
+      fc.oneof(fc.integer({ min: lo - 1, max: lo + 1 }), fc.integer({ min: hi - 1, max: hi + 1 }), fc.integer({ min: lo, max: hi }));
+    const text = (lo: number, hi: number) =>
+      around(lo, hi).chain((n) => fc.constantFrom(str(Math.max(0, n)), str(Math.max(0, n), 'é'), '\uD83D\uDE00'.repeat(Math.max(0, n))));
     const record = (keys: fc.Arbitrary<string>, maxEntries: number, maxValue: number) =>
       fc.dictionary(keys, fc.oneof(fc.string({ maxLength: 8 }), text(0, maxValue)), { maxKeys: maxEntries + 1 });
     const body = fc.record(
       {
         queue: fc.oneof(fc.constantFrom('default', 'research-1', 'a', 'Bad', '-a', str(63), str(64)), fc.constant(null)),
         name: text(1, JOB_LIMITS.nameMax),
-        image: fc.oneof({ arbitrary: text(1, JOB_LIMITS.imageMax), weight: 1 }, { arbitrary: fc.constantFrom('none', 'i', 'reg.io:5000/a/b:c', longestImage, '--privileged'), weight: 3 }),
-        command: around(1, 20).chain((n) => fc.array(fc.oneof(fc.string({ maxLength: 10 }), text(0, JOB_LIMITS.commandArgMax)), { minLength: Math.max(0, n), maxLength: Math.max(0, n) })),
-        env: fc.oneof(record(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/), 3, ENV_LIMITS.maxValueLength), record(fc.string({ maxLength: 4 }), 3, 8), fc.constant(null)),
+        image: fc.oneof(
+          { arbitrary: text(1, JOB_LIMITS.imageMax), weight: 1 },
+          { arbitrary: fc.constantFrom('none', 'i', 'reg.io:5000/a/b:c', longestImage, '--privileged'), weight: 3 },
+        ),
+        command: around(1, 20).chain((n) =>
+          fc.array(fc.oneof(fc.string({ maxLength: 10 }), text(0, JOB_LIMITS.commandArgMax)), { minLength: Math.max(0, n), maxLength: Math.max(0, n) }),
+        ),
+        env: fc.oneof(
+          record(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/), 3, ENV_LIMITS.maxValueLength),
+          record(fc.string({ maxLength: 4 }), 3, 8),
+          fc.constant(null),
+        ),
         // fast-check's strings include "__proto__", which the pipe strips and the fast path leaves to it (a decline, not a disagreement).
-        labels: fc.oneof(record(fc.string({ minLength: 0, maxLength: 64 }).filter((k) => k !== '__proto__'), 3, LABEL_LIMITS.maxValueLength), fc.constant(null)),
+        labels: fc.oneof(
+          record(
+            fc.string({ minLength: 0, maxLength: 64 }).filter((k) => k !== '__proto__'),
+            3,
+            LABEL_LIMITS.maxValueLength,
+          ),
+          fc.constant(null),
+        ),
         resources: fc.oneof(
           fc.record(
-            { gpus: around(0, JOB_LIMITS.gpusMax), gpuModel: fc.oneof(text(1, JOB_LIMITS.gpuModelMax), fc.constant(null)), cpuCores: around(0, JOB_LIMITS.cpuCoresMax), memoryMiB: around(0, JOB_LIMITS.memoryMiBMax) },
+            {
+              gpus: around(0, JOB_LIMITS.gpusMax),
+              gpuModel: fc.oneof(text(1, JOB_LIMITS.gpuModelMax), fc.constant(null)),
+              cpuCores: around(0, JOB_LIMITS.cpuCoresMax),
+              memoryMiB: around(0, JOB_LIMITS.memoryMiBMax),
+            },
             { requiredKeys: ['cpuCores', 'memoryMiB'] },
           ),
           fc.constant(null),
@@ -245,15 +351,20 @@ describe('parseCreateJob', () => {
         maxRetries: fc.oneof(around(0, JOB_LIMITS.maxRetriesMax), fc.constant(null)),
         maxRuntimeSeconds: fc.oneof(around(1, JOB_LIMITS.maxRuntimeSecondsMax), fc.constant(null)),
         retryPolicy: fc.oneof(
-          fc.record({
-            maxRetries: fc.oneof(around(0, JOB_LIMITS.maxRetriesMax), fc.constant(null)),
-            backoffSeconds: fc.oneof(around(1, JOB_LIMITS.backoffSecondsMax), fc.constant(null)),
-            maxBackoffSeconds: fc.oneof(around(1, JOB_LIMITS.maxBackoffSecondsMax), fc.constant(null)),
-            retryOnExitCodes: fc.oneof(
-              around(0, JOB_LIMITS.retryOnExitCodesMaxItems).chain((n) => fc.array(around(JOB_LIMITS.retryExitCodeMin, JOB_LIMITS.retryExitCodeMax), { minLength: Math.max(0, n), maxLength: Math.max(0, n) })),
-              fc.constant(null),
-            ),
-          }, { requiredKeys: [] }),
+          fc.record(
+            {
+              maxRetries: fc.oneof(around(0, JOB_LIMITS.maxRetriesMax), fc.constant(null)),
+              backoffSeconds: fc.oneof(around(1, JOB_LIMITS.backoffSecondsMax), fc.constant(null)),
+              maxBackoffSeconds: fc.oneof(around(1, JOB_LIMITS.maxBackoffSecondsMax), fc.constant(null)),
+              retryOnExitCodes: fc.oneof(
+                around(0, JOB_LIMITS.retryOnExitCodesMaxItems).chain((n) =>
+                  fc.array(around(JOB_LIMITS.retryExitCodeMin, JOB_LIMITS.retryExitCodeMax), { minLength: Math.max(0, n), maxLength: Math.max(0, n) }),
+                ),
+                fc.constant(null),
+              ),
+            },
+            { requiredKeys: [] },
+          ),
           fc.constant(null),
         ),
       },

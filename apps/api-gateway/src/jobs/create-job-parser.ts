@@ -1,7 +1,19 @@
 import { isInt, length, matches, max, maxLength, min } from 'class-validator';
 import {
-  CreateJobDto, ENV_LIMITS, JOB_LIMITS, LABEL_LIMITS, NO_IMAGE, QUEUE_NAME_PATTERN, ResourcesDto, RetryPolicyDto, StringRecordLimits,
-  agentSetEnvNames, containerUnsafeEnvNames, isStringRecord, isValidJobImage, totalBytes,
+  CreateJobDto,
+  ENV_LIMITS,
+  JOB_LIMITS,
+  LABEL_LIMITS,
+  NO_IMAGE,
+  QUEUE_NAME_PATTERN,
+  ResourcesDto,
+  RetryPolicyDto,
+  StringRecordLimits,
+  agentSetEnvNames,
+  containerUnsafeEnvNames,
+  isStringRecord,
+  isValidJobImage,
+  totalBytes,
 } from '@gantry/contracts';
 
 /*

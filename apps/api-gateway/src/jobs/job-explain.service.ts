@@ -3,7 +3,17 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { JobExplanationView } from '@gantry/contracts';
 import { ExplainFairShare, ExplainJob, NO_STANDING, explainJob, fairShareHorizonSeconds, nodeHealth, ownerWeight, queueStanding } from '@gantry/domain';
-import { JobRecord, NodeLiveStore, Sql, autocommit, listQueues, loadExplainRows, loadFairShareStandings, loadFairShareWaiting, nodeLiveStoreFor } from '@gantry/persistence';
+import {
+  JobRecord,
+  NodeLiveStore,
+  Sql,
+  autocommit,
+  listQueues,
+  loadExplainRows,
+  loadFairShareStandings,
+  loadFairShareWaiting,
+  nodeLiveStoreFor,
+} from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { CONFIG, REDIS } from '@gantry/runtime';
 import { Principal } from '../auth/principal';
@@ -11,8 +21,13 @@ import { GatewayEnv } from '../config';
 import { JobsService } from './jobs.service';
 
 const asExplainJob = (j: JobRecord): ExplainJob => ({
-  queue: j.queue, nodes: j.nodes, request: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB },
-  pendingReason: j.pendingReason, depsPending: j.depsPending, notBeforeMs: j.notBefore?.getTime() ?? null, maxRuntimeSeconds: j.maxRuntimeSeconds,
+  queue: j.queue,
+  nodes: j.nodes,
+  request: { gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB },
+  pendingReason: j.pendingReason,
+  depsPending: j.depsPending,
+  notBeforeMs: j.notBefore?.getTime() ?? null,
+  maxRuntimeSeconds: j.maxRuntimeSeconds,
 });
 
 /**
@@ -35,7 +50,8 @@ export class JobExplainService {
   async explain(id: string, who: Principal): Promise<JobExplanationView> {
     const job = await this.jobs.get(id, who);
     // A parent is never placed (ADR 0025): what waits is its children.
-    if (job.arraySize !== null) throw new ApiError(ErrorCode.CONFLICT, `job ${id} is an array's parent, which is never placed: explain its children (GET /v1/jobs?arrayOf=${id})`);
+    if (job.arraySize !== null)
+      throw new ApiError(ErrorCode.CONFLICT, `job ${id} is an array's parent, which is never placed: explain its children (GET /v1/jobs?arrayOf=${id})`);
     if (job.state !== 'QUEUED') throw new ApiError(ErrorCode.CONFLICT, `job ${id} is ${job.state}: only a queued job waits`);
     const sql = autocommit(this.ds);
     const nowMs = Date.now();
@@ -48,8 +64,11 @@ export class JobExplainService {
       queues: rows.queues,
       nodes: rows.nodes.map((n) => ({ ...n, health: nodeHealth(lastSeen.get(n.id) ?? null, nowMs, thresholds) })),
       running: rows.running.map((r) => ({
-        queue: r.queue, nodeIds: r.nodeIds, perNode: { gpus: r.gpus, cpuCores: r.cpuCores, memoryMiB: r.memoryMiB },
-        startedAtMs: r.startedAt.getTime(), maxRuntimeSeconds: r.maxRuntimeSeconds,
+        queue: r.queue,
+        nodeIds: r.nodeIds,
+        perNode: { gpus: r.gpus, cpuCores: r.cpuCores, memoryMiB: r.memoryMiB },
+        startedAtMs: r.startedAt.getTime(),
+        maxRuntimeSeconds: r.maxRuntimeSeconds,
       })),
       aheadInQueue: rows.aheadInQueue,
       aheadOverall: rows.aheadOverall,
@@ -58,7 +77,10 @@ export class JobExplainService {
       backfill: this.config.GANTRY_SCHEDULER_BACKFILL,
     });
     return {
-      pendingReason: e.pendingReason, position: e.position, blockers: e.blockers, wouldStartWith: e.wouldStartWith,
+      pendingReason: e.pendingReason,
+      position: e.position,
+      blockers: e.blockers,
+      wouldStartWith: e.wouldStartWith,
       estimatedStartAt: e.estimatedStartAtMs === null ? null : new Date(e.estimatedStartAtMs).toISOString(),
     };
   }
@@ -66,17 +88,26 @@ export class JobExplainService {
   /** The job's band and its queue's owners, with their decayed usage and GPUs held, as the scheduler orders them (ADR 0038). */
   private async fairShare(sql: Sql, job: JobRecord, nowMs: number): Promise<ExplainFairShare | undefined> {
     const halfLifeSeconds = this.config.GANTRY_FAIRSHARE_HALF_LIFE_HOURS * 3600;
-    const [queues, standings, waiting] = await Promise.all([listQueues(sql), loadFairShareStandings(sql, nowMs, halfLifeSeconds), loadFairShareWaiting(sql, job.queue)]);
+    const [queues, standings, waiting] = await Promise.all([
+      listQueues(sql),
+      loadFairShareStandings(sql, nowMs, halfLifeSeconds),
+      loadFairShareWaiting(sql, job.queue),
+    ]);
     const mine = queues.find((q) => q.name === job.queue);
     if (!mine) return undefined;
     const input = { horizonSeconds: fairShareHorizonSeconds(halfLifeSeconds), usage: standings };
     const owners = new Set([...waiting.owners, ...(standings.get(job.queue)?.keys() ?? []), job.owner]);
     return {
       horizonSeconds: input.horizonSeconds,
-      queues: queues.filter((q) => q.priority === mine.priority).map((q) => ({ name: q.name, weight: q.weight, standing: queueStanding(input, q.name), waiting: waiting.queues.has(q.name) })),
+      queues: queues
+        .filter((q) => q.priority === mine.priority)
+        .map((q) => ({ name: q.name, weight: q.weight, standing: queueStanding(input, q.name), waiting: waiting.queues.has(q.name) })),
       owner: job.owner,
       owners: [...owners].map((o) => ({
-        name: o, weight: ownerWeight(mine.ownerWeights, o), standing: standings.get(job.queue)?.get(o) ?? NO_STANDING, waiting: waiting.owners.has(o),
+        name: o,
+        weight: ownerWeight(mine.ownerWeights, o),
+        standing: standings.get(job.queue)?.get(o) ?? NO_STANDING,
+        waiting: waiting.owners.has(o),
       })),
     };
   }

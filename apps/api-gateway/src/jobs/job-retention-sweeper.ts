@@ -66,5 +66,4 @@ export class JobRetentionSweeper extends PeriodicService {
       return 0;
     }
   }
-
 }

@@ -20,7 +20,11 @@ import { decodeSeq } from '../events/stream-position-codec';
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
 const isListCursor = (v: unknown): v is { t: number; i: string; f: string } =>
-  typeof v === 'object' && v !== null && Number.isFinite((v as { t?: unknown }).t) && typeof (v as { i?: unknown }).i === 'string' && typeof (v as { f?: unknown }).f === 'string';
+  typeof v === 'object' &&
+  v !== null &&
+  Number.isFinite((v as { t?: unknown }).t) &&
+  typeof (v as { i?: unknown }).i === 'string' &&
+  typeof (v as { f?: unknown }).f === 'string';
 
 const isSeqCursor = (v: unknown): v is { jobId: string; seq: number } =>
   typeof v === 'object' && v !== null && typeof (v as { seq?: unknown }).seq === 'number' && typeof (v as { jobId?: unknown }).jobId === 'string';
@@ -49,7 +53,12 @@ export class JobsController {
 
   @Post()
   @HttpCode(201)
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '1..255 printable ASCII characters; a retry with the same key and body returns the same job', schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]{1,255}$' } })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: '1..255 printable ASCII characters; a retry with the same key and body returns the same job',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]{1,255}$' },
+  })
   @ApiCreatedResponse({ type: JobView, description: 'Created; 200 with Idempotent-Replayed: true for a replay' })
   async create(
     @Body() dto: CreateJobDto,
@@ -69,17 +78,28 @@ export class JobsController {
     void res.header('location', `/v1/jobs/${job.id}`);
     if (replayed) void res.status(200).header('idempotent-replayed', 'true');
     // What it depends on is what the body named (a replay's body is the same): no read on the create path.
-    const dependsOn = (dto.dependsOn ?? []).map((d) => ({ jobId: d.jobId.toLowerCase(), condition: d.condition })).sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
+    const dependsOn = (dto.dependsOn ?? [])
+      .map((d) => ({ jobId: d.jobId.toLowerCase(), condition: d.condition }))
+      .sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
     return (await this.views([job], new Map([[job.id, dependsOn]])))[0];
   }
 
   @Get()
-  @ApiOkResponse({ type: JobPage, description: 'Ordered by (createdAt, id). A job that exists and matches the filter for the whole listing appears exactly once; one created meanwhile may or may not.' })
+  @ApiOkResponse({
+    type: JobPage,
+    description:
+      'Ordered by (createdAt, id). A job that exists and matches the filter for the whole listing appears exactly once; one created meanwhile may or may not.',
+  })
   async list(@Query() q: ListJobsQuery, @CurrentPrincipal() who: Principal): Promise<JobPage> {
     if (who.role !== 'operator' && q.owner !== undefined && q.owner !== who.owner) {
       throw new ApiError(ErrorCode.FORBIDDEN, 'owner= is for operators; users see their own jobs');
     }
-    const filter = { owner: who.role === 'operator' ? q.owner : who.owner, queue: q.queue, state: q.state, ...(q.arrayOf ? { arrayOf: q.arrayOf.toLowerCase() } : {}) };
+    const filter = {
+      owner: who.role === 'operator' ? q.owner : who.owner,
+      queue: q.queue,
+      state: q.state,
+      ...(q.arrayOf ? { arrayOf: q.arrayOf.toLowerCase() } : {}),
+    };
     const signature = canonicalSha256(filter).slice(0, 16);
     const limit = q.limit ?? 50;
     let after: { createdAt: Date; id: string } | null = null;
@@ -105,14 +125,22 @@ export class JobsController {
   }
 
   @Get(':id/explain')
-  @ApiOkResponse({ type: JobExplanationView, description: 'Why a QUEUED job waits: every blocker, single changes that would let it start, an estimated start. 409 for a job in any other state' })
+  @ApiOkResponse({
+    type: JobExplanationView,
+    description: 'Why a QUEUED job waits: every blocker, single changes that would let it start, an estimated start. 409 for a job in any other state',
+  })
   async explain(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<JobExplanationView> {
     return this.explainer.explain(id, who);
   }
 
   @Post(':id/cancel')
   @ApiOkResponse({ type: JobView, description: '202 when the intent is recorded; 200 when the job had already ended' })
-  async cancel(@Param('id') id: string, @CurrentPrincipal() who: Principal, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<JobView> {
+  async cancel(
+    @Param('id') id: string,
+    @CurrentPrincipal() who: Principal,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) res: FastifyReply,
+  ): Promise<JobView> {
     const { job, accepted } = await this.jobs.cancel(id, who, requestTraceHeaders(req.headers));
     void res.status(accepted ? 202 : 200);
     return (await this.views([job]))[0];
@@ -122,8 +150,18 @@ export class JobsController {
   @ApiProduces('application/json', 'text/event-stream')
   @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string', maxLength: 1024 } })
   @ApiQuery({ name: 'limit', required: false, description: '1..500, default 100', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } })
-  @ApiQuery({ name: 'follow', required: false, description: 'true: a live SSE stream that ends after the terminal event', schema: { type: 'string', enum: ['true', 'false'], default: 'false' } })
-  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'With follow=true: the seq of the last event received; the stream resumes after it', schema: { type: 'string', pattern: '^[0-9]{1,10}$', maxLength: 10 } })
+  @ApiQuery({
+    name: 'follow',
+    required: false,
+    description: 'true: a live SSE stream that ends after the terminal event',
+    schema: { type: 'string', enum: ['true', 'false'], default: 'false' },
+  })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'With follow=true: the seq of the last event received; the stream resumes after it',
+    schema: { type: 'string', pattern: '^[0-9]{1,10}$', maxLength: 10 },
+  })
   @ApiOkResponse({
     description: `The job's events, oldest first. ${SSE_DESCRIPTION} Here the SSE id is the event's seq; the stream starts at seq 1 and ends after the job's terminal event.`,
     content: {

@@ -5,8 +5,31 @@ import { CreateJobDto, DEFAULT_RESOURCES, DependencyDto, KillCommand, TOPICS, JO
 import { ARRAY_COPIED_BYTES_MAX, ArrayChildCounts, admitDependencies, assertTransition, decideCancel, isTerminal, resolveRetryPolicy } from '@gantry/domain';
 import { TraceHeaders, WakeUpSender } from '@gantry/messaging';
 import {
-  JobCreation, JobCreationOutcome, JobEventRecord, JobListFilter, JobRecord, MicroBatcher, appendJobEvents, autocommit,
-  cancelArrayChildren, casUpdateJob, countArrayChildren, createJobs, enqueueOutbox, insertArrayChildren, newJobId, sortedChildIds, findJob, inTransaction, insertJobDependencies, keyOf, listJobDependencies, listJobEvents, listJobsPage, loadRanks, lockUpstreamJobs,
+  JobCreation,
+  JobCreationOutcome,
+  JobEventRecord,
+  JobListFilter,
+  JobRecord,
+  MicroBatcher,
+  appendJobEvents,
+  autocommit,
+  cancelArrayChildren,
+  casUpdateJob,
+  countArrayChildren,
+  createJobs,
+  enqueueOutbox,
+  insertArrayChildren,
+  newJobId,
+  sortedChildIds,
+  findJob,
+  inTransaction,
+  insertJobDependencies,
+  keyOf,
+  listJobDependencies,
+  listJobEvents,
+  listJobsPage,
+  loadRanks,
+  lockUpstreamJobs,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import type { Logger } from '@gantry/platform';
@@ -81,21 +104,39 @@ export class JobsService {
     if (dto.array) checkArray(dto);
     const creation: JobCreation = {
       job: {
-        id, owner: who.owner, queue, name: dto.name, image: dto.image ?? NO_IMAGE,
-        command: dto.command, env: dto.env ?? {}, labels: dto.labels ?? {},
-        gpus: resources.gpus, gpuModel: resources.gpuModel ?? null, cpuCores: resources.cpuCores, memoryMiB: resources.memoryMiB,
-        nodes: dto.nodes ?? 1, maxRetries: retry.policy.maxRetries, traceParent: trace.traceparent ?? null, createdAt: now,
+        id,
+        owner: who.owner,
+        queue,
+        name: dto.name,
+        image: dto.image ?? NO_IMAGE,
+        command: dto.command,
+        env: dto.env ?? {},
+        labels: dto.labels ?? {},
+        gpus: resources.gpus,
+        gpuModel: resources.gpuModel ?? null,
+        cpuCores: resources.cpuCores,
+        memoryMiB: resources.memoryMiB,
+        nodes: dto.nodes ?? 1,
+        maxRetries: retry.policy.maxRetries,
+        traceParent: trace.traceparent ?? null,
+        createdAt: now,
         maxRuntimeSeconds: dto.maxRuntimeSeconds ?? null,
-        backoffSeconds: retry.policy.backoffSeconds, maxBackoffSeconds: retry.policy.maxBackoffSeconds, retryOnExitCodes: [...retry.policy.retryOnExitCodes],
-        arraySize: dto.array?.size ?? null, arrayParallelism: dto.array?.parallelism ?? null,
+        backoffSeconds: retry.policy.backoffSeconds,
+        maxBackoffSeconds: retry.policy.maxBackoffSeconds,
+        retryOnExitCodes: [...retry.policy.retryOnExitCodes],
+        arraySize: dto.array?.size ?? null,
+        arrayParallelism: dto.array?.parallelism ?? null,
       },
       idempotency: idem,
       anyQueue: who.role === 'operator',
     };
     // Jobs with dependencies lock what they name, so they are created alone, not in the shared batch.
     // So are arrays: the parent and its children are written in one transaction of their own.
-    const outcome = dto.array ? await this.createArray(creation)
-      : dto.dependsOn?.length ? await this.createWithDependencies(creation, dto.dependsOn, who) : await this.creations.submit(creation);
+    const outcome = dto.array
+      ? await this.createArray(creation)
+      : dto.dependsOn?.length
+        ? await this.createWithDependencies(creation, dto.dependsOn, who)
+        : await this.creations.submit(creation);
     switch (outcome.kind) {
       case 'created':
         return { job: outcome.job, replayed: false };
@@ -108,7 +149,9 @@ export class JobsService {
       case 'unknown-queue':
         throw new ApiError(ErrorCode.UNPROCESSABLE, `queue ${queue} does not exist`, [{ field: 'queue', message: 'unknown queue' }]);
       case 'queue-forbidden':
-        throw new ApiError(ErrorCode.FORBIDDEN, `queue ${queue} does not take jobs of owner ${who.owner}`, [{ field: 'queue', message: 'not among the allowed owners' }]);
+        throw new ApiError(ErrorCode.FORBIDDEN, `queue ${queue} does not take jobs of owner ${who.owner}`, [
+          { field: 'queue', message: 'not among the allowed owners' },
+        ]);
       case 'dependency-refused':
         throw new ApiError(ErrorCode.UNPROCESSABLE, outcome.message, [{ field: `dependsOn[${outcome.index}].jobId`, message: outcome.message }]);
       case 'failed':
@@ -127,9 +170,17 @@ export class JobsService {
       const upstream = await lockUpstreamJobs(sql, [...new Set(deps.map((d) => d.jobId.toLowerCase()))]);
       const admission = admitDependencies(deps, new Map(upstream.map((j) => [j.id, j])), { owner: who.owner, operator: who.role === 'operator' });
       if (!admission.ok) return { kind: 'dependency-refused', index: admission.index, message: admission.message };
-      const [created] = await createJobs(sql, [{ ...creation, job: { ...creation.job, depsPending: admission.pending } }], new Date(), this.config.GANTRY_IDEMPOTENCY_TTL_MS);
+      const [created] = await createJobs(
+        sql,
+        [{ ...creation, job: { ...creation.job, depsPending: admission.pending } }],
+        new Date(),
+        this.config.GANTRY_IDEMPOTENCY_TTL_MS,
+      );
       if (created.kind === 'created') {
-        await insertJobDependencies(sql, deps.map((d) => ({ jobId: created.job.id, dependsOn: d.jobId.toLowerCase(), condition: d.condition })));
+        await insertJobDependencies(
+          sql,
+          deps.map((d) => ({ jobId: created.job.id, dependsOn: d.jobId.toLowerCase(), condition: d.condition })),
+        );
       }
       return created;
     });
@@ -220,7 +271,10 @@ export class JobsService {
 
   /** What each job depends on (the job resource's `dependsOn`), in one read for a page. */
   async dependenciesOf(jobs: readonly JobRecord[]): Promise<Map<string, Array<{ jobId: string; condition: 'succeeded' | 'finished' }>>> {
-    return listJobDependencies(autocommit(this.ds), jobs.map((j) => j.id));
+    return listJobDependencies(
+      autocommit(this.ds),
+      jobs.map((j) => j.id),
+    );
   }
 
   /** A job the caller may see, else 404 (others' jobs are invisible, not forbidden). */
@@ -268,7 +322,14 @@ export class JobsService {
         return { job, accepted: true };
       case 'cancel-now': {
         assertTransition(job.state, 'CANCELLED');
-        const { firstSeq } = await casUpdateJob(sql, id, job.version, { cancelRequested: true, state: 'CANCELLED', finishedAt: now, pendingReason: null, reason: 'CANCELLED_BY_USER' }, 2, now);
+        const { firstSeq } = await casUpdateJob(
+          sql,
+          id,
+          job.version,
+          { cancelRequested: true, state: 'CANCELLED', finishedAt: now, pendingReason: null, reason: 'CANCELLED_BY_USER' },
+          2,
+          now,
+        );
         await appendJobEvents(sql, id, firstSeq, [
           { type: 'CANCEL_REQUESTED', at: now },
           { type: 'STATE_CHANGED', at: now, fromState: 'QUEUED', toState: 'CANCELLED', attempt: job.attempt, reason: 'CANCELLED_BY_USER' },
@@ -279,8 +340,18 @@ export class JobsService {
         const { firstSeq } = await casUpdateJob(sql, id, job.version, { cancelRequested: true }, 1, now);
         await appendJobEvents(sql, id, firstSeq, [{ type: 'CANCEL_REQUESTED', at: now, attempt: job.attempt }]);
         const live = (await loadRanks(sql, id, job.attempt)).filter((r) => !r.released);
-        const kills: KillCommand[] = live.map((r) => ({ type: 'KILL', nodeId: r.nodeId, jobId: id, attempt: job.attempt, issuedAt: now.getTime(), reason: 'CANCELLED_BY_USER' }));
-        await enqueueOutbox(sql, kills.map((k) => ({ topic: TOPICS.agentCommands, key: k.nodeId, value: k, headers: trace })));
+        const kills: KillCommand[] = live.map((r) => ({
+          type: 'KILL',
+          nodeId: r.nodeId,
+          jobId: id,
+          attempt: job.attempt,
+          issuedAt: now.getTime(),
+          reason: 'CANCELLED_BY_USER',
+        }));
+        await enqueueOutbox(
+          sql,
+          kills.map((k) => ({ topic: TOPICS.agentCommands, key: k.nodeId, value: k, headers: trace })),
+        );
         return { job: (await findJob(sql, id))!, accepted: true };
       }
     }
@@ -298,10 +369,20 @@ export class JobsService {
       await appendJobEvents(sql, parent.id, firstSeq, [{ type: 'CANCEL_REQUESTED', at: now }]);
     }
     const { kills } = await cancelArrayChildren(sql, parent.id, now);
-    const commands: KillCommand[] = kills.map((k) => ({ type: 'KILL', nodeId: k.nodeId, jobId: k.jobId, attempt: k.attempt, issuedAt: now.getTime(), reason: 'CANCELLED_BY_USER' }));
+    const commands: KillCommand[] = kills.map((k) => ({
+      type: 'KILL',
+      nodeId: k.nodeId,
+      jobId: k.jobId,
+      attempt: k.attempt,
+      issuedAt: now.getTime(),
+      reason: 'CANCELLED_BY_USER',
+    }));
     // Bounded statements: enqueueOutbox binds a few parameters per row, and Postgres allows 65,535.
     for (let i = 0; i < commands.length; i += KILLS_PER_STATEMENT) {
-      await enqueueOutbox(sql, commands.slice(i, i + KILLS_PER_STATEMENT).map((k) => ({ topic: TOPICS.agentCommands, key: k.nodeId, value: k, headers: trace })));
+      await enqueueOutbox(
+        sql,
+        commands.slice(i, i + KILLS_PER_STATEMENT).map((k) => ({ topic: TOPICS.agentCommands, key: k.nodeId, value: k, headers: trace })),
+      );
     }
     await this.arrays.summarise(sql, [(await findJob(sql, parent.id))!], now);
     return { job: (await findJob(sql, parent.id))!, accepted: true };

@@ -47,13 +47,17 @@ export class JobLogsService {
   async read(id: string, who: Principal, q: LogsQuery, reply: FastifyReply): Promise<void> {
     const job = await this.jobs.get(id, who);
     const target = chooseLogTarget(job, { attempt: q.attempt, rank: q.rank });
-    if (target.kind === 'invalid') throw new ApiError(ErrorCode.VALIDATION_FAILED, `${target.field}: ${target.message}`, [{ field: target.field, message: target.message }]);
+    if (target.kind === 'invalid')
+      throw new ApiError(ErrorCode.VALIDATION_FAILED, `${target.field}: ${target.message}`, [{ field: target.field, message: target.message }]);
     if (target.kind === 'not-started') throw new ApiError(ErrorCode.NOT_FOUND, `job ${id} has not started an attempt yet: it has no log`);
     const { attempt, rank } = target;
     const where = await findAttemptRankLocation(autocommit(this.ds), id, attempt, rank);
     if (!where) throw new ApiError(ErrorCode.NOT_FOUND, `attempt ${attempt} of job ${id} has no rank ${rank} on record`);
     if (!where.address || !where.logsPort) {
-      throw new ApiError(ErrorCode.NOT_FOUND, `node ${where.nodeId}, which ran rank ${rank} of attempt ${attempt}, does not serve logs (its agent sends no address and logsPort)`);
+      throw new ApiError(
+        ErrorCode.NOT_FOUND,
+        `node ${where.nodeId}, which ran rank ${rank} of attempt ${attempt}, does not serve logs (its agent sends no address and logsPort)`,
+      );
     }
     const follow = q.follow === 'true';
     // Until the relay starts, an end (the token revoked or expired, shutdown) is remembered and honoured then.
@@ -63,14 +67,23 @@ export class JobLogsService {
     let upstream: IncomingMessage;
     try {
       upstream = await requestAgentLog({
-        address: where.address, port: where.logsPort, jobId: id, attempt, tailLines: q.tailLines, follow,
+        address: where.address,
+        port: where.logsPort,
+        jobId: id,
+        attempt,
+        tailLines: q.tailLines,
+        follow,
         grant: signLogGrant({ jobId: id, attempt, nodeId: where.nodeId, exp: Date.now() + GRANT_TTL_MS }, this.signer),
-        headersTimeoutMs: HEADERS_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS,
+        headersTimeoutMs: HEADERS_TIMEOUT_MS,
+        idleTimeoutMs: IDLE_TIMEOUT_MS,
       });
     } catch (e) {
       slot?.release();
       if (e instanceof AgentUnreachable) {
-        throw new ApiError(ErrorCode.UNAVAILABLE, `the agent of node ${where.nodeId} (${where.address}:${where.logsPort}) does not answer: ${e.message}`).retryAfter(5);
+        throw new ApiError(
+          ErrorCode.UNAVAILABLE,
+          `the agent of node ${where.nodeId} (${where.address}:${where.logsPort}) does not answer: ${e.message}`,
+        ).retryAfter(5);
       }
       throw e;
     }
@@ -78,24 +91,40 @@ export class JobLogsService {
       slot?.release();
       upstream.resume();
       if (endedEarly) upstream.destroy();
-      throw endedEarly ? new ApiError(ErrorCode.UNAVAILABLE, 'the follow was ended before it began (the token stopped standing, or the gateway is stopping)').retryAfter(1) : this.refusal(upstream.statusCode ?? 0, where.nodeId, attempt, rank);
+      throw endedEarly
+        ? new ApiError(ErrorCode.UNAVAILABLE, 'the follow was ended before it began (the token stopped standing, or the gateway is stopping)').retryAfter(1)
+        : this.refusal(upstream.statusCode ?? 0, where.nodeId, attempt, rank);
     }
     this.relay(upstream, reply, follow ? { id, attempt, onEnd: () => slot!.release(), setFinish: (f) => (finish = f) } : null);
   }
 
   private refusal(status: number, nodeId: string, attempt: number, rank: number): ApiError {
-    if (status === 404) return new ApiError(ErrorCode.NOT_FOUND, `node ${nodeId} holds no log of attempt ${attempt} rank ${rank} (it never started there, or the node's retention deleted it)`);
+    if (status === 404)
+      return new ApiError(
+        ErrorCode.NOT_FOUND,
+        `node ${nodeId} holds no log of attempt ${attempt} rank ${rank} (it never started there, or the node's retention deleted it)`,
+      );
     if (status === 503) return new ApiError(ErrorCode.UNAVAILABLE, `the agent of node ${nodeId} serves as many log streams as it may`).retryAfter(5);
     // 401 (a grant it did not accept: the agents' GANTRY_COMMAND_PUBLIC_KEY is not this gateway's key) or anything else: ours to fix.
     this.logger.error({ status, nodeId }, 'an agent refused a log request the gateway made');
     return new ApiError(ErrorCode.INTERNAL, `the agent of node ${nodeId} refused the request (${status})`);
   }
 
-  private relay(upstream: IncomingMessage, reply: FastifyReply, follow: { id: string; attempt: number; onEnd: () => void; setFinish: (f: () => void) => void } | null): void {
+  private relay(
+    upstream: IncomingMessage,
+    reply: FastifyReply,
+    follow: { id: string; attempt: number; onEnd: () => void; setFinish: (f: () => void) => void } | null,
+  ): void {
     const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter(([, v]) => v !== undefined)) as Record<string, string | number | string[]>;
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, { ...headers, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-accel-buffering': 'no' });
+    res.writeHead(200, {
+      ...headers,
+      'content-type': 'text/plain; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'x-accel-buffering': 'no',
+    });
     let watch: NodeJS.Timeout | null = null;
     let done = false;
     const finish = (complete: boolean) => {

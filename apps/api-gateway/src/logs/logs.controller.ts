@@ -19,10 +19,10 @@ export class LogsController {
   @ApiProduces('text/plain')
   @ApiOkResponse({
     description:
-      "What one rank of one attempt wrote (stdout and stderr), as its node keeps it: the newest GANTRY_AGENT_LOG_MAX_BYTES (64 MiB) at most, " +
+      'What one rank of one attempt wrote (stdout and stderr), as its node keeps it: the newest GANTRY_AGENT_LOG_MAX_BYTES (64 MiB) at most, ' +
       "for as long as the node's retention. Default: the latest attempt, rank 0, the whole log. With follow=true the body stays open while the " +
-      'attempt runs and ends once it has ended, or within 1 s of its token\'s revocation or expiry. Same rights as GET /v1/jobs/{id}: another ' +
-      'owner\'s job is 404. 503 when the node\'s agent does not answer, or this gateway follows GANTRY_LOG_MAX_STREAMS logs already; 429 when ' +
+      "attempt runs and ends once it has ended, or within 1 s of its token's revocation or expiry. Same rights as GET /v1/jobs/{id}: another " +
+      "owner's job is 404. 503 when the node's agent does not answer, or this gateway follows GANTRY_LOG_MAX_STREAMS logs already; 429 when " +
       'the token holds GANTRY_STREAMS_PER_TOKEN (32) streams and log follows already.',
     content: { 'text/plain': { schema: { type: 'string', maxLength: 1_000_000_000 } } },
   })

@@ -28,7 +28,10 @@ export class OpenLogStreams implements OnModuleDestroy {
   private opening = 0;
   private readonly endAll = () => this.closeAll();
 
-  constructor(@Inject(CONFIG) private readonly config: GatewayEnv, private readonly tokens: TokenStreams) {
+  constructor(
+    @Inject(CONFIG) private readonly config: GatewayEnv,
+    private readonly tokens: TokenStreams,
+  ) {
     process.once('SIGTERM', this.endAll);
     process.once('SIGINT', this.endAll);
   }

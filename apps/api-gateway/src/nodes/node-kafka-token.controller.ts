@@ -25,7 +25,12 @@ export class NodeKafkaTokenController {
       'Refused (401) for a node never enrolled, revoked, enrolled again since (a rotated credential), a bad signature, an `at` further than GANTRY_CLOCK_SKEW_MS from now, or a signature used before; 429 past a request a second (burst 10) per node; 404 where the gateway issues no tokens.',
   })
   @ApiOkResponse({ type: AgentKafkaTokenView })
-  async issue(@Param('id') id: string, @Body() body: KafkaTokenRequestDto, @Headers(SIGNATURE_HEADER) signature: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<AgentKafkaTokenView> {
+  async issue(
+    @Param('id') id: string,
+    @Body() body: KafkaTokenRequestDto,
+    @Headers(SIGNATURE_HEADER) signature: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<AgentKafkaTokenView> {
     const { view, rate } = await this.tokens.issue(id, body.at, signature);
     void reply.header('ratelimit-limit', String(rate.limit)).header('ratelimit-remaining', String(rate.remaining));
     return view;

@@ -9,8 +9,13 @@ function toTelemetry(live: LiveFields | undefined): NodeTelemetryView | null {
   // Telemetry comes with some beats only (ADR 0010): it may be older than the beat, or not known yet.
   const t = live.telemetry === null ? null : (JSON.parse(live.telemetry) as Pick<NodeTelemetryView, 'gpus' | 'cpu' | 'memory'>);
   return {
-    sentAt: iso(live.sentAt), receivedAt: iso(live.receivedAt), telemetryAt: live.telemetryAt === null ? null : iso(live.telemetryAt),
-    gpus: t?.gpus ?? [], cpu: t?.cpu ?? null, memory: t?.memory ?? null, running: JSON.parse(live.running) as NodeTelemetryView['running'],
+    sentAt: iso(live.sentAt),
+    receivedAt: iso(live.receivedAt),
+    telemetryAt: live.telemetryAt === null ? null : iso(live.telemetryAt),
+    gpus: t?.gpus ?? [],
+    cpu: t?.cpu ?? null,
+    memory: t?.memory ?? null,
+    running: JSON.parse(live.running) as NodeTelemetryView['running'],
   };
 }
 
@@ -23,11 +28,19 @@ function exceededOf(n: NodeRecord): InventoryResource[] {
 /** Durable topology and allocations (Postgres) joined with liveness and telemetry (Redis). */
 export function toNodeView(n: NodeRecord, health: NodeHealth, lastSeenMs: number | null, live: LiveFields | undefined): NodeView {
   return {
-    id: n.id, zone: n.zone, rack: n.rack, health, cordoned: n.cordoned, cordonReason: n.cordoned ? (n.cordonReason as CordonReason | null) : null,
-    startFailures: n.startFailures, drainDeadline: n.drainDeadline ? n.drainDeadline.toISOString() : null,
+    id: n.id,
+    zone: n.zone,
+    rack: n.rack,
+    health,
+    cordoned: n.cordoned,
+    cordonReason: n.cordoned ? (n.cordonReason as CordonReason | null) : null,
+    startFailures: n.startFailures,
+    drainDeadline: n.drainDeadline ? n.drainDeadline.toISOString() : null,
     gpus: { model: n.gpuModel, total: n.gpusTotal, allocated: n.gpusAllocated },
-    cpuCores: n.cpuCores, memoryMiB: n.memoryMiB,
-    declared: n.declared ?? null, exceeded: exceededOf(n),
+    cpuCores: n.cpuCores,
+    memoryMiB: n.memoryMiB,
+    declared: n.declared ?? null,
+    exceeded: exceededOf(n),
     lastHeartbeatAt: lastSeenMs === null ? null : new Date(lastSeenMs).toISOString(),
     telemetry: toTelemetry(live),
     firstSeenAt: n.firstSeenAt.toISOString(),

@@ -1,6 +1,16 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { DrainNodeDto, EnrollNodeDto, NodeEnrollmentView, NodeEnrollmentsView, NodeEventPage, NodeIdsDto, NodePage, NodeView, UpdateNodeDto } from '@gantry/contracts';
+import {
+  DrainNodeDto,
+  EnrollNodeDto,
+  NodeEnrollmentView,
+  NodeEnrollmentsView,
+  NodeEventPage,
+  NodeIdsDto,
+  NodePage,
+  NodeView,
+  UpdateNodeDto,
+} from '@gantry/contracts';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { BearerAuthGuard, CurrentPrincipal } from '../auth/bearer-auth.guard';
 import { Principal } from '../auth/principal';
@@ -24,7 +34,11 @@ const isNodeCursor = (v: unknown): v is { i: string; f: string } =>
 @UseGuards(BearerAuthGuard)
 @Controller('v1/nodes')
 export class NodesController {
-  constructor(private readonly nodes: NodesService, private readonly enrollment: EnrollmentService, @Inject(CursorCodec) private readonly cursors: CursorCodec) {}
+  constructor(
+    private readonly nodes: NodesService,
+    private readonly enrollment: EnrollmentService,
+    @Inject(CursorCodec) private readonly cursors: CursorCodec,
+  ) {}
 
   @Get()
   @ApiOkResponse({ type: NodePage, description: 'Ordered by id. A node that exists and matches the filter for the whole listing appears exactly once.' })
@@ -74,7 +88,11 @@ export class NodesController {
   @Post(':id/drain')
   @HttpCode(200)
   @Roles('operator')
-  @ApiOkResponse({ type: NodeView, description: 'The node, cordoned at once; after gracePeriodSeconds every attempt still on it is ended and requeued (reason NODE_DRAINED, no retry used) and the node gets a DRAINED event. An uncordon cancels a drain not yet done' })
+  @ApiOkResponse({
+    type: NodeView,
+    description:
+      'The node, cordoned at once; after gracePeriodSeconds every attempt still on it is ended and requeued (reason NODE_DRAINED, no retry used) and the node gets a DRAINED event. An uncordon cancels a drain not yet done',
+  })
   async drain(@Param('id') id: string, @Body() body: DrainNodeDto, @CurrentPrincipal() who: Principal): Promise<NodeView> {
     return this.nodes.drain(id, body.gracePeriodSeconds, who);
   }
@@ -91,7 +109,8 @@ export class NodesController {
   @Roles('operator')
   @ApiOperation({
     summary: "Change a node's pinned inventory",
-    description: 'The fields of `declared` given replace the pinned ones (JSON merge patch). From the commit on, placement believes the lesser of the result and what the node reports; work already placed keeps what it holds. Audited',
+    description:
+      'The fields of `declared` given replace the pinned ones (JSON merge patch). From the commit on, placement believes the lesser of the result and what the node reports; work already placed keeps what it holds. Audited',
   })
   @ApiOkResponse({ type: NodeView, description: 'The node, with its new `declared` and the capacity now believed' })
   @ApiResponse({ status: 404, description: 'No such node, or it has not reported yet (enroll it again with an inventory)' })
@@ -105,7 +124,8 @@ export class NodesController {
   @ApiOperation({
     operationId: 'nodes.delete',
     summary: 'Remove a decommissioned node that holds no live attempt',
-    description: 'The node then counts nowhere (listings, cluster summary, rack-partition shares, placement). Its events go with it. A node that beats again afterwards is registered anew, as a new node.',
+    description:
+      'The node then counts nowhere (listings, cluster summary, rack-partition shares, placement). Its events go with it. A node that beats again afterwards is registered anew, as a new node.',
   })
   @ApiNoContentResponse({ description: 'Removed' })
   @ApiResponse({ status: 404, description: 'No such node' })
@@ -132,7 +152,8 @@ export class NodesController {
   @Roles('operator')
   @ApiOperation({
     summary: 'Enroll a node, or enroll it again: everything its agent needs, the credential shown once (the old one stops working)',
-    description: 'The body is optional; its `inventory` is pinned (ADR 0035): placement never believes more of the node than that, whatever it reports. Without one the pinned inventory stays, or the first the node reports is pinned',
+    description:
+      'The body is optional; its `inventory` is pinned (ADR 0035): placement never believes more of the node than that, whatever it reports. Without one the pinned inventory stays, or the first the node reports is pinned',
   })
   @ApiCreatedResponse({ type: NodeEnrollmentView })
   async enroll(@Param('id') id: string, @Body() body: EnrollNodeDto, @CurrentPrincipal() who: Principal): Promise<NodeEnrollmentView> {
@@ -143,7 +164,10 @@ export class NodesController {
   @Delete(':id/enrollment')
   @HttpCode(204)
   @Roles('operator')
-  @ApiOperation({ summary: 'Revoke a node: from then on nothing it sends changes anything, its Kafka principal loses its command group at once and its connections end with its last token' })
+  @ApiOperation({
+    summary:
+      'Revoke a node: from then on nothing it sends changes anything, its Kafka principal loses its command group at once and its connections end with its last token',
+  })
   @ApiNoContentResponse()
   async revokeEnrollment(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<void> {
     await this.enrollment.revoke(id, who);

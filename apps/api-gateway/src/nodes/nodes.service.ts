@@ -4,8 +4,20 @@ import { DataSource } from 'typeorm';
 import { InventoryPatchDto, NODE_ID_PATTERN, NodeEventView, NodeView } from '@gantry/contracts';
 import { NodeHealth, nodeHealth, patchInventory } from '@gantry/domain';
 import {
-  NodeListFilter, NodeLiveStore, NodeRecord, autocommit, declareInventories, inTransaction, listNodeEvents, listNodesPage, loadNodes, lockPinnedInventory, nodeLiveStoreFor,
-  removeNode, requestNodeDrain, setNodeCordoned,
+  NodeListFilter,
+  NodeLiveStore,
+  NodeRecord,
+  autocommit,
+  declareInventories,
+  inTransaction,
+  listNodeEvents,
+  listNodesPage,
+  loadNodes,
+  lockPinnedInventory,
+  nodeLiveStoreFor,
+  removeNode,
+  requestNodeDrain,
+  setNodeCordoned,
 } from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { WakeUpSender } from '@gantry/messaging';
@@ -80,9 +92,13 @@ export class NodesService {
     if (!node) throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found`);
     const rows = await listNodeEvents(sql, id, afterId, limit);
     return rows.map((e) => ({
-      id: e.id, type: e.type, at: e.at.toISOString(),
-      ...(e.fromHealth ? { fromHealth: e.fromHealth } : {}), ...(e.toHealth ? { toHealth: e.toHealth } : {}),
-      ...(e.reason ? { reason: e.reason } : {}), ...(e.jobIds && who.role === 'operator' ? { jobIds: e.jobIds } : {}),
+      id: e.id,
+      type: e.type,
+      at: e.at.toISOString(),
+      ...(e.fromHealth ? { fromHealth: e.fromHealth } : {}),
+      ...(e.toHealth ? { toHealth: e.toHealth } : {}),
+      ...(e.reason ? { reason: e.reason } : {}),
+      ...(e.jobIds && who.role === 'operator' ? { jobIds: e.jobIds } : {}),
     }));
   }
 
@@ -113,10 +129,14 @@ export class NodesService {
       return { kind: 'declared' as const, node: (await loadNodes(sql, [id]))[0], declared: next.inventory };
     });
     if (outcome.kind === 'not-enrolled') throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} not found (or not enrolled)`);
-    if (outcome.kind === 'not-registered') throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} has not reported yet: enroll it again with an inventory instead`);
+    if (outcome.kind === 'not-registered')
+      throw new ApiError(ErrorCode.NOT_FOUND, `node ${id} has not reported yet: enroll it again with an inventory instead`);
     if (outcome.kind === 'incomplete') {
-      throw new ApiError(ErrorCode.VALIDATION_FAILED, `node ${id} has no pinned inventory yet: the patch must give ${outcome.missing.join(' and ')}`,
-        outcome.missing.map((f) => ({ field: `declared.${f}`, message: 'required while nothing is pinned' })));
+      throw new ApiError(
+        ErrorCode.VALIDATION_FAILED,
+        `node ${id} has no pinned inventory yet: the patch must give ${outcome.missing.join(' and ')}`,
+        outcome.missing.map((f) => ({ field: `declared.${f}`, message: 'required while nothing is pinned' })),
+      );
     }
     // More capacity may be believed now: the scheduler should use it now, not at its next tick.
     this.schedulerWake.signal('CAPACITY_RELEASED');
@@ -150,7 +170,7 @@ export class NodesService {
     const matched: NodeRecord[] = [];
     const seen = new Map<string, number | null>();
     let after = afterId;
-    for (let scanned = 0; scanned < MAX_SCAN; ) {
+    for (let scanned = 0; scanned < MAX_SCAN;) {
       const rows = await listNodesPage(sql, filter, after, SCAN_CHUNK);
       scanned += rows.length;
       const lastSeen = await this.live.lastSeenMany(rows.map((r) => r.id));

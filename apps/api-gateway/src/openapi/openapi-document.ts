@@ -16,7 +16,18 @@ export function operationIdOf(controllerKey: string, methodKey: string): string 
 const INT32_MAX = 2 ** 31 - 1;
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 /** Constraint keywords that the validation decorators carry and the document should state. */
-const CONSTRAINTS = ['minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems', 'maxItems', 'enum'] as const;
+const CONSTRAINTS = [
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minItems',
+  'maxItems',
+  'enum',
+] as const;
 
 interface HandlerFacts {
   roles: string[] | undefined;
@@ -40,12 +51,21 @@ export function buildOpenApiDocument(app: INestApplication, controllers: Readonl
     )
     .setVersion('2')
     .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'opaque', description: 'An opaque token (`gnt_` and 43 base64url characters, or the admin token) with nothing inside to decode; only its hash is stored' }, 'bearer')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'opaque',
+        description: 'An opaque token (`gnt_` and 43 base64url characters, or the admin token) with nothing inside to decode; only its hash is stored',
+      },
+      'bearer',
+    )
     .addSecurity('nodeSignature', {
       type: 'apiKey',
       in: 'header',
       name: 'gantry-signature',
-      description: "A node's proof of its credential (ADR 0034): `v1=` + lowercase hex of HMAC-SHA256 under the credential, over what the operation says; each signature accepted once",
+      description:
+        "A node's proof of its credential (ADR 0034): `v1=` + lowercase hex of HMAC-SHA256 under the credential, over what the operation says; each signature accepted once",
     })
     .build();
   const doc = SwaggerModule.createDocument(app, config, { operationIdFactory: operationIdOf });
@@ -76,8 +96,14 @@ function finishDocument(doc: OpenAPIObject, facts: Map<string, HandlerFacts>): v
   const schemas = (components.schemas ??= {});
   schemas.Problem = PROBLEM_SCHEMA;
   components.headers = {
-    'RateLimit-Limit': { description: "Requests per second the token's budget refills (contract §4.3)", schema: { type: 'integer', format: 'int32', minimum: 0, maximum: INT32_MAX } },
-    'RateLimit-Remaining': { description: "Requests left in the token's budget now", schema: { type: 'integer', format: 'int32', minimum: 0, maximum: INT32_MAX } },
+    'RateLimit-Limit': {
+      description: "Requests per second the token's budget refills (contract §4.3)",
+      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: INT32_MAX },
+    },
+    'RateLimit-Remaining': {
+      description: "Requests left in the token's budget now",
+      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: INT32_MAX },
+    },
     'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: INT32_MAX } },
   };
   const validation = validationMetadatasToSchemas({ refPointerPrefix: '#/components/schemas/' }) as Record<string, SchemaObject>;
@@ -85,7 +111,8 @@ function finishDocument(doc: OpenAPIObject, facts: Map<string, HandlerFacts>): v
 
   forEachSchema(doc, (schema) => {
     // Every integer says how wide it is: int32 unless its bounds need more.
-    if (schema.type === 'integer' && !schema.format) schema.format = schema.maximum !== undefined && schema.maximum <= INT32_MAX && (schema.minimum ?? 0) >= -INT32_MAX - 1 ? 'int32' : 'int64';
+    if (schema.type === 'integer' && !schema.format)
+      schema.format = schema.maximum !== undefined && schema.maximum <= INT32_MAX && (schema.minimum ?? 0) >= -INT32_MAX - 1 ? 'int32' : 'int64';
   });
 
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -144,7 +171,8 @@ function forEachSchema(doc: OpenAPIObject, visit: (s: SchemaObject) => void): vo
     if (isSchema) visit(node as SchemaObject);
     for (const [key, value] of Object.entries(node)) {
       if (key === 'example' || key === 'examples' || key === 'default' || key === 'enum') continue;
-      const childIsSchema = key === 'schema' || key === 'items' || key === 'additionalProperties' || (isSchema && ['allOf', 'anyOf', 'oneOf', 'not'].includes(key));
+      const childIsSchema =
+        key === 'schema' || key === 'items' || key === 'additionalProperties' || (isSchema && ['allOf', 'anyOf', 'oneOf', 'not'].includes(key));
       if (isSchema && key === 'properties') for (const p of Object.values(value as object)) walk(p, true);
       else if (Array.isArray(value)) for (const v of value) walk(v, childIsSchema);
       else walk(value, childIsSchema || (key !== 'properties' && doc.components?.schemas === node));

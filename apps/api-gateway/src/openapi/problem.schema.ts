@@ -6,7 +6,13 @@ export const PROBLEM_SCHEMA: SchemaObject = {
   description: 'RFC 9457 problem details (application/problem+json)',
   required: ['type', 'title', 'status', 'detail'],
   properties: {
-    type: { type: 'string', format: 'uri', maxLength: 256, description: 'Identifies the kind of problem', example: 'https://gantry.dev/problems/validation-failed' },
+    type: {
+      type: 'string',
+      format: 'uri',
+      maxLength: 256,
+      description: 'Identifies the kind of problem',
+      example: 'https://gantry.dev/problems/validation-failed',
+    },
     title: { type: 'string', maxLength: 256, description: 'Short, the same for every problem of this type', example: 'Validation failed' },
     status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status' },
     detail: { type: 'string', maxLength: 65536, description: 'What went wrong with this request' },

@@ -2,7 +2,23 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Us
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { FairShareView, checkQueueTree, describeQueueTreeProblem, fairShareView } from '@gantry/domain';
-import { QueueRecord, QueueUsage, Sql, autocommit, deleteEmptyQueue, findQueue, inTransaction, insertQueue, listQueues, loadFairShareStandings, lockQueueTree, queueTree, queueUsage, queueUsageOf, updateQueue } from '@gantry/persistence';
+import {
+  QueueRecord,
+  QueueUsage,
+  Sql,
+  autocommit,
+  deleteEmptyQueue,
+  findQueue,
+  inTransaction,
+  insertQueue,
+  listQueues,
+  loadFairShareStandings,
+  lockQueueTree,
+  queueTree,
+  queueUsage,
+  queueUsageOf,
+  updateQueue,
+} from '@gantry/persistence';
 import { ApiError, ErrorCode } from '@gantry/platform';
 import { CONFIG } from '@gantry/runtime';
 import { AuditLog } from '../audit/audit-log';
@@ -14,9 +30,20 @@ import { CreateQueueDto, QueueList, QueueView, UpdateQueueDto } from './queue.dt
 
 function toView(q: QueueRecord, usage: QueueUsage, fairShare: FairShareView): QueueView {
   return {
-    name: q.name, priority: q.priority, quota: { gpus: q.quotaGpus }, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc,
-    parent: q.parent, borrowingLimit: { gpus: q.borrowingLimitGpus }, ownerWeights: q.ownerWeights, usage, fairShare,
-    createdAt: q.createdAt.toISOString(), updatedAt: q.updatedAt.toISOString(),
+    name: q.name,
+    priority: q.priority,
+    quota: { gpus: q.quotaGpus },
+    weight: q.weight,
+    allowedOwners: q.allowedOwners,
+    preemption: q.preemption,
+    hostIpc: q.hostIpc,
+    parent: q.parent,
+    borrowingLimit: { gpus: q.borrowingLimitGpus },
+    ownerWeights: q.ownerWeights,
+    usage,
+    fairShare,
+    createdAt: q.createdAt.toISOString(),
+    updatedAt: q.updatedAt.toISOString(),
   };
 }
 
@@ -38,7 +65,8 @@ async function checkParent(sql: Sql, name: string, parent: string | null): Promi
   const problem = checkQueueTree([...tree, { name, parent }]);
   if (!problem) return;
   const detail = describeQueueTreeProblem(problem);
-  if (problem.code === 'UNKNOWN_PARENT' || problem.code === 'SELF_PARENT') throw new ApiError(ErrorCode.VALIDATION_FAILED, detail, [{ field: 'parent', message: detail }]);
+  if (problem.code === 'UNKNOWN_PARENT' || problem.code === 'SELF_PARENT')
+    throw new ApiError(ErrorCode.VALIDATION_FAILED, detail, [{ field: 'parent', message: detail }]);
   throw new ApiError(ErrorCode.CONFLICT, detail);
 }
 
@@ -48,7 +76,11 @@ async function checkParent(sql: Sql, name: string, parent: string | null): Promi
 @UseGuards(BearerAuthGuard)
 @Controller('v1/queues')
 export class QueuesController {
-  constructor(@Inject(DataSource) private readonly ds: DataSource, private readonly audit: AuditLog, @Inject(CONFIG) private readonly config: GatewayEnv) {}
+  constructor(
+    @Inject(DataSource) private readonly ds: DataSource,
+    private readonly audit: AuditLog,
+    @Inject(CONFIG) private readonly config: GatewayEnv,
+  ) {}
 
   /**
    * Every queue with its usage and its fair share (ADR 0038), which depends on the other queues
@@ -57,11 +89,17 @@ export class QueuesController {
   private async views(sql: Sql, only?: string): Promise<QueueView[]> {
     const nowMs = Date.now();
     const [queues, standings] = await Promise.all([listQueues(sql), loadFairShareStandings(sql, nowMs, this.config.GANTRY_FAIRSHARE_HALF_LIFE_HOURS * 3600)]);
-    const usage = await queueUsage(sql, queues.map((q) => q.name));
-    const bandOf = (priority: number) => queues.filter((q) => q.priority === priority).map((q) => {
-      const u = usage.get(q.name)!;
-      return { name: q.name, weight: q.weight, usage: queueUsageOf(standings, q.name), active: u.jobsQueued > 0 || u.gpusHeld > 0 };
-    });
+    const usage = await queueUsage(
+      sql,
+      queues.map((q) => q.name),
+    );
+    const bandOf = (priority: number) =>
+      queues
+        .filter((q) => q.priority === priority)
+        .map((q) => {
+          const u = usage.get(q.name)!;
+          return { name: q.name, weight: q.weight, usage: queueUsageOf(standings, q.name), active: u.jobsQueued > 0 || u.gpusHeld > 0 };
+        });
     return queues.filter((q) => only === undefined || q.name === only).map((q) => toView(q, usage.get(q.name)!, fairShareView(q.name, bandOf(q.priority))));
   }
 
@@ -72,24 +110,43 @@ export class QueuesController {
   @ApiCreatedResponse({ type: QueueView })
   @ApiResponse({ status: 400, description: 'A bad field, or a parent that does not exist' })
   @ApiResponse({ status: 409, description: 'The name is taken, or the parent has a parent' })
-  @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
+  @ApiResponse(UNAUTHENTICATED)
+  @ApiResponse(OPERATORS_ONLY)
+  @ApiResponse(RATE_LIMITED)
   async create(@Body() dto: CreateQueueDto, @CurrentPrincipal() who: Principal): Promise<QueueView> {
     const q = {
-      name: dto.name, priority: dto.priority, quotaGpus: dto.quota?.gpus ?? null, weight: dto.weight ?? 1, allowedOwners: dto.allowedOwners ?? null, preemption: dto.preemption ?? 'never', hostIpc: dto.hostIpc ?? false, ownerWeights: dto.ownerWeights ?? null,
-      parent: dto.parent ?? null, borrowingLimitGpus: dto.borrowingLimit?.gpus ?? 0,
+      name: dto.name,
+      priority: dto.priority,
+      quotaGpus: dto.quota?.gpus ?? null,
+      weight: dto.weight ?? 1,
+      allowedOwners: dto.allowedOwners ?? null,
+      preemption: dto.preemption ?? 'never',
+      hostIpc: dto.hostIpc ?? false,
+      ownerWeights: dto.ownerWeights ?? null,
+      parent: dto.parent ?? null,
+      borrowingLimitGpus: dto.borrowingLimit?.gpus ?? 0,
     } as const;
-    const inserted = q.parent === null
-      ? await insertQueue(autocommit(this.ds), q, new Date())
-      : await inTransaction(this.ds, async (sql) => {
-        if (await findQueue(sql, q.name)) return false;
-        await checkParent(sql, q.name, q.parent);
-        return insertQueue(sql, q, new Date());
-      });
+    const inserted =
+      q.parent === null
+        ? await insertQueue(autocommit(this.ds), q, new Date())
+        : await inTransaction(this.ds, async (sql) => {
+            if (await findQueue(sql, q.name)) return false;
+            await checkParent(sql, q.name, q.parent);
+            return insertQueue(sql, q, new Date());
+          });
     if (!inserted) {
       throw new ApiError(ErrorCode.CONFLICT, `queue ${dto.name} already exists`);
     }
     await this.audit.record(who, 'queues.create', dto.name, {
-      priority: q.priority, quotaGpus: q.quotaGpus, weight: q.weight, allowedOwners: q.allowedOwners, preemption: q.preemption, hostIpc: q.hostIpc, parent: q.parent, borrowingLimitGpus: q.borrowingLimitGpus, ownerWeights: q.ownerWeights,
+      priority: q.priority,
+      quotaGpus: q.quotaGpus,
+      weight: q.weight,
+      allowedOwners: q.allowedOwners,
+      preemption: q.preemption,
+      hostIpc: q.hostIpc,
+      parent: q.parent,
+      borrowingLimitGpus: q.borrowingLimitGpus,
+      ownerWeights: q.ownerWeights,
     });
     return this.get(dto.name);
   }
@@ -97,7 +154,8 @@ export class QueuesController {
   @Get()
   @ApiOperation({ operationId: 'queues.list', summary: 'Every queue with its usage and fair share' })
   @ApiOkResponse({ type: QueueList })
-  @ApiResponse(UNAUTHENTICATED) @ApiResponse(RATE_LIMITED)
+  @ApiResponse(UNAUTHENTICATED)
+  @ApiResponse(RATE_LIMITED)
   async list(): Promise<QueueList> {
     return { items: await this.views(autocommit(this.ds)) };
   }
@@ -105,7 +163,9 @@ export class QueuesController {
   @Get(':name')
   @ApiOperation({ operationId: 'queues.get', summary: 'One queue with its usage and fair share' })
   @ApiOkResponse({ type: QueueView })
-  @ApiResponse({ status: 404, description: 'No such queue' }) @ApiResponse(UNAUTHENTICATED) @ApiResponse(RATE_LIMITED)
+  @ApiResponse({ status: 404, description: 'No such queue' })
+  @ApiResponse(UNAUTHENTICATED)
+  @ApiResponse(RATE_LIMITED)
   async get(@Param('name') name: string): Promise<QueueView> {
     const [q] = await this.views(autocommit(this.ds), name);
     if (!q) throw new ApiError(ErrorCode.NOT_FOUND, `queue ${name} not found`);
@@ -116,9 +176,12 @@ export class QueuesController {
   @Roles('operator')
   @ApiOperation({ operationId: 'queues.update', summary: 'Change a queue: only the fields given (allowedOwners: null lets everyone submit)' })
   @ApiOkResponse({ type: QueueView })
-  @ApiResponse({ status: 400, description: 'A bad field, or a parent that does not exist or is the queue itself' }) @ApiResponse({ status: 404, description: 'No such queue' })
+  @ApiResponse({ status: 400, description: 'A bad field, or a parent that does not exist or is the queue itself' })
+  @ApiResponse({ status: 404, description: 'No such queue' })
   @ApiResponse({ status: 409, description: 'The parent would make a cycle or a third level' })
-  @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
+  @ApiResponse(UNAUTHENTICATED)
+  @ApiResponse(OPERATORS_ONLY)
+  @ApiResponse(RATE_LIMITED)
   async update(@Param('name') name: string, @Body() dto: UpdateQueueDto, @CurrentPrincipal() who: Principal): Promise<QueueView> {
     const changes: Parameters<typeof updateQueue>[2] = {};
     if (dto.priority !== undefined) changes.priority = dto.priority;
@@ -130,13 +193,14 @@ export class QueuesController {
     if (dto.ownerWeights !== undefined) changes.ownerWeights = dto.ownerWeights;
     if (dto.borrowingLimit !== undefined) changes.borrowingLimitGpus = dto.borrowingLimit.gpus;
     if (dto.parent !== undefined) changes.parent = dto.parent;
-    const q = changes.parent === undefined
-      ? await updateQueue(autocommit(this.ds), name, changes, new Date())
-      : await inTransaction(this.ds, async (sql) => {
-        if (!(await findQueue(sql, name))) return null;
-        await checkParent(sql, name, changes.parent!);
-        return updateQueue(sql, name, changes, new Date());
-      });
+    const q =
+      changes.parent === undefined
+        ? await updateQueue(autocommit(this.ds), name, changes, new Date())
+        : await inTransaction(this.ds, async (sql) => {
+            if (!(await findQueue(sql, name))) return null;
+            await checkParent(sql, name, changes.parent!);
+            return updateQueue(sql, name, changes, new Date());
+          });
     if (!q) throw new ApiError(ErrorCode.NOT_FOUND, `queue ${name} not found`);
     await this.audit.record(who, 'queues.update', name, changes);
     return this.get(name);
@@ -149,7 +213,9 @@ export class QueuesController {
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiResponse({ status: 404, description: 'No such queue' })
   @ApiResponse({ status: 409, description: 'The queue holds live jobs, is the parent of another queue, or is `default`' })
-  @ApiResponse(UNAUTHENTICATED) @ApiResponse(OPERATORS_ONLY) @ApiResponse(RATE_LIMITED)
+  @ApiResponse(UNAUTHENTICATED)
+  @ApiResponse(OPERATORS_ONLY)
+  @ApiResponse(RATE_LIMITED)
   async delete(@Param('name') name: string, @CurrentPrincipal() who: Principal): Promise<void> {
     if (name === DEFAULT_QUEUE) throw new ApiError(ErrorCode.CONFLICT, 'the default queue cannot be deleted');
     switch (await deleteEmptyQueue(this.ds, name)) {

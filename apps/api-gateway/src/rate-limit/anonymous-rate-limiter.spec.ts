@@ -5,7 +5,8 @@ function limiter(maxClients = 100) {
   return { clock, limiter: new AnonymousRateLimiter({ ratePerS: 20, burst: 20 }, () => clock.ms, maxClients) };
 }
 
-const allowedOf = (l: AnonymousRateLimiter, address: string | null, n: number) => Array.from({ length: n }, () => l.take(address).allowed).filter(Boolean).length;
+const allowedOf = (l: AnonymousRateLimiter, address: string | null, n: number) =>
+  Array.from({ length: n }, () => l.take(address).allowed).filter(Boolean).length;
 
 describe('AnonymousRateLimiter', () => {
   it('lets an address make a burst of 20, then refuses it with the time to wait, and lets it again once refilled', () => {

@@ -33,7 +33,11 @@ describe('TokenRateLimiter', () => {
     const decisions: RateDecision[] = [];
     for (let i = 0; i < 25; i++) decisions.push(await limiter.take('t', limits));
     expect(decisions.every((d) => d.allowed && d.checked)).toBe(true);
-    expect(buckets.calls).toEqual([{ name: 't', want: 10 }, { name: 't', want: 10 }, { name: 't', want: 10 }]);
+    expect(buckets.calls).toEqual([
+      { name: 't', want: 10 },
+      { name: 't', want: 10 },
+      { name: 't', want: 10 },
+    ]);
     // Remaining: what the bucket had left plus what is left of the lease.
     expect(decisions[0]).toMatchObject({ limit: 2000, remaining: 1999 });
     expect(decisions[24]).toMatchObject({ remaining: 1975 });

@@ -63,7 +63,10 @@ export class TokenRateLimiter {
   private unavailableUntil = 0;
   private lastSweep = 0;
 
-  constructor(private readonly buckets: SharedBuckets, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly buckets: SharedBuckets,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Spends one token of `key`'s bucket, or says when to try again. Synchronous when the local lease decides. */
   take(key: string, limits: RateLimits): RateDecision | Promise<RateDecision> {

@@ -105,7 +105,7 @@ export class TokenStreams implements OnModuleInit, OnModuleDestroy {
     } catch (e) {
       if (e instanceof ApiError) throw e;
       slotDecisions.inc({ outcome: 'unchecked' });
-      this.logger.warn({ err: e }, 'could not count the token\'s streams in Redis; let the stream through');
+      this.logger.warn({ err: e }, "could not count the token's streams in Redis; let the stream through");
     }
     const lease = this.hold(key, member, end);
     try {
@@ -141,7 +141,7 @@ export class TokenStreams implements OnModuleInit, OnModuleDestroy {
           if (s.expiry) clearTimeout(s.expiry);
           this.byToken.delete(key);
         }
-        this.slots.release(key, member).catch((err) => this.logger.warn({ err }, 'could not release a stream\'s slot in Redis; its lease runs out'));
+        this.slots.release(key, member).catch((err) => this.logger.warn({ err }, "could not release a stream's slot in Redis; its lease runs out"));
       },
     };
   }
@@ -186,7 +186,7 @@ export class TokenStreams implements OnModuleInit, OnModuleDestroy {
     try {
       await this.slots.renew(members);
     } catch (err) {
-      this.logger.warn({ err }, 'could not renew the leases of this replica\'s streams in Redis; the next round retries');
+      this.logger.warn({ err }, "could not renew the leases of this replica's streams in Redis; the next round retries");
     }
   }
 }

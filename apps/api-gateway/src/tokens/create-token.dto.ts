@@ -13,12 +13,19 @@ export class CreateTokenDto {
   @IsIn(['user', 'operator'])
   role!: 'user' | 'operator';
 
-  @ApiPropertyOptional({ format: 'date-time', maxLength: 64, description: 'RFC 3339; after it the token is refused (401). Must be in the future. Omitted: never expires' })
-  @IsOptional() @IsRFC3339({ message: 'expiresAt must be an RFC 3339 date-time' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    maxLength: 64,
+    description: 'RFC 3339; after it the token is refused (401). Must be in the future. Omitted: never expires',
+  })
+  @IsOptional()
+  @IsRFC3339({ message: 'expiresAt must be an RFC 3339 date-time' })
   expiresAt?: string;
 
   @ApiPropertyOptional({ maxLength: 256, description: 'What the token is for; shown in listings' })
-  @IsOptional() @IsString() @MaxLength(256)
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
   description?: string;
 }
 

@@ -11,7 +11,13 @@ import { CreateTokenDto, ListTokensQuery, TokenInfoView, TokenPage, TokenView } 
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const toInfo = (t: ApiTokenRecord): TokenInfoView => ({
-  id: t.id, owner: t.owner, role: t.role, description: t.description, createdAt: t.createdAt.toISOString(), expiresAt: iso(t.expiresAt), revokedAt: iso(t.revokedAt),
+  id: t.id,
+  owner: t.owner,
+  role: t.role,
+  description: t.description,
+  createdAt: t.createdAt.toISOString(),
+  expiresAt: iso(t.expiresAt),
+  revokedAt: iso(t.revokedAt),
 });
 const isTokenCursor = (v: unknown): v is { t: number; i: string } =>
   typeof v === 'object' && v !== null && Number.isFinite((v as { t?: unknown }).t) && typeof (v as { i?: unknown }).i === 'string';
@@ -26,14 +32,19 @@ const RATE_LIMITED = { status: 429, description: "The token's request budget is 
 @Roles('operator')
 @Controller('v1/tokens')
 export class TokensController {
-  constructor(private readonly tokens: TokenService, @Inject(CursorCodec) private readonly cursors: CursorCodec) {}
+  constructor(
+    private readonly tokens: TokenService,
+    @Inject(CursorCodec) private readonly cursors: CursorCodec,
+  ) {}
 
   @Post()
   @HttpCode(201)
   @ApiOperation({ operationId: 'tokens.create', summary: 'Mint a token; its secret is shown once' })
   @ApiCreatedResponse({ type: TokenView })
   @ApiResponse({ status: 400, description: 'A bad owner, role, description or expiresAt (not RFC 3339, or not in the future)' })
-  @ApiResponse(UNAUTHENTICATED) @ApiResponse(FORBIDDEN) @ApiResponse(RATE_LIMITED)
+  @ApiResponse(UNAUTHENTICATED)
+  @ApiResponse(FORBIDDEN)
+  @ApiResponse(RATE_LIMITED)
   async create(@Body() dto: CreateTokenDto, @CurrentPrincipal() who: Principal): Promise<TokenView> {
     const expiresAt = dto.expiresAt === undefined ? null : new Date(dto.expiresAt);
     if (expiresAt && expiresAt.getTime() <= Date.now()) {
@@ -47,7 +58,9 @@ export class TokensController {
   @ApiOperation({ operationId: 'tokens.list', summary: 'Every token, revoked and expired ones included, without secrets' })
   @ApiOkResponse({ type: TokenPage, description: 'A token that exists for the whole listing appears exactly once' })
   @ApiResponse({ status: 400, description: 'A bad limit, or a malformed or altered cursor' })
-  @ApiResponse(UNAUTHENTICATED) @ApiResponse(FORBIDDEN) @ApiResponse(RATE_LIMITED)
+  @ApiResponse(UNAUTHENTICATED)
+  @ApiResponse(FORBIDDEN)
+  @ApiResponse(RATE_LIMITED)
   async list(@Query() q: ListTokensQuery): Promise<TokenPage> {
     const limit = q.limit ?? 50;
     const c = q.cursor ? this.cursors.decode(q.cursor, isTokenCursor) : null;
@@ -62,7 +75,9 @@ export class TokensController {
   @ApiOperation({ operationId: 'tokens.revoke', summary: 'Revoke a token: every gateway replica refuses it (401) within a second. Repeating it is harmless' })
   @ApiNoContentResponse({ description: 'Revoked' })
   @ApiResponse({ status: 404, description: 'No such token' })
-  @ApiResponse(UNAUTHENTICATED) @ApiResponse(FORBIDDEN) @ApiResponse(RATE_LIMITED)
+  @ApiResponse(UNAUTHENTICATED)
+  @ApiResponse(FORBIDDEN)
+  @ApiResponse(RATE_LIMITED)
   async revoke(@Param('id') id: string, @CurrentPrincipal() who: Principal): Promise<void> {
     await this.tokens.revoke(who, id);
   }

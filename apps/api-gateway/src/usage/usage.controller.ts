@@ -12,7 +12,10 @@ import { UsageQuery, UsageReport, UsageRow } from './usage.dto';
 /** Whether the client asked for CSV: text/csv named in Accept, not refused with q=0. */
 function wantsCsv(accept: string | undefined): boolean {
   return (accept ?? '').split(',').some((part) => {
-    const [type, ...params] = part.trim().split(';').map((s) => s.trim());
+    const [type, ...params] = part
+      .trim()
+      .split(';')
+      .map((s) => s.trim());
     return type.toLowerCase() === 'text/csv' && !params.some((p) => /^q=0(\.0*)?$/.test(p));
   });
 }
@@ -29,11 +32,12 @@ export class UsageController {
   @Get()
   @ApiOperation({
     operationId: 'usage.report',
-    summary: 'GPU- and CPU-seconds, attempts and jobs per bucket and group: a user sees their own, an operator everyone\'s',
+    summary: "GPU- and CPU-seconds, attempts and jobs per bucket and group: a user sees their own, an operator everyone's",
   })
   @ApiProduces('application/json', 'text/csv')
   @ApiOkResponse({
-    description: 'Rows in bucket then group order. The rows of any split of a range add up to the range\'s. With Accept: text/csv the same rows as CSV (RFC 4180, a header row, the grouped-by columns after start).',
+    description:
+      "Rows in bucket then group order. The rows of any split of a range add up to the range's. With Accept: text/csv the same rows as CSV (RFC 4180, a header row, the grouped-by columns after start).",
     content: {
       'application/json': { schema: { $ref: getSchemaPath(UsageReport) } },
       'text/csv': { schema: { type: 'string', maxLength: 1_000_000_000 } },
@@ -42,7 +46,12 @@ export class UsageController {
   @ApiResponse({ status: 400, description: 'A bad date, from not before to, an unknown groupBy or granularity, or more buckets than allowed' })
   @ApiResponse({ status: 401, description: 'Missing, unknown, expired or revoked token' })
   @ApiResponse({ status: 429, description: "The token's request budget is spent (Retry-After)" })
-  async report(@Query() q: UsageQuery, @CurrentPrincipal() who: Principal, @Headers('accept') accept: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<UsageReport | string> {
+  async report(
+    @Query() q: UsageQuery,
+    @CurrentPrincipal() who: Principal,
+    @Headers('accept') accept: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<UsageReport | string> {
     const check = checkUsageQuery(q);
     if (!check.ok) throw new ApiError(ErrorCode.VALIDATION_FAILED, check.problem);
     const cells = await loadUsageReport(autocommit(this.ds), check.range, who.role === 'operator' ? null : who.owner, new Date());

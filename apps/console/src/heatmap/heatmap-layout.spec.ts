@@ -8,7 +8,10 @@ describe('layoutHeatmap', () => {
   it('gives a small fleet big cells and every node its own cell', () => {
     const l = layoutHeatmap(racks(2, 3, 4), 1000, 500);
     expect(l.cell).toBe(14);
-    expect(l.zones.map((z) => [z.zone, z.racks, z.nodes])).toEqual([['z0', 3, 12], ['z1', 3, 12]]);
+    expect(l.zones.map((z) => [z.zone, z.racks, z.nodes])).toEqual([
+      ['z0', 3, 12],
+      ['z1', 3, 12],
+    ]);
     const seen = new Set<string>();
     for (const b of l.racks) for (let k = 0; k < b.nodes; k++) seen.add(JSON.stringify(cellOf(b, k, l.cell)));
     expect(seen.size).toBe(24);

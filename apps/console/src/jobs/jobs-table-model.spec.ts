@@ -2,11 +2,34 @@ import type { Job, JobStreamEvent } from '@gantry/client';
 import { applyEvent, insertJob } from './jobs-table-model';
 
 const job = (id: string, more: Partial<Job> = {}): Job => ({
-  id, owner: 'team-a', queue: 'default', name: id, image: 'none', command: ['true'], env: {}, labels: {},
-  resources: { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 64 }, nodes: 1, maxRetries: 0, state: 'QUEUED',
-  cancelRequested: false, attempt: 0, pendingReason: null, exitCode: null, reason: null, nodeIds: [], placements: [], dependsOn: [],
-  retryPolicy: { maxRetries: 0, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [] }, notBefore: null, maxRuntimeSeconds: null,
-  createdAt: `2026-12-02T10:00:0${id.slice(-1)}.000Z`, updatedAt: '2026-12-02T10:00:00.000Z', startedAt: null, finishedAt: null, ...more,
+  id,
+  owner: 'team-a',
+  queue: 'default',
+  name: id,
+  image: 'none',
+  command: ['true'],
+  env: {},
+  labels: {},
+  resources: { gpus: 0, gpuModel: null, cpuCores: 1, memoryMiB: 64 },
+  nodes: 1,
+  maxRetries: 0,
+  state: 'QUEUED',
+  cancelRequested: false,
+  attempt: 0,
+  pendingReason: null,
+  exitCode: null,
+  reason: null,
+  nodeIds: [],
+  placements: [],
+  dependsOn: [],
+  retryPolicy: { maxRetries: 0, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [] },
+  notBefore: null,
+  maxRuntimeSeconds: null,
+  createdAt: `2026-12-02T10:00:0${id.slice(-1)}.000Z`,
+  updatedAt: '2026-12-02T10:00:00.000Z',
+  startedAt: null,
+  finishedAt: null,
+  ...more,
 });
 const changed = (jobId: string, fromState: Job['state'], toState: Job['state'], attempt = 1, seq = 2): JobStreamEvent =>
   ({ jobId, seq, type: 'STATE_CHANGED', at: '2026-12-02T10:01:00.000Z', fromState, toState, attempt, nodeIds: ['n1'] }) as JobStreamEvent;
@@ -33,7 +56,8 @@ describe('applyEvent', () => {
 
   it('replays a retried attempt in order: lost, queued again, placed again', () => {
     let rows = [job('j1', { state: 'RUNNING', attempt: 1 })];
-    for (const e of [changed('j1', 'RUNNING', 'QUEUED', 1), changed('j1', 'QUEUED', 'SCHEDULED', 2), changed('j1', 'SCHEDULED', 'RUNNING', 2)]) rows = applyEvent(rows, e, {}).rows;
+    for (const e of [changed('j1', 'RUNNING', 'QUEUED', 1), changed('j1', 'QUEUED', 'SCHEDULED', 2), changed('j1', 'SCHEDULED', 'RUNNING', 2)])
+      rows = applyEvent(rows, e, {}).rows;
     expect(rows[0]).toMatchObject({ state: 'RUNNING', attempt: 2 });
   });
 

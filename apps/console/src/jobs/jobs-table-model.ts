@@ -34,7 +34,8 @@ export interface EventOutcome {
 export function applyEvent(rows: readonly Job[], e: JobStreamEvent, filter: JobFilter): EventOutcome {
   const i = rows.findIndex((r) => r.id === e.jobId);
   if (i < 0) {
-    const enters = e.type === 'CREATED' ? !filter.state || filter.state === 'QUEUED' : e.type === 'STATE_CHANGED' && !!filter.state && e.toState === filter.state;
+    const enters =
+      e.type === 'CREATED' ? !filter.state || filter.state === 'QUEUED' : e.type === 'STATE_CHANGED' && !!filter.state && e.toState === filter.state;
     return { rows: rows as Job[], fetch: enters ? e.jobId : null };
   }
   const row = rows[i];
@@ -48,7 +49,7 @@ export function applyEvent(rows: readonly Job[], e: JobStreamEvent, filter: JobF
       nodeIds: e.nodeIds ?? row.nodeIds,
       updatedAt: e.at,
       pendingReason: e.toState === 'QUEUED' ? row.pendingReason : null,
-      startedAt: e.toState === 'RUNNING' ? row.startedAt ?? e.at : row.startedAt,
+      startedAt: e.toState === 'RUNNING' ? (row.startedAt ?? e.at) : row.startedAt,
       finishedAt: terminal ? e.at : row.finishedAt,
       reason: e.reason ?? row.reason,
     };

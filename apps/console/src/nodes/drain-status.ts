@@ -5,10 +5,7 @@ import type { Node, NodeEvent } from '@gantry/client';
  * last one done (its latest DRAINED event, while the node is still cordoned: an uncordon puts it
  * back to work and the drain is history, in the timeline only).
  */
-export type DrainStatus =
-  | { kind: 'draining'; deadline: string }
-  | { kind: 'drained'; at: string; jobIds: string[] }
-  | { kind: 'none' };
+export type DrainStatus = { kind: 'draining'; deadline: string } | { kind: 'drained'; at: string; jobIds: string[] } | { kind: 'none' };
 
 export function drainStatus(node: Pick<Node, 'cordoned' | 'drainDeadline'>, events: readonly NodeEvent[]): DrainStatus {
   if (node.drainDeadline) return { kind: 'draining', deadline: node.drainDeadline };

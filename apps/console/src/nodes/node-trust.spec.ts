@@ -16,7 +16,11 @@ describe('cordonText', () => {
 describe('declaredText', () => {
   it.each<[string, Node['declared'], string]>([
     ['nothing pinned', null, 'nothing pinned yet: the first inventory it reports will be'],
-    ['GPUs and an address', { gpus: { model: 'H100', count: 8 }, cpuCores: 96, memoryMiB: 1_048_576, address: '10.0.4.2' }, '8 × H100, 96 cores, 1.0 TiB, address 10.0.4.2'],
+    [
+      'GPUs and an address',
+      { gpus: { model: 'H100', count: 8 }, cpuCores: 96, memoryMiB: 1_048_576, address: '10.0.4.2' },
+      '8 × H100, 96 cores, 1.0 TiB, address 10.0.4.2',
+    ],
     ['no GPUs, no address yet', { gpus: null, cpuCores: 4, memoryMiB: 512, address: null }, 'no GPUs, 4 cores, 512 MiB, address not pinned yet'],
   ])('%s', (_n, declared, text) => {
     expect(declaredText({ declared })).toBe(text);

@@ -5,10 +5,14 @@ import { mib } from '../shell/format';
 export function cordonText(n: Pick<Node, 'cordoned' | 'cordonReason'>): string | null {
   if (!n.cordoned) return null;
   switch (n.cordonReason) {
-    case 'START_FAILURES': return 'start failures: it did not start its work in time, several times in a row';
-    case 'DRAIN': return 'drained';
-    case 'OPERATOR': return 'by an operator';
-    default: return 'reason unknown';
+    case 'START_FAILURES':
+      return 'start failures: it did not start its work in time, several times in a row';
+    case 'DRAIN':
+      return 'drained';
+    case 'OPERATOR':
+      return 'by an operator';
+    default:
+      return 'reason unknown';
   }
 }
 

@@ -22,8 +22,16 @@ const EXPLAIN_PATH = '/v1/jobs/{id}/explain';
 /** One job: its spec and state, placements, events as they happen, logs as they are written, and cancel. */
 export class JobPage extends PageElement {
   static override properties = {
-    jobId: { attribute: false }, job: { state: true }, events: { state: true }, error: { state: true }, streamEnded: { state: true },
-    logs: { state: true }, logsNote: { state: true }, cancelling: { state: true }, actionError: { state: true }, explanation: { state: true },
+    jobId: { attribute: false },
+    job: { state: true },
+    events: { state: true },
+    error: { state: true },
+    streamEnded: { state: true },
+    logs: { state: true },
+    logsNote: { state: true },
+    cancelling: { state: true },
+    actionError: { state: true },
+    explanation: { state: true },
   };
   declare jobId: string;
   declare job: JobWithPlacements | null;
@@ -145,7 +153,8 @@ export class JobPage extends PageElement {
   protected override render() {
     const j = this.job;
     if (!j) {
-      return html`<h1>Job <code>${this.jobId}</code></h1>${this.error ? errorBox(this.error) : html`<p aria-live="polite">Loading…</p>`}`;
+      return html`<h1>Job <code>${this.jobId}</code></h1>
+        ${this.error ? errorBox(this.error) : html`<p aria-live="polite">Loading…</p>`}`;
     }
     const terminal = TERMINAL_STATES.includes(j.state);
     const reason = pendingReasonText(j.pendingReason);
@@ -153,49 +162,86 @@ export class JobPage extends PageElement {
       <p class="crumbs"><a href=${href.jobs()}>Jobs</a> / <code>${j.id}</code></p>
       <div class="title-row">
         <h1>${j.name} <span class="job-state">${badge(j.state)}</span></h1>
-        ${terminal
-          ? nothing
-          : html`<button type="button" class="danger" ?disabled=${this.cancelling || j.cancelRequested} @click=${this.cancel}>
-              ${j.cancelRequested ? 'Cancel requested' : this.cancelling ? 'Cancelling…' : 'Cancel job'}
-            </button>`}
+        ${
+          terminal
+            ? nothing
+            : html`<button type="button" class="danger" ?disabled=${this.cancelling || j.cancelRequested} @click=${this.cancel}>
+                ${j.cancelRequested ? 'Cancel requested' : this.cancelling ? 'Cancelling…' : 'Cancel job'}
+              </button>`
+        }
       </div>
       ${errorBox(this.actionError)} ${errorBox(this.error)}
-      ${j.state === 'QUEUED' && j.pendingReason
-        ? html`<section class="notice" aria-labelledby="pending-heading">
-            <h2 id="pending-heading">Why it is waiting</h2>
-            <p><code>${j.pendingReason}</code>${reason ? html`: ${reason}` : nothing}</p>
-            ${this.explanationView()}
-          </section>`
-        : nothing}
+      ${
+        j.state === 'QUEUED' && j.pendingReason
+          ? html`<section class="notice" aria-labelledby="pending-heading">
+              <h2 id="pending-heading">Why it is waiting</h2>
+              <p><code>${j.pendingReason}</code>${reason ? html`: ${reason}` : nothing}</p>
+              ${this.explanationView()}
+            </section>`
+          : nothing
+      }
       <div class="cards">
         <section class="card" aria-labelledby="spec-heading">
           <h2 id="spec-heading">Job</h2>
           <dl class="facts">
-            <dt>Owner</dt><dd>${j.owner}</dd>
-            <dt>Queue</dt><dd><a href=${href.jobs({ queue: j.queue })}>${j.queue}</a></dd>
-            <dt>Image</dt><dd><code>${j.image}</code></dd>
-            <dt>Command</dt><dd><code>${j.command.join(' ')}</code></dd>
-            <dt>Per node</dt><dd>${j.resources.gpus} GPU${j.resources.gpus === 1 ? '' : 's'}${j.resources.gpuModel ? ` (${j.resources.gpuModel})` : ''}, ${j.resources.cpuCores} CPU, ${mib(j.resources.memoryMiB)}</dd>
-            <dt>Nodes</dt><dd>${j.nodes}${j.nodes > 1 ? ' (gang)' : ''}</dd>
-            <dt>Retries allowed</dt><dd>${j.retryPolicy
-              ? html`${j.retryPolicy.maxRetries} (${j.retryPolicy.retryOnExitCodes.length ? `exit codes ${j.retryPolicy.retryOnExitCodes.join(', ')}` : 'lost attempts only'}; backoff ${j.retryPolicy.backoffSeconds} s up to ${j.retryPolicy.maxBackoffSeconds} s)`
-              : j.maxRetries}</dd>
-            ${j.maxRuntimeSeconds ? html`<dt>Max runtime</dt><dd>${duration(j.maxRuntimeSeconds * 1000)}</dd>` : nothing}
-            ${j.dependsOn?.length
-              ? html`<dt>Depends on</dt><dd>${j.dependsOn.map((d, i) => html`${i ? ', ' : ''}<a href=${href.job(d.jobId)}>${shortId(d.jobId)}</a> (${d.condition})`)}</dd>`
-              : nothing}
+            <dt>Owner</dt>
+            <dd>${j.owner}</dd>
+            <dt>Queue</dt>
+            <dd><a href=${href.jobs({ queue: j.queue })}>${j.queue}</a></dd>
+            <dt>Image</dt>
+            <dd><code>${j.image}</code></dd>
+            <dt>Command</dt>
+            <dd><code>${j.command.join(' ')}</code></dd>
+            <dt>Per node</dt>
+            <dd>
+              ${j.resources.gpus} GPU${j.resources.gpus === 1 ? '' : 's'}${j.resources.gpuModel ? ` (${j.resources.gpuModel})` : ''}, ${j.resources.cpuCores}
+              CPU, ${mib(j.resources.memoryMiB)}
+            </dd>
+            <dt>Nodes</dt>
+            <dd>${j.nodes}${j.nodes > 1 ? ' (gang)' : ''}</dd>
+            <dt>Retries allowed</dt>
+            <dd>
+              ${
+                j.retryPolicy
+                  ? html`${j.retryPolicy.maxRetries}
+                    (${j.retryPolicy.retryOnExitCodes.length ? `exit codes ${j.retryPolicy.retryOnExitCodes.join(', ')}` : 'lost attempts only'}; backoff
+                    ${j.retryPolicy.backoffSeconds} s up to ${j.retryPolicy.maxBackoffSeconds} s)`
+                  : j.maxRetries
+              }
+            </dd>
+            ${
+              j.maxRuntimeSeconds
+                ? html`<dt>Max runtime</dt>
+                    <dd>${duration(j.maxRuntimeSeconds * 1000)}</dd>`
+                : nothing
+            }
+            ${
+              j.dependsOn?.length
+                ? html`<dt>Depends on</dt>
+                    <dd>${j.dependsOn.map((d, i) => html`${i ? ', ' : ''}<a href=${href.job(d.jobId)}>${shortId(d.jobId)}</a> (${d.condition})`)}</dd>`
+                : nothing
+            }
           </dl>
         </section>
         <section class="card" aria-labelledby="run-heading">
           <h2 id="run-heading">Run</h2>
           <dl class="facts">
-            <dt>State</dt><dd>${j.state}${j.cancelRequested && !terminal ? ' (cancel requested)' : ''}</dd>
-            <dt>Attempt</dt><dd>${j.attempt}</dd>
-            <dt>Created</dt><dd><time datetime=${j.createdAt}>${time(j.createdAt)}</time></dd>
-            <dt>Started</dt><dd>${j.startedAt ? html`<time datetime=${j.startedAt}>${time(j.startedAt)}</time>` : '—'}</dd>
-            <dt>Finished</dt><dd>${j.finishedAt ? html`<time datetime=${j.finishedAt}>${time(j.finishedAt)}</time>` : '—'}${j.startedAt && j.finishedAt ? ` (ran ${duration(Date.parse(j.finishedAt) - Date.parse(j.startedAt))})` : ''}</dd>
-            <dt>Exit code</dt><dd>${j.exitCode ?? '—'}</dd>
-            <dt>Reason</dt><dd>${j.reason ?? '—'}</dd>
+            <dt>State</dt>
+            <dd>${j.state}${j.cancelRequested && !terminal ? ' (cancel requested)' : ''}</dd>
+            <dt>Attempt</dt>
+            <dd>${j.attempt}</dd>
+            <dt>Created</dt>
+            <dd><time datetime=${j.createdAt}>${time(j.createdAt)}</time></dd>
+            <dt>Started</dt>
+            <dd>${j.startedAt ? html`<time datetime=${j.startedAt}>${time(j.startedAt)}</time>` : '—'}</dd>
+            <dt>Finished</dt>
+            <dd>
+              ${j.finishedAt ? html`<time datetime=${j.finishedAt}>${time(j.finishedAt)}</time>` : '—'}${j.startedAt && j.finishedAt ? ` (ran ${duration(Date.parse(j.finishedAt) - Date.parse(j.startedAt))})` : ''}
+            </dd>
+            <dt>Exit code</dt>
+            <dd>${j.exitCode ?? '—'}</dd>
+            <dt>Reason</dt>
+            <dd>${j.reason ?? '—'}</dd>
           </dl>
         </section>
         ${this.placementsView(j)}
@@ -204,15 +250,16 @@ export class JobPage extends PageElement {
         <h2 id="events-heading">Events</h2>
         <ol class="timeline" aria-live="polite">
           ${this.events.map(
-            (e) => html`<li data-type=${e.type}>
-              <time datetime=${e.at}>${time(e.at)}</time>
-              <span class="seq">#${e.seq}</span>
-              <strong>${e.type}</strong>
-              ${e.fromState || e.toState ? html`<span>${e.fromState ?? ''}${e.fromState ? ' → ' : ''}${e.toState ?? ''}</span>` : nothing}
-              ${e.attempt ? html`<span class="muted">attempt ${e.attempt}</span>` : nothing}
-              ${e.nodeIds?.length ? html`<span class="muted">on ${e.nodeIds.map((n, i) => html`${i ? ', ' : ''}<a href=${href.node(n)}>${n}</a>`)}</span>` : nothing}
-              ${e.reason ? html`<span class="muted">${e.reason}</span>` : nothing}
-            </li>`,
+            (e) =>
+              html`<li data-type=${e.type}>
+                <time datetime=${e.at}>${time(e.at)}</time>
+                <span class="seq">#${e.seq}</span>
+                <strong>${e.type}</strong>
+                ${e.fromState || e.toState ? html`<span>${e.fromState ?? ''}${e.fromState ? ' → ' : ''}${e.toState ?? ''}</span>` : nothing}
+                ${e.attempt ? html`<span class="muted">attempt ${e.attempt}</span>` : nothing}
+                ${e.nodeIds?.length ? html`<span class="muted">on ${e.nodeIds.map((n, i) => html`${i ? ', ' : ''}<a href=${href.node(n)}>${n}</a>`)}</span>` : nothing}
+                ${e.reason ? html`<span class="muted">${e.reason}</span>` : nothing}
+              </li>`,
           )}
         </ol>
         <p class="muted">${this.streamEnded ? 'The job has ended; its history is complete.' : 'Following: new events appear as they happen.'}</p>
@@ -230,8 +277,23 @@ export class JobPage extends PageElement {
       return html`<section class="card" aria-labelledby="placements-heading">
         <h2 id="placements-heading">Placements</h2>
         <table class="compact placements">
-          <thead><tr><th scope="col" class="num">Rank</th><th scope="col">Node</th><th scope="col">GPUs</th></tr></thead>
-          <tbody>${j.placements.map((p) => html`<tr><td class="num">${p.rank}</td><td><a href=${href.node(p.nodeId)}>${p.nodeId}</a></td><td>${p.gpuIndices.length ? p.gpuIndices.join(', ') : '—'}</td></tr>`)}</tbody>
+          <thead>
+            <tr>
+              <th scope="col" class="num">Rank</th>
+              <th scope="col">Node</th>
+              <th scope="col">GPUs</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${j.placements.map(
+              (p) =>
+                html`<tr>
+                  <td class="num">${p.rank}</td>
+                  <td><a href=${href.node(p.nodeId)}>${p.nodeId}</a></td>
+                  <td>${p.gpuIndices.length ? p.gpuIndices.join(', ') : '—'}</td>
+                </tr>`,
+            )}
+          </tbody>
         </table>
       </section>`;
     }
@@ -239,8 +301,21 @@ export class JobPage extends PageElement {
     return html`<section class="card" aria-labelledby="placements-heading">
       <h2 id="placements-heading">Placements</h2>
       <table class="compact placements">
-        <thead><tr><th scope="col" class="num">Rank</th><th scope="col">Node</th></tr></thead>
-        <tbody>${j.nodeIds.map((n, rank) => html`<tr><td class="num">${rank}</td><td><a href=${href.node(n)}>${n}</a></td></tr>`)}</tbody>
+        <thead>
+          <tr>
+            <th scope="col" class="num">Rank</th>
+            <th scope="col">Node</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${j.nodeIds.map(
+            (n, rank) =>
+              html`<tr>
+                <td class="num">${rank}</td>
+                <td><a href=${href.node(n)}>${n}</a></td>
+              </tr>`,
+          )}
+        </tbody>
       </table>
       <p class="muted">Attempt ${j.attempt}, ${count(j.nodeIds.length)} node${j.nodeIds.length === 1 ? '' : 's'}.</p>
     </section>`;
@@ -251,16 +326,35 @@ export class JobPage extends PageElement {
     const x = this.explanation;
     if (!x) return nothing;
     const lacks = (d: JobExplanation['blockers'][number]['deficit']) =>
-      [d.gpus ? `${d.gpus} GPU${d.gpus === 1 ? '' : 's'}` : '', d.cpuCores ? `${d.cpuCores} CPU` : '', d.memoryMiB ? mib(d.memoryMiB) : ''].filter(Boolean).join(', ');
+      [d.gpus ? `${d.gpus} GPU${d.gpus === 1 ? '' : 's'}` : '', d.cpuCores ? `${d.cpuCores} CPU` : '', d.memoryMiB ? mib(d.memoryMiB) : '']
+        .filter(Boolean)
+        .join(', ');
     return html`<div class="explanation">
       <p>Position: ${x.position.queue} in its queue, ${x.position.overall} overall.</p>
-      <p>Estimated start: ${x.estimatedStartAt
-        ? html`<time datetime=${x.estimatedStartAt}>${time(x.estimatedStartAt)}</time> <span class="muted">(from running attempts' max runtimes)</span>`
-        : html`<span class="muted">unknown: what blocks it has no max runtime, or no end would lift it</span>`}</p>
-      ${x.blockers.length
-        ? html`<h3>Blockers</h3><ul class="blockers">${x.blockers.map((b) => html`<li data-reason=${b.reason}><code>${b.reason}</code>: ${b.detail}${lacks(b.deficit) ? html` <span class="deficit">(lacks ${lacks(b.deficit)})</span>` : nothing}</li>`)}</ul>`
-        : html`<p>Nothing blocks it: the next scheduling cycle places it.</p>`}
-      ${x.wouldStartWith.length ? html`<h3>It would start now with</h3><ul class="would-start">${x.wouldStartWith.map((w) => html`<li><code>${w.change}</code>: ${w.detail}</li>`)}</ul>` : nothing}
+      <p>
+        Estimated start:
+        ${
+          x.estimatedStartAt
+            ? html`<time datetime=${x.estimatedStartAt}>${time(x.estimatedStartAt)}</time> <span class="muted">(from running attempts' max runtimes)</span>`
+            : html`<span class="muted">unknown: what blocks it has no max runtime, or no end would lift it</span>`
+        }
+      </p>
+      ${
+        x.blockers.length
+          ? html`<h3>Blockers</h3>
+              <ul class="blockers">
+                ${x.blockers.map((b) => html`<li data-reason=${b.reason}><code>${b.reason}</code>: ${b.detail}${lacks(b.deficit) ? html` <span class="deficit">(lacks ${lacks(b.deficit)})</span>` : nothing}</li>`)}
+              </ul>`
+          : html`<p>Nothing blocks it: the next scheduling cycle places it.</p>`
+      }
+      ${
+        x.wouldStartWith.length
+          ? html`<h3>It would start now with</h3>
+              <ul class="would-start">
+                ${x.wouldStartWith.map((w) => html`<li><code>${w.change}</code>: ${w.detail}</li>`)}
+              </ul>`
+          : nothing
+      }
     </div>`;
   }
 }

@@ -41,7 +41,10 @@ export class JobsPage extends ListPage<Job> {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    void this.session.client.listQueues().then((q) => (this.queues = q), () => undefined);
+    void this.session.client.listQueues().then(
+      (q) => (this.queues = q),
+      () => undefined,
+    );
     this.restart();
   }
 
@@ -114,12 +117,15 @@ export class JobsPage extends ListPage<Job> {
     const out = applyEvent(this.rows, e, filter);
     this.rows = out.rows;
     if (!out.fetch) return;
-    void this.session.client.getJob(out.fetch).then((job) => {
-      if (signal.aborted) return;
-      const placed = insertJob(this.rows, job, filter, this.nextCursor === null);
-      if (placed) this.rows = placed;
-      else if (this.nextCursor !== null && insertJob([], job, filter, true)) this.beyond++;
-    }, () => undefined);
+    void this.session.client.getJob(out.fetch).then(
+      (job) => {
+        if (signal.aborted) return;
+        const placed = insertJob(this.rows, job, filter, this.nextCursor === null);
+        if (placed) this.rows = placed;
+        else if (this.nextCursor !== null && insertJob([], job, filter, true)) this.beyond++;
+      },
+      () => undefined,
+    );
   }
 
   private onFilter = (e: SubmitEvent): void => {
@@ -130,18 +136,22 @@ export class JobsPage extends ListPage<Job> {
 
   protected override render() {
     const f = this.filter;
-    const liveText = { connecting: 'Connecting to live updates…', on: 'Live: rows change as jobs do', off: 'Live updates are off: reload to refresh' }[this.live];
+    const liveText = { connecting: 'Connecting to live updates…', on: 'Live: rows change as jobs do', off: 'Live updates are off: reload to refresh' }[
+      this.live
+    ];
     return html`
       <h1>Jobs</h1>
       <form class="filters" role="search" aria-label="Filter jobs" @submit=${this.onFilter}>
-        <label>Queue
+        <label
+          >Queue
           <select name="queue">
             <option value="">Any queue</option>
             ${this.queues.map((q) => html`<option value=${q.name} ?selected=${q.name === f.queue}>${q.name}</option>`)}
             ${f.queue && !this.queues.some((q) => q.name === f.queue) ? html`<option value=${f.queue} selected>${f.queue}</option>` : nothing}
           </select>
         </label>
-        <label>State
+        <label
+          >State
           <select name="state">
             <option value="">Any state</option>
             ${STATES.map((s) => html`<option value=${s} ?selected=${s === f.state}>${s}</option>`)}
@@ -154,19 +164,36 @@ export class JobsPage extends ListPage<Job> {
       ${errorBox(this.error)}
       <div class="table-wrap" tabindex="0" role="region" aria-label="Jobs">
         <table class="jobs-table">
-          <caption class="visually-hidden">Jobs, oldest first</caption>
+          <caption class="visually-hidden">
+            Jobs, oldest first
+          </caption>
           <thead>
-            <tr><th scope="col">Job</th><th scope="col">Owner</th><th scope="col">Queue</th><th scope="col">State</th><th scope="col" class="num">Attempt</th><th scope="col" class="num">GPUs</th><th scope="col">Created</th><th scope="col">Updated</th></tr>
+            <tr>
+              <th scope="col">Job</th>
+              <th scope="col">Owner</th>
+              <th scope="col">Queue</th>
+              <th scope="col">State</th>
+              <th scope="col" class="num">Attempt</th>
+              <th scope="col" class="num">GPUs</th>
+              <th scope="col">Created</th>
+              <th scope="col">Updated</th>
+            </tr>
           </thead>
           <tbody>
             ${this.rows.map(
-              (j) => html`<tr data-job-id=${j.id}>
-                <th scope="row"><a href=${href.job(j.id)}>${j.name}</a> <code class="muted">${shortId(j.id)}</code></th>
-                <td>${j.owner}</td><td>${j.queue}</td>
-                <td class="state">${badge(j.state)}${j.cancelRequested && !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.state) ? html` <span class="muted">cancelling</span>` : nothing}</td>
-                <td class="num">${j.attempt}</td><td class="num">${j.resources.gpus * j.nodes}</td>
-                <td><time datetime=${j.createdAt}>${time(j.createdAt)}</time></td><td><time datetime=${j.updatedAt}>${time(j.updatedAt)}</time></td>
-              </tr>`,
+              (j) =>
+                html`<tr data-job-id=${j.id}>
+                  <th scope="row"><a href=${href.job(j.id)}>${j.name}</a> <code class="muted">${shortId(j.id)}</code></th>
+                  <td>${j.owner}</td>
+                  <td>${j.queue}</td>
+                  <td class="state">
+                    ${badge(j.state)}${j.cancelRequested && !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.state) ? html` <span class="muted">cancelling</span>` : nothing}
+                  </td>
+                  <td class="num">${j.attempt}</td>
+                  <td class="num">${j.resources.gpus * j.nodes}</td>
+                  <td><time datetime=${j.createdAt}>${time(j.createdAt)}</time></td>
+                  <td><time datetime=${j.updatedAt}>${time(j.updatedAt)}</time></td>
+                </tr>`,
             )}
           </tbody>
         </table>

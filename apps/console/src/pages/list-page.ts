@@ -7,7 +7,11 @@ import { PageElement } from './page-element';
  */
 export class ListPage<Row> extends PageElement {
   static override properties: PropertyDeclarations = {
-    query: { attribute: false }, rows: { state: true }, nextCursor: { state: true }, loading: { state: true }, error: { state: true },
+    query: { attribute: false },
+    rows: { state: true },
+    nextCursor: { state: true },
+    loading: { state: true },
+    error: { state: true },
   };
   declare query: URLSearchParams;
   declare rows: Row[];

@@ -30,7 +30,10 @@ export class NodesPage extends ListPage<Node> {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    void this.session.client.clusterSummary().then((s) => (this.models = s.gpus.flatMap((g) => (g.model ? [g.model] : []))), () => undefined);
+    void this.session.client.clusterSummary().then(
+      (s) => (this.models = s.gpus.flatMap((g) => (g.model ? [g.model] : []))),
+      () => undefined,
+    );
     void this.load(true);
   }
 
@@ -46,7 +49,7 @@ export class NodesPage extends ListPage<Node> {
     }
     this.loading = true;
     try {
-      const page = await this.session.client.listNodes({ ...this.filter, limit: PAGE, cursor: fresh ? undefined : this.nextCursor ?? undefined });
+      const page = await this.session.client.listNodes({ ...this.filter, limit: PAGE, cursor: fresh ? undefined : (this.nextCursor ?? undefined) });
       if (generation !== this.generation) return;
       this.rows = [...this.rows, ...page.items];
       this.nextCursor = page.nextCursor ?? null;
@@ -61,7 +64,9 @@ export class NodesPage extends ListPage<Node> {
   private onFilter = (e: SubmitEvent): void => {
     e.preventDefault();
     const form = new FormData(e.target as HTMLFormElement);
-    navigate(href.nodes({ health: String(form.get('health') ?? ''), gpuModel: String(form.get('gpuModel') ?? ''), zone: String(form.get('zone') ?? '').trim() }));
+    navigate(
+      href.nodes({ health: String(form.get('health') ?? ''), gpuModel: String(form.get('gpuModel') ?? ''), zone: String(form.get('zone') ?? '').trim() }),
+    );
   };
 
   protected override render() {
@@ -69,13 +74,15 @@ export class NodesPage extends ListPage<Node> {
     return html`
       <h1>Nodes</h1>
       <form class="filters" role="search" aria-label="Filter nodes" @submit=${this.onFilter}>
-        <label>Health
+        <label
+          >Health
           <select name="health">
             <option value="">Any health</option>
             ${HEALTHS.map((h) => html`<option value=${h} ?selected=${h === f.health}>${h}</option>`)}
           </select>
         </label>
-        <label>GPU model
+        <label
+          >GPU model
           <select name="gpuModel">
             <option value="">Any model</option>
             ${this.models.map((m) => html`<option value=${m} ?selected=${m === f.gpuModel}>${m}</option>`)}
@@ -88,18 +95,34 @@ export class NodesPage extends ListPage<Node> {
       ${errorBox(this.error)}
       <div class="table-wrap" tabindex="0" role="region" aria-label="Nodes">
         <table class="nodes-table">
-          <caption class="visually-hidden">Nodes by id</caption>
-          <thead><tr><th scope="col">Node</th><th scope="col">Zone / rack</th><th scope="col">Health</th><th scope="col">GPUs used</th><th scope="col" class="num">CPU</th><th scope="col" class="num">Memory</th><th scope="col">Last heard</th></tr></thead>
+          <caption class="visually-hidden">
+            Nodes by id
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Node</th>
+              <th scope="col">Zone / rack</th>
+              <th scope="col">Health</th>
+              <th scope="col">GPUs used</th>
+              <th scope="col" class="num">CPU</th>
+              <th scope="col" class="num">Memory</th>
+              <th scope="col">Last heard</th>
+            </tr>
+          </thead>
           <tbody>
             ${this.rows.map(
-              (n) => html`<tr data-node-id=${n.id}>
-                <th scope="row"><a href=${href.node(n.id)}>${n.id}</a></th>
-                <td>${n.zone} / ${n.rack}</td>
-                <td>${badge(n.health)}${n.cordoned ? html` ${badge('CORDONED')}` : nothing}${n.cordonReason === 'START_FAILURES' ? html` ${badge('START_FAILURES')}` : nothing}</td>
-                <td>${n.gpus.total ? `${n.gpus.allocated} / ${n.gpus.total} ${n.gpus.model ?? ''}` : '—'}</td>
-                <td class="num">${n.cpuCores}</td><td class="num">${mib(n.memoryMiB)}</td>
-                <td>${n.lastHeartbeatAt ? html`<time datetime=${n.lastHeartbeatAt}>${time(n.lastHeartbeatAt)}</time>` : '—'}</td>
-              </tr>`,
+              (n) =>
+                html`<tr data-node-id=${n.id}>
+                  <th scope="row"><a href=${href.node(n.id)}>${n.id}</a></th>
+                  <td>${n.zone} / ${n.rack}</td>
+                  <td>
+                    ${badge(n.health)}${n.cordoned ? html` ${badge('CORDONED')}` : nothing}${n.cordonReason === 'START_FAILURES' ? html` ${badge('START_FAILURES')}` : nothing}
+                  </td>
+                  <td>${n.gpus.total ? `${n.gpus.allocated} / ${n.gpus.total} ${n.gpus.model ?? ''}` : '—'}</td>
+                  <td class="num">${n.cpuCores}</td>
+                  <td class="num">${mib(n.memoryMiB)}</td>
+                  <td>${n.lastHeartbeatAt ? html`<time datetime=${n.lastHeartbeatAt}>${time(n.lastHeartbeatAt)}</time>` : '—'}</td>
+                </tr>`,
             )}
           </tbody>
         </table>

@@ -56,7 +56,11 @@ export function zoneRows(d: ClusterHeatmap): ZoneRow[] {
 
 export class OverviewPage extends PageElement {
   static override properties = {
-    summary: { state: true }, heatmap: { state: true }, queues: { state: true }, mode: { state: true }, error: { state: true },
+    summary: { state: true },
+    heatmap: { state: true },
+    queues: { state: true },
+    mode: { state: true },
+    error: { state: true },
   };
   declare summary: ClusterSummary | null;
   declare heatmap: ClusterHeatmap | null;
@@ -99,17 +103,18 @@ export class OverviewPage extends PageElement {
           <fieldset class="segmented">
             <legend class="visually-hidden">Colour nodes by</legend>
             ${(['health', 'gpu'] as const).map(
-              (m) => html`<label><input type="radio" name="heatmap-mode" value=${m} .checked=${this.mode === m} @change=${() => (this.mode = m)} />
-                ${m === 'health' ? 'Health' : 'GPU utilisation'}</label>`,
+              (m) =>
+                html`<label
+                  ><input type="radio" name="heatmap-mode" value=${m} .checked=${this.mode === m} @change=${() => (this.mode = m)} />
+                  ${m === 'health' ? 'Health' : 'GPU utilisation'}</label
+                >`,
             )}
           </fieldset>
         </div>
         <gantry-fleet-heatmap .data=${this.heatmap} .mode=${this.mode}></gantry-fleet-heatmap>
         ${this.heatmap ? this.zoneTable(this.heatmap) : html`<p aria-live="polite">Loading the fleet…</p>`}
       </section>
-      <div class="cards">
-        ${this.nodesCard()} ${this.gpusCard()} ${this.jobsCard()}
-      </div>
+      <div class="cards">${this.nodesCard()} ${this.gpusCard()} ${this.jobsCard()}</div>
       ${this.queuesPanel()}
     `;
   }
@@ -117,16 +122,34 @@ export class OverviewPage extends PageElement {
   private zoneTable(d: ClusterHeatmap) {
     return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Nodes by zone">
       <table class="compact">
-        <caption class="visually-hidden">Nodes by zone</caption>
-        <thead><tr><th scope="col">Zone</th><th scope="col" class="num">Racks</th><th scope="col" class="num">Nodes</th><th scope="col" class="num">Healthy</th><th scope="col" class="num">Degraded</th><th scope="col" class="num">Unhealthy</th><th scope="col" class="num">Cordoned</th><th scope="col" class="num">Mean GPU use</th></tr></thead>
+        <caption class="visually-hidden">
+          Nodes by zone
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Zone</th>
+            <th scope="col" class="num">Racks</th>
+            <th scope="col" class="num">Nodes</th>
+            <th scope="col" class="num">Healthy</th>
+            <th scope="col" class="num">Degraded</th>
+            <th scope="col" class="num">Unhealthy</th>
+            <th scope="col" class="num">Cordoned</th>
+            <th scope="col" class="num">Mean GPU use</th>
+          </tr>
+        </thead>
         <tbody>
           ${zoneRows(d).map(
-            (z) => html`<tr>
-              <th scope="row"><a href=${href.nodes({ zone: z.zone })}>${z.zone}</a></th>
-              <td class="num">${count(z.racks)}</td><td class="num">${count(z.nodes)}</td><td class="num">${count(z.H)}</td>
-              <td class="num">${count(z.D)}</td><td class="num">${count(z.U)}</td><td class="num">${count(z.cordoned)}</td>
-              <td class="num">${z.gpuUtil === null ? '—' : `${z.gpuUtil} %`}</td>
-            </tr>`,
+            (z) =>
+              html`<tr>
+                <th scope="row"><a href=${href.nodes({ zone: z.zone })}>${z.zone}</a></th>
+                <td class="num">${count(z.racks)}</td>
+                <td class="num">${count(z.nodes)}</td>
+                <td class="num">${count(z.H)}</td>
+                <td class="num">${count(z.D)}</td>
+                <td class="num">${count(z.U)}</td>
+                <td class="num">${count(z.cordoned)}</td>
+                <td class="num">${z.gpuUtil === null ? '—' : `${z.gpuUtil} %`}</td>
+              </tr>`,
           )}
         </tbody>
       </table>
@@ -137,16 +160,36 @@ export class OverviewPage extends PageElement {
     const s = this.summary;
     return html`<section class="card" aria-labelledby="nodes-heading">
       <h2 id="nodes-heading">Nodes</h2>
-      ${s
-        ? html`<dl class="stats">
-            <div><dt>Registered</dt><dd>${count(s.nodes)}</dd></div>
-            <div><dt><a href=${href.nodes({ health: 'HEALTHY' })}>Healthy</a></dt><dd>${count(s.nodesByHealth.HEALTHY)}</dd></div>
-            <div><dt><a href=${href.nodes({ health: 'DEGRADED' })}>Degraded</a></dt><dd>${count(s.nodesByHealth.DEGRADED)}</dd></div>
-            <div><dt><a href=${href.nodes({ health: 'UNHEALTHY' })}>Unhealthy</a></dt><dd>${count(s.nodesByHealth.UNHEALTHY)}</dd></div>
-            <div><dt>Mean GPU use</dt><dd>${percent(s.utilisation.gpu)}</dd></div>
-            <div><dt>Mean CPU use</dt><dd>${percent(s.utilisation.cpu)}</dd></div>
-          </dl>`
-        : html`<p>Loading…</p>`}
+      ${
+        s
+          ? html`<dl class="stats">
+              <div>
+                <dt>Registered</dt>
+                <dd>${count(s.nodes)}</dd>
+              </div>
+              <div>
+                <dt><a href=${href.nodes({ health: 'HEALTHY' })}>Healthy</a></dt>
+                <dd>${count(s.nodesByHealth.HEALTHY)}</dd>
+              </div>
+              <div>
+                <dt><a href=${href.nodes({ health: 'DEGRADED' })}>Degraded</a></dt>
+                <dd>${count(s.nodesByHealth.DEGRADED)}</dd>
+              </div>
+              <div>
+                <dt><a href=${href.nodes({ health: 'UNHEALTHY' })}>Unhealthy</a></dt>
+                <dd>${count(s.nodesByHealth.UNHEALTHY)}</dd>
+              </div>
+              <div>
+                <dt>Mean GPU use</dt>
+                <dd>${percent(s.utilisation.gpu)}</dd>
+              </div>
+              <div>
+                <dt>Mean CPU use</dt>
+                <dd>${percent(s.utilisation.cpu)}</dd>
+              </div>
+            </dl>`
+          : html`<p>Loading…</p>`
+      }
     </section>`;
   }
 
@@ -154,19 +197,43 @@ export class OverviewPage extends PageElement {
     const s = this.summary;
     return html`<section class="card" aria-labelledby="gpus-heading">
       <h2 id="gpus-heading">GPUs by model</h2>
-      ${s
-        ? html`<table class="compact">
-            <thead><tr><th scope="col">Model</th><th scope="col" class="num">Allocated</th><th scope="col" class="num">Free</th><th scope="col" class="num">Total</th></tr></thead>
-            <tbody>
-              ${s.gpus.filter((g) => g.model !== null).map(
-                (g) => html`<tr>
-                  <th scope="row">${g.model}</th><td class="num">${count(g.allocated)}</td><td class="num">${count(g.free)}</td><td class="num">${count(g.total)}</td>
+      ${
+        s
+          ? html`<table class="compact">
+              <thead>
+                <tr>
+                  <th scope="col">Model</th>
+                  <th scope="col" class="num">Allocated</th>
+                  <th scope="col" class="num">Free</th>
+                  <th scope="col" class="num">Total</th>
                 </tr>
-                <tr class="bar-row"><td colspan="4"><meter min="0" max=${Math.max(1, g.total)} value=${g.allocated} aria-label=${`${g.model}: ${g.allocated} of ${g.total} allocated`}></meter></td></tr>`,
-              )}
-            </tbody>
-          </table>`
-        : html`<p>Loading…</p>`}
+              </thead>
+              <tbody>
+                ${s.gpus
+                  .filter((g) => g.model !== null)
+                  .map(
+                    (g) =>
+                      html`<tr>
+                          <th scope="row">${g.model}</th>
+                          <td class="num">${count(g.allocated)}</td>
+                          <td class="num">${count(g.free)}</td>
+                          <td class="num">${count(g.total)}</td>
+                        </tr>
+                        <tr class="bar-row">
+                          <td colspan="4">
+                            <meter
+                              min="0"
+                              max=${Math.max(1, g.total)}
+                              value=${g.allocated}
+                              aria-label=${`${g.model}: ${g.allocated} of ${g.total} allocated`}
+                            ></meter>
+                          </td>
+                        </tr>`,
+                  )}
+              </tbody>
+            </table>`
+          : html`<p>Loading…</p>`
+      }
     </section>`;
   }
 
@@ -174,11 +241,19 @@ export class OverviewPage extends PageElement {
     const s = this.summary;
     return html`<section class="card" aria-labelledby="jobs-heading">
       <h2 id="jobs-heading">Jobs by state</h2>
-      ${s
-        ? html`<dl class="stats">
-            ${Object.entries(s.jobsByState).map(([state, n]) => html`<div><dt><a href=${href.jobs({ state })}>${state}</a></dt><dd>${count(n)}</dd></div>`)}
-          </dl>`
-        : html`<p>Loading…</p>`}
+      ${
+        s
+          ? html`<dl class="stats">
+              ${Object.entries(s.jobsByState).map(
+                ([state, n]) =>
+                  html`<div>
+                    <dt><a href=${href.jobs({ state })}>${state}</a></dt>
+                    <dd>${count(n)}</dd>
+                  </div>`,
+              )}
+            </dl>`
+          : html`<p>Loading…</p>`
+      }
     </section>`;
   }
 
@@ -186,25 +261,48 @@ export class OverviewPage extends PageElement {
     const q = this.queues;
     return html`<section class="panel" aria-labelledby="queues-heading">
       <h2 id="queues-heading">Queues</h2>
-      ${q
-        ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Queues' depth and usage">
-            <table>
-              <thead><tr><th scope="col">Queue</th><th scope="col" class="num">Priority</th><th scope="col" class="num">Queued</th><th scope="col" class="num">Running</th><th scope="col">GPUs held / quota</th></tr></thead>
-              <tbody>
-                ${q.map(
-                  (x) => html`<tr>
-                    <th scope="row"><a href=${href.jobs({ queue: x.name })}>${x.name}</a></th>
-                    <td class="num">${x.priority}</td><td class="num">${count(x.usage.jobsQueued)}</td><td class="num">${count(x.usage.jobsRunning)}</td>
-                    <td>${x.quota.gpus === null
-                      ? html`${count(x.usage.gpusHeld)} <span class="muted">(no quota)</span>`
-                      : html`<meter min="0" max=${Math.max(1, x.quota.gpus)} high=${Math.max(1, x.quota.gpus) * 0.9} value=${x.usage.gpusHeld} aria-label=${`${x.name}: ${x.usage.gpusHeld} of ${x.quota.gpus} GPUs`}></meter>
-                          ${count(x.usage.gpusHeld)} / ${count(x.quota.gpus)}`}</td>
-                  </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
-        : nothing}
+      ${
+        q
+          ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Queues' depth and usage">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Queue</th>
+                    <th scope="col" class="num">Priority</th>
+                    <th scope="col" class="num">Queued</th>
+                    <th scope="col" class="num">Running</th>
+                    <th scope="col">GPUs held / quota</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${q.map(
+                    (x) =>
+                      html`<tr>
+                        <th scope="row"><a href=${href.jobs({ queue: x.name })}>${x.name}</a></th>
+                        <td class="num">${x.priority}</td>
+                        <td class="num">${count(x.usage.jobsQueued)}</td>
+                        <td class="num">${count(x.usage.jobsRunning)}</td>
+                        <td>
+                          ${
+                            x.quota.gpus === null
+                              ? html`${count(x.usage.gpusHeld)} <span class="muted">(no quota)</span>`
+                              : html`<meter
+                                    min="0"
+                                    max=${Math.max(1, x.quota.gpus)}
+                                    high=${Math.max(1, x.quota.gpus) * 0.9}
+                                    value=${x.usage.gpusHeld}
+                                    aria-label=${`${x.name}: ${x.usage.gpusHeld} of ${x.quota.gpus} GPUs`}
+                                  ></meter>
+                                  ${count(x.usage.gpusHeld)} / ${count(x.quota.gpus)}`
+                          }
+                        </td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>`
+          : nothing
+      }
     </section>`;
   }
 }

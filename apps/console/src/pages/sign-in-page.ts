@@ -35,11 +35,21 @@ export class SignInPage extends LightElement {
     return html`
       <div class="sign-in">
         <h1>Sign in to Gantry</h1>
-        <p>Paste an API token: the admin token <code>npm start</code> printed, or one an operator made for you (<code>gantry tokens create</code>).
-          It is kept in this tab only, until you sign out or close it.</p>
+        <p>
+          Paste an API token: the admin token <code>npm start</code> printed, or one an operator made for you (<code>gantry tokens create</code>). It is kept in
+          this tab only, until you sign out or close it.
+        </p>
         <form @submit=${this.submit}>
           <label for="token">Token</label>
-          <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" required aria-describedby=${this.error ? 'sign-in-error' : nothing} />
+          <input
+            id="token"
+            name="token"
+            type="password"
+            autocomplete="off"
+            spellcheck="false"
+            required
+            aria-describedby=${this.error ? 'sign-in-error' : nothing}
+          />
           <button type="submit" ?disabled=${this.busy}>${this.busy ? 'Signing in…' : 'Sign in'}</button>
         </form>
         ${this.error ? html`<p id="sign-in-error" class="error" role="alert">${this.error}</p>` : nothing}

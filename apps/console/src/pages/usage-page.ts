@@ -59,13 +59,15 @@ export class UsagePage extends PageElement {
       <form class="filters" @submit=${this.submit} aria-label="Usage range">
         <label>From <input name="from" type="date" required .value=${this.query.from} /></label>
         <label>To (excluded) <input name="to" type="date" required .value=${this.query.to} /></label>
-        <label>Per <select name="granularity">
-          ${(['hour', 'day', 'month'] as const).map((g) => html`<option value=${g} ?selected=${g === this.query.granularity}>${g}</option>`)}
-        </select></label>
+        <label
+          >Per
+          <select name="granularity">
+            ${(['hour', 'day', 'month'] as const).map((g) => html`<option value=${g} ?selected=${g === this.query.granularity}>${g}</option>`)}
+          </select></label
+        >
         <button type="submit">Show</button>
       </form>
-      ${errorBox(this.error)}
-      ${this.rows === null ? (this.loading ? html`<p role="status">Loading…</p>` : nothing) : this.chart(this.rows)}
+      ${errorBox(this.error)} ${this.rows === null ? (this.loading ? html`<p role="status">Loading…</p>` : nothing) : this.chart(this.rows)}
     `;
   }
 
@@ -82,29 +84,55 @@ export class UsagePage extends PageElement {
     }
     return html`
       <figure class="usage-chart">
-        <svg viewBox="0 0 ${w} ${h}" preserveAspectRatio="none" role="img" aria-label=${`GPU-hours by owner per ${this.query.granularity}, ${model.buckets[0]} to ${model.buckets[model.buckets.length - 1]}; the table below has the numbers`}>
+        <svg
+          viewBox="0 0 ${w} ${h}"
+          preserveAspectRatio="none"
+          role="img"
+          aria-label=${`GPU-hours by owner per ${this.query.granularity}, ${model.buckets[0]} to ${model.buckets[model.buckets.length - 1]}; the table below has the numbers`}
+        >
           ${model.buckets.map((b, i) => {
             let y = h;
             return model.series.map((s, k) => {
               const bh = (s.gpuHours[i] / model.max) * h;
               y -= bh;
-              return bh > 0 ? svg`<rect x=${i * barW + pad / 2} y=${y} width=${Math.max(1, barW - pad)} height=${bh} fill=${colour(k)}><title>${`${s.owner}, ${b}: ${s.gpuHours[i].toFixed(2)} GPU-hours`}</title></rect>` : nothing;
+              return bh > 0
+                ? svg`<rect x=${i * barW + pad / 2} y=${y} width=${Math.max(1, barW - pad)} height=${bh} fill=${colour(k)}><title>${`${s.owner}, ${b}: ${s.gpuHours[i].toFixed(2)} GPU-hours`}</title></rect>`
+                : nothing;
             });
           })}
         </svg>
-        <figcaption>${model.series.some((s) => s.total > 0)
-          ? `GPU-hours per ${this.query.granularity} (UTC), tallest bar ${model.max.toFixed(1)}; ${model.buckets[0].slice(0, 10)} to ${model.buckets[model.buckets.length - 1].slice(0, 10)}.`
-          : 'No GPU time in this range; CPU time, attempts and jobs are in the table.'}</figcaption>
+        <figcaption>
+          ${
+            model.series.some((s) => s.total > 0)
+              ? `GPU-hours per ${this.query.granularity} (UTC), tallest bar ${model.max.toFixed(1)}; ${model.buckets[0].slice(0, 10)} to ${model.buckets[model.buckets.length - 1].slice(0, 10)}.`
+              : 'No GPU time in this range; CPU time, attempts and jobs are in the table.'
+          }
+        </figcaption>
       </figure>
       <div class="table-wrap" tabindex="0" role="region" aria-label="Usage by owner">
         <table class="usage-table">
-          <caption class="visually-hidden">Usage by owner in the range, most GPU-hours first</caption>
-          <thead><tr><th scope="col">Owner</th><th scope="col" class="num">GPU-hours</th><th scope="col" class="num">CPU-hours</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">Jobs</th></tr></thead>
+          <caption class="visually-hidden">
+            Usage by owner in the range, most GPU-hours first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Owner</th>
+              <th scope="col" class="num">GPU-hours</th>
+              <th scope="col" class="num">CPU-hours</th>
+              <th scope="col" class="num">Attempts</th>
+              <th scope="col" class="num">Jobs</th>
+            </tr>
+          </thead>
           <tbody>
             ${model.series.map((s, k) => {
               const t = totals.get(s.owner)!;
-              return html`<tr data-owner=${s.owner}><th scope="row"><span class="swatch" ${cssProps({ background: colour(k) })} aria-hidden="true"></span> ${s.owner}</th>
-                <td class="num">${s.total.toFixed(2)}</td><td class="num">${t.cpu.toFixed(2)}</td><td class="num">${count(t.attempts)}</td><td class="num">${count(t.jobs)}</td></tr>`;
+              return html`<tr data-owner=${s.owner}>
+                <th scope="row"><span class="swatch" ${cssProps({ background: colour(k) })} aria-hidden="true"></span> ${s.owner}</th>
+                <td class="num">${s.total.toFixed(2)}</td>
+                <td class="num">${t.cpu.toFixed(2)}</td>
+                <td class="num">${count(t.attempts)}</td>
+                <td class="num">${count(t.jobs)}</td>
+              </tr>`;
             })}
           </tbody>
         </table>

@@ -21,7 +21,16 @@ const NAV: Array<{ page: Route['page']; label: string; to: () => string }> = [
   { page: 'usage', label: 'Usage', to: href.usage },
 ];
 
-const TITLES: Record<Route['page'], string> = { overview: 'Overview', jobs: 'Jobs', job: 'Job', nodes: 'Nodes', node: 'Node', queues: 'Queues', usage: 'Usage', 'not-found': 'Not found' };
+const TITLES: Record<Route['page'], string> = {
+  overview: 'Overview',
+  jobs: 'Jobs',
+  job: 'Job',
+  nodes: 'Nodes',
+  node: 'Node',
+  queues: 'Queues',
+  usage: 'Usage',
+  'not-found': 'Not found',
+};
 
 /**
  * The console: sign-in, then a header with the sections and the page of the current URL. Links
@@ -117,15 +126,19 @@ export class ConsoleApp extends LightElement {
       <a class="skip-link" href="#main">Skip to content</a>
       <header class="top">
         <a class="brand" href=${href.overview()}>Gantry</a>
-        ${s
-          ? html`<nav aria-label="Sections"><ul>
-                ${NAV.map((n) => html`<li><a href=${n.to()} aria-current=${n.page === current ? 'page' : nothing}>${n.label}</a></li>`)}
-              </ul></nav>
-              <div class="who">
-                <span>${s.owner} <span class="muted">(${s.role})</span></span>
-                <button type="button" @click=${this.signOut}>Sign out</button>
-              </div>`
-          : nothing}
+        ${
+          s
+            ? html`<nav aria-label="Sections">
+                  <ul>
+                    ${NAV.map((n) => html`<li><a href=${n.to()} aria-current=${n.page === current ? 'page' : nothing}>${n.label}</a></li>`)}
+                  </ul>
+                </nav>
+                <div class="who">
+                  <span>${s.owner} <span class="muted">(${s.role})</span></span>
+                  <button type="button" @click=${this.signOut}>Sign out</button>
+                </div>`
+            : nothing
+        }
       </header>
       <main id="main" tabindex="-1">${this.page()}</main>
     `;
@@ -151,10 +164,10 @@ export class ConsoleApp extends LightElement {
       case 'usage':
         return html`<gantry-usage-page .session=${s} .caps=${this.caps}></gantry-usage-page>`;
       default:
-        return html`<h1 tabindex="-1">Not found</h1><p>No console page here. <a href=${href.overview()}>Go to the overview.</a></p>`;
+        return html`<h1 tabindex="-1">Not found</h1>
+          <p>No console page here. <a href=${href.overview()}>Go to the overview.</a></p>`;
     }
   }
 }
-
 
 customElements.define('gantry-console', ConsoleApp);

@@ -25,7 +25,11 @@ export class Poller implements ReactiveController {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = true;
 
-  constructor(host: ReactiveControllerHost, private readonly fn: () => Promise<void>, private readonly ms: number) {
+  constructor(
+    host: ReactiveControllerHost,
+    private readonly fn: () => Promise<void>,
+    private readonly ms: number,
+  ) {
     host.addController(this);
   }
 

@@ -24,7 +24,11 @@ export function usageChartModel(rows: readonly UsageRow[]): UsageChartModel {
   const byOwner = new Map<string, number[]>();
   for (const r of rows) {
     const owner = r.owner ?? '';
-    if (!byOwner.has(owner)) byOwner.set(owner, buckets.map(() => 0));
+    if (!byOwner.has(owner))
+      byOwner.set(
+        owner,
+        buckets.map(() => 0),
+      );
     byOwner.get(owner)![index.get(r.start)!] += r.gpuSeconds / 3600;
   }
   const series = [...byOwner.entries()]

@@ -1,7 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CgroupLimits, CgroupMount, agentCgroupDirs, attemptCgroupDirs, cgroupParents, detectCgroupMount, limitWrites, oomEventsFile, oomKilled } from './cgroup-layout';
+import {
+  CgroupLimits,
+  CgroupMount,
+  agentCgroupDirs,
+  attemptCgroupDirs,
+  cgroupParents,
+  detectCgroupMount,
+  limitWrites,
+  oomEventsFile,
+  oomKilled,
+} from './cgroup-layout';
 
 /** One attempt's cgroup (one directory under v2, a cpu and a memory one under v1). */
 export interface AttemptCgroup {
@@ -19,7 +29,10 @@ export interface AttemptCgroup {
  * so a host where that is not allowed never gets this far (the attempts run without limits).
  */
 export class AttemptCgroups {
-  private constructor(readonly mount: CgroupMount, private readonly agentId: string) {}
+  private constructor(
+    readonly mount: CgroupMount,
+    private readonly agentId: string,
+  ) {}
 
   /**
    * This host's cgroups if the agent may create its own under them, else why not: no cgroup mount,
@@ -104,7 +117,10 @@ function probeMove(dirs: string[]): void {
   for (const d of dirs) mkdirSync(d, { recursive: true });
   try {
     const files = dirs.map((d) => join(d, 'cgroup.procs'));
-    execFileSync('/bin/sh', ['-c', 'for f in "$@"; do echo $$ > "$f" || exit 1; done', 'gantry-cgroup-probe', ...files], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
+    execFileSync('/bin/sh', ['-c', 'for f in "$@"; do echo $$ > "$f" || exit 1; done', 'gantry-cgroup-probe', ...files], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 10_000,
+    });
   } catch (err) {
     throw new Error(`cannot move a process into ${dirs[0]}: ${((err as { stderr?: Buffer }).stderr?.toString() || (err as Error).message).trim()}`);
   } finally {

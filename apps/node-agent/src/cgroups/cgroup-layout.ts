@@ -58,13 +58,22 @@ export function limitWrites(mount: CgroupMount, limits: CgroupLimits): Array<{ c
   if (limits.cpuCores > 0) {
     const quota = Math.max(CPU_QUOTA_MIN_US, Math.round(limits.cpuCores * CPU_PERIOD_US));
     if (mount.version === 2) out.push({ controller: 'cpu', file: 'cpu.max', value: `${quota} ${CPU_PERIOD_US}` });
-    else out.push({ controller: 'cpu', file: 'cpu.cfs_period_us', value: String(CPU_PERIOD_US) }, { controller: 'cpu', file: 'cpu.cfs_quota_us', value: String(quota) });
+    else
+      out.push(
+        { controller: 'cpu', file: 'cpu.cfs_period_us', value: String(CPU_PERIOD_US) },
+        { controller: 'cpu', file: 'cpu.cfs_quota_us', value: String(quota) },
+      );
   }
   if (limits.memoryMiB > 0) {
     const bytes = String(limits.memoryMiB * 1024 * 1024);
-    if (mount.version === 2) out.push({ controller: 'memory', file: 'memory.max', value: bytes }, { controller: 'memory', file: 'memory.swap.max', value: '0' });
+    if (mount.version === 2)
+      out.push({ controller: 'memory', file: 'memory.max', value: bytes }, { controller: 'memory', file: 'memory.swap.max', value: '0' });
     // memsw (memory + swap) must not be below the memory limit, so it is written after it; absent where swap accounting is off.
-    else out.push({ controller: 'memory', file: 'memory.limit_in_bytes', value: bytes }, { controller: 'memory', file: 'memory.memsw.limit_in_bytes', value: bytes });
+    else
+      out.push(
+        { controller: 'memory', file: 'memory.limit_in_bytes', value: bytes },
+        { controller: 'memory', file: 'memory.memsw.limit_in_bytes', value: bytes },
+      );
   }
   return out;
 }
@@ -80,7 +89,13 @@ export function oomEventsFile(mount: CgroupMount): string {
  * has only `under_oom`, 1 while the cgroup is at its limit with the OOM killer about to act.
  */
 export function oomKilled(eventsText: string): boolean {
-  const counters = new Map(eventsText.split('\n').map((l) => l.trim().split(/\s+/)).filter((p) => p.length === 2).map(([k, v]) => [k, Number(v)]));
+  const counters = new Map(
+    eventsText
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      .filter((p) => p.length === 2)
+      .map(([k, v]) => [k, Number(v)]),
+  );
   if (counters.has('oom_kill')) return counters.get('oom_kill')! > 0;
   return counters.get('under_oom') === 1;
 }
@@ -91,9 +106,13 @@ export function oomKilled(eventsText: string): boolean {
  * an empty v2 at <root>/unified: it holds no controllers and is ignored). Null: neither.
  */
 export function detectCgroupMount(mountsText: string, root = '/sys/fs/cgroup'): CgroupMount | null {
-  const mounts = mountsText.split('\n').map((l) => l.split(' ')).filter((p) => p.length >= 4);
+  const mounts = mountsText
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter((p) => p.length >= 4);
   if (mounts.some(([, dir, type]) => type === 'cgroup2' && dir === root)) return { version: 2, root };
-  const v1 = (controller: string) => mounts.find(([, dir, type, opts]) => type === 'cgroup' && dir.startsWith(root) && opts.split(',').includes(controller))?.[1];
+  const v1 = (controller: string) =>
+    mounts.find(([, dir, type, opts]) => type === 'cgroup' && dir.startsWith(root) && opts.split(',').includes(controller))?.[1];
   const cpu = v1('cpu');
   const memory = v1('memory');
   return cpu && memory ? { version: 1, cpu, memory } : null;

@@ -66,9 +66,13 @@ export function containerArgv(run: ContainerRun): string[] {
  * cannot be written (the API refuses such an env for a job with an image); it throws.
  */
 export function containerEnvFile(env: Record<string, string>): string {
-  const broken = Object.entries(env).filter(([, v]) => v.includes('\n') || v.includes('\r')).map(([k]) => k);
+  const broken = Object.entries(env)
+    .filter(([, v]) => v.includes('\n') || v.includes('\r'))
+    .map(([k]) => k);
   if (broken.length > 0) throw new Error(`env values with a line break cannot be given to a container: ${broken.join(', ')}`);
-  return Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join('');
+  return Object.entries(env)
+    .map(([k, v]) => `${k}=${v}\n`)
+    .join('');
 }
 
 /** What the agent does with an attempt, given its image, the runtime found on the node and the image policy. */

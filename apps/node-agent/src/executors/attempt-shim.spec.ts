@@ -4,19 +4,44 @@ describe('attempt shim', () => {
   it('runs the command under sh with the status file and the cgroups before it', () => {
     expect(shimArgv('/state/j-1.status', ['/cg/cpu/x/cgroup.procs', '/cg/memory/x/cgroup.procs'], ['python', 'train.py', '--lr', '0.1'])).toEqual({
       file: '/bin/sh',
-      args: ['-c', SHIM_SCRIPT, SHIM_NAME, '/state/j-1.status', '/cg/cpu/x/cgroup.procs /cg/memory/x/cgroup.procs', '', '', 'python', 'train.py', '--lr', '0.1'],
+      args: [
+        '-c',
+        SHIM_SCRIPT,
+        SHIM_NAME,
+        '/state/j-1.status',
+        '/cg/cpu/x/cgroup.procs /cg/memory/x/cgroup.procs',
+        '',
+        '',
+        'python',
+        'train.py',
+        '--lr',
+        '0.1',
+      ],
     });
   });
 
   it('gives a sandboxed command its fd 3 file and shields its wrappers from the stop signals', () => {
     expect(shimArgv('/state/j-1.status', [], ['setpriv', '--', 'bwrap'], { fd3File: '/state/j-1.fd3', sandboxed: true }).args.slice(3)).toEqual([
-      '/state/j-1.status', '', '/state/j-1.fd3', '1', 'setpriv', '--', 'bwrap',
+      '/state/j-1.status',
+      '',
+      '/state/j-1.fd3',
+      '1',
+      'setpriv',
+      '--',
+      'bwrap',
     ]);
   });
 
   it('uses only sh builtins around the command (one fork per attempt: the command itself)', () => {
     const words = SHIM_SCRIPT.split(';').map((s) => s.trim().split(/\s+/)[0]);
-    expect(words.filter((w) => !['s=$1', 'g=$2', 'e=$3', 'w=$4', 'x=', 'shift', 'echo', 'for', 'do', 'done', 'trap', 'if', 'then', 'else', 'exec', '(trap', 'x=$?', 'fi'].includes(w))).toEqual([]);
+    expect(
+      words.filter(
+        (w) =>
+          !['s=$1', 'g=$2', 'e=$3', 'w=$4', 'x=', 'shift', 'echo', 'for', 'do', 'done', 'trap', 'if', 'then', 'else', 'exec', '(trap', 'x=$?', 'fi'].includes(
+            w,
+          ),
+      ),
+    ).toEqual([]);
     // `[` is a builtin of dash and bash; the subshell of a sandbox is the command's own fork (it execs).
     expect(SHIM_SCRIPT).toContain('if [ -z "$x" ]; then if [ -n "$w" ]; then (trap "" TERM INT HUP; exec "$@"); else "$@"; fi');
   });

@@ -43,7 +43,10 @@ export interface ShimExtras {
 
 /** The program and arguments that run `command` under the shim. */
 export function shimArgv(statusPath: string, cgroupProcsFiles: string[], command: string[], extras: ShimExtras = {}): { file: string; args: string[] } {
-  return { file: '/bin/sh', args: ['-c', SHIM_SCRIPT, SHIM_NAME, statusPath, cgroupProcsFiles.join(' '), extras.fd3File ?? '', extras.sandboxed ? '1' : '', ...command] };
+  return {
+    file: '/bin/sh',
+    args: ['-c', SHIM_SCRIPT, SHIM_NAME, statusPath, cgroupProcsFiles.join(' '), extras.fd3File ?? '', extras.sandboxed ? '1' : '', ...command],
+  };
 }
 
 export interface ShimStatus {

@@ -98,7 +98,17 @@ export class ProcessExecutor implements Executor {
       writeFileSync(paths.fd3, containerEnvFile(inside), { mode: 0o600 });
       const uid = sandbox?.uidOf(spec.owner);
       const user = uid !== undefined ? { uid, gid: uid } : null;
-      command = containerArgv({ ...container, image: spec.image, command: spec.command, user, envFile: '/dev/fd/3', hostIpc: spec.hostIpc, gpuIndices: spec.gpuIndices, ...limits, mounts: readOnlyFiles });
+      command = containerArgv({
+        ...container,
+        image: spec.image,
+        command: spec.command,
+        user,
+        envFile: '/dev/fd/3',
+        hostIpc: spec.hostIpc,
+        gpuIndices: spec.gpuIndices,
+        ...limits,
+        mounts: readOnlyFiles,
+      });
       // The runtime client runs with what it needs to find its storage or daemon, and nothing of the job's.
       childEnv = pick(process.env, RUNTIME_ENV);
       extras = { fd3File: paths.fd3 };
@@ -111,7 +121,15 @@ export class ProcessExecutor implements Executor {
         }
       }
       if (sandbox) {
-        const s = sandbox.plan({ owner: spec.owner, command: spec.command, env, gpuIndices: spec.gpuIndices, hostIpc: spec.hostIpc, memoryMiB: limits.memoryMiB, readOnlyFiles });
+        const s = sandbox.plan({
+          owner: spec.owner,
+          command: spec.command,
+          env,
+          gpuIndices: spec.gpuIndices,
+          hostIpc: spec.hostIpc,
+          memoryMiB: limits.memoryMiB,
+          readOnlyFiles,
+        });
         writeFileSync(paths.fd3, s.fd3, { mode: 0o600 });
         command = s.argv;
         // The shim, setpriv and bwrap run as root: none of them sees the job's env (sandbox-argv.ts).

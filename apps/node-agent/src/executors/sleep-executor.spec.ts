@@ -2,7 +2,15 @@ import { ExecutionResult, ExecutionSpec } from './executor';
 import { SleepExecutor } from './sleep-executor';
 
 const spec = (env: Record<string, string>): ExecutionSpec =>
-  ({ nodeId: 'n1', jobId: '00000000-0000-4000-8000-000000000001', attempt: 1, image: 'i', command: ['x'], env, gang: { size: 1, rank: 0, nodeIds: ['n1'] } }) as ExecutionSpec;
+  ({
+    nodeId: 'n1',
+    jobId: '00000000-0000-4000-8000-000000000001',
+    attempt: 1,
+    image: 'i',
+    command: ['x'],
+    env,
+    gang: { size: 1, rank: 0, nodeIds: ['n1'] },
+  }) as ExecutionSpec;
 
 describe('SleepExecutor', () => {
   beforeEach(() => jest.useFakeTimers());

@@ -224,7 +224,7 @@ export class SpawnHelper implements Spawner {
     if (!this.helper) return;
     this.helper = null;
     this.settle(false);
-    this.logger.warn({ why }, 'the spawn helper is gone: attempts are started with Node\'s spawn from now on');
+    this.logger.warn({ why }, "the spawn helper is gone: attempts are started with Node's spawn from now on");
     // Never sent: nothing started; Node starts them now.
     for (const { req, proc } of this.queued.splice(0)) {
       try {

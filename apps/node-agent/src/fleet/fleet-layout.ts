@@ -40,6 +40,14 @@ export function simulatedNode(prefix: string, i: number): SimulatedNodeSpec {
 }
 
 /** What a simulated node declares when its fleet enrolls it (ADR 0035): exactly its spec. */
-export function simulatedInventory(spec: SimulatedNodeSpec, address: string | null): { gpus: { model: string; count: number } | null; cpuCores: number; memoryMiB: number; address: string | null } {
-  return { gpus: spec.gpuModel !== null && spec.gpuCount > 0 ? { model: spec.gpuModel, count: spec.gpuCount } : null, cpuCores: spec.cpuCores, memoryMiB: spec.memoryMiB, address };
+export function simulatedInventory(
+  spec: SimulatedNodeSpec,
+  address: string | null,
+): { gpus: { model: string; count: number } | null; cpuCores: number; memoryMiB: number; address: string | null } {
+  return {
+    gpus: spec.gpuModel !== null && spec.gpuCount > 0 ? { model: spec.gpuModel, count: spec.gpuCount } : null,
+    cpuCores: spec.cpuCores,
+    memoryMiB: spec.memoryMiB,
+    address,
+  };
 }

@@ -36,7 +36,8 @@ export async function enrollThroughGateway(url: string, token: string, nodes: No
     shapes.set(key, shape);
   }
   const requests = [...shapes.values()].flatMap(({ inventory, nodeIds }) =>
-    Array.from({ length: Math.ceil(nodeIds.length / PER_REQUEST) }, (_, i) => ({ inventory, chunk: nodeIds.slice(i * PER_REQUEST, (i + 1) * PER_REQUEST) })));
+    Array.from({ length: Math.ceil(nodeIds.length / PER_REQUEST) }, (_, i) => ({ inventory, chunk: nodeIds.slice(i * PER_REQUEST, (i + 1) * PER_REQUEST) })),
+  );
   for (const { inventory, chunk } of requests) {
     for (let attempt = 0; ; attempt++) {
       let failure: string;

@@ -13,15 +13,27 @@ function gateway(answers: Array<number | 'down'>) {
     asked.push({ url: String(url), signature: (init!.headers as Record<string, string>)['gantry-signature'], at });
     if (answer === 'down') throw new Error('connect ECONNREFUSED');
     if (answer !== 200) return new Response('{"title":"refused"}', { status: answer });
-    return new Response(JSON.stringify({ token: `token-${asked.length}`, expiresAt: new Date(at + TTL).toISOString(), principal: 'gantry-node-gpu-1.g2', groupId: 'gantry-node-gpu-1' }), { status: 200 });
+    return new Response(
+      JSON.stringify({
+        token: `token-${asked.length}`,
+        expiresAt: new Date(at + TTL).toISOString(),
+        principal: 'gantry-node-gpu-1.g2',
+        groupId: 'gantry-node-gpu-1',
+      }),
+      { status: 200 },
+    );
   });
   return asked;
 }
 
 function source(now: { t: number }) {
   return new KafkaTokenSource({
-    gatewayUrl: 'http://gw:8080/', nodeId: 'gpu-1', credential: async () => 'credential-of-gpu-1',
-    logger: { warn: () => undefined, info: () => undefined }, now: () => now.t, deadlineMs: 0,
+    gatewayUrl: 'http://gw:8080/',
+    nodeId: 'gpu-1',
+    credential: async () => 'credential-of-gpu-1',
+    logger: { warn: () => undefined, info: () => undefined },
+    now: () => now.t,
+    deadlineMs: 0,
   });
 }
 

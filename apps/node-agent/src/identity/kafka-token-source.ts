@@ -25,7 +25,10 @@ interface Held {
   principal: string;
 }
 
-const obtained = new Counter({ name: 'gantry_agent_kafka_tokens_obtained_total', help: "Kafka tokens this real agent got from the gateway for its node's principal (the first, then one per renewal; ADR 0034)" });
+const obtained = new Counter({
+  name: 'gantry_agent_kafka_tokens_obtained_total',
+  help: "Kafka tokens this real agent got from the gateway for its node's principal (the first, then one per renewal; ADR 0034)",
+});
 
 /** A refusal the gateway will repeat (a 4xx other than 429): asking again at once is pointless. */
 class TokenRefused extends Error {}
@@ -59,7 +62,10 @@ export class KafkaTokenSource {
       try {
         return (await this.fetchShared()).value;
       } catch (err) {
-        this.o.logger.warn({ err: (err as Error).message, expiresAt: new Date(this.held!.expiresAt).toISOString() }, 'Kafka token not renewed; using the one held');
+        this.o.logger.warn(
+          { err: (err as Error).message, expiresAt: new Date(this.held!.expiresAt).toISOString() },
+          'Kafka token not renewed; using the one held',
+        );
         return this.held!.value;
       }
     }

@@ -16,7 +16,11 @@ export class NodeCredentials {
   private readonly nodeIds: readonly string[];
 
   /** `nodes`: each node this agent speaks for, with what to declare of it where it enrolls itself (ADR 0035). */
-  constructor(private readonly config: AgentEnv, private readonly nodes: NodesToEnroll, private readonly logger: Pick<Logger, 'info'>) {
+  constructor(
+    private readonly config: AgentEnv,
+    private readonly nodes: NodesToEnroll,
+    private readonly logger: Pick<Logger, 'info'>,
+  ) {
     this.nodeIds = [...nodes.keys()];
   }
 
@@ -36,7 +40,8 @@ export class NodeCredentials {
     const credentials = new Map<string, string>();
     if (c.GANTRY_ENROLL_URL && c.GANTRY_ENROLL_TOKEN) {
       const t0 = Date.now();
-      for (const [nodeId, credential] of await enrollThroughGateway(c.GANTRY_ENROLL_URL, c.GANTRY_ENROLL_TOKEN, this.nodes)) credentials.set(nodeId, credential);
+      for (const [nodeId, credential] of await enrollThroughGateway(c.GANTRY_ENROLL_URL, c.GANTRY_ENROLL_TOKEN, this.nodes))
+        credentials.set(nodeId, credential);
       this.logger.info({ nodes: credentials.size, ms: Date.now() - t0 }, 'nodes enrolled');
     } else if (c.GANTRY_SIM_NODES === 0 && (c.GANTRY_NODE_CREDENTIAL || c.GANTRY_NODE_CREDENTIAL_FILE)) {
       const credential = c.GANTRY_NODE_CREDENTIAL ?? readFileSync(c.GANTRY_NODE_CREDENTIAL_FILE!, 'utf8').split('\n')[0].trim();

@@ -24,7 +24,10 @@ export class AttemptLogs {
   private readonly ended = new Map<string, number>();
   private readonly dropped = new Map<string, number>();
 
-  constructor(readonly workdir: string, private readonly now: () => number = Date.now) {}
+  constructor(
+    readonly workdir: string,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   path(jobId: string, attempt: number): string {
     return attemptLogPath(this.workdir, jobId, attempt);

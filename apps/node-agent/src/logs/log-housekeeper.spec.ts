@@ -23,7 +23,7 @@ describe('LogHousekeeper (real files)', () => {
 
   it.each<[string, string, number, boolean, boolean]>([
     ['an old log of an ended attempt', 'job-a-1.log', 8 * DAY, false, true],
-    ["an old gang node list", 'job-a-1.nodes', 8 * DAY, false, true],
+    ['an old gang node list', 'job-a-1.nodes', 8 * DAY, false, true],
     ['a log within retention', 'job-b-1.log', 6 * DAY, false, false],
     ['an old log of an attempt still running (a job that went quiet)', 'job-c-2.log', 8 * DAY, true, false],
     ['an old file that is not an attempt file', 'notes.txt', 8 * DAY, false, false],

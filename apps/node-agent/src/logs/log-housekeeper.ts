@@ -26,7 +26,11 @@ export class LogHousekeeper {
   private sweepTimer: NodeJS.Timeout | null = null;
   private capping = false;
 
-  constructor(private readonly logs: AttemptLogs, private readonly opts: LogHousekeeping, private readonly logger: HousekeepingLogger) {}
+  constructor(
+    private readonly logs: AttemptLogs,
+    private readonly opts: LogHousekeeping,
+    private readonly logger: HousekeepingLogger,
+  ) {}
 
   start(): void {
     this.capTimer = setInterval(() => void this.capRunning(), this.opts.capCheckMs);

@@ -29,7 +29,11 @@ const MAX_TAIL_LINES = 1_000_000;
 const ROUTE = /^\/v1\/logs\/([0-9a-fA-F-]{1,64})\/([0-9]{1,9})$/;
 
 class Refusal extends Error {
-  constructor(readonly status: number, readonly title: string, detail: string) {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    detail: string,
+  ) {
     super(detail);
   }
 }
@@ -51,7 +55,10 @@ export class LogServer {
   private readonly maxStreams: number;
   private readonly now: () => number;
 
-  constructor(private readonly logs: AttemptLogs, private readonly opts: LogServerOptions) {
+  constructor(
+    private readonly logs: AttemptLogs,
+    private readonly opts: LogServerOptions,
+  ) {
     this.pollMs = opts.pollMs ?? 200;
     this.settleMs = opts.settleMs ?? 500;
     this.startWaitMs = opts.startWaitMs ?? 30_000;

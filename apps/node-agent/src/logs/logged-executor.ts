@@ -9,7 +9,10 @@ import { AttemptLogs } from './attempt-logs';
 export class LoggedExecutor implements Executor {
   readonly resume?: Executor['resume'];
 
-  constructor(private readonly inner: Executor, private readonly logs: AttemptLogs) {
+  constructor(
+    private readonly inner: Executor,
+    private readonly logs: AttemptLogs,
+  ) {
     const resume = inner.resume?.bind(inner);
     if (resume) this.resume = (ref: AttemptRef, onExit) => this.watch(ref, onExit, (exit) => resume(ref, exit));
   }
@@ -18,7 +21,11 @@ export class LoggedExecutor implements Executor {
     return this.watch(spec, onExit, (exit) => this.inner.start(spec, exit));
   }
 
-  private watch(a: { jobId: string; attempt: number }, onExit: (result: ExecutionResult) => void, run: (exit: (r: ExecutionResult) => void) => Execution): Execution {
+  private watch(
+    a: { jobId: string; attempt: number },
+    onExit: (result: ExecutionResult) => void,
+    run: (exit: (r: ExecutionResult) => void) => Execution,
+  ): Execution {
     let ended = false;
     const end = () => {
       if (ended) return;

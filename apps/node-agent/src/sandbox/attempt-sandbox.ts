@@ -55,7 +55,9 @@ export class AttemptSandbox {
 
   static probe(o: AttemptSandboxOptions): AttemptSandbox | { unavailable: string } {
     const tools = { setpriv: findTool('setpriv'), bwrap: findTool('bwrap'), env: findTool('env') };
-    const missing = Object.entries(tools).filter(([, p]) => p === null).map(([n]) => n);
+    const missing = Object.entries(tools)
+      .filter(([, p]) => p === null)
+      .map(([n]) => n);
     if (missing.length > 0) return { unavailable: `${missing.join(', ')} not found in ${TOOL_DIRS.join(':')} (Debian: bubblewrap, util-linux, coreutils)` };
     const t = tools as SandboxTools;
     const agentUid = process.getuid?.() ?? -1;
@@ -79,8 +81,13 @@ export class AttemptSandbox {
     try {
       execFileSync(trial.argv[0], trial.argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe', none], timeout: 10_000, env: { PATH: SANDBOX_PATH } });
     } catch (err) {
-      const stderr = String((err as { stderr?: Buffer }).stderr ?? '').trim().split('\n').pop();
-      return { unavailable: `a trial sandbox failed: ${stderr || (err as Error).message} (are unprivileged user namespaces allowed? sysctl user.max_user_namespaces)` };
+      const stderr = String((err as { stderr?: Buffer }).stderr ?? '')
+        .trim()
+        .split('\n')
+        .pop();
+      return {
+        unavailable: `a trial sandbox failed: ${stderr || (err as Error).message} (are unprivileged user namespaces allowed? sysctl user.max_user_namespaces)`,
+      };
     } finally {
       closeSync(none);
     }
@@ -104,8 +111,18 @@ export class AttemptSandbox {
     if (r.gpuIndices !== undefined && this.gpus.present) env.CUDA_VISIBLE_DEVICES = r.gpuIndices.map((_, i) => i).join(',');
     const limit = r.memoryMiB > 0 ? r.memoryMiB * 1024 * 1024 : null;
     const { argv, fd3 } = sandboxArgv(this.tools, {
-      uid, gid: uid, command: r.command, env, hostPaths: this.hostPaths, writablePaths: this.writablePaths, hidden: this.hidden, devices,
-      readOnlyFiles: r.readOnlyFiles, hostIpc: r.hostIpc, tmpBytes: limit, shmBytes: limit ?? SHM_WITHOUT_LIMIT,
+      uid,
+      gid: uid,
+      command: r.command,
+      env,
+      hostPaths: this.hostPaths,
+      writablePaths: this.writablePaths,
+      hidden: this.hidden,
+      devices,
+      readOnlyFiles: r.readOnlyFiles,
+      hostIpc: r.hostIpc,
+      tmpBytes: limit,
+      shmBytes: limit ?? SHM_WITHOUT_LIMIT,
     });
     return { argv, fd3, uid };
   }

@@ -13,7 +13,10 @@ const CONTROL_DEVICES = ['nvidiactl', 'nvidia-uvm', 'nvidia-uvm-tools', 'nvidia-
 export class GpuDeviceFiles {
   private readonly minors: number[];
 
-  constructor(private readonly devRoot = '/dev', procRoot = '/proc') {
+  constructor(
+    private readonly devRoot = '/dev',
+    procRoot = '/proc',
+  ) {
     this.minors = readMinors(join(procRoot, 'driver/nvidia/gpus'));
   }
 

@@ -2,8 +2,19 @@ import { isWithin, sandboxArgv, SandboxPlan } from './sandbox-argv';
 
 const tools = { setpriv: '/usr/bin/setpriv', bwrap: '/usr/bin/bwrap', env: '/usr/bin/env' };
 const plan = (over: Partial<SandboxPlan> = {}): SandboxPlan => ({
-  uid: 200001, gid: 200001, command: ['python', 'train.py'], env: { A: '1', SECRET: 's3cr3t value' },
-  hostPaths: ['/usr', '/etc'], writablePaths: [], hidden: [], devices: [], readOnlyFiles: [], hostIpc: false, tmpBytes: 1 << 30, shmBytes: 1 << 30, ...over,
+  uid: 200001,
+  gid: 200001,
+  command: ['python', 'train.py'],
+  env: { A: '1', SECRET: 's3cr3t value' },
+  hostPaths: ['/usr', '/etc'],
+  writablePaths: [],
+  hidden: [],
+  devices: [],
+  readOnlyFiles: [],
+  hostIpc: false,
+  tmpBytes: 1 << 30,
+  shmBytes: 1 << 30,
+  ...over,
 });
 const pairs = (argv: string[], flag: string) => argv.flatMap((a, i) => (a === flag ? [argv[i + 1]] : []));
 
@@ -41,7 +52,11 @@ describe('sandboxArgv', () => {
   it.each<[string, Partial<SandboxPlan>, { ipc: boolean; shm: string[]; sizes: string[] }]>([
     ['its own IPC and a sized /dev/shm', {}, { ipc: true, shm: ['--size', String(1 << 30), '--tmpfs', '/dev/shm'], sizes: [String(1 << 30), String(1 << 30)] }],
     ["the host's IPC for a queue that allows it", { hostIpc: true }, { ipc: false, shm: ['--bind', '/dev/shm', '/dev/shm'], sizes: [String(1 << 30)] }],
-    ['no /tmp size without a memory limit', { tmpBytes: null, shmBytes: 64 << 20 }, { ipc: true, shm: ['--size', String(64 << 20), '--tmpfs', '/dev/shm'], sizes: [String(64 << 20)] }],
+    [
+      'no /tmp size without a memory limit',
+      { tmpBytes: null, shmBytes: 64 << 20 },
+      { ipc: true, shm: ['--size', String(64 << 20), '--tmpfs', '/dev/shm'], sizes: [String(64 << 20)] },
+    ],
   ])('%s', (_n, over, expected) => {
     const { argv } = sandboxArgv(tools, plan(over));
     expect(argv.includes('--unshare-ipc')).toBe(expected.ipc);

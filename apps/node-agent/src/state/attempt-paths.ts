@@ -6,7 +6,12 @@ import { join } from 'node:path';
  * sandbox's variables or its container's env file, readable by the agent only). One directory per node
  * (`attempts/<nodeId, URI-encoded>`): a node's records load without reading another's.
  */
-export function attemptPaths(stateDir: string, nodeId: string, jobId: string, attempt: number): { dir: string; record: string; status: string; pid: string; fd3: string } {
+export function attemptPaths(
+  stateDir: string,
+  nodeId: string,
+  jobId: string,
+  attempt: number,
+): { dir: string; record: string; status: string; pid: string; fd3: string } {
   const dir = nodeStateDir(stateDir, nodeId);
   const base = join(dir, `${jobId}-${attempt}`);
   return { dir, record: `${base}.json`, status: `${base}.status`, pid: `${base}.status.pid`, fd3: `${base}.fd3` };

@@ -11,7 +11,10 @@ import { AttemptRecord, AttemptStore } from './attempt-record';
 export class FileAttemptStore implements AttemptStore {
   private readonly made = new Set<string>();
 
-  constructor(private readonly stateDir: string, private readonly logger: { warn(o: object, m: string): void }) {
+  constructor(
+    private readonly stateDir: string,
+    private readonly logger: { warn(o: object, m: string): void },
+  ) {
     mkdirSync(stateDir, { recursive: true });
   }
 

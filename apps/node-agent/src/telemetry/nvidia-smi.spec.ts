@@ -30,7 +30,7 @@ describe('parseNvidiaSmi', () => {
     expect(gpu).toMatchObject({ model: 'A100', healthy: false, memoryMiB: 0 });
   });
 
-  it('reads what a real H200 printed for the agent\'s query, idle and busy (scripts/device/gpu-check.sh, 2026-12-04)', () => {
+  it("reads what a real H200 printed for the agent's query, idle and busy (scripts/device/gpu-check.sh, 2026-12-04)", () => {
     expect(parseNvidiaSmi('0, NVIDIA H200, 143771, 0, 0, P0\n')).toEqual([
       { index: 0, model: 'H200', memoryMiB: 143771, memoryUsedMiB: 0, utilization: 0, healthy: true },
     ]);
@@ -51,11 +51,13 @@ describe('queryNvidiaSmi with another program (GANTRY_NVIDIA_SMI)', () => {
     writeFileSync(smi, '#!/bin/sh\nprintf "0, NVIDIA H100 80GB HBM3, 81559, 10, 5, P0\\n1, NVIDIA H100 80GB HBM3, [N/A], [N/A], [N/A], P0\\n"\n');
     chmodSync(smi, 0o755);
     const gpus = await queryNvidiaSmi(5000, smi);
-    expect(gpus!.map((g) => [g.index, g.model, g.healthy])).toEqual([[0, 'H100', true], [1, 'H100', false]]);
+    expect(gpus!.map((g) => [g.index, g.model, g.healthy])).toEqual([
+      [0, 'H100', true],
+      [1, 'H100', false],
+    ]);
   });
 
   it('reports no GPUs (null) when the program does not exist', async () => {
     expect(await queryNvidiaSmi(5000, join(dir, 'absent'))).toBeNull();
   });
 });
-

@@ -2,10 +2,7 @@ import { execFile } from 'node:child_process';
 import { GpuTelemetry } from '@gantry/contracts';
 
 /** The query the agent runs; one CSV line per GPU. */
-export const NVIDIA_SMI_ARGS = [
-  '--query-gpu=index,name,memory.total,memory.used,utilization.gpu,pstate',
-  '--format=csv,noheader,nounits',
-];
+export const NVIDIA_SMI_ARGS = ['--query-gpu=index,name,memory.total,memory.used,utilization.gpu,pstate', '--format=csv,noheader,nounits'];
 
 /** "H100" from "NVIDIA H100 80GB HBM3": the model name schedulers match on. */
 export function gpuModelName(name: string): string {

@@ -6,7 +6,10 @@ export class SimulatedTelemetry implements TelemetrySource {
   private cpuUtil = Math.random() * 0.2;
   private readonly gpuUtil: number[];
 
-  constructor(private readonly spec: SimulatedNodeSpec, private readonly busyGpus: () => number) {
+  constructor(
+    private readonly spec: SimulatedNodeSpec,
+    private readonly busyGpus: () => number,
+  ) {
     this.gpuUtil = Array.from({ length: spec.gpuCount }, () => 0);
   }
 
@@ -22,8 +25,12 @@ export class SimulatedTelemetry implements TelemetrySource {
     for (let index = 0; index < this.gpuUtil.length; index++) {
       const u = (this.gpuUtil[index] = this.drift(this.gpuUtil[index], index < busy ? 0.9 : 0.02));
       gpus.push({
-        index, model: s.gpuModel ?? 'none', memoryMiB: s.gpuMemoryMiB, memoryUsedMiB: Math.round(u * s.gpuMemoryMiB * 0.9),
-        utilization: Math.round(u * 1000) / 1000, healthy: true,
+        index,
+        model: s.gpuModel ?? 'none',
+        memoryMiB: s.gpuMemoryMiB,
+        memoryUsedMiB: Math.round(u * s.gpuMemoryMiB * 0.9),
+        utilization: Math.round(u * 1000) / 1000,
+        healthy: true,
       });
     }
     this.cpuUtil = this.drift(this.cpuUtil, busy > 0 ? 0.5 : 0.05);

@@ -3,7 +3,13 @@
  * since the agent's values describe the placement and the sandbox, which the job does not choose.
  */
 export const AGENT_SET_ENV_NAMES: ReadonlySet<string> = new Set([
-  'CUDA_VISIBLE_DEVICES', 'NVIDIA_VISIBLE_DEVICES', 'RANK', 'WORLD_SIZE', 'LOCAL_RANK', 'MASTER_ADDR', 'MASTER_PORT',
+  'CUDA_VISIBLE_DEVICES',
+  'NVIDIA_VISIBLE_DEVICES',
+  'RANK',
+  'WORLD_SIZE',
+  'LOCAL_RANK',
+  'MASTER_ADDR',
+  'MASTER_PORT',
 ]);
 export const AGENT_SET_ENV_PREFIX = 'GANTRY_';
 
@@ -22,5 +28,7 @@ export function agentSetEnvNames(env: Record<string, string>): string[] {
  * such a file cannot hold a line break.
  */
 export function containerUnsafeEnvNames(env: Record<string, string>): string[] {
-  return Object.entries(env).filter(([, v]) => v.includes('\n') || v.includes('\r')).map(([k]) => k);
+  return Object.entries(env)
+    .filter(([, v]) => v.includes('\n') || v.includes('\r'))
+    .map(([k]) => k);
 }

@@ -19,7 +19,10 @@ export class ClusterHeatmapView {
   @ApiProperty({ type: [Number], description: 'Indices (into nodeIds) of the cordoned nodes' }) cordoned!: number[];
   @ApiProperty({ type: [Number], description: 'Healthy GPUs per node' }) gpusTotal!: number[];
   @ApiProperty({ type: [Number], description: 'GPUs held by placed work, per node' }) gpusAllocated!: number[];
-  @ApiProperty({ type: [Number], description: "Mean utilisation of the node's GPUs from its latest telemetry, percent 0..100; -1 when unknown (no telemetry yet, or no GPUs)" })
+  @ApiProperty({
+    type: [Number],
+    description: "Mean utilisation of the node's GPUs from its latest telemetry, percent 0..100; -1 when unknown (no telemetry yet, or no GPUs)",
+  })
   gpuUtil!: number[];
   @ApiProperty({ type: [Number], description: 'CPU utilisation from the latest telemetry, percent 0..100; -1 when unknown' }) cpuUtil!: number[];
 }

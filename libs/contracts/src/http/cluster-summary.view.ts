@@ -27,5 +27,10 @@ export class ClusterSummaryView {
   @ApiProperty({ type: NodeHealthCounts }) nodesByHealth!: NodeHealthCounts;
   @ApiProperty({ type: [GpuModelCapacity] }) gpus!: GpuModelCapacity[];
   @ApiProperty({ type: ClusterUtilisation }) utilisation!: ClusterUtilisation;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }, description: 'Every job state, with zero counts' }) jobsByState!: Record<string, number>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    description: 'Every job state, with zero counts',
+  })
+  jobsByState!: Record<string, number>;
 }

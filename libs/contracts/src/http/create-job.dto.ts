@@ -2,7 +2,21 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { ARRAY_SIZE_MAX, DEPENDENCY_CONDITIONS, DEPENDS_ON_MAX, DependencyCondition } from '@gantry/domain';
 import {
-  ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested,
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
 } from 'class-validator';
 import { IsStringRecord, StringRecordLimits } from './is-string-record';
 import { AGENT_SET_ENV_NAMES } from './agent-set-env';
@@ -57,42 +71,82 @@ export const LABEL_LIMITS: StringRecordLimits = { maxEntries: 64, maxKeyLength: 
 
 export class ResourcesDto {
   @ApiProperty({ minimum: 0, maximum: JOB_LIMITS.gpusMax, description: 'GPUs per node' })
-  @IsInt() @Min(0) @Max(JOB_LIMITS.gpusMax)
+  @IsInt()
+  @Min(0)
+  @Max(JOB_LIMITS.gpusMax)
   gpus!: number;
 
-  @ApiPropertyOptional({ type: String, nullable: true, minLength: 1, maxLength: JOB_LIMITS.gpuModelMax, description: 'GPU model; omitted or null: any model', example: 'H100' })
-  @IsOptional() @IsString() @Length(1, JOB_LIMITS.gpuModelMax)
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    minLength: 1,
+    maxLength: JOB_LIMITS.gpuModelMax,
+    description: 'GPU model; omitted or null: any model',
+    example: 'H100',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, JOB_LIMITS.gpuModelMax)
   gpuModel?: string | null;
 
   @ApiProperty({ minimum: 0, maximum: JOB_LIMITS.cpuCoresMax, description: 'CPU cores per node' })
-  @IsInt() @Min(0) @Max(JOB_LIMITS.cpuCoresMax)
+  @IsInt()
+  @Min(0)
+  @Max(JOB_LIMITS.cpuCoresMax)
   cpuCores!: number;
 
   @ApiProperty({ minimum: 0, maximum: JOB_LIMITS.memoryMiBMax, description: 'Memory per node, MiB' })
-  @IsInt() @Min(0) @Max(JOB_LIMITS.memoryMiBMax)
+  @IsInt()
+  @Min(0)
+  @Max(JOB_LIMITS.memoryMiBMax)
   memoryMiB!: number;
 }
 
 /** When a failed attempt is tried again (contract §4.7, ADR 0022). */
 export class RetryPolicyDto {
-  @ApiPropertyOptional({ minimum: 0, maximum: JOB_LIMITS.maxRetriesMax, default: 0, description: 'Attempts after the first, lost or failed with a listed code; the top-level maxRetries is a shorthand (both given: they must agree)' })
-  @IsOptional() @IsInt() @Min(0) @Max(JOB_LIMITS.maxRetriesMax)
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: JOB_LIMITS.maxRetriesMax,
+    default: 0,
+    description: 'Attempts after the first, lost or failed with a listed code; the top-level maxRetries is a shorthand (both given: they must agree)',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(JOB_LIMITS.maxRetriesMax)
   maxRetries?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: JOB_LIMITS.backoffSecondsMax, default: 10, description: 'Backoff ceiling of the first retry, seconds; it doubles per retry and the wait is drawn between half of it and all of it' })
-  @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.backoffSecondsMax)
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: JOB_LIMITS.backoffSecondsMax,
+    default: 10,
+    description: 'Backoff ceiling of the first retry, seconds; it doubles per retry and the wait is drawn between half of it and all of it',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(JOB_LIMITS.backoffSecondsMax)
   backoffSeconds?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: JOB_LIMITS.maxBackoffSecondsMax, default: 600, description: 'No backoff ceiling grows past this, seconds' })
-  @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.maxBackoffSecondsMax)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(JOB_LIMITS.maxBackoffSecondsMax)
   maxBackoffSeconds?: number;
 
   @ApiPropertyOptional({
-    type: [Number], maxItems: JOB_LIMITS.retryOnExitCodesMaxItems, default: [],
+    type: [Number],
+    maxItems: JOB_LIMITS.retryOnExitCodesMaxItems,
+    default: [],
     description: `Exit codes (${JOB_LIMITS.retryExitCodeMin}..${JOB_LIMITS.retryExitCodeMax}) retried; any other failure ends the job. An attempt lost with its node is always retried while retries remain`,
   })
-  @IsOptional() @IsArray() @ArrayMaxSize(JOB_LIMITS.retryOnExitCodesMaxItems)
-  @IsInt({ each: true }) @Min(JOB_LIMITS.retryExitCodeMin, { each: true }) @Max(JOB_LIMITS.retryExitCodeMax, { each: true })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(JOB_LIMITS.retryOnExitCodesMaxItems)
+  @IsInt({ each: true })
+  @Min(JOB_LIMITS.retryExitCodeMin, { each: true })
+  @Max(JOB_LIMITS.retryExitCodeMax, { each: true })
   retryOnExitCodes?: number[];
 }
 
@@ -110,83 +164,150 @@ export class DependencyDto {
 /** An array of jobs (contract §4.7, ADR 0025): one parent and `size` children, child i with GANTRY_ARRAY_INDEX=i. */
 export class ArrayDto {
   @ApiProperty({ minimum: 1, maximum: ARRAY_SIZE_MAX, description: 'How many children' })
-  @IsInt() @Min(1) @Max(ARRAY_SIZE_MAX)
+  @IsInt()
+  @Min(1)
+  @Max(ARRAY_SIZE_MAX)
   size!: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: ARRAY_SIZE_MAX, description: 'Most children SCHEDULED or RUNNING at once (pendingReason ARRAY_PARALLELISM); omitted: no cap' })
-  @IsOptional() @IsInt() @Min(1) @Max(ARRAY_SIZE_MAX)
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: ARRAY_SIZE_MAX,
+    description: 'Most children SCHEDULED or RUNNING at once (pendingReason ARRAY_PARALLELISM); omitted: no cap',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(ARRAY_SIZE_MAX)
   parallelism?: number;
 }
 
 /** POST /v1/jobs body (contract §2). Unknown fields are rejected by the global pipe. */
 export class CreateJobDto {
   @ApiPropertyOptional({ default: 'default', maxLength: 63 })
-  @IsOptional() @Matches(QUEUE_NAME_PATTERN, { message: 'queue must be a lowercase DNS label' })
+  @IsOptional()
+  @Matches(QUEUE_NAME_PATTERN, { message: 'queue must be a lowercase DNS label' })
   queue?: string;
 
   @ApiProperty({ maxLength: JOB_LIMITS.nameMax })
-  @IsString() @Length(1, JOB_LIMITS.nameMax)
+  @IsString()
+  @Length(1, JOB_LIMITS.nameMax)
   name!: string;
 
   @ApiPropertyOptional({
-    default: NO_IMAGE, maxLength: JOB_LIMITS.imageMax,
+    default: NO_IMAGE,
+    maxLength: JOB_LIMITS.imageMax,
     description: `\`${NO_IMAGE}\` (the command runs in the node's sandbox) or an image reference, \`[host[:port]/]path[:tag][@digest]\` by the distribution grammar`,
   })
-  @IsOptional() @IsString() @Length(1, JOB_LIMITS.imageMax) @IsJobImage()
+  @IsOptional()
+  @IsString()
+  @Length(1, JOB_LIMITS.imageMax)
+  @IsJobImage()
   image?: string;
 
-  @ApiProperty({ type: [String], minItems: 1, maxItems: JOB_LIMITS.commandMaxItems, description: `At most ${JOB_LIMITS.commandTotalBytesMax} bytes (UTF-8) in all` })
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(JOB_LIMITS.commandMaxItems) @IsString({ each: true }) @MaxLength(JOB_LIMITS.commandArgMax, { each: true })
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    maxItems: JOB_LIMITS.commandMaxItems,
+    description: `At most ${JOB_LIMITS.commandTotalBytesMax} bytes (UTF-8) in all`,
+  })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(JOB_LIMITS.commandMaxItems)
+  @IsString({ each: true })
+  @MaxLength(JOB_LIMITS.commandArgMax, { each: true })
   @MaxTotalBytes(JOB_LIMITS.commandTotalBytesMax)
   command!: string[];
 
-  @ApiPropertyOptional({ type: 'object', maxProperties: ENV_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: ENV_LIMITS.maxValueLength }, description: `Names match ${ENV_LIMITS.keyPattern!.source}, at most ${ENV_LIMITS.maxKeyLength} characters; at most ${JOB_LIMITS.envTotalBytesMax} bytes (UTF-8) of keys and values in all. Names the agent sets are refused: GANTRY_*, ${[...AGENT_SET_ENV_NAMES].join(', ')}. With an image, no value may hold a line break` })
-  @IsOptional() @IsStringRecord(ENV_LIMITS) @MaxTotalBytes(JOB_LIMITS.envTotalBytesMax) @HasNoAgentSetEnvNames() @AsSentRecord()
+  @ApiPropertyOptional({
+    type: 'object',
+    maxProperties: ENV_LIMITS.maxEntries,
+    additionalProperties: { type: 'string', maxLength: ENV_LIMITS.maxValueLength },
+    description: `Names match ${ENV_LIMITS.keyPattern!.source}, at most ${ENV_LIMITS.maxKeyLength} characters; at most ${JOB_LIMITS.envTotalBytesMax} bytes (UTF-8) of keys and values in all. Names the agent sets are refused: GANTRY_*, ${[...AGENT_SET_ENV_NAMES].join(', ')}. With an image, no value may hold a line break`,
+  })
+  @IsOptional()
+  @IsStringRecord(ENV_LIMITS)
+  @MaxTotalBytes(JOB_LIMITS.envTotalBytesMax)
+  @HasNoAgentSetEnvNames()
+  @AsSentRecord()
   env?: Record<string, string>;
 
-  @ApiPropertyOptional({ type: 'object', maxProperties: LABEL_LIMITS.maxEntries, additionalProperties: { type: 'string', maxLength: LABEL_LIMITS.maxValueLength }, description: `Keys of at most ${LABEL_LIMITS.maxKeyLength} characters` })
-  @IsOptional() @IsStringRecord(LABEL_LIMITS) @AsSentRecord()
+  @ApiPropertyOptional({
+    type: 'object',
+    maxProperties: LABEL_LIMITS.maxEntries,
+    additionalProperties: { type: 'string', maxLength: LABEL_LIMITS.maxValueLength },
+    description: `Keys of at most ${LABEL_LIMITS.maxKeyLength} characters`,
+  })
+  @IsOptional()
+  @IsStringRecord(LABEL_LIMITS)
+  @AsSentRecord()
   labels?: Record<string, string>;
 
   @ApiPropertyOptional({ type: ResourcesDto, description: 'Per node. Default: 0 GPUs, 1 core, 1024 MiB' })
   // IsObject: an array of resource objects would pass ValidateNested element by element.
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => ResourcesDto)
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ResourcesDto)
   resources?: ResourcesDto;
 
   @ApiPropertyOptional({ minimum: 1, maximum: JOB_LIMITS.nodesMax, default: 1, description: 'Gang size' })
-  @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.nodesMax)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(JOB_LIMITS.nodesMax)
   nodes?: number;
 
   @ApiPropertyOptional({ minimum: 0, maximum: JOB_LIMITS.maxRetriesMax, default: 0, description: 'Shorthand for retryPolicy.maxRetries' })
-  @IsOptional() @IsInt() @Min(0) @Max(JOB_LIMITS.maxRetriesMax)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(JOB_LIMITS.maxRetriesMax)
   maxRetries?: number;
 
   @ApiPropertyOptional({
-    minimum: 1, maximum: JOB_LIMITS.maxRuntimeSecondsMax,
-    description: 'Longest an attempt may run, seconds: the agent then kills it and the job ends FAILED with reason DEADLINE_EXCEEDED (not retried). Absent: no limit',
+    minimum: 1,
+    maximum: JOB_LIMITS.maxRuntimeSecondsMax,
+    description:
+      'Longest an attempt may run, seconds: the agent then kills it and the job ends FAILED with reason DEADLINE_EXCEEDED (not retried). Absent: no limit',
   })
-  @IsOptional() @IsInt() @Min(1) @Max(JOB_LIMITS.maxRuntimeSecondsMax)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(JOB_LIMITS.maxRuntimeSecondsMax)
   maxRuntimeSeconds?: number;
 
   @ApiPropertyOptional({ type: RetryPolicyDto, description: 'Absent: maxRetries (or 0) retries of lost attempts only, backoff 10 s up to 600 s' })
   // IsObject: as for resources, an array would pass ValidateNested element by element.
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => RetryPolicyDto)
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RetryPolicyDto)
   retryPolicy?: RetryPolicyDto;
 
   @ApiPropertyOptional({
-    type: [DependencyDto], maxItems: DEPENDS_ON_MAX,
-    description: 'Jobs to wait for (pendingReason DEPENDENCY); one that can no longer be met ends this job FAILED, reason DEPENDENCY_FAILED. Each job at most once',
+    type: [DependencyDto],
+    maxItems: DEPENDS_ON_MAX,
+    description:
+      'Jobs to wait for (pendingReason DEPENDENCY); one that can no longer be met ends this job FAILED, reason DEPENDENCY_FAILED. Each job at most once',
   })
-  @IsOptional() @IsArray() @ArrayMaxSize(DEPENDS_ON_MAX) @ArrayUnique((d: DependencyDto) => (typeof d?.jobId === 'string' ? d.jobId.toLowerCase() : d?.jobId), { message: 'dependsOn names a job twice' })
-  @ValidateNested({ each: true }) @Type(() => DependencyDto)
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(DEPENDS_ON_MAX)
+  @ArrayUnique((d: DependencyDto) => (typeof d?.jobId === 'string' ? d.jobId.toLowerCase() : d?.jobId), { message: 'dependsOn names a job twice' })
+  @ValidateNested({ each: true })
+  @Type(() => DependencyDto)
   dependsOn?: DependencyDto[];
 
   @ApiPropertyOptional({
     type: ArrayDto,
-    description: 'Create an array: this job becomes the parent (never placed; its state summarises its children) of `size` children with this spec. Not with dependsOn',
+    description:
+      'Create an array: this job becomes the parent (never placed; its state summarises its children) of `size` children with this spec. Not with dependsOn',
   })
   // IsObject: as for resources, an array would pass ValidateNested element by element.
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => ArrayDto)
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ArrayDto)
   array?: ArrayDto;
 }
 

@@ -11,12 +11,25 @@ import { NodeInventoryDto } from './node-inventory.dto';
  */
 export class AgentKafkaView {
   @ApiProperty({ type: [String], example: ['kafka-0.kafka:9092'] }) brokers!: string[];
-  @ApiProperty({ nullable: true, type: String, enum: ['oauthbearer'], description: 'oauthbearer: tokens from POST /v1/nodes/{id}/kafka-token; null: this gateway issues no tokens (a broker without authentication)' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    enum: ['oauthbearer'],
+    description: 'oauthbearer: tokens from POST /v1/nodes/{id}/kafka-token; null: this gateway issues no tokens (a broker without authentication)',
+  })
   mechanism!: string | null;
-  @ApiProperty({ nullable: true, type: String, description: "The node's Kafka principal in this enrollment (the tokens' sub); null in a bulk answer (gantry-node-<id>.g<generation>)" })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "The node's Kafka principal in this enrollment (the tokens' sub); null in a bulk answer (gantry-node-<id>.g<generation>)",
+  })
   username!: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'Always null: agents hold no Kafka password' }) password!: string | null;
-  @ApiProperty({ nullable: true, type: String, description: "The consumer group the node reads its commands in, which only its principal may use; null in a bulk answer (gantry-node-<id>)" })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The consumer group the node reads its commands in, which only its principal may use; null in a bulk answer (gantry-node-<id>)',
+  })
   groupId!: string | null;
 }
 
@@ -26,8 +39,15 @@ export class AgentKafkaView {
  * "gantry-kafka-token/v1\n<node id>\n<at>"), each signature accepted once; nothing else authenticates it.
  */
 export class KafkaTokenRequestDto {
-  @ApiProperty({ type: 'integer', format: 'int64', description: "When the node asks, epoch ms; refused further than GANTRY_CLOCK_SKEW_MS from the gateway's clock", example: 1796000000000 })
-  @IsInt() @Min(0) @Max(Number.MAX_SAFE_INTEGER)
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    description: "When the node asks, epoch ms; refused further than GANTRY_CLOCK_SKEW_MS from the gateway's clock",
+    example: 1796000000000,
+  })
+  @IsInt()
+  @Min(0)
+  @Max(Number.MAX_SAFE_INTEGER)
   at!: number;
 }
 
@@ -48,13 +68,30 @@ export class NodeEnrollmentView {
 }
 
 export class NodeIdsDto {
-  @ApiProperty({ type: String, isArray: true, minItems: 1, maxItems: 1000, maxLength: 253, pattern: NODE_ID_PATTERN.source, description: 'Node ids to enroll (or enroll again, rotating their credentials)' })
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(1000)
+  @ApiProperty({
+    type: String,
+    isArray: true,
+    minItems: 1,
+    maxItems: 1000,
+    maxLength: 253,
+    pattern: NODE_ID_PATTERN.source,
+    description: 'Node ids to enroll (or enroll again, rotating their credentials)',
+  })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
   @Matches(NODE_ID_PATTERN, { each: true, message: 'each node id must be 1..253 letters, digits, ".", "_" or "-", starting with a letter or digit' })
   nodeIds!: string[];
 
-  @ApiPropertyOptional({ type: NodeInventoryDto, description: "Every one of these nodes' inventory, pinned (replacing any pinned before): placement never believes more. Omitted: each keeps its pinned one, or pins its first report. Nodes of different shapes are enrolled in one request per shape" })
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => NodeInventoryDto)
+  @ApiPropertyOptional({
+    type: NodeInventoryDto,
+    description:
+      "Every one of these nodes' inventory, pinned (replacing any pinned before): placement never believes more. Omitted: each keeps its pinned one, or pins its first report. Nodes of different shapes are enrolled in one request per shape",
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => NodeInventoryDto)
   inventory?: NodeInventoryDto;
 }
 

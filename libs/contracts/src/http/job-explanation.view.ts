@@ -7,7 +7,19 @@ export class AmountsView {
 }
 
 export class BlockerView {
-  @ApiProperty({ enum: ['DEPENDENCY', 'BACKOFF', 'QUOTA_EXCEEDED', 'NO_MATCHING_NODES', 'NODES_CORDONED', 'NODES_UNHEALTHY', 'INSUFFICIENT_CAPACITY', 'BACKFILL_WINDOW', 'FAIR_SHARE'] })
+  @ApiProperty({
+    enum: [
+      'DEPENDENCY',
+      'BACKOFF',
+      'QUOTA_EXCEEDED',
+      'NO_MATCHING_NODES',
+      'NODES_CORDONED',
+      'NODES_UNHEALTHY',
+      'INSUFFICIENT_CAPACITY',
+      'BACKFILL_WINDOW',
+      'FAIR_SHARE',
+    ],
+  })
   reason!: string;
   @ApiProperty() detail!: string;
   @ApiProperty({ type: AmountsView, description: 'What is missing (per node for capacity, in all for a quota); zeros where the blocker is not about amounts' })
@@ -31,8 +43,11 @@ export class JobExplanationView {
   @ApiProperty({ type: [BlockerView], description: 'Every reason it is not running now, not just the first' }) blockers!: BlockerView[];
   @ApiProperty({ type: [CounterfactualView], description: 'Single changes that would let it start now' }) wouldStartWith!: CounterfactualView[];
   @ApiPropertyOptional({
-    nullable: true, type: String, format: 'date-time',
-    description: "From running attempts' maxRuntimeSeconds (a backfill-style simulation); null where what blocks it has no deadline, or no end lifts its blockers",
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description:
+      "From running attempts' maxRuntimeSeconds (a backfill-style simulation); null where what blocks it has no deadline, or no end lifts its blockers",
   })
   estimatedStartAt!: string | null;
 }

@@ -7,8 +7,10 @@ export class PlacementView {
   @ApiProperty({ minimum: 0 }) rank!: number;
   @ApiProperty() nodeId!: string;
   @ApiProperty({
-    type: [Number], maxItems: 64,
-    description: 'GPU device indices of the node held by this rank (CUDA_VISIBLE_DEVICES); empty for a job without GPUs, or an attempt placed before devices were assigned',
+    type: [Number],
+    maxItems: 64,
+    description:
+      'GPU device indices of the node held by this rank (CUDA_VISIBLE_DEVICES); empty for a job without GPUs, or an attempt placed before devices were assigned',
   })
   gpuIndices!: number[];
 }
@@ -58,11 +60,19 @@ export class JobView {
   @ApiProperty() nodes!: number;
   @ApiProperty() maxRetries!: number;
   @ApiProperty({ type: RetryPolicyView }) retryPolicy!: RetryPolicyView;
-  @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time', description: 'A job waiting out a retry backoff (pendingReason BACKOFF) is not placed before this' })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description: 'A job waiting out a retry backoff (pendingReason BACKOFF) is not placed before this',
+  })
   notBefore!: string | null;
   @ApiPropertyOptional({ nullable: true, type: Number, description: 'Longest an attempt may run, seconds (DEADLINE_EXCEEDED past it); null: no limit' })
   maxRuntimeSeconds!: number | null;
-  @ApiProperty({ type: [DependencyView], description: 'The jobs it waits for (pendingReason DEPENDENCY while any is unmet), upstream job id ascending; empty: none' })
+  @ApiProperty({
+    type: [DependencyView],
+    description: 'The jobs it waits for (pendingReason DEPENDENCY while any is unmet), upstream job id ascending; empty: none',
+  })
   dependsOn!: DependencyView[];
   @ApiProperty({ enum: JOB_STATES }) state!: JobState;
   @ApiProperty() cancelRequested!: boolean;
@@ -77,10 +87,15 @@ export class JobView {
   @ApiProperty({ format: 'date-time' }) updatedAt!: string;
   @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String }) startedAt!: string | null;
   @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String }) finishedAt!: string | null;
-  @ApiPropertyOptional({ nullable: true, type: ArrayView, description: "An array's parent: its size, parallelism and children by state; null for any other job" })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: ArrayView,
+    description: "An array's parent: its size, parallelism and children by state; null for any other job",
+  })
   array!: ArrayView | null;
   @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid', description: "An array's child: its parent's id" }) arrayOf!: string | null;
-  @ApiPropertyOptional({ nullable: true, type: Number, description: "An array's child: its index, 0 .. size - 1 (GANTRY_ARRAY_INDEX)" }) arrayIndex!: number | null;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: "An array's child: its index, 0 .. size - 1 (GANTRY_ARRAY_INDEX)" }) arrayIndex!:
+    number | null;
 }
 
 export const JOB_EVENT_TYPES = ['CREATED', 'STATE_CHANGED', 'CANCEL_REQUESTED', 'PREEMPTION_REQUESTED', 'REPORT_REJECTED', 'RECONCILED'] as const;

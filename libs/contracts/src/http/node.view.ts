@@ -2,7 +2,14 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
 import { INVENTORY_RESOURCES, InventoryResource, NODE_HEALTH, NodeHealth } from '@gantry/domain';
 import {
-  CpuTelemetry, CpuTelemetrySchema, GpuTelemetry, GpuTelemetrySchema, MemoryTelemetry, MemoryTelemetrySchema, RunningAttempt, RunningAttemptSchema,
+  CpuTelemetry,
+  CpuTelemetrySchema,
+  GpuTelemetry,
+  GpuTelemetrySchema,
+  MemoryTelemetry,
+  MemoryTelemetrySchema,
+  RunningAttempt,
+  RunningAttemptSchema,
 } from '../kafka/heartbeat.message';
 import { openApiSchema } from '../kafka/openapi-schema';
 import { NodeInventoryView } from './node-inventory.dto';
@@ -13,7 +20,10 @@ export type CordonReason = (typeof CORDON_REASONS)[number];
 
 export class NodeGpusView {
   @ApiPropertyOptional({ nullable: true, type: String, description: 'null for a node without GPUs' }) model!: string | null;
-  @ApiProperty({ description: 'Healthy GPUs of the model that placement counts: the lesser of the declared (pinned) count and what the node reports (ADR 0035)' }) total!: number;
+  @ApiProperty({
+    description: 'Healthy GPUs of the model that placement counts: the lesser of the declared (pinned) count and what the node reports (ADR 0035)',
+  })
+  total!: number;
   @ApiProperty({ description: 'GPUs held by placed work' }) allocated!: number;
 }
 
@@ -21,13 +31,23 @@ export class NodeGpusView {
 export class NodeTelemetryView {
   @ApiProperty({ format: 'date-time', description: 'When the agent sent the beat (its clock)' }) sentAt!: string;
   @ApiProperty({ format: 'date-time', description: 'When the control plane wrote it (its clock)' }) receivedAt!: string;
-  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'sentAt of the beat that carried the telemetry below (beats carry it when it changes and every GANTRY_TELEMETRY_EVERY beats); null when none has arrived yet' })
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description:
+      'sentAt of the beat that carried the telemetry below (beats carry it when it changes and every GANTRY_TELEMETRY_EVERY beats); null when none has arrived yet',
+  })
   telemetryAt!: string | null;
   // The heartbeat's own schemas (libs/contracts/src/kafka): the API shows what the agent sent.
   @ApiProperty({ type: 'array', items: openApiSchema(GpuTelemetrySchema), description: 'Empty while no telemetry has arrived' }) gpus!: GpuTelemetry[];
   @ApiProperty({ ...openApiSchema(CpuTelemetrySchema), nullable: true }) cpu!: CpuTelemetry | null;
   @ApiProperty({ ...openApiSchema(MemoryTelemetrySchema), nullable: true }) memory!: MemoryTelemetry | null;
-  @ApiPropertyOptional({ type: 'array', items: openApiSchema(RunningAttemptSchema), description: 'Every attempt the agent said it was executing. Operators only: a user sees no job ids' })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: openApiSchema(RunningAttemptSchema),
+    description: 'Every attempt the agent said it was executing. Operators only: a user sees no job ids',
+  })
   running?: RunningAttempt[];
 }
 
@@ -39,20 +59,45 @@ export class NodeView {
   @ApiProperty({ enum: NODE_HEALTH, description: 'From heartbeat silence: DEGRADED after GANTRY_NODE_SUSPECT_MS, UNHEALTHY after GANTRY_NODE_DEAD_MS' })
   health!: NodeHealth;
   @ApiProperty({ description: 'A cordoned node gets no new work' }) cordoned!: boolean;
-  @ApiProperty({ enum: CORDON_REASONS, nullable: true, type: String, description: 'Why it is cordoned: OPERATOR (POST cordon), DRAIN, or START_FAILURES (GANTRY_NODE_START_FAILURES start timeouts in a row); null when it is not. An uncordon clears it' })
+  @ApiProperty({
+    enum: CORDON_REASONS,
+    nullable: true,
+    type: String,
+    description:
+      'Why it is cordoned: OPERATOR (POST cordon), DRAIN, or START_FAILURES (GANTRY_NODE_START_FAILURES start timeouts in a row); null when it is not. An uncordon clears it',
+  })
   cordonReason!: CordonReason | null;
   @ApiProperty({ description: 'Ranks in a row that timed out starting here (START_TIMEOUT); a start resets it, and so does an uncordon' })
   startFailures!: number;
-  @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time', description: 'A drain is pending (POST /v1/nodes/{id}/drain): at this time what still runs here is ended and requeued; null: none' })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description: 'A drain is pending (POST /v1/nodes/{id}/drain): at this time what still runs here is ended and requeued; null: none',
+  })
   drainDeadline!: string | null;
   @ApiProperty({ type: NodeGpusView }) gpus!: NodeGpusView;
   @ApiProperty({ description: 'CPU cores placement counts: the lesser of declared and reported' }) cpuCores!: number;
   @ApiProperty({ description: 'Memory placement counts, MiB: the lesser of declared and reported' }) memoryMiB!: number;
-  @ApiProperty({ type: NodeInventoryView, nullable: true, description: 'The pinned inventory: declared at enrollment or with PATCH, else the first the node reported; null while neither. Placement never believes more' })
+  @ApiProperty({
+    type: NodeInventoryView,
+    nullable: true,
+    description:
+      'The pinned inventory: declared at enrollment or with PATCH, else the first the node reported; null while neither. Placement never believes more',
+  })
   declared!: NodeInventoryView | null;
-  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...INVENTORY_RESOURCES] }, description: 'What the node reports beyond its pinned inventory (more GPUs, cores or memory, another address): shown and counted, never believed' })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', enum: [...INVENTORY_RESOURCES] },
+    description: 'What the node reports beyond its pinned inventory (more GPUs, cores or memory, another address): shown and counted, never believed',
+  })
   exceeded!: InventoryResource[];
-  @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time', description: 'When the control plane last heard the node; null if not within the live-state retention' })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description: 'When the control plane last heard the node; null if not within the live-state retention',
+  })
   lastHeartbeatAt!: string | null;
   @ApiPropertyOptional({ nullable: true, type: NodeTelemetryView }) telemetry!: NodeTelemetryView | null;
   @ApiProperty({ format: 'date-time' }) firstSeenAt!: string;
@@ -69,8 +114,14 @@ export type NodeEventType = (typeof NODE_EVENT_TYPES)[number];
 
 /** POST /v1/nodes/{id}/drain body. */
 export class DrainNodeDto {
-  @ApiProperty({ minimum: 0, maximum: 86_400, description: 'Seconds the attempts on the node may go on before they are ended and requeued (reason NODE_DRAINED, no retry used)' })
-  @IsInt() @Min(0) @Max(86_400)
+  @ApiProperty({
+    minimum: 0,
+    maximum: 86_400,
+    description: 'Seconds the attempts on the node may go on before they are ended and requeued (reason NODE_DRAINED, no retry used)',
+  })
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
   gracePeriodSeconds!: number;
 }
 

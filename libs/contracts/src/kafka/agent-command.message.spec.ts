@@ -1,7 +1,17 @@
 import { parseAgentCommand } from './agent-command.message';
 import { buildRunCommand } from './run-commands';
 
-const job = { id: '0b7e3f0a-58d4-4c1e-9a55-3f5a3c1d2e4f', owner: 'alice', image: 'registry/pytorch:24.05', command: ['python', 'train.py'], env: { EPOCHS: '3' }, gpus: 8, gpuModel: 'H100', cpuCores: 32, memoryMiB: 262144 };
+const job = {
+  id: '0b7e3f0a-58d4-4c1e-9a55-3f5a3c1d2e4f',
+  owner: 'alice',
+  image: 'registry/pytorch:24.05',
+  command: ['python', 'train.py'],
+  env: { EPOCHS: '3' },
+  gpus: 8,
+  gpuModel: 'H100',
+  cpuCores: 32,
+  memoryMiB: 262144,
+};
 const run = buildRunCommand(job, 2, ['gpu-0042', 'gpu-0043'], 1, 1_796_000_000_000);
 const kill = { type: 'KILL', nodeId: 'gpu-0042', jobId: job.id, attempt: 2, issuedAt: 1_796_000_000_000, reason: 'CANCELLED_BY_USER' };
 const buf = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
@@ -15,14 +25,17 @@ describe('parseAgentCommand', () => {
     ['a RUN with no GPU model (absent)', { ...run, resources: { gpus: 0, cpuCores: 1, memoryMiB: 1 } }],
     ['a RUN with empty command, env and nodeIds', { ...run, command: [], env: {}, gang: { size: 1, rank: 0, nodeIds: [] } }],
     ['env keys that name Object.prototype members', { ...run, env: { toString: 'x', constructor: 'y' } }],
-    ['a RUN without devices, rendezvous or deadline (an older control plane)', { ...run, gpuIndices: undefined, maxRuntimeSeconds: undefined, gang: { size: 2, rank: 1, nodeIds: run.gang.nodeIds } }],
+    [
+      'a RUN without devices, rendezvous or deadline (an older control plane)',
+      { ...run, gpuIndices: undefined, maxRuntimeSeconds: undefined, gang: { size: 2, rank: 1, nodeIds: run.gang.nodeIds } },
+    ],
     ['a RUN with a deadline', { ...run, maxRuntimeSeconds: 2 }],
   ])('accepts %s, as sent', (_n, input) => expect(parseAgentCommand(buf(input))).toEqual({ ok: true, value: plain(input) }));
 
   it.each([
     ['a RUN', { ...run, extra: 1, resources: { ...run.resources, x: 2 }, gang: { ...run.gang, y: [] }, reason: 'a KILL field' }],
     ['a KILL', { ...kill, extra: { a: 1 }, image: 7, env: null }],
-  ])('ignores unknown fields of %s, the other type\'s included (left in place, unread)', (_n, input) => {
+  ])("ignores unknown fields of %s, the other type's included (left in place, unread)", (_n, input) => {
     expect(parseAgentCommand(buf(input))).toEqual({ ok: true, value: plain(input) });
   });
 

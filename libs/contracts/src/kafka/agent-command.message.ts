@@ -20,7 +20,9 @@ export const GangInfoSchema = OpenObject({
   size: Int(1),
   rank: Int(0),
   nodeIds: Type.Array(Text()),
-  masterAddr: Type.Optional(Text({ minLength: 1, maxLength: 255, description: "rank 0's node address (its heartbeats' address, else its node id): MASTER_ADDR" })),
+  masterAddr: Type.Optional(
+    Text({ minLength: 1, maxLength: 255, description: "rank 0's node address (its heartbeats' address, else its node id): MASTER_ADDR" }),
+  ),
   masterPort: Type.Optional(Int(1, 65535, 'MASTER_PORT')),
 });
 
@@ -36,10 +38,14 @@ export const RunCommandSchema = OpenObject({
   env: StringMap(),
   resources: CommandResourcesSchema,
   gang: GangInfoSchema,
-  gpuIndices: Type.Optional(Type.Array(Int(0, 63), { maxItems: 64, description: "the GPU devices this rank holds on its node: CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES" })),
+  gpuIndices: Type.Optional(
+    Type.Array(Int(0, 63), { maxItems: 64, description: 'the GPU devices this rank holds on its node: CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES' }),
+  ),
   maxRuntimeSeconds: Type.Optional(Int(1, 31_536_000, 'the agent kills the attempt after this long and reports FAILED, reason DEADLINE_EXCEEDED')),
   arrayIndex: Type.Optional(Int(0, 9_999, "an array's child: its index, which the agent gives the job as GANTRY_ARRAY_INDEX")),
-  owner: Type.Optional(Text({ minLength: 1, maxLength: 64, description: "the job's owner: attempts of different owners never share a uid on a node (ADR 0033)" })),
+  owner: Type.Optional(
+    Text({ minLength: 1, maxLength: 64, description: "the job's owner: attempts of different owners never share a uid on a node (ADR 0033)" }),
+  ),
   hostIpc: Type.Optional(Type.Boolean({ description: "the job's queue lets it share the node's IPC namespace and /dev/shm; absent: false" })),
 });
 
@@ -51,7 +57,9 @@ export const KillCommandSchema = OpenObject({
   attempt: Int(1),
   issuedAt: ISSUED_AT,
   reason: Text(),
-  graceMs: Type.Optional(Int(0, 3_600_000, "ms from SIGTERM to SIGKILL for this stop (a preemption's GANTRY_PREEMPTION_GRACE_MS); absent: the agent's GANTRY_KILL_GRACE_MS")),
+  graceMs: Type.Optional(
+    Int(0, 3_600_000, "ms from SIGTERM to SIGKILL for this stop (a preemption's GANTRY_PREEMPTION_GRACE_MS); absent: the agent's GANTRY_KILL_GRACE_MS"),
+  ),
 });
 
 export type RunCommand = Static<typeof RunCommandSchema>;

@@ -29,7 +29,8 @@ export const NodeId = () => Type.String({ pattern: NODE_ID_PATTERN.source, descr
 export const JobId = () => Text({ minLength: 1, maxLength: 64 });
 
 /** A whole number from `minimum`, at most the largest integer a double holds exactly. */
-export const Int = (minimum: number, maximum = Number.MAX_SAFE_INTEGER, description?: string) => Type.Integer({ minimum, maximum, ...(description ? { description } : {}) });
+export const Int = (minimum: number, maximum = Number.MAX_SAFE_INTEGER, description?: string) =>
+  Type.Integer({ minimum, maximum, ...(description ? { description } : {}) });
 
 /** Epoch milliseconds. */
 export const EpochMs = () => Int(0, Number.MAX_SAFE_INTEGER, 'epoch milliseconds');

@@ -2,8 +2,15 @@ import { parseHeartbeat } from './heartbeat.message';
 
 const gpu = { index: 0, model: 'H100', memoryMiB: 81920, memoryUsedMiB: 10, utilization: 0.5, healthy: true };
 const good = {
-  nodeId: 'gpu-0042', bootId: 'b1', seq: 3, sentAt: 1796000000000, zone: 'z', rack: 'r',
-  gpus: [gpu, { ...gpu, index: 1 }], cpu: { cores: 96, utilization: 0.41 }, memory: { totalMiB: 1048576, usedMiB: 300000 },
+  nodeId: 'gpu-0042',
+  bootId: 'b1',
+  seq: 3,
+  sentAt: 1796000000000,
+  zone: 'z',
+  rack: 'r',
+  gpus: [gpu, { ...gpu, index: 1 }],
+  cpu: { cores: 96, utilization: 0.41 },
+  memory: { totalMiB: 1048576, usedMiB: 300000 },
   running: [{ jobId: 'j', attempt: 1 }],
 };
 const liveness = { ...good, gpus: undefined, cpu: undefined, memory: undefined };
@@ -16,8 +23,11 @@ describe('parseHeartbeat', () => {
     ['no GPUs, nothing running', { ...good, gpus: [], running: [] }],
     ['a liveness beat (no telemetry)', liveness],
     ['a liveness beat with nothing running', { ...liveness, running: [] }],
-    ['64 GPUs, 1024 running attempts', { ...good, gpus: Array.from({ length: 64 }, () => gpu), running: Array.from({ length: 1024 }, () => ({ jobId: 'j', attempt: 1 })) }],
-    ['an address (a gang\'s MASTER_ADDR when the node holds rank 0)', { ...good, address: '10.0.0.42' }],
+    [
+      '64 GPUs, 1024 running attempts',
+      { ...good, gpus: Array.from({ length: 64 }, () => gpu), running: Array.from({ length: 1024 }, () => ({ jobId: 'j', attempt: 1 })) },
+    ],
+    ["an address (a gang's MASTER_ADDR when the node holds rank 0)", { ...good, address: '10.0.0.42' }],
     ['an unhealthy GPU (never assigned)', { ...good, gpus: [gpu, { ...gpu, index: 1, healthy: false }] }],
     ['a zone of 64 characters, some outside the BMP (counted as characters)', { ...good, zone: `${'z'.repeat(62)}\u{1F600}\u{1F600}` }],
   ])('accepts %s, as sent', (_n, input) => {
@@ -25,15 +35,30 @@ describe('parseHeartbeat', () => {
   });
 
   it('ignores unknown fields at every depth, and drops those of the telemetry and running set (stored in Redis as sent)', () => {
-    const input = { ...good, extra: 1, cpu: { ...good.cpu, x: 2 }, memory: { ...good.memory, y: {} }, gpus: [{ ...gpu, vendor: 'n' }], running: [{ jobId: 'j', attempt: 1, pid: 7 }] };
+    const input = {
+      ...good,
+      extra: 1,
+      cpu: { ...good.cpu, x: 2 },
+      memory: { ...good.memory, y: {} },
+      gpus: [{ ...gpu, vendor: 'n' }],
+      running: [{ jobId: 'j', attempt: 1, pid: 7 }],
+    };
     expect(parseHeartbeat(buf(input))).toEqual({ ok: true, value: { ...plain(good), extra: 1, gpus: [gpu], running: [{ jobId: 'j', attempt: 1 }] } });
   });
 
   it.each([
-    ['telemetry in part: gpus only', { ...good, cpu: undefined, memory: undefined }, '(message): must have properties cpu, memory when property gpus is present'],
+    [
+      'telemetry in part: gpus only',
+      { ...good, cpu: undefined, memory: undefined },
+      '(message): must have properties cpu, memory when property gpus is present',
+    ],
     ['telemetry in part: no gpus', { ...good, gpus: undefined }, '(message): must have properties gpus, memory when property cpu is present'],
     ['telemetry null', { ...good, gpus: null, cpu: null, memory: null }, 'gpus: must be array; cpu: must be object; memory: must be object'],
-    ['a NUL in zone (Postgres would refuse it, stalling the partition)', { ...good, zone: 'us-east\u0000' }, 'zone: must be 1 to 64 characters, none of them NUL'],
+    [
+      'a NUL in zone (Postgres would refuse it, stalling the partition)',
+      { ...good, zone: 'us-east\u0000' },
+      'zone: must be 1 to 64 characters, none of them NUL',
+    ],
     ['a NUL in a GPU model', { ...good, gpus: [{ ...gpu, model: 'H\u0000' }] }, 'gpus[0].model: must be 1 to 64 characters, none of them NUL'],
     ['a NUL in a running job id', { ...good, running: [{ jobId: '\u0000', attempt: 1 }] }, 'running[0].jobId: must be 1 to 64 characters, none of them NUL'],
     ['bad nodeId', { ...good, nodeId: '-x' }, 'nodeId: must match pattern'],

@@ -31,8 +31,12 @@ export const HeartbeatSchema = OpenObject(
     sentAt: EpochMs(),
     zone: Text({ minLength: 1, maxLength: 64 }),
     rack: Text({ minLength: 1, maxLength: 64 }),
-    address: Type.Optional(Text({ minLength: 1, maxLength: 255, description: "where the node listens (host name or IP): a gang's MASTER_ADDR when it holds rank 0" })),
-    logsPort: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: "the port on `address` where the agent serves its attempts' logs to the gateway (ADR 0021)" })),
+    address: Type.Optional(
+      Text({ minLength: 1, maxLength: 255, description: "where the node listens (host name or IP): a gang's MASTER_ADDR when it holds rank 0" }),
+    ),
+    logsPort: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 65535, description: "the port on `address` where the agent serves its attempts' logs to the gateway (ADR 0021)" }),
+    ),
     gpus: Type.Optional(Type.Array(GpuTelemetrySchema, { maxItems: 64 })),
     cpu: Type.Optional(CpuTelemetrySchema),
     memory: Type.Optional(MemoryTelemetrySchema),

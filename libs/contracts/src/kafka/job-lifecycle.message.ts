@@ -12,10 +12,7 @@ export type LifecycleType = (typeof LIFECYCLE_TYPES)[number];
  * (JOB_CREATED, which cannot fit where nothing fitted a moment ago unless it is smaller) from
  * freed capacity.
  */
-export const JobLifecycleSchema = OpenObject(
-  { type: OneOf(LIFECYCLE_TYPES), at: EpochMs() },
-  { description: 'gantry.internal.job-lifecycle.v1' },
-);
+export const JobLifecycleSchema = OpenObject({ type: OneOf(LIFECYCLE_TYPES), at: EpochMs() }, { description: 'gantry.internal.job-lifecycle.v1' });
 
 export type JobLifecycleMessage = Static<typeof JobLifecycleSchema>;
 

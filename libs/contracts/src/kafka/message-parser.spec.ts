@@ -36,7 +36,9 @@ describe('openApiSchema', () => {
     const schema = OpenObject({ kind: Type.Literal('RUN'), note: OrNull(Text()) });
     const before = JSON.stringify(schema);
     expect(openApiSchema(schema)).toEqual({
-      type: 'object', additionalProperties: true, required: ['kind', 'note'],
+      type: 'object',
+      additionalProperties: true,
+      required: ['kind', 'note'],
       properties: { kind: { enum: ['RUN'], type: 'string' }, note: { type: 'string', nullable: true, pattern: '^[^\\u0000]*$' } },
     });
     expect(JSON.stringify(schema)).toBe(before);

@@ -103,7 +103,12 @@ function tagValues(schema: TSchema): string[] {
 /** The reason a dead letter carries: every broken rule, each as `field: rule` (`gpus[0].utilization: must be <= 1`). */
 function reasonOf(errors: ErrorObject[], tags: string[]): string {
   const lines = errors.map((e) => {
-    const path = e.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '');
+    const path = e.instancePath
+      .split('/')
+      .slice(1)
+      .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
+      .join('')
+      .replace(/^\./, '');
     const field = (name: string) => (path ? `${path}.${name}` : name);
     const params = e.params as Record<string, unknown>;
     if (e.keyword === 'required') return `${field(String(params.missingProperty))}: is required`;
@@ -148,7 +153,10 @@ export function messageParser<S extends TSchema>(schema: S): MessageParser<Stati
  * what ajv's discriminator does, less its bookkeeping (a tenth of a KILL's parse).
  */
 function branchChecks(schema: TSchema): (data: Record<string, unknown>, nul: boolean) => boolean {
-  const compile = (s: unknown) => ({ plain: verdicts.compile(forCompilation(s, false) as object), withNul: verdicts.compile(forCompilation(s, true) as object) });
+  const compile = (s: unknown) => ({
+    plain: verdicts.compile(forCompilation(s, false) as object),
+    withNul: verdicts.compile(forCompilation(s, true) as object),
+  });
   const tag = (schema.discriminator as { propertyName: string } | undefined)?.propertyName;
   if (!tag) {
     const whole = compile(schema);

@@ -38,7 +38,9 @@ export function buildRunCommand(job: RunnableJob, attempt: number, nodeIds: stri
     env: job.env,
     resources: { gpus: job.gpus, gpuModel: job.gpuModel, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
     gang: {
-      size: nodeIds.length, rank, nodeIds,
+      size: nodeIds.length,
+      rank,
+      nodeIds,
       masterAddr: job.masterAddr ?? nodeIds[0],
       masterPort: gangMasterPort(job.id, rankGpuIndices(flat, job.gpus, nodeIds.length, 0)),
     },

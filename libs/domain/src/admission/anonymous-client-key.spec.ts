@@ -27,9 +27,11 @@ describe('anonymousClientKey', () => {
     const group = fc.integer({ min: 0, max: 0xffff });
     const prefix = fc.tuple(fc.constant(0x2001), group, group, group);
     const hex = (gs: number[]) => gs.map((g) => g.toString(16)).join(':');
-    fc.assert(fc.property(prefix, prefix, fc.tuple(group, group, group, group), fc.tuple(group, group, group, group), (p, q, a, b) => {
-      expect(anonymousClientKey(hex([...p, ...a]))).toBe(anonymousClientKey(hex([...p, ...b])));
-      if (hex(p) !== hex(q)) expect(anonymousClientKey(hex([...p, ...a]))).not.toBe(anonymousClientKey(hex([...q, ...a])));
-    }));
+    fc.assert(
+      fc.property(prefix, prefix, fc.tuple(group, group, group, group), fc.tuple(group, group, group, group), (p, q, a, b) => {
+        expect(anonymousClientKey(hex([...p, ...a]))).toBe(anonymousClientKey(hex([...p, ...b])));
+        if (hex(p) !== hex(q)) expect(anonymousClientKey(hex([...p, ...a]))).not.toBe(anonymousClientKey(hex([...q, ...a])));
+      }),
+    );
   });
 });

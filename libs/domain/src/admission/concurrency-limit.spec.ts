@@ -34,35 +34,43 @@ describe('nextConcurrencyLimit', () => {
     expect(admits(initialConcurrencyLimit(opts), 1024)).toBe(false);
   });
 
-  const sample = fc.record({ latencyMs: fc.double({ min: 0, max: 10_000, noNaN: true }), inFlight: fc.integer({ min: 0, max: 5000 }), dtMs: fc.integer({ min: 0, max: 1000 }) });
+  const sample = fc.record({
+    latencyMs: fc.double({ min: 0, max: 10_000, noNaN: true }),
+    inFlight: fc.integer({ min: 0, max: 5000 }),
+    dtMs: fc.integer({ min: 0, max: 1000 }),
+  });
 
   it('stays within [min, max], moves up by at most one, and never up after a slow request', () => {
-    fc.assert(fc.property(fc.array(sample, { maxLength: 300 }), (samples) => {
-      let state = initialConcurrencyLimit(opts);
-      let now = 0;
-      for (const s of samples) {
-        now += s.dtMs;
-        const next = nextConcurrencyLimit(state, { latencyMs: s.latencyMs, inFlight: s.inFlight, atMs: now }, opts);
-        expect(next.limit).toBeGreaterThanOrEqual(opts.min);
-        expect(next.limit).toBeLessThanOrEqual(opts.max);
-        expect(next.limit - state.limit).toBeLessThanOrEqual(1);
-        if (s.latencyMs > opts.targetMs) expect(next.limit).toBeLessThanOrEqual(state.limit);
-        state = next;
-      }
-    }));
+    fc.assert(
+      fc.property(fc.array(sample, { maxLength: 300 }), (samples) => {
+        let state = initialConcurrencyLimit(opts);
+        let now = 0;
+        for (const s of samples) {
+          now += s.dtMs;
+          const next = nextConcurrencyLimit(state, { latencyMs: s.latencyMs, inFlight: s.inFlight, atMs: now }, opts);
+          expect(next.limit).toBeGreaterThanOrEqual(opts.min);
+          expect(next.limit).toBeLessThanOrEqual(opts.max);
+          expect(next.limit - state.limit).toBeLessThanOrEqual(1);
+          if (s.latencyMs > opts.targetMs) expect(next.limit).toBeLessThanOrEqual(state.limit);
+          state = next;
+        }
+      }),
+    );
   });
 
   it('a stack that answers in time only while at most N are inside ends up letting about N in', () => {
     // A toy stack: latency grows with what is in flight beyond its capacity (Little's law).
-    fc.assert(fc.property(fc.integer({ min: 20, max: 600 }), (capacity) => {
-      let state = initialConcurrencyLimit(opts);
-      for (let t = 0; t < 20_000; t += 5) {
-        const inFlight = state.limit; // an overload: every slot is always taken
-        const latencyMs = inFlight <= capacity ? 50 : 50 + ((inFlight - capacity) / capacity) * 1000;
-        state = nextConcurrencyLimit(state, { latencyMs, inFlight, atMs: t }, opts);
-      }
-      expect(state.limit).toBeLessThanOrEqual(Math.ceil(capacity * 1.25) + 1);
-      expect(state.limit).toBeGreaterThanOrEqual(Math.max(opts.min, Math.floor(capacity * 0.85)));
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 20, max: 600 }), (capacity) => {
+        let state = initialConcurrencyLimit(opts);
+        for (let t = 0; t < 20_000; t += 5) {
+          const inFlight = state.limit; // an overload: every slot is always taken
+          const latencyMs = inFlight <= capacity ? 50 : 50 + ((inFlight - capacity) / capacity) * 1000;
+          state = nextConcurrencyLimit(state, { latencyMs, inFlight, atMs: t }, opts);
+        }
+        expect(state.limit).toBeLessThanOrEqual(Math.ceil(capacity * 1.25) + 1);
+        expect(state.limit).toBeGreaterThanOrEqual(Math.max(opts.min, Math.floor(capacity * 0.85)));
+      }),
+    );
   });
 });

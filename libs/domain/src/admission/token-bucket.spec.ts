@@ -32,35 +32,39 @@ describe('takeFromBucket', () => {
   it('never lets through more than the burst plus what refilled, over any stretch of a history', () => {
     const history = fc.array(fc.integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 300 });
     const anyRate = fc.record({ ratePerS: fc.integer({ min: 1, max: 1000 }), burst: fc.integer({ min: 1, max: 100 }) });
-    fc.assert(fc.property(history, anyRate, (gaps, r) => {
-      let bucket: TokenBucket | null = null;
-      let now = 0;
-      const admittedAt: number[] = [];
-      for (const gap of gaps) {
-        now += gap;
-        const t = takeFromBucket(bucket, now, r);
-        bucket = t.bucket;
-        expect(t.bucket.tokens).toBeGreaterThanOrEqual(0);
-        expect(t.bucket.tokens).toBeLessThanOrEqual(r.burst);
-        if (t.allowed) admittedAt.push(now);
-        else expect(t.retryAfterMs).toBeGreaterThan(0);
-      }
-      for (let i = 0; i < admittedAt.length; i++) {
-        for (let j = i; j < admittedAt.length; j++) {
-          // Admitted in [admittedAt[i], admittedAt[j]]: at most the burst plus the refill over that time.
-          expect(j - i + 1).toBeLessThanOrEqual(r.burst + ((admittedAt[j] - admittedAt[i]) * r.ratePerS) / 1000 + 1e-6);
+    fc.assert(
+      fc.property(history, anyRate, (gaps, r) => {
+        let bucket: TokenBucket | null = null;
+        let now = 0;
+        const admittedAt: number[] = [];
+        for (const gap of gaps) {
+          now += gap;
+          const t = takeFromBucket(bucket, now, r);
+          bucket = t.bucket;
+          expect(t.bucket.tokens).toBeGreaterThanOrEqual(0);
+          expect(t.bucket.tokens).toBeLessThanOrEqual(r.burst);
+          if (t.allowed) admittedAt.push(now);
+          else expect(t.retryAfterMs).toBeGreaterThan(0);
         }
-      }
-    }));
+        for (let i = 0; i < admittedAt.length; i++) {
+          for (let j = i; j < admittedAt.length; j++) {
+            // Admitted in [admittedAt[i], admittedAt[j]]: at most the burst plus the refill over that time.
+            expect(j - i + 1).toBeLessThanOrEqual(r.burst + ((admittedAt[j] - admittedAt[i]) * r.ratePerS) / 1000 + 1e-6);
+          }
+        }
+      }),
+    );
   });
 
   it('admits a request made retryAfterMs after a refusal', () => {
-    fc.assert(fc.property(fc.double({ min: 0, max: 0.999, noNaN: true }), fc.integer({ min: 1, max: 1000 }), (tokens, ratePerS) => {
-      const r = { ratePerS, burst: 10 };
-      const refused = takeFromBucket(at(tokens), 0, r);
-      expect(refused.allowed).toBe(false);
-      expect(takeFromBucket(refused.bucket, refused.retryAfterMs, r).allowed).toBe(true);
-    }));
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 0.999, noNaN: true }), fc.integer({ min: 1, max: 1000 }), (tokens, ratePerS) => {
+        const r = { ratePerS, burst: 10 };
+        const refused = takeFromBucket(at(tokens), 0, r);
+        expect(refused.allowed).toBe(false);
+        expect(takeFromBucket(refused.bucket, refused.retryAfterMs, r).allowed).toBe(true);
+      }),
+    );
   });
 });
 

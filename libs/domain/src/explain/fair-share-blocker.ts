@@ -38,7 +38,10 @@ export function fairShareBlockerDetail(fs: ExplainFairShare, queue: string): str
     const myKey = me ? key(me) : 0;
     const before = rivals.filter((r) => r.name !== mine && r.waiting && key(r) < myKey).sort((a, b) => key(a) - key(b));
     if (before.length === 0) return null;
-    const named = before.slice(0, NAMED_MAX).map((r) => `${what} ${r.name} (${hours(key(r))})`).join(', ');
+    const named = before
+      .slice(0, NAMED_MAX)
+      .map((r) => `${what} ${r.name} (${hours(key(r))})`)
+      .join(', ');
     const more = before.length > NAMED_MAX ? ` and ${before.length - NAMED_MAX} more` : '';
     return `${named}${more} ahead of ${what} ${mine} (${hours(myKey)})`;
   };

@@ -97,7 +97,15 @@ export interface ExplainSnapshot {
 }
 
 export type BlockerReason =
-  | 'DEPENDENCY' | 'BACKOFF' | 'QUOTA_EXCEEDED' | 'NO_MATCHING_NODES' | 'NODES_CORDONED' | 'NODES_UNHEALTHY' | 'INSUFFICIENT_CAPACITY' | 'BACKFILL_WINDOW' | 'FAIR_SHARE';
+  | 'DEPENDENCY'
+  | 'BACKOFF'
+  | 'QUOTA_EXCEEDED'
+  | 'NO_MATCHING_NODES'
+  | 'NODES_CORDONED'
+  | 'NODES_UNHEALTHY'
+  | 'INSUFFICIENT_CAPACITY'
+  | 'BACKFILL_WINDOW'
+  | 'FAIR_SHARE';
 
 export interface Blocker {
   reason: BlockerReason;
@@ -125,13 +133,20 @@ export interface Explanation {
 const MAX_UNCORDON_SUGGESTIONS = 5;
 
 const ZERO: Amounts = { gpus: 0, cpuCores: 0, memoryMiB: 0 };
-const free = (n: NodeCapacity): Amounts => ({ gpus: n.gpusTotal - n.gpusAllocated, cpuCores: n.cpuCores - n.cpuAllocated, memoryMiB: n.memoryMiB - n.memoryAllocated });
+const free = (n: NodeCapacity): Amounts => ({
+  gpus: n.gpusTotal - n.gpusAllocated,
+  cpuCores: n.cpuCores - n.cpuAllocated,
+  memoryMiB: n.memoryMiB - n.memoryAllocated,
+});
 const shortfall = (have: Amounts, need: Amounts): Amounts => ({
-  gpus: Math.max(0, need.gpus - have.gpus), cpuCores: Math.max(0, need.cpuCores - have.cpuCores), memoryMiB: Math.max(0, need.memoryMiB - have.memoryMiB),
+  gpus: Math.max(0, need.gpus - have.gpus),
+  cpuCores: Math.max(0, need.cpuCores - have.cpuCores),
+  memoryMiB: Math.max(0, need.memoryMiB - have.memoryMiB),
 });
 /** The shortfall that is smallest, weighing each resource by what the job asks (so units compare). */
 function nearest(shortfalls: Amounts[], need: Amounts): Amounts {
-  const weight = (a: Amounts) => (need.gpus ? a.gpus / need.gpus : 0) + (need.cpuCores ? a.cpuCores / need.cpuCores : 0) + (need.memoryMiB ? a.memoryMiB / need.memoryMiB : 0);
+  const weight = (a: Amounts) =>
+    (need.gpus ? a.gpus / need.gpus : 0) + (need.cpuCores ? a.cpuCores / need.cpuCores : 0) + (need.memoryMiB ? a.memoryMiB / need.memoryMiB : 0);
   return shortfalls.reduce((best, s) => (weight(s) < weight(best) ? s : best), shortfalls[0] ?? need);
 }
 const usable = (n: ExplainNode) => n.health === 'HEALTHY' && !n.cordoned;
@@ -162,10 +177,18 @@ export function blockersOf(job: ExplainJob, quotas: ExplainQuotas, nodes: readon
   if (quota) blockers.push(quota);
   const matching = nodes.filter((n) => couldEverFit(n, job.request));
   if (matching.length < job.nodes) {
-    const sameModel = nodes.filter((n) => couldEverFit(n, { ...job.request, cpuCores: 0, memoryMiB: 0, gpus: 0 }) && (job.request.gpus === 0 || job.request.gpuModel === null || n.gpuModel === job.request.gpuModel));
+    const sameModel = nodes.filter(
+      (n) =>
+        couldEverFit(n, { ...job.request, cpuCores: 0, memoryMiB: 0, gpus: 0 }) &&
+        (job.request.gpus === 0 || job.request.gpuModel === null || n.gpuModel === job.request.gpuModel),
+    );
     blockers.push({
-      reason: 'NO_MATCHING_NODES', detail: `${matching.length} node(s) of ${model(job.request)} could ever hold ${job.request.gpus} GPUs, ${job.request.cpuCores} cores, ${job.request.memoryMiB} MiB; it needs ${job.nodes}`,
-      deficit: nearest(sameModel.map((n) => shortfall({ gpus: n.gpusTotal, cpuCores: n.cpuCores, memoryMiB: n.memoryMiB }, need)), need),
+      reason: 'NO_MATCHING_NODES',
+      detail: `${matching.length} node(s) of ${model(job.request)} could ever hold ${job.request.gpus} GPUs, ${job.request.cpuCores} cores, ${job.request.memoryMiB} MiB; it needs ${job.nodes}`,
+      deficit: nearest(
+        sameModel.map((n) => shortfall({ gpus: n.gpusTotal, cpuCores: n.cpuCores, memoryMiB: n.memoryMiB }, need)),
+        need,
+      ),
     });
     return blockers;
   }
@@ -180,15 +203,24 @@ export function blockersOf(job: ExplainJob, quotas: ExplainQuotas, nodes: readon
   // job. Once enough open nodes have room, nodes off limits block nothing.
   const placeable = roomNow.length >= job.nodes;
   if (!placeable && cordoned.length > 0 && (cordonedWithRoom.length > 0 || open.length < job.nodes)) {
-    blockers.push({ reason: 'NODES_CORDONED', detail: `${cordoned.length} of the ${matching.length} node(s) of ${model(job.request)} that could hold it are cordoned (${cordonedWithRoom.length} with room now)`, deficit: ZERO });
+    blockers.push({
+      reason: 'NODES_CORDONED',
+      detail: `${cordoned.length} of the ${matching.length} node(s) of ${model(job.request)} that could hold it are cordoned (${cordonedWithRoom.length} with room now)`,
+      deficit: ZERO,
+    });
   }
   if (!placeable && unhealthy.length > 0 && (unhealthyWithRoom.length > 0 || open.length < job.nodes)) {
-    blockers.push({ reason: 'NODES_UNHEALTHY', detail: `${unhealthy.length} of the ${matching.length} node(s) of ${model(job.request)} that could hold it are not HEALTHY`, deficit: ZERO });
+    blockers.push({
+      reason: 'NODES_UNHEALTHY',
+      detail: `${unhealthy.length} of the ${matching.length} node(s) of ${model(job.request)} that could hold it are not HEALTHY`,
+      deficit: ZERO,
+    });
   }
   if (!placeable && open.length >= job.nodes) {
     const short = open.filter((n) => !fitsNow(n, job.request)).map((n) => shortfall(free(n), need));
     blockers.push({
-      reason: 'INSUFFICIENT_CAPACITY', detail: `${roomNow.length} of the ${open.length} open node(s) of ${model(job.request)} have room now; it needs ${job.nodes}`,
+      reason: 'INSUFFICIENT_CAPACITY',
+      detail: `${roomNow.length} of the ${open.length} open node(s) of ${model(job.request)} have room now; it needs ${job.nodes}`,
       deficit: nearest(short, need),
     });
   }
@@ -203,8 +235,15 @@ function quotaBlocker(queue: string, gpus: number, { limits, held }: ExplainQuot
   if (verdict === 'QUEUE_LIMIT') {
     const cap = limits.cap.get(queue)!;
     const guarantee = limits.guarantee.get(queue);
-    const of = guarantee !== undefined && limits.cohortOf.get(queue) !== queue ? `its ${cap} GPUs (guarantee ${guarantee} + borrowing ${cap - guarantee})` : `its ${cap} GPUs`;
-    return { reason: 'QUOTA_EXCEEDED', detail: `queue ${queue} holds ${holds} of ${of}; this job needs ${gpus}`, deficit: { ...ZERO, gpus: Math.max(0, holds + gpus - cap) } };
+    const of =
+      guarantee !== undefined && limits.cohortOf.get(queue) !== queue
+        ? `its ${cap} GPUs (guarantee ${guarantee} + borrowing ${cap - guarantee})`
+        : `its ${cap} GPUs`;
+    return {
+      reason: 'QUOTA_EXCEEDED',
+      detail: `queue ${queue} holds ${holds} of ${of}; this job needs ${gpus}`,
+      deficit: { ...ZERO, gpus: Math.max(0, holds + gpus - cap) },
+    };
   }
   const cohort = limits.cohortOf.get(queue)!;
   const cap = limits.cohortCap.get(cohort)!;
@@ -286,7 +325,12 @@ function estimateStart(s: ExplainSnapshot, limits: QueueLimits): { at: number | 
       const i = index.get(id);
       if (i === undefined) continue;
       const n = nodes[i];
-      nodes[i] = { ...n, gpusAllocated: n.gpusAllocated - end.perNode.gpus, cpuAllocated: n.cpuAllocated - end.perNode.cpuCores, memoryAllocated: n.memoryAllocated - end.perNode.memoryMiB };
+      nodes[i] = {
+        ...n,
+        gpusAllocated: n.gpusAllocated - end.perNode.gpus,
+        cpuAllocated: n.cpuAllocated - end.perNode.cpuCores,
+        memoryAllocated: n.memoryAllocated - end.perNode.memoryMiB,
+      };
     }
     held.set(end.queue, Math.max(0, (held.get(end.queue) ?? 0) - end.perNode.gpus * end.nodeIds.length));
   };
@@ -324,7 +368,15 @@ function estimateStart(s: ExplainSnapshot, limits: QueueLimits): { at: number | 
       const readyAt = runtime ? (n: NodeCapacity & { id: string }) => readyAtMs(n, ranksOn(n.id), job.request, at) : undefined;
       const ids = chooseReservation({ resources: job.request, nodes: job.nodes }, nodes, readyAt) ?? [];
       reserved = new Set(ids);
-      windowEnd = ids.length === 0 || !runtime ? Number.POSITIVE_INFINITY : estimatedStartMs(job.request, ids.map((id) => nodes[index.get(id)!]), ranksOn, at);
+      windowEnd =
+        ids.length === 0 || !runtime
+          ? Number.POSITIVE_INFINITY
+          : estimatedStartMs(
+              job.request,
+              ids.map((id) => nodes[index.get(id)!]),
+              ranksOn,
+              at,
+            );
     }
     return outcome;
   };
@@ -338,7 +390,7 @@ function estimateStart(s: ExplainSnapshot, limits: QueueLimits): { at: number | 
   for (;;) {
     reserved = new Set();
     windowEnd = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < waiting.length; ) {
+    for (let i = 0; i < waiting.length;) {
       if (attempt(waiting[i], at) === 'started') waiting.splice(i, 1);
       else i++;
     }
@@ -380,13 +432,21 @@ export function explainJob(s: ExplainSnapshot): Explanation {
   const estimate = estimateStart(s, quotas.limits);
   if (estimate.outside) blockers.push(backfillWindowBlocker(estimate.outside, s.nowMs));
   // Strict backfill's counterpart of BACKFILL_WINDOW: no limit of its own would let it on (ADR 0008).
-  const held: Blocker | null = estimate.keptOffHeld && blockers.length === 0
-    ? { reason: 'INSUFFICIENT_CAPACITY', detail: 'the nodes with room for it are held for a job ahead, and strict backfill lets nothing else onto them', deficit: ZERO }
-    : null;
+  const held: Blocker | null =
+    estimate.keptOffHeld && blockers.length === 0
+      ? {
+          reason: 'INSUFFICIENT_CAPACITY',
+          detail: 'the nodes with room for it are held for a job ahead, and strict backfill lets nothing else onto them',
+          deficit: ZERO,
+        }
+      : null;
   if (held) blockers.push(held);
   // Who gets capacity first as it frees: only said while it waits for capacity (placeable now, it goes
   // next cycle whatever its standing). Not a blocker of blockersOf: no change of shape or place lifts it.
-  const behind = s.fairShare && blockers.some((b) => b.reason === 'INSUFFICIENT_CAPACITY' || b.reason === 'BACKFILL_WINDOW') ? fairShareBlockerDetail(s.fairShare, s.job.queue) : null;
+  const behind =
+    s.fairShare && blockers.some((b) => b.reason === 'INSUFFICIENT_CAPACITY' || b.reason === 'BACKFILL_WINDOW')
+      ? fairShareBlockerDetail(s.fairShare, s.job.queue)
+      : null;
   if (behind !== null) blockers.push({ reason: 'FAIR_SHARE', detail: behind, deficit: ZERO });
   return {
     pendingReason: s.job.pendingReason,

@@ -18,7 +18,13 @@ describe('decideAttemptLoss', () => {
     ['a drained attempt is requeued with no retries at all', { state: 'RUNNING', attempt: 1, maxRetries: 0 }, 1, 'drained', 'requeue'],
     ['a drained attempt is requeued with its retries used up', { state: 'RUNNING', attempt: 4, maxRetries: 1 }, 4, 'drained', 'requeue'],
     ['a drained attempt already superseded is ignored', { state: 'RUNNING', attempt: 2, maxRetries: 0 }, 1, 'drained', 'ignore'],
-    ['a forgiven (drained) attempt does not count: attempt 2 after a drain still has its one retry', { state: 'RUNNING', attempt: 2, maxRetries: 1, retriesForgiven: 1 }, 2, 'lost', 'requeue'],
+    [
+      'a forgiven (drained) attempt does not count: attempt 2 after a drain still has its one retry',
+      { state: 'RUNNING', attempt: 2, maxRetries: 1, retriesForgiven: 1 },
+      2,
+      'lost',
+      'requeue',
+    ],
     ['without the forgiveness it would have used it', { state: 'RUNNING', attempt: 3, maxRetries: 1, retriesForgiven: 1 }, 3, 'lost', 'fail'],
   ])('%s', (_n, job, lost, cause, expected) => {
     expect(decideAttemptLoss(job, lost, cause).kind).toBe(expected);

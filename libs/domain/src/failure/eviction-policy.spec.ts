@@ -14,9 +14,15 @@ describe('planEvictions', () => {
 
   it('holds a rack where half or more went silent together', () => {
     const plan = planEvictions(
-      [{ nodeId: 'a', rack: 'r1' }, { nodeId: 'b', rack: 'r1' }, { nodeId: 'c', rack: 'r2' }],
+      [
+        { nodeId: 'a', rack: 'r1' },
+        { nodeId: 'b', rack: 'r1' },
+        { nodeId: 'c', rack: 'r2' },
+      ],
       racks({ rack: 'r1', total: 20, silent: 10 }, { rack: 'r2', total: 20, silent: 1 }),
-      { tokens: 3, updatedAt: 0 }, 0, p,
+      { tokens: 3, updatedAt: 0 },
+      0,
+      p,
     );
     expect(plan).toMatchObject({ evict: ['c'], heldForPartition: ['a', 'b'] });
   });
@@ -32,7 +38,13 @@ describe('planEvictions', () => {
     const first = planEvictions(many, quiet, { tokens: 3, updatedAt: 0 }, 0, p);
     expect(first.evict).toEqual(['n0', 'n1', 'n2']);
     expect(first.deferred).toEqual(['n3', 'n4', 'n5']);
-    const second = planEvictions(first.deferred.map((n, i) => ({ nodeId: n, rack: `r${i + 3}` })), quiet, first.bucket, 1000, p);
+    const second = planEvictions(
+      first.deferred.map((n, i) => ({ nodeId: n, rack: `r${i + 3}` })),
+      quiet,
+      first.bucket,
+      1000,
+      p,
+    );
     expect(second.evict).toEqual(['n3', 'n4']);
     expect(second.deferred).toEqual(['n5']);
   });
@@ -64,7 +76,9 @@ describe('planEvictions', () => {
 
     it('a held node stays held after most of its rack came back (until its window runs out)', () => {
       const healing = racks({ rack: 'r1', total: 20, silent: 3 });
-      expect(planEvictions([{ nodeId: 'a', rack: 'r1', heldSinceMs: 1_000 }], healing, { tokens: 3, updatedAt: 5_000 }, 5_000, q).heldForPartition).toEqual(['a']);
+      expect(planEvictions([{ nodeId: 'a', rack: 'r1', heldSinceMs: 1_000 }], healing, { tokens: 3, updatedAt: 5_000 }, 5_000, q).heldForPartition).toEqual([
+        'a',
+      ]);
       expect(planEvictions([{ nodeId: 'a', rack: 'r1', heldSinceMs: 1_000 }], healing, { tokens: 3, updatedAt: 11_000 }, 11_000, q).evict).toEqual(['a']);
       expect(planEvictions([{ nodeId: 'b', rack: 'r1' }], healing, { tokens: 3, updatedAt: 5_000 }, 5_000, q).evict).toEqual(['b']); // never held: judged alone
     });
@@ -75,7 +89,16 @@ describe('planEvictions', () => {
       ['a newly held node starts now', [], ['a'], ['a'], [['a', 100]]],
       ['a held node keeps its start', [['a', 5]], ['a'], ['a'], [['a', 5]]],
       ['a held node still dead stays held when its rack no longer looks partitioned', [['a', 5]], [], ['a'], [['a', 5]]],
-      ['a node heard again drops out', [['a', 5], ['b', 7]], ['b'], ['b'], [['b', 7]]],
+      [
+        'a node heard again drops out',
+        [
+          ['a', 5],
+          ['b', 7],
+        ],
+        ['b'],
+        ['b'],
+        [['b', 7]],
+      ],
       ['a later partition gets a new window', [], ['a'], ['a'], [['a', 100]]],
     ])('%s', (_name, prev, deadInPartitioned, dead, expected) => {
       expect([...nextHoldStarts(new Map(prev), deadInPartitioned, (id) => dead.includes(id), 100)]).toEqual(expected);

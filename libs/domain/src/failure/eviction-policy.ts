@@ -83,7 +83,10 @@ export function holdExpired(heldSinceMs: number, nowMs: number, holdMs: number):
  * node heard again drops out, so a later partition gets a whole window of its own.
  */
 export function nextHoldStarts(
-  previous: ReadonlyMap<string, number>, deadInPartitionedRacks: Iterable<string>, isDead: (nodeId: string) => boolean, nowMs: number,
+  previous: ReadonlyMap<string, number>,
+  deadInPartitionedRacks: Iterable<string>,
+  isDead: (nodeId: string) => boolean,
+  nowMs: number,
 ): Map<string, number> {
   const next = new Map<string, number>();
   for (const [id, since] of previous) if (isDead(id)) next.set(id, since);
@@ -98,7 +101,11 @@ export function nextHoldStarts(
  * so a rack that really died drains at the eviction rate, never all at once.
  */
 export function planEvictions(
-  candidates: EvictionCandidate[], racks: Map<string, RackView>, bucket: BucketState, nowMs: number, p: EvictionPolicy,
+  candidates: EvictionCandidate[],
+  racks: Map<string, RackView>,
+  bucket: BucketState,
+  nowMs: number,
+  p: EvictionPolicy,
 ): EvictionPlan {
   let b = refill(bucket, nowMs, p);
   const plan: EvictionPlan = { evict: [], heldForPartition: [], deferred: [], holdExpired: [], bucket: b };

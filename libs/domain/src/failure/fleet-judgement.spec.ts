@@ -21,15 +21,77 @@ const fresh = { recorded: new Map<string, RecordedHealth>(), holdStarts: new Map
 
 describe('judgeFleet', () => {
   it.each<[string, Array<[string, number]>, string[], { evict: string[]; held: string[]; transitions: string[] }]>([
-    ['a quiet fleet: nothing to do, nothing to record', [['r1', 0], ['r1', 1_000]], [], { evict: [], held: [], transitions: [] }],
-    ['one dead node with work is evicted', [['r1', 50_000], ['r1', 0], ['r1', 0], ['r1', 0]], [], { evict: ['n0'], held: [], transitions: ['n0:UNHEALTHY:SILENT_PAST_DEAD'] }],
-    ['a dead node without work is recorded, not evicted', [['r1', 50_000], ['r2', 0]], ['n0'], { evict: [], held: [], transitions: ['n0:UNHEALTHY:SILENT_PAST_DEAD'] }],
-    ['a suspect node is DEGRADED', [['r1', 20_000], ['r2', 0]], [], { evict: [], held: [], transitions: ['n0:DEGRADED:SILENT_PAST_SUSPECT'] }],
-    ['a rack half silent is held, its suspects counted', [['r1', 50_000], ['r1', 20_000], ['r1', 0], ['r1', 0]], [], {
-      evict: [], held: ['n0'], transitions: ['n0:UNHEALTHY:PARTITION_HELD', 'n1:DEGRADED:SILENT_PAST_SUSPECT'],
-    }],
-    ['a small rack is never a partition', [['r1', 50_000], ['r1', 50_000]], [], { evict: ['n0', 'n1'], held: [], transitions: ['n0:UNHEALTHY:SILENT_PAST_DEAD', 'n1:UNHEALTHY:SILENT_PAST_DEAD'] }],
-    ['the longest silence goes first', [['r1', 41_000], ['r2', 90_000]], [], { evict: ['n1', 'n0'], held: [], transitions: ['n0:UNHEALTHY:SILENT_PAST_DEAD', 'n1:UNHEALTHY:SILENT_PAST_DEAD'] }],
+    [
+      'a quiet fleet: nothing to do, nothing to record',
+      [
+        ['r1', 0],
+        ['r1', 1_000],
+      ],
+      [],
+      { evict: [], held: [], transitions: [] },
+    ],
+    [
+      'one dead node with work is evicted',
+      [
+        ['r1', 50_000],
+        ['r1', 0],
+        ['r1', 0],
+        ['r1', 0],
+      ],
+      [],
+      { evict: ['n0'], held: [], transitions: ['n0:UNHEALTHY:SILENT_PAST_DEAD'] },
+    ],
+    [
+      'a dead node without work is recorded, not evicted',
+      [
+        ['r1', 50_000],
+        ['r2', 0],
+      ],
+      ['n0'],
+      { evict: [], held: [], transitions: ['n0:UNHEALTHY:SILENT_PAST_DEAD'] },
+    ],
+    [
+      'a suspect node is DEGRADED',
+      [
+        ['r1', 20_000],
+        ['r2', 0],
+      ],
+      [],
+      { evict: [], held: [], transitions: ['n0:DEGRADED:SILENT_PAST_SUSPECT'] },
+    ],
+    [
+      'a rack half silent is held, its suspects counted',
+      [
+        ['r1', 50_000],
+        ['r1', 20_000],
+        ['r1', 0],
+        ['r1', 0],
+      ],
+      [],
+      {
+        evict: [],
+        held: ['n0'],
+        transitions: ['n0:UNHEALTHY:PARTITION_HELD', 'n1:DEGRADED:SILENT_PAST_SUSPECT'],
+      },
+    ],
+    [
+      'a small rack is never a partition',
+      [
+        ['r1', 50_000],
+        ['r1', 50_000],
+      ],
+      [],
+      { evict: ['n0', 'n1'], held: [], transitions: ['n0:UNHEALTHY:SILENT_PAST_DEAD', 'n1:UNHEALTHY:SILENT_PAST_DEAD'] },
+    ],
+    [
+      'the longest silence goes first',
+      [
+        ['r1', 41_000],
+        ['r2', 90_000],
+      ],
+      [],
+      { evict: ['n1', 'n0'], held: [], transitions: ['n0:UNHEALTHY:SILENT_PAST_DEAD', 'n1:UNHEALTHY:SILENT_PAST_DEAD'] },
+    ],
   ])('%s', (_n, nodes, idle, expected) => {
     const v = judgeFleet(fleet(nodes, idle), fresh, NOW, POLICY, T);
     expect(v.plan.evict).toEqual(expected.evict);
@@ -38,7 +100,12 @@ describe('judgeFleet', () => {
   });
 
   it('a held node keeps its hold start, and is evicted (through the bucket) once the window has run out', () => {
-    const nodes: Array<[string, number]> = [['r1', 50_000], ['r1', 50_000], ['r1', 0], ['r1', 0]];
+    const nodes: Array<[string, number]> = [
+      ['r1', 50_000],
+      ['r1', 50_000],
+      ['r1', 0],
+      ['r1', 0],
+    ];
     const first = judgeFleet(fleet(nodes), fresh, NOW, POLICY, T);
     expect(first.plan.heldForPartition).toEqual(['n0', 'n1']);
     const recorded = new Map(first.transitions.map((c) => [c.nodeId, c.to]));
@@ -51,10 +118,17 @@ describe('judgeFleet', () => {
 
   it('over random fleets: every dead node with work is evicted, held or deferred, once; no more evictions than tokens; only changes recorded', () => {
     const arbNode = fc.record({ rack: fc.constantFrom('r1', 'r2', 'r3'), silence: fc.integer({ min: 0, max: 400_000 }), work: fc.boolean() });
-    const arbRecorded = fc.constantFrom<RecordedHealth>(UNRECORDED, { health: 'DEGRADED', held: false, heldSinceMs: null }, { health: 'UNHEALTHY', held: false, heldSinceMs: null });
+    const arbRecorded = fc.constantFrom<RecordedHealth>(
+      UNRECORDED,
+      { health: 'DEGRADED', held: false, heldSinceMs: null },
+      { health: 'UNHEALTHY', held: false, heldSinceMs: null },
+    );
     fc.assert(
       fc.property(fc.array(fc.tuple(arbNode, arbRecorded), { maxLength: 40 }), fc.integer({ min: 0, max: 20 }), (ns, tokens) => {
-        const seen = fleet(ns.map(([n]) => [n.rack, n.silence]), ns.flatMap(([n], i) => (n.work ? [] : [`n${i}`])));
+        const seen = fleet(
+          ns.map(([n]) => [n.rack, n.silence]),
+          ns.flatMap(([n], i) => (n.work ? [] : [`n${i}`])),
+        );
         const recorded = new Map(ns.map(([, r], i) => [`n${i}`, r]));
         const bucket = { tokens, updatedAt: NOW };
         const v = judgeFleet(seen, { recorded, holdStarts: new Map(), bucket }, NOW, POLICY, T);

@@ -43,13 +43,16 @@ export interface FleetJudgement {
  *    and the partition holds (planEvictions);
  * 4. every node's health against what was recorded: the changes to record (healthTransitions).
  */
-export function judgeFleet(
-  seen: FleetObservation, state: DetectorState, nowMs: number, policy: EvictionPolicy, t: HealthThresholds,
-): FleetJudgement {
+export function judgeFleet(seen: FleetObservation, state: DetectorState, nowMs: number, policy: EvictionPolicy, t: HealthThresholds): FleetJudgement {
   const dead = (id: string) => seen.silenceMs(id) >= t.deadMs;
   const racks = rackSilence(seen.nodes, seen.silenceMs, t.suspectMs);
   const partitioned = (rack: string) => isPartitioned(racks.get(rack)!, policy);
-  const holdStarts = nextHoldStarts(state.holdStarts, seen.nodes.filter((n) => dead(n.nodeId) && partitioned(n.rack)).map((n) => n.nodeId), dead, nowMs);
+  const holdStarts = nextHoldStarts(
+    state.holdStarts,
+    seen.nodes.filter((n) => dead(n.nodeId) && partitioned(n.rack)).map((n) => n.nodeId),
+    dead,
+    nowMs,
+  );
   const candidates = seen.nodes
     .filter((n) => seen.withWork.has(n.nodeId) && dead(n.nodeId))
     .sort((a, b) => seen.silenceMs(b.nodeId) - seen.silenceMs(a.nodeId))
@@ -58,8 +61,11 @@ export function judgeFleet(
   const observed: ObservedNode[] = seen.nodes.map((n) => {
     const since = holdStarts.get(n.nodeId) ?? null;
     return {
-      nodeId: n.nodeId, silenceMs: seen.silenceMs(n.nodeId), heardSinceInfoBegan: seen.heardSinceInfoBegan(n.nodeId),
-      held: since !== null && !holdExpired(since, nowMs, policy.holdMs), heldSinceMs: since,
+      nodeId: n.nodeId,
+      silenceMs: seen.silenceMs(n.nodeId),
+      heardSinceInfoBegan: seen.heardSinceInfoBegan(n.nodeId),
+      held: since !== null && !holdExpired(since, nowMs, policy.holdMs),
+      heldSinceMs: since,
     };
   });
   return { racks, holdStarts, plan, transitions: healthTransitions(state.recorded, observed, t) };

@@ -2,7 +2,14 @@ import { HealthTransition, ObservedNode, RecordedHealth, UNRECORDED, healthTrans
 
 const t = { suspectMs: 15_000, deadMs: 40_000 };
 const rec = (health: RecordedHealth['health'], held = false, heldSinceMs: number | null = null): RecordedHealth => ({ health, held, heldSinceMs });
-const obs = (silenceMs: number, o: Partial<ObservedNode> = {}): ObservedNode => ({ nodeId: 'n', silenceMs, heardSinceInfoBegan: true, held: false, heldSinceMs: null, ...o });
+const obs = (silenceMs: number, o: Partial<ObservedNode> = {}): ObservedNode => ({
+  nodeId: 'n',
+  silenceMs,
+  heardSinceInfoBegan: true,
+  held: false,
+  heldSinceMs: null,
+  ...o,
+});
 
 describe('healthTransitions', () => {
   it.each<[string, RecordedHealth | undefined, ObservedNode, [string, string, boolean] | null]>([
@@ -22,7 +29,12 @@ describe('healthTransitions', () => {
     // After a Redis restart a node not yet heard has a short silence (counted from the restart):
     ['not heard since Redis restarted: an UNHEALTHY node stays UNHEALTHY', rec('UNHEALTHY'), obs(1_000, { heardSinceInfoBegan: false }), null],
     ['not heard since Redis restarted: a DEGRADED node stays DEGRADED', rec('DEGRADED'), obs(1_000, { heardSinceInfoBegan: false }), null],
-    ['not heard since Redis restarted, silent on: gets worse', rec('DEGRADED'), obs(40_000, { heardSinceInfoBegan: false }), ['UNHEALTHY', 'SILENT_PAST_DEAD', false]],
+    [
+      'not heard since Redis restarted, silent on: gets worse',
+      rec('DEGRADED'),
+      obs(40_000, { heardSinceInfoBegan: false }),
+      ['UNHEALTHY', 'SILENT_PAST_DEAD', false],
+    ],
     ['not heard since Redis restarted, healthy: stays healthy', rec('HEALTHY'), obs(1_000, { heardSinceInfoBegan: false }), null],
   ])('%s', (_name, recorded, o, expected) => {
     const got: HealthTransition[] = healthTransitions(new Map(recorded ? [['n', recorded]] : []), [o], t);

@@ -79,9 +79,7 @@ function reasonFor(from: RecordedHealth, to: RecordedHealth, holdExpiredNow: boo
  * rest. A fleet of 50,000 nodes beating normally yields nothing, so events are written on changes
  * only, never per beat. A change of hold start alone (same health, same held) is carried silently.
  */
-export function healthTransitions(
-  recorded: ReadonlyMap<string, RecordedHealth>, observed: ObservedNode[], t: HealthThresholds,
-): HealthTransition[] {
+export function healthTransitions(recorded: ReadonlyMap<string, RecordedHealth>, observed: ObservedNode[], t: HealthThresholds): HealthTransition[] {
   const out: HealthTransition[] = [];
   for (const o of observed) {
     const from = recorded.get(o.nodeId) ?? UNRECORDED;

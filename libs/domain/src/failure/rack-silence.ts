@@ -6,7 +6,9 @@ import { RackView } from './eviction-policy';
  * only the dead would evict the first half of a partitioned rack before the rest made it a partition.
  */
 export function rackSilence(
-  nodes: ReadonlyArray<{ nodeId: string; rack: string }>, silenceMs: (nodeId: string) => number, suspectMs: number,
+  nodes: ReadonlyArray<{ nodeId: string; rack: string }>,
+  silenceMs: (nodeId: string) => number,
+  suspectMs: number,
 ): Map<string, RackView> {
   const racks = new Map<string, RackView>();
   for (const n of nodes) {

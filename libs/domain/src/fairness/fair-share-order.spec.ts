@@ -7,9 +7,20 @@ import { decayUsage, decayedGpuSeconds } from './usage-decay';
 
 const total: ClusterCapacity = { gpus: 100, cpuCores: 1000, memoryMiB: 1_000_000 };
 const queue = (name: string, over: Partial<QueueShareState> = {}): QueueShareState => ({
-  name, priority: 0, weight: 1, quotaGpus: null, held: { gpus: 0, cpuCores: 0, memoryMiB: 0 }, ...over,
+  name,
+  priority: 0,
+  weight: 1,
+  quotaGpus: null,
+  held: { gpus: 0, cpuCores: 0, memoryMiB: 0 },
+  ...over,
 });
-const job = (id: string, q: string, owner = 'u', gpus = 1, nodes = 1): QueuedJob => ({ id, queue: q, owner, nodes, resources: { gpus, gpuModel: null, cpuCores: 1, memoryMiB: 1 } });
+const job = (id: string, q: string, owner = 'u', gpus = 1, nodes = 1): QueuedJob => ({
+  id,
+  queue: q,
+  owner,
+  nodes,
+  resources: { gpus, gpuModel: null, cpuCores: 1, memoryMiB: 1 },
+});
 const ids = (jobs: QueuedJob[]) => jobs.map((j) => j.id);
 /** usage[queue][owner] = [decayed GPU-seconds, GPUs held]. */
 const fair = (usage: Record<string, Record<string, [number, number]>>, horizonSeconds = 100): FairShareInput => ({
@@ -109,23 +120,30 @@ describe('orderByPolicy with decayed fair share', () => {
     expect(ids(r.ordered)).toEqual(['x1', 'x2']);
   });
 
-  const arbJobs = fc.array(fc.record({ q: fc.constantFrom('a', 'b', 'c'), o: fc.constantFrom('x', 'y', 'z'), g: fc.integer({ min: 0, max: 8 }) }), { maxLength: 40 });
-  const arbUsage = fc.dictionary(fc.constantFrom('a', 'b', 'c'), fc.dictionary(fc.constantFrom('x', 'y', 'z'), fc.tuple(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.integer({ min: 0, max: 64 }))));
+  const arbJobs = fc.array(fc.record({ q: fc.constantFrom('a', 'b', 'c'), o: fc.constantFrom('x', 'y', 'z'), g: fc.integer({ min: 0, max: 8 }) }), {
+    maxLength: 40,
+  });
+  const arbUsage = fc.dictionary(
+    fc.constantFrom('a', 'b', 'c'),
+    fc.dictionary(fc.constantFrom('x', 'y', 'z'), fc.tuple(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.integer({ min: 0, max: 64 }))),
+  );
 
   it('orders every job in the lookahead exactly once, FIFO within an owner (property)', () => {
-    fc.assert(fc.property(arbJobs, arbUsage, fc.integer({ min: 1, max: 50 }), (spec, usage, lookahead) => {
-      const jobs = spec.map((s, i) => job(`j${i}`, s.q, s.o, s.g));
-      const r = orderByPolicy(jobs, [queue('a'), queue('b', { weight: 2 }), queue('c', { priority: 5 })], total, lookahead, fair(usage));
-      const window = ['a', 'b', 'c'].flatMap((q) => jobs.filter((j) => j.queue === q).slice(0, lookahead));
-      expect(new Set(ids(r.ordered))).toEqual(new Set(ids(window)));
-      expect(r.ordered).toHaveLength(window.length);
-      for (const q of ['a', 'b', 'c']) {
-        for (const o of ['x', 'y', 'z']) {
-          const mine = ids(r.ordered.filter((j) => j.queue === q && j.owner === o));
-          expect(mine).toEqual(ids(window.filter((j) => j.queue === q && j.owner === o)));
+    fc.assert(
+      fc.property(arbJobs, arbUsage, fc.integer({ min: 1, max: 50 }), (spec, usage, lookahead) => {
+        const jobs = spec.map((s, i) => job(`j${i}`, s.q, s.o, s.g));
+        const r = orderByPolicy(jobs, [queue('a'), queue('b', { weight: 2 }), queue('c', { priority: 5 })], total, lookahead, fair(usage));
+        const window = ['a', 'b', 'c'].flatMap((q) => jobs.filter((j) => j.queue === q).slice(0, lookahead));
+        expect(new Set(ids(r.ordered))).toEqual(new Set(ids(window)));
+        expect(r.ordered).toHaveLength(window.length);
+        for (const q of ['a', 'b', 'c']) {
+          for (const o of ['x', 'y', 'z']) {
+            const mine = ids(r.ordered.filter((j) => j.queue === q && j.owner === o));
+            expect(mine).toEqual(ids(window.filter((j) => j.queue === q && j.owner === o)));
+          }
         }
-      }
-    }));
+      }),
+    );
   });
 });
 
@@ -134,7 +152,15 @@ describe('orderByPolicy with decayed fair share', () => {
  * slots going to the first jobs of orderByPolicy's order, usage decaying as the scheduler reads it.
  * Returns each queue's GPU-seconds per second, second by second.
  */
-function simulate(opts: { gpus: number; weights: number[]; history: number[]; halfLifeS: number; seconds: number; runtimes: number[]; gangs: number[] }): number[][] {
+function simulate(opts: {
+  gpus: number;
+  weights: number[];
+  history: number[];
+  halfLifeS: number;
+  seconds: number;
+  runtimes: number[];
+  gangs: number[];
+}): number[][] {
   const names = opts.weights.map((_, i) => `q${i}`);
   const queues = names.map((n, i) => queue(n, { weight: opts.weights[i] }));
   const usage = names.map((_, i) => opts.history[i]);
@@ -146,15 +172,23 @@ function simulate(opts: { gpus: number; weights: number[]; history: number[]; ha
     for (let i = running.length - 1; i >= 0; i--) if (running[i].endsAt <= t) running.splice(i, 1);
     const held = names.map((_, q) => running.filter((r) => r.q === q).reduce((s, r) => s + r.gpus, 0));
     let free = opts.gpus - held.reduce((a, b) => a + b, 0);
-    const jobs = names.flatMap((n, q) => Array.from({ length: opts.gpus }, () => {
-      const gpus = opts.gangs[(q + draw++) % opts.gangs.length];
-      return job(`j${seq++}`, n, 'u', gpus);
-    }));
+    const jobs = names.flatMap((n, q) =>
+      Array.from({ length: opts.gpus }, () => {
+        const gpus = opts.gangs[(q + draw++) % opts.gangs.length];
+        return job(`j${seq++}`, n, 'u', gpus);
+      }),
+    );
     const input: FairShareInput = {
       horizonSeconds: opts.halfLifeS / 8,
       usage: new Map(names.map((n, q) => [n, new Map<string, FairShareStanding>([['u', { usage: usage[q], gpus: held[q] }]])])),
     };
-    const order = orderByPolicy(jobs, queues.map((qq, q) => ({ ...qq, held: { gpus: held[q], cpuCores: 0, memoryMiB: 0 } })), total, opts.gpus, input).ordered;
+    const order = orderByPolicy(
+      jobs,
+      queues.map((qq, q) => ({ ...qq, held: { gpus: held[q], cpuCores: 0, memoryMiB: 0 } })),
+      total,
+      opts.gpus,
+      input,
+    ).ordered;
     // Strict order, as the reservation makes it: the first job that does not fit waits for room, and nothing behind it starts.
     for (const j of order) {
       if (j.resources.gpus > free) break;
@@ -179,30 +213,36 @@ describe('decayed fair share over time (simulated, property)', () => {
   const halfLifeS = 100;
 
   it("each queue's share of GPU-seconds converges to its weight's share when all are backlogged", () => {
-    fc.assert(fc.property(arbRun, (r) => {
-      // Histories up to 3 half-lives of the whole fleet: settled after some half-lives more.
-      const history = r.weights.map((_, i) => r.historyHalfLives[i] * gpus * halfLifeS);
-      const perSecond = simulate({ gpus, weights: r.weights, history, halfLifeS, seconds: 10 * halfLifeS, runtimes: r.runtimes, gangs: r.gangs });
-      const tail = perSecond.slice(6 * halfLifeS);
-      const used = r.weights.map((_, q) => tail.reduce((s, row) => s + row[q], 0));
-      const all = used.reduce((a, b) => a + b, 0);
-      const weights = r.weights.reduce((a, b) => a + b, 0);
-      // Within 10 % of its share, plus one gang held one runtime longer than its due: shares move in
-      // whole gangs, so a queue due half a gang is ahead or behind by a gang-run whatever the policy.
-      const gangRun = (Math.max(...r.gangs) * Math.max(...r.runtimes)) / all;
-      r.weights.forEach((w, q) => expect(Math.abs(used[q] / all - w / weights)).toBeLessThan(0.1 * (w / weights) + gangRun));
-    }), {
-      numRuns: 10,
-      // Seen in CI: the weight-1 queue, due half a 4-GPU gang, off by exactly 10 % of its share.
-      examples: [[{ weights: [2, 1, 2, 3], historyHalfLives: [6e-323, 0, 0, 0], runtimes: [7, 1, 19, 1, 13], gangs: [4] }]],
-    });
+    fc.assert(
+      fc.property(arbRun, (r) => {
+        // Histories up to 3 half-lives of the whole fleet: settled after some half-lives more.
+        const history = r.weights.map((_, i) => r.historyHalfLives[i] * gpus * halfLifeS);
+        const perSecond = simulate({ gpus, weights: r.weights, history, halfLifeS, seconds: 10 * halfLifeS, runtimes: r.runtimes, gangs: r.gangs });
+        const tail = perSecond.slice(6 * halfLifeS);
+        const used = r.weights.map((_, q) => tail.reduce((s, row) => s + row[q], 0));
+        const all = used.reduce((a, b) => a + b, 0);
+        const weights = r.weights.reduce((a, b) => a + b, 0);
+        // Within 10 % of its share, plus one gang held one runtime longer than its due: shares move in
+        // whole gangs, so a queue due half a gang is ahead or behind by a gang-run whatever the policy.
+        const gangRun = (Math.max(...r.gangs) * Math.max(...r.runtimes)) / all;
+        r.weights.forEach((w, q) => expect(Math.abs(used[q] / all - w / weights)).toBeLessThan(0.1 * (w / weights) + gangRun));
+      }),
+      {
+        numRuns: 10,
+        // Seen in CI: the weight-1 queue, due half a 4-GPU gang, off by exactly 10 % of its share.
+        examples: [[{ weights: [2, 1, 2, 3], historyHalfLives: [6e-323, 0, 0, 0], runtimes: [7, 1, 19, 1, 13], gangs: [4] }]],
+      },
+    );
   });
 
   it('no queue starves: one with a large past is served within a few half-lives', () => {
-    fc.assert(fc.property(arbRun, fc.double({ min: 1, max: 20, noNaN: true }), (r, pastHalfLives) => {
-      const history = r.weights.map((_, i) => (i === 0 ? pastHalfLives * gpus * halfLifeS : 0));
-      const perSecond = simulate({ gpus, weights: r.weights, history, halfLifeS, seconds: 8 * halfLifeS, runtimes: r.runtimes, gangs: r.gangs });
-      r.weights.forEach((_, q) => expect(perSecond.some((row) => row[q] > 0)).toBe(true));
-    }), { numRuns: 10 });
+    fc.assert(
+      fc.property(arbRun, fc.double({ min: 1, max: 20, noNaN: true }), (r, pastHalfLives) => {
+        const history = r.weights.map((_, i) => (i === 0 ? pastHalfLives * gpus * halfLifeS : 0));
+        const perSecond = simulate({ gpus, weights: r.weights, history, halfLifeS, seconds: 8 * halfLifeS, runtimes: r.runtimes, gangs: r.gangs });
+        r.weights.forEach((_, q) => expect(perSecond.some((row) => row[q] > 0)).toBe(true));
+      }),
+      { numRuns: 10 },
+    );
   });
 });

@@ -31,7 +31,12 @@ export class FairSharePicker<J extends FairShareJob> {
   private readonly waiting = new Map<string, Map<string, { jobs: J[]; next: number }>>();
   private readonly queues: Map<string, FairShareQueue>;
 
-  constructor(private readonly input: FairShareInput, queues: readonly FairShareQueue[], jobsByQueue: ReadonlyMap<string, readonly J[]>, lookahead: number) {
+  constructor(
+    private readonly input: FairShareInput,
+    queues: readonly FairShareQueue[],
+    jobsByQueue: ReadonlyMap<string, readonly J[]>,
+    lookahead: number,
+  ) {
     this.queues = new Map(queues.map((q) => [q.name, q]));
     for (const [queue, owners] of input.usage) {
       let total = NO_STANDING;

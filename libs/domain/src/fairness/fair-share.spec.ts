@@ -37,9 +37,15 @@ describe('runningDecayedGpuSeconds', () => {
   const hl = 3600;
   it.each([
     [[{ gpus: 4, ageS: 600 }]],
-    [[{ gpus: 4, ageS: 600 }, { gpus: 8, ageS: 7200 }, { gpus: 1, ageS: 0 }]],
+    [
+      [
+        { gpus: 4, ageS: 600 },
+        { gpus: 8, ageS: 7200 },
+        { gpus: 1, ageS: 0 },
+      ],
+    ],
     [[]],
-  ])('equals the sum of each rank\'s decayedGpuSeconds: %j', (ranks) => {
+  ])("equals the sum of each rank's decayedGpuSeconds: %j", (ranks) => {
     const now = 10_000_000;
     const gpus = ranks.reduce((s, r) => s + r.gpus, 0);
     const weighted = ranks.reduce((s, r) => s + r.gpus * Math.pow(2, -r.ageS / hl), 0);

@@ -101,5 +101,5 @@ export function fairShareView(queue: string, band: readonly BandQueue[]): FairSh
 export function runningDecayedGpuSeconds(gpus: number, weightedGpus: number, halfLifeSeconds: number): number {
   // Each rank contributes gpus * hl / ln2 * (1 - 2^(-age/hl)) (decayedGpuSeconds with end = now);
   // summed, that is hl / ln2 * (sum gpus - sum gpus * 2^(-age/hl)).
-  return Math.max(0, (gpus - weightedGpus) * halfLifeSeconds / Math.LN2);
+  return Math.max(0, ((gpus - weightedGpus) * halfLifeSeconds) / Math.LN2);
 }

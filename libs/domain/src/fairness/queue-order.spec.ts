@@ -3,9 +3,19 @@ import { ClusterCapacity, QueueShareState, QueuedJob, dominantShare, orderByPoli
 
 const total: ClusterCapacity = { gpus: 100, cpuCores: 1000, memoryMiB: 1_000_000 };
 const queue = (name: string, over: Partial<QueueShareState> = {}): QueueShareState => ({
-  name, priority: 0, weight: 1, quotaGpus: null, held: { gpus: 0, cpuCores: 0, memoryMiB: 0 }, ...over,
+  name,
+  priority: 0,
+  weight: 1,
+  quotaGpus: null,
+  held: { gpus: 0, cpuCores: 0, memoryMiB: 0 },
+  ...over,
 });
-const job = (id: string, q: string, gpus = 1, nodes = 1): QueuedJob => ({ id, queue: q, nodes, resources: { gpus, gpuModel: null, cpuCores: 1, memoryMiB: 1 } });
+const job = (id: string, q: string, gpus = 1, nodes = 1): QueuedJob => ({
+  id,
+  queue: q,
+  nodes,
+  resources: { gpus, gpuModel: null, cpuCores: 1, memoryMiB: 1 },
+});
 const ids = (jobs: QueuedJob[]) => jobs.map((j) => j.id);
 
 describe('dominantShare', () => {
@@ -27,7 +37,8 @@ describe('orderByPolicy', () => {
     const r = orderByPolicy(
       [job('a1', 'a'), job('a2', 'a'), job('a3', 'a'), job('b1', 'b'), job('b2', 'b')],
       [queue('a', { held: { gpus: 10, cpuCores: 0, memoryMiB: 0 } }), queue('b')],
-      total, 100,
+      total,
+      100,
     );
     // b starts with nothing held, so it goes first until its share passes a's.
     expect(ids(r.ordered)).toEqual(['b1', 'b2', 'a1', 'a2', 'a3']);
@@ -41,13 +52,22 @@ describe('orderByPolicy', () => {
   });
 
   it('holds a job that would pass its queue quota, and still considers smaller ones behind it', () => {
-    const r = orderByPolicy([job('big', 'q', 8), job('small', 'q', 2)], [queue('q', { quotaGpus: 4, held: { gpus: 2, cpuCores: 0, memoryMiB: 0 } })], total, 100);
+    const r = orderByPolicy(
+      [job('big', 'q', 8), job('small', 'q', 2)],
+      [queue('q', { quotaGpus: 4, held: { gpus: 2, cpuCores: 0, memoryMiB: 0 } })],
+      total,
+      100,
+    );
     expect(ids(r.ordered)).toEqual(['small']);
     expect(r.held).toEqual([{ jobId: 'big', reason: 'QUOTA_EXCEEDED' }]);
   });
 
-  it('lets a child borrow its siblings\' unused guarantee up to its borrowing limit, and holds it at the cohort\'s guarantee', () => {
-    const queues = [queue('org'), queue('a', { parent: 'org', quotaGpus: 4, borrowingLimitGpus: 4 }), queue('b', { parent: 'org', quotaGpus: 4, held: { gpus: 1, cpuCores: 0, memoryMiB: 0 } })];
+  it("lets a child borrow its siblings' unused guarantee up to its borrowing limit, and holds it at the cohort's guarantee", () => {
+    const queues = [
+      queue('org'),
+      queue('a', { parent: 'org', quotaGpus: 4, borrowingLimitGpus: 4 }),
+      queue('b', { parent: 'org', quotaGpus: 4, held: { gpus: 1, cpuCores: 0, memoryMiB: 0 } }),
+    ];
     const r = orderByPolicy([job('a1', 'a', 4), job('a2', 'a', 2), job('a3', 'a', 2), job('a4', 'a', 1)], queues, total, 100);
     // a takes its 4 and borrows 3 of b's unused 3; a3 would take the cohort (b holds 1) past its 8.
     expect(ids(r.ordered)).toEqual(['a1', 'a2', 'a4']);
@@ -60,14 +80,21 @@ describe('orderByPolicy', () => {
   });
 
   it('looks at most `lookahead` jobs deep per queue', () => {
-    const r = orderByPolicy(Array.from({ length: 5 }, (_, i) => job(`j${i}`, 'q')), [queue('q')], total, 3);
+    const r = orderByPolicy(
+      Array.from({ length: 5 }, (_, i) => job(`j${i}`, 'q')),
+      [queue('q')],
+      total,
+      3,
+    );
     expect(ids(r.ordered)).toEqual(['j0', 'j1', 'j2']);
   });
 
   it('never lets a queue past its quota, and keeps FIFO within each queue (property)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ q: fc.constantFrom('a', 'b', 'c'), gpus: fc.integer({ min: 0, max: 8 }), nodes: fc.integer({ min: 1, max: 3 }) }), { maxLength: 40 }),
+        fc.array(fc.record({ q: fc.constantFrom('a', 'b', 'c'), gpus: fc.integer({ min: 0, max: 8 }), nodes: fc.integer({ min: 1, max: 3 }) }), {
+          maxLength: 40,
+        }),
         fc.array(fc.option(fc.integer({ min: 0, max: 30 }), { nil: null }), { minLength: 3, maxLength: 3 }),
         fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 3, maxLength: 3 }),
         (specs, quotas, priorities) => {

@@ -78,7 +78,9 @@ export function orderByPolicy(jobs: QueuedJob[], queues: QueueShareState[], tota
   const fair = fairShare ? new FairSharePicker(fairShare, queues, byQueue, lookahead) : undefined;
   const state = new Map(queues.map((q) => [q.name, { ...q, held: { ...q.held } }]));
   const result: QueueOrder = { ordered: [], held: [] };
-  const limits = queueLimits(queues.map((q) => ({ name: q.name, parent: q.parent ?? null, quotaGpus: q.quotaGpus, borrowingLimitGpus: q.borrowingLimitGpus ?? 0 })));
+  const limits = queueLimits(
+    queues.map((q) => ({ name: q.name, parent: q.parent ?? null, quotaGpus: q.quotaGpus, borrowingLimitGpus: q.borrowingLimitGpus ?? 0 })),
+  );
   const heldGpus = new Map(queues.map((q) => [q.name, q.held.gpus]));
   const bands = [...new Set(queues.map((q) => q.priority))].sort((a, b) => b - a);
   for (const band of bands) {

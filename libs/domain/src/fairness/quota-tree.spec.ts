@@ -1,6 +1,11 @@
 import { QueueLimitSpec, checkQueueTree, cohortHeld, describeQueueTreeProblem, judgeQuota, placementFence, queueLimits } from './quota-tree';
 
-const q = (name: string, parent: string | null = null, quotaGpus: number | null = null, borrowingLimitGpus = 0): QueueLimitSpec => ({ name, parent, quotaGpus, borrowingLimitGpus });
+const q = (name: string, parent: string | null = null, quotaGpus: number | null = null, borrowingLimitGpus = 0): QueueLimitSpec => ({
+  name,
+  parent,
+  quotaGpus,
+  borrowingLimitGpus,
+});
 
 describe('checkQueueTree', () => {
   it.each<[string, QueueLimitSpec[], string | null]>([
@@ -48,9 +53,25 @@ describe('queueLimits and judgeQuota', () => {
   });
 
   it('sums a cohort and names every member the commit must fence with a queue', () => {
-    expect(cohortHeld(limits, new Map([['a', 3], ['b', 1], ['org', 2], ['free', 50]]), 'org')).toBe(6);
+    expect(
+      cohortHeld(
+        limits,
+        new Map([
+          ['a', 3],
+          ['b', 1],
+          ['org', 2],
+          ['free', 50],
+        ]),
+        'org',
+      ),
+    ).toBe(6);
     expect(placementFence(limits, ['b', 'free'])).toEqual({
-      queues: [{ queue: 'a', cap: 7, cohort: 'org' }, { queue: 'b', cap: 4, cohort: 'org' }, { queue: 'free', cap: null, cohort: null }, { queue: 'org', cap: 2, cohort: 'org' }],
+      queues: [
+        { queue: 'a', cap: 7, cohort: 'org' },
+        { queue: 'b', cap: 4, cohort: 'org' },
+        { queue: 'free', cap: null, cohort: null },
+        { queue: 'org', cap: 2, cohort: 'org' },
+      ],
       cohorts: [{ cohort: 'org', cap: 10 }],
     });
     expect(placementFence(limits, ['capped'])).toEqual({ queues: [{ queue: 'capped', cap: 5, cohort: null }], cohorts: [] });

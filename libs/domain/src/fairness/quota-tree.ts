@@ -29,10 +29,14 @@ export type QueueTreeProblem =
 /** A message for a problem, naming the queues. */
 export function describeQueueTreeProblem(p: QueueTreeProblem): string {
   switch (p.code) {
-    case 'UNKNOWN_PARENT': return `parent ${p.parent} of queue ${p.queue} does not exist`;
-    case 'SELF_PARENT': return `queue ${p.queue} cannot be its own parent`;
-    case 'CYCLE': return `queue ${p.queue} would be its own ancestor`;
-    case 'TOO_DEEP': return `queue ${p.queue} cannot be placed under ${p.parent}: queues nest at most ${MAX_QUEUE_DEPTH} levels (a parent has no parent, a queue with children has none)`;
+    case 'UNKNOWN_PARENT':
+      return `parent ${p.parent} of queue ${p.queue} does not exist`;
+    case 'SELF_PARENT':
+      return `queue ${p.queue} cannot be its own parent`;
+    case 'CYCLE':
+      return `queue ${p.queue} would be its own ancestor`;
+    case 'TOO_DEEP':
+      return `queue ${p.queue} cannot be placed under ${p.parent}: queues nest at most ${MAX_QUEUE_DEPTH} levels (a parent has no parent, a queue with children has none)`;
   }
 }
 

@@ -19,7 +19,10 @@ export interface BorrowingAttempt {
  * make room. `candidates` should leave out attempts already stopping or in their cooldown (ADR 0026).
  */
 export function chooseReclaimVictims(
-  limits: QueueLimits, held: ReadonlyMap<string, number>, ask: { queue: string; gpus: number }, candidates: readonly BorrowingAttempt[],
+  limits: QueueLimits,
+  held: ReadonlyMap<string, number>,
+  ask: { queue: string; gpus: number },
+  candidates: readonly BorrowingAttempt[],
 ): string[] | null {
   const cohort = limits.cohortOf.get(ask.queue);
   const guarantee = limits.guarantee.get(ask.queue);

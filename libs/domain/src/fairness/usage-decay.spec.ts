@@ -24,18 +24,24 @@ describe('decayedGpuSeconds', () => {
   });
 
   it('adds up over any split of an interval, and decays like a value (property)', () => {
-    fc.assert(fc.property(
-      fc.integer({ min: 1, max: 64 }), fc.integer({ min: 0, max: 10 * HOUR }), fc.integer({ min: 0, max: 10 * HOUR }),
-      fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 0, max: 10 * HOUR }), fc.integer({ min: 60, max: 1e6 }),
-      (gpus, a, b, cut, later, hl) => {
-        const [start, end] = [Math.min(a, b), Math.max(a, b)];
-        const mid = start + (end - start) * cut;
-        const now = end;
-        const whole = decayedGpuSeconds(gpus, start, end, now, hl);
-        const parts = decayedGpuSeconds(gpus, start, mid, now, hl) + decayedGpuSeconds(gpus, mid, end, now, hl);
-        expect(parts).toBeCloseTo(whole, 6);
-        expect(decayUsage(whole, now, now + later, hl)).toBeCloseTo(decayedGpuSeconds(gpus, start, end, now + later, hl), 6);
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 64 }),
+        fc.integer({ min: 0, max: 10 * HOUR }),
+        fc.integer({ min: 0, max: 10 * HOUR }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer({ min: 0, max: 10 * HOUR }),
+        fc.integer({ min: 60, max: 1e6 }),
+        (gpus, a, b, cut, later, hl) => {
+          const [start, end] = [Math.min(a, b), Math.max(a, b)];
+          const mid = start + (end - start) * cut;
+          const now = end;
+          const whole = decayedGpuSeconds(gpus, start, end, now, hl);
+          const parts = decayedGpuSeconds(gpus, start, mid, now, hl) + decayedGpuSeconds(gpus, mid, end, now, hl);
+          expect(parts).toBeCloseTo(whole, 6);
+          expect(decayUsage(whole, now, now + later, hl)).toBeCloseTo(decayedGpuSeconds(gpus, start, end, now + later, hl), 6);
+        },
+      ),
+    );
   });
 });

@@ -17,5 +17,5 @@ export function decayedGpuSeconds(gpus: number, startMs: number, endMs: number, 
   if (gpus <= 0 || end <= startMs) return 0;
   const hl = halfLifeSeconds;
   const weight = (t: number) => Math.pow(2, -Math.max(0, nowMs - t) / 1000 / hl);
-  return (gpus * hl / Math.LN2) * (weight(end) - weight(startMs));
+  return ((gpus * hl) / Math.LN2) * (weight(end) - weight(startMs));
 }

@@ -11,7 +11,15 @@ const expected: Record<JobState, [string, string]> = {
 };
 
 describe('decideCancel', () => {
-  it.each(JOB_STATES.flatMap((s) => [[s, false], [s, true]] as Array<[JobState, boolean]>))('%s, requested before: %s', (state, requested) => {
+  it.each(
+    JOB_STATES.flatMap(
+      (s) =>
+        [
+          [s, false],
+          [s, true],
+        ] as Array<[JobState, boolean]>,
+    ),
+  )('%s, requested before: %s', (state, requested) => {
     expect(decideCancel(state, requested).kind).toBe(expected[state][requested ? 1 : 0]);
   });
 });

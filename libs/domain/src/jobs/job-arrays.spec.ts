@@ -28,20 +28,25 @@ describe('arrayParentState', () => {
 
   it('moves only forward, along the job state machine but for QUEUED -> RUNNING (never SCHEDULED), whatever the children do', () => {
     const count = fc.nat({ max: 5 });
-    const history = fc.array(fc.record({ QUEUED: count, SCHEDULED: count, RUNNING: count, SUCCEEDED: count, FAILED: count, CANCELLED: count }), { minLength: 1, maxLength: 20 });
-    fc.assert(fc.property(history, fc.boolean(), (steps, cancelRequested) => {
-      let state: JobState = 'QUEUED';
-      for (const c of steps) {
-        const next = arrayParentState(c, { state, cancelRequested });
-        for (const step of arrayParentPath(state, next)) {
-          const ok = step !== 'SCHEDULED' && ((state === 'QUEUED' && step === 'RUNNING') || decideTransition(state, step).kind === 'apply');
-          if (!ok) return false;
-          state = step;
+    const history = fc.array(fc.record({ QUEUED: count, SCHEDULED: count, RUNNING: count, SUCCEEDED: count, FAILED: count, CANCELLED: count }), {
+      minLength: 1,
+      maxLength: 20,
+    });
+    fc.assert(
+      fc.property(history, fc.boolean(), (steps, cancelRequested) => {
+        let state: JobState = 'QUEUED';
+        for (const c of steps) {
+          const next = arrayParentState(c, { state, cancelRequested });
+          for (const step of arrayParentPath(state, next)) {
+            const ok = step !== 'SCHEDULED' && ((state === 'QUEUED' && step === 'RUNNING') || decideTransition(state, step).kind === 'apply');
+            if (!ok) return false;
+            state = step;
+          }
+          if (state !== next) return false;
         }
-        if (state !== next) return false;
-      }
-      return true;
-    }));
+        return true;
+      }),
+    );
   });
 
   it.each<[JobState, JobState, JobState[]]>([
@@ -83,11 +88,16 @@ describe('capArrayParallelism', () => {
       active: fc.nat({ max: 25 }),
       queued: fc.nat({ max: 60 }),
     });
-    fc.assert(fc.property(arb, ({ parallelism, active, queued }) => {
-      const candidates = Array.from({ length: queued }, (_, i) => job(`c${i}`, 'p', parallelism));
-      const cut = capArrayParallelism(candidates, new Map([['p', active]]));
-      return active + cut.admitted.length <= Math.max(parallelism, active) && cut.admitted.length + cut.held.length === queued
-        && cut.admitted.length === Math.min(queued, Math.max(0, parallelism - active));
-    }));
+    fc.assert(
+      fc.property(arb, ({ parallelism, active, queued }) => {
+        const candidates = Array.from({ length: queued }, (_, i) => job(`c${i}`, 'p', parallelism));
+        const cut = capArrayParallelism(candidates, new Map([['p', active]]));
+        return (
+          active + cut.admitted.length <= Math.max(parallelism, active) &&
+          cut.admitted.length + cut.held.length === queued &&
+          cut.admitted.length === Math.min(queued, Math.max(0, parallelism - active))
+        );
+      }),
+    );
   });
 });

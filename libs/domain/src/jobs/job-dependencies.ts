@@ -56,7 +56,9 @@ export type DependencyAdmission =
  * be met is refused too, rather than creating a job that is born FAILED.
  */
 export function admitDependencies(
-  requests: readonly DependencyRequest[], upstream: ReadonlyMap<string, UpstreamJob>, caller: { owner: string; operator: boolean },
+  requests: readonly DependencyRequest[],
+  upstream: ReadonlyMap<string, UpstreamJob>,
+  caller: { owner: string; operator: boolean },
 ): DependencyAdmission {
   let pending = 0;
   for (const [index, r] of requests.entries()) {

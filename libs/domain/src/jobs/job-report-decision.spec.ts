@@ -51,9 +51,12 @@ describe('decideReport', () => {
     });
   });
 
-  it.each(['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const)('a %s report of the current attempt from a node without a rank is foreign (a forgery: nothing changes)', (state) => {
-    expect(decideReport({ state: 'RUNNING', attempt: 1 }, one('RUNNING'), { nodeId: 'n9', attempt: 1, state })).toEqual({ kind: 'foreign' });
-  });
+  it.each(['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const)(
+    'a %s report of the current attempt from a node without a rank is foreign (a forgery: nothing changes)',
+    (state) => {
+      expect(decideReport({ state: 'RUNNING', attempt: 1 }, one('RUNNING'), { nodeId: 'n9', attempt: 1, state })).toEqual({ kind: 'foreign' });
+    },
+  );
 
   it('a report of an old attempt from a node without a rank is stale', () => {
     expect(decideReport({ state: 'RUNNING', attempt: 2 }, one('RUNNING'), { nodeId: 'n9', attempt: 1, state: 'RUNNING' }).kind).toBe('stale');
@@ -66,7 +69,11 @@ describe('decideReport', () => {
       { nodeId: 'n3', state: 'SUCCEEDED' },
     ];
     expect(decideReport({ state: 'RUNNING', attempt: 1 }, ranks, { nodeId: 'n1', attempt: 1, state: 'FAILED' })).toEqual({
-      kind: 'apply', rankState: 'FAILED', releaseRank: true, path: ['FAILED'], killNodeIds: ['n2'],
+      kind: 'apply',
+      rankState: 'FAILED',
+      releaseRank: true,
+      path: ['FAILED'],
+      killNodeIds: ['n2'],
     });
   });
 
@@ -83,8 +90,14 @@ describe('decideReport', () => {
 describe('reports for an attempt the control plane has taken away', () => {
   it('are stale: a RUNNING one is answered with KILL, nothing changes', () => {
     const lostRank: RankSnapshot[] = [{ nodeId: 'n1', state: 'RUNNING', released: true }];
-    expect(decideReport({ state: 'QUEUED', attempt: 1 }, lostRank, { nodeId: 'n1', attempt: 1, state: 'RUNNING' })).toEqual({ kind: 'stale', killAttempt: true });
-    expect(decideReport({ state: 'QUEUED', attempt: 1 }, lostRank, { nodeId: 'n1', attempt: 1, state: 'SUCCEEDED' })).toEqual({ kind: 'stale', killAttempt: false });
+    expect(decideReport({ state: 'QUEUED', attempt: 1 }, lostRank, { nodeId: 'n1', attempt: 1, state: 'RUNNING' })).toEqual({
+      kind: 'stale',
+      killAttempt: true,
+    });
+    expect(decideReport({ state: 'QUEUED', attempt: 1 }, lostRank, { nodeId: 'n1', attempt: 1, state: 'SUCCEEDED' })).toEqual({
+      kind: 'stale',
+      killAttempt: false,
+    });
   });
 
   it('a finished and released rank repeating its end is still accepted', () => {

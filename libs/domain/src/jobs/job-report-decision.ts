@@ -65,8 +65,6 @@ export function decideReport(job: JobSnapshot, ranks: readonly RankSnapshot[], r
   const path = transitionPath(job.state, target);
   if (path === null) return { kind: 'rejected', reason: 'ILLEGAL_TRANSITION' };
   const endsJob = path.length > 0 && isTerminal(path[path.length - 1]);
-  const killNodeIds = endsJob
-    ? nextRanks.filter((r) => !isRankFinished(r.state)).map((r) => r.nodeId)
-    : [];
+  const killNodeIds = endsJob ? nextRanks.filter((r) => !isRankFinished(r.state)).map((r) => r.nodeId) : [];
   return { kind: 'apply', rankState: report.state, releaseRank: isRankFinished(report.state), path, killNodeIds };
 }

@@ -114,7 +114,9 @@ export function foldReports(job: ReportedJob, reports: readonly JobReport[], ran
     if (decision.kind === 'rejected') {
       touched = true;
       events.push({
-        type: 'REPORT_REJECTED', attempt: report.attempt, nodeIds: [report.nodeId],
+        type: 'REPORT_REJECTED',
+        attempt: report.attempt,
+        nodeIds: [report.nodeId],
         reason: `${decision.reason}: ${report.state} while ${state}`,
       });
       outcomes.push('rejected');
@@ -153,16 +155,28 @@ export function foldReports(job: ReportedJob, reports: readonly JobReport[], ran
       preempted = true;
       let from = state;
       for (const to of path) {
-        events.push({ type: 'STATE_CHANGED', fromState: from, toState: to, attempt: job.attempt, nodeIds: job.nodeIds, ...(to === 'QUEUED' ? { reason: 'PREEMPTED' } : {}) });
+        events.push({
+          type: 'STATE_CHANGED',
+          fromState: from,
+          toState: to,
+          attempt: job.attempt,
+          nodeIds: job.nodeIds,
+          ...(to === 'QUEUED' ? { reason: 'PREEMPTED' } : {}),
+        });
         from = to;
       }
       state = 'QUEUED';
     } else if (path.length > 0) {
       touched = true;
       let reason: string | null = null;
-      const retried = path[path.length - 1] === 'FAILED' && job.retryPolicy
-        ? decideExitRetry(job.retryPolicy, { attempt: job.attempt, retriesForgiven: job.retriesForgiven, exitCode: report.exitCode, reason: report.reason }, random)
-        : { kind: 'end' as const };
+      const retried =
+        path[path.length - 1] === 'FAILED' && job.retryPolicy
+          ? decideExitRetry(
+              job.retryPolicy,
+              { attempt: job.attempt, retriesForgiven: job.retriesForgiven, exitCode: report.exitCode, reason: report.reason },
+              random,
+            )
+          : { kind: 'end' as const };
       if (retried.kind === 'retry') {
         // SCHEDULED|RUNNING -> QUEUED, as for a lost attempt. The gang's other ranks are stopped
         // (their KILLs are in killNodeIds) and given back now, like a lost attempt's: once the job is
@@ -196,4 +210,3 @@ export function foldReports(job: ReportedJob, reports: readonly JobReport[], ran
   }
   return { outcomes, touched, state, start, end, retry, preempted, events, ranks: [...written.values()], kills };
 }
-

@@ -29,7 +29,11 @@ export function decideTransition(from: JobState, to: JobState): TransitionDecisi
 }
 
 export class IllegalTransitionError extends Error {
-  constructor(readonly from: JobState, readonly to: JobState, readonly reason: string) {
+  constructor(
+    readonly from: JobState,
+    readonly to: JobState,
+    readonly reason: string,
+  ) {
     super(`job cannot go ${from} -> ${to}: ${reason}`);
     this.name = 'IllegalTransitionError';
   }

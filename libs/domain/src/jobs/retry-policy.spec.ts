@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { RetryPolicy, backoffDelayMs, decideExitRetry, resolveRetryPolicy } from './retry-policy';
 
-const policy = (over: Partial<RetryPolicy> = {}): RetryPolicy => ({ maxRetries: 2, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [3, 75], ...over });
+const policy = (over: Partial<RetryPolicy> = {}): RetryPolicy => ({
+  maxRetries: 2,
+  backoffSeconds: 10,
+  maxBackoffSeconds: 600,
+  retryOnExitCodes: [3, 75],
+  ...over,
+});
 const fixed = (r: number) => () => r;
 
 describe('backoffDelayMs', () => {
@@ -19,18 +25,24 @@ describe('backoffDelayMs', () => {
   });
 
   it('never waits less for a later retry until the maximum is reached, whatever the jitter, and never waits past it', () => {
-    fc.assert(fc.property(
-      fc.integer({ min: 1, max: 3600 }), fc.integer({ min: 1, max: 86_400 }), fc.integer({ min: 1, max: 10 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }),
-      (backoffSeconds, maxBackoffSeconds, retry, r1, r2) => {
-        const p = policy({ backoffSeconds, maxBackoffSeconds });
-        const now = backoffDelayMs(p, retry, fixed(r1));
-        const next = backoffDelayMs(p, retry + 1, fixed(r2));
-        // Past the maximum the ceiling stops growing and the jitter alone decides.
-        if (backoffSeconds * 2 ** retry <= maxBackoffSeconds) expect(next).toBeGreaterThanOrEqual(now - 1); // rounding
-        expect(next).toBeLessThanOrEqual(maxBackoffSeconds * 1000);
-        expect(now).toBeGreaterThanOrEqual(Math.min(backoffSeconds, maxBackoffSeconds) * 500 - 1);
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3600 }),
+        fc.integer({ min: 1, max: 86_400 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (backoffSeconds, maxBackoffSeconds, retry, r1, r2) => {
+          const p = policy({ backoffSeconds, maxBackoffSeconds });
+          const now = backoffDelayMs(p, retry, fixed(r1));
+          const next = backoffDelayMs(p, retry + 1, fixed(r2));
+          // Past the maximum the ceiling stops growing and the jitter alone decides.
+          if (backoffSeconds * 2 ** retry <= maxBackoffSeconds) expect(next).toBeGreaterThanOrEqual(now - 1); // rounding
+          expect(next).toBeLessThanOrEqual(maxBackoffSeconds * 1000);
+          expect(now).toBeGreaterThanOrEqual(Math.min(backoffSeconds, maxBackoffSeconds) * 500 - 1);
+        },
+      ),
+    );
   });
 });
 
@@ -44,27 +56,44 @@ describe('decideExitRetry', () => {
     ['an empty list retries no exit', policy({ retryOnExitCodes: [] }), { attempt: 1, exitCode: 3 }, { kind: 'end' }],
     ['exit 0 is not a failure to retry', policy({ retryOnExitCodes: [0] }), { attempt: 1, exitCode: 0 }, { kind: 'end' }],
     ['no exit code (a signal) is not retried', policy(), { attempt: 1, exitCode: null }, { kind: 'end' }],
-    ['a deadline kill is never retried, even with a listed code', policy({ retryOnExitCodes: [137] }), { attempt: 1, exitCode: 137, reason: 'DEADLINE_EXCEEDED' }, { kind: 'end' }],
+    [
+      'a deadline kill is never retried, even with a listed code',
+      policy({ retryOnExitCodes: [137] }),
+      { attempt: 1, exitCode: 137, reason: 'DEADLINE_EXCEEDED' },
+      { kind: 'end' },
+    ],
     ['a spawn failure is never retried', policy(), { attempt: 1, exitCode: 3, reason: 'SPAWN_FAILED: ENOENT' }, { kind: 'end' }],
     ['retries used by lost attempts count too', policy({ maxRetries: 2 }), { attempt: 3, exitCode: 3 }, { kind: 'end' }],
-    ['an attempt ended by a drain used no retry (and does not grow the backoff)', policy({ maxRetries: 2 }), { attempt: 3, exitCode: 3, retriesForgiven: 1 }, { kind: 'retry', delayMs: 10_000 }],
+    [
+      'an attempt ended by a drain used no retry (and does not grow the backoff)',
+      policy({ maxRetries: 2 }),
+      { attempt: 3, exitCode: 3, retriesForgiven: 1 },
+      { kind: 'retry', delayMs: 10_000 },
+    ],
   ])('%s', (_n, p, failed, expected) => {
     expect(decideExitRetry(p, { reason: null, ...failed }, fixed(0))).toEqual(expected);
   });
 
   it('retries at most maxRetries times over any history of failures', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 10 }), fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 12, maxLength: 12 }), (maxRetries, codes) => {
-      const p = policy({ maxRetries, retryOnExitCodes: [1, 2, 3, 4, 5] });
-      let attempt = 1;
-      while (decideExitRetry(p, { attempt, exitCode: codes[attempt - 1], reason: null }, Math.random).kind === 'retry') attempt++;
-      expect(attempt - 1).toBe(maxRetries);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10 }), fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 12, maxLength: 12 }), (maxRetries, codes) => {
+        const p = policy({ maxRetries, retryOnExitCodes: [1, 2, 3, 4, 5] });
+        let attempt = 1;
+        while (decideExitRetry(p, { attempt, exitCode: codes[attempt - 1], reason: null }, Math.random).kind === 'retry') attempt++;
+        expect(attempt - 1).toBe(maxRetries);
+      }),
+    );
   });
 });
 
 describe('resolveRetryPolicy', () => {
   it.each<[string, number | null | undefined, Partial<RetryPolicy> | null | undefined, object]>([
-    ['nothing given: no retries, the defaults', undefined, undefined, { ok: true, policy: { maxRetries: 0, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [] } }],
+    [
+      'nothing given: no retries, the defaults',
+      undefined,
+      undefined,
+      { ok: true, policy: { maxRetries: 0, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [] } },
+    ],
     ['the top-level shorthand alone', 2, null, { ok: true, policy: { maxRetries: 2, backoffSeconds: 10, maxBackoffSeconds: 600, retryOnExitCodes: [] } }],
     ['the nested count alone', null, { maxRetries: 4 }, { ok: true, policy: { maxRetries: 4 } }],
     ['both, agreeing', 3, { maxRetries: 3, backoffSeconds: 1 }, { ok: true, policy: { maxRetries: 3, backoffSeconds: 1 } }],

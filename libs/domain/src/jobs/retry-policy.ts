@@ -74,7 +74,11 @@ export function resolveRetryPolicy(maxRetries: number | null | undefined, input:
   const nested = input?.maxRetries ?? undefined;
   const top = maxRetries ?? undefined;
   if (nested !== undefined && top !== undefined && nested !== top) {
-    return { ok: false, field: 'retryPolicy.maxRetries', message: `retryPolicy.maxRetries (${nested}) and maxRetries (${top}) disagree; give one, or the same value` };
+    return {
+      ok: false,
+      field: 'retryPolicy.maxRetries',
+      message: `retryPolicy.maxRetries (${nested}) and maxRetries (${top}) disagree; give one, or the same value`,
+    };
   }
   return {
     ok: true,

@@ -80,8 +80,13 @@ export function believedTopology(reported: NodeTopology, pinned: NodeInventory):
 /** Equal exactly when two inventories pin the same thing. */
 export function sameInventory(a: NodeInventory | null, b: NodeInventory | null): boolean {
   if (a === null || b === null) return a === b;
-  return a.gpus?.model === b.gpus?.model && (a.gpus?.count ?? 0) === (b.gpus?.count ?? 0)
-    && a.cpuCores === b.cpuCores && a.memoryMiB === b.memoryMiB && a.address === b.address;
+  return (
+    a.gpus?.model === b.gpus?.model &&
+    (a.gpus?.count ?? 0) === (b.gpus?.count ?? 0) &&
+    a.cpuCores === b.cpuCores &&
+    a.memoryMiB === b.memoryMiB &&
+    a.address === b.address
+  );
 }
 
 /** A change to a pinned inventory (PATCH /v1/nodes/{id}): each field given replaces the pinned one; null gpus means none, null address unpins. */
@@ -91,7 +96,10 @@ export type InventoryPatch = Partial<NodeInventory>;
  * The pinned inventory after an operator's patch (JSON merge patch), or the fields it lacks: a node
  * with nothing pinned yet (enrolled without an inventory, not yet reported) needs its cores and memory.
  */
-export function patchInventory(pinned: NodeInventory | null, patch: InventoryPatch): { inventory: NodeInventory } | { missing: Array<'cpuCores' | 'memoryMiB'> } {
+export function patchInventory(
+  pinned: NodeInventory | null,
+  patch: InventoryPatch,
+): { inventory: NodeInventory } | { missing: Array<'cpuCores' | 'memoryMiB'> } {
   const cpuCores = patch.cpuCores ?? pinned?.cpuCores;
   const memoryMiB = patch.memoryMiB ?? pinned?.memoryMiB;
   if (cpuCores === undefined || memoryMiB === undefined) {

@@ -5,7 +5,7 @@ describe('loadGapMs (the wait between batches, growing with the last one)', () =
 
   it.each<[string, number, { perItemMs: number; maxMs: number }, number]>([
     ['nothing in the last batch: no wait', 0, gap, 0],
-    ['a lone item: one item\'s worth', 1, gap, 5],
+    ["a lone item: one item's worth", 1, gap, 5],
     ['a few items: in proportion', 4, gap, 20],
     ['exactly at the cap', 10, gap, 50],
     ['a large batch: capped', 400, gap, 50],

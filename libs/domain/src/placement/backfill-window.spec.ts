@@ -7,13 +7,30 @@ const S = 1000;
 
 function node(id: string, over: Partial<PlacementNode> = {}): PlacementNode {
   return {
-    id, rack: 'r1', health: 'HEALTHY', cordoned: false, version: 1,
-    gpuModel: 'H100', gpusTotal: 8, gpusAllocated: 0, cpuCores: 64, cpuAllocated: 0, memoryMiB: 524288, memoryAllocated: 0, ...over,
+    id,
+    rack: 'r1',
+    health: 'HEALTHY',
+    cordoned: false,
+    version: 1,
+    gpuModel: 'H100',
+    gpusTotal: 8,
+    gpusAllocated: 0,
+    cpuCores: 64,
+    cpuAllocated: 0,
+    memoryMiB: 524288,
+    memoryAllocated: 0,
+    ...over,
   };
 }
 const req = (gpus: number): ResourceRequest => ({ gpus, gpuModel: null, cpuCores: 1, memoryMiB: 1024 });
 const end = (gpus: number, endsAtMs: number): RankEnd => ({ gpus, cpuCores: 1, memoryMiB: 1024, endsAtMs });
-const run = (gpus: number, startedAtMs: number | null, maxRuntimeSeconds: number | null): RankRun => ({ gpus, cpuCores: 1, memoryMiB: 1024, startedAtMs, maxRuntimeSeconds });
+const run = (gpus: number, startedAtMs: number | null, maxRuntimeSeconds: number | null): RankRun => ({
+  gpus,
+  cpuCores: 1,
+  memoryMiB: 1024,
+  startedAtMs,
+  maxRuntimeSeconds,
+});
 function job(id: string, gpus: number, maxRuntimeSeconds: number | null = null, nodes = 1, band = 0): PendingJob {
   return { id, nodes, band, resources: req(gpus), maxRuntimeSeconds };
 }
@@ -69,10 +86,14 @@ describe('fitsBackfillWindow', () => {
 describe('planPlacements with runtime backfill', () => {
   // Node a: 4 of 8 GPUs held by a rank that ends in 600 s; b: full, forever. The head wants 8 on one node.
   const nodes = () => [node('a', { gpusAllocated: 4 }), node('b', { gpusAllocated: 8 })];
-  const runs = (startedAtMs: number | null = NOW, max: number | null = 600) => new Map<string, RankRun[]>([['a', [run(4, startedAtMs, max)]], ['b', [run(8, NOW, null)]]]);
+  const runs = (startedAtMs: number | null = NOW, max: number | null = 600) =>
+    new Map<string, RankRun[]>([
+      ['a', [run(4, startedAtMs, max)]],
+      ['b', [run(8, NOW, null)]],
+    ]);
   const plan = (jobs: PendingJob[], r: Map<string, RankRun[]> | null = runs()) => planPlacements(jobs, nodes(), r ? { backfill: { nowMs: NOW, runs: r } } : {});
 
-  it('estimates the head\'s start from the work on its nodes', () => {
+  it("estimates the head's start from the work on its nodes", () => {
     expect(plan([job('head', 8)]).reservation).toEqual({ jobId: 'head', band: 0, nodeIds: ['a'], estimatedStartMs: NOW + 600 * S });
   });
 
@@ -81,7 +102,7 @@ describe('planPlacements with runtime backfill', () => {
     ['one that ends exactly at it too', job('j', 2, 600), runs(), ['a']],
     ['one that ends after it waits for the window', job('j', 2, 601), runs(), 'BACKFILL_WINDOW'],
     ['one without maxRuntimeSeconds waits for the window', job('j', 2, null), runs(), 'BACKFILL_WINDOW'],
-    ['the estimate counts from the rank\'s start', job('j', 2, 590), runs(NOW - 20 * S), 'BACKFILL_WINDOW'],
+    ["the estimate counts from the rank's start", job('j', 2, 590), runs(NOW - 20 * S), 'BACKFILL_WINDOW'],
     ['work without maxRuntimeSeconds there: strict, as capacity', job('j', 2, 60), runs(NOW, null), 'INSUFFICIENT_CAPACITY:gpus'],
     ['the reserved node not read: strict', job('j', 2, 60), new Map(), 'INSUFFICIENT_CAPACITY:gpus'],
     ['strict mode: as capacity', job('j', 2, 60), null, 'INSUFFICIENT_CAPACITY:gpus'],
@@ -90,14 +111,19 @@ describe('planPlacements with runtime backfill', () => {
     const p = plan([job('head', 8), j], r);
     if (typeof expected === 'string') {
       expect(p.placements).toEqual([]);
-      expect(p.pending).toEqual([{ jobId: 'head', reason: 'INSUFFICIENT_CAPACITY:gpus' }, { jobId: 'j', reason: expected }]);
+      expect(p.pending).toEqual([
+        { jobId: 'head', reason: 'INSUFFICIENT_CAPACITY:gpus' },
+        { jobId: 'j', reason: expected },
+      ]);
     } else {
       expect(p.placements.map((x) => x.nodeIds)).toEqual([expected]);
     }
   });
 
   it('prefers nodes outside the reservation', () => {
-    const p = planPlacements([job('head', 8), job('j', 2, 60)], [...nodes(), node('c', { gpusTotal: 4, gpusAllocated: 2 })], { backfill: { nowMs: NOW, runs: runs() } });
+    const p = planPlacements([job('head', 8), job('j', 2, 60)], [...nodes(), node('c', { gpusTotal: 4, gpusAllocated: 2 })], {
+      backfill: { nowMs: NOW, runs: runs() },
+    });
     expect(p.placements.map((x) => [x.jobId, x.nodeIds])).toEqual([['j', ['c']]]);
   });
 
@@ -106,22 +132,29 @@ describe('planPlacements with runtime backfill', () => {
     expect(p.pending).toContainEqual({ jobId: 'low', reason: 'BACKFILL_WINDOW' });
   });
 
-  it('counts the plan\'s own placements in the estimate', () => {
+  it("counts the plan's own placements in the estimate", () => {
     // c is empty: the first job goes there for 300 s; the head (8 GPUs, gang of 2) then reserves a and c.
-    const p = planPlacements([job('first', 2, 300), job('head', 8, null, 2), job('j', 1, 250)], [...nodes(), node('c')], { backfill: { nowMs: NOW, runs: runs() } });
+    const p = planPlacements([job('first', 2, 300), job('head', 8, null, 2), job('j', 1, 250)], [...nodes(), node('c')], {
+      backfill: { nowMs: NOW, runs: runs() },
+    });
     expect(p.reservation).toMatchObject({ jobId: 'head', nodeIds: ['c', 'a'], estimatedStartMs: NOW + 600 * S });
     expect(p.placements.map((x) => x.jobId)).toEqual(['first', 'j']);
   });
 
   it('an in-plan placement without maxRuntimeSeconds on a node makes its estimate unknown', () => {
-    const p = planPlacements([job('first', 2, null), job('head', 8, null, 2), job('j', 1, 1)], [...nodes(), node('c')], { backfill: { nowMs: NOW, runs: runs() } });
+    const p = planPlacements([job('first', 2, null), job('head', 8, null, 2), job('j', 1, 1)], [...nodes(), node('c')], {
+      backfill: { nowMs: NOW, runs: runs() },
+    });
     expect(p.reservation).toMatchObject({ nodeIds: ['c', 'a'], estimatedStartMs: null });
     expect(p.placements.map((x) => x.jobId)).toEqual(['first']);
   });
 
   it('lets a gang backfill across reserved and open nodes, never withheld ones', () => {
     const all = [node('a', { gpusAllocated: 4 }), node('b', { gpusAllocated: 4 }), node('c', { gpusAllocated: 8 }), node('d', { gpusAllocated: 6 })];
-    const r = new Map<string, RankRun[]>([['a', [run(4, NOW, 600)]], ['b', [run(4, NOW, 600)]]]);
+    const r = new Map<string, RankRun[]>([
+      ['a', [run(4, NOW, 600)]],
+      ['b', [run(4, NOW, 600)]],
+    ]);
     const p = planPlacements([job('head', 8, null, 2), job('g', 2, 60, 3)], all, { backfill: { nowMs: NOW, runs: r } });
     expect(p.reservation?.nodeIds).toEqual(['a', 'b']);
     expect(p.placements.map((x) => [x.jobId, [...x.nodeIds].sort()])).toEqual([['g', ['a', 'b', 'd']]]);

@@ -74,7 +74,10 @@ export function readyAtMs(node: NodeCapacity, ranks: readonly RankEnd[] | undefi
  * fits it now. Infinity: unknown, and then nothing backfills (strict).
  */
 export function estimatedStartMs(
-  req: ResourceRequest, nodes: ReadonlyArray<NodeCapacity & { id: string }>, ranksOn: (nodeId: string) => readonly RankEnd[] | undefined, nowMs: number,
+  req: ResourceRequest,
+  nodes: ReadonlyArray<NodeCapacity & { id: string }>,
+  ranksOn: (nodeId: string) => readonly RankEnd[] | undefined,
+  nowMs: number,
 ): number {
   let latest = nowMs;
   for (const n of nodes) {

@@ -29,5 +29,9 @@ export function lowerBound(a: readonly PlacementNode[], before: (n: PlacementNod
 
 /** Puts `node` into `nodes`, kept in best-fit order (compareFit). */
 export function insertByFit(nodes: PlacementNode[], node: PlacementNode): void {
-  nodes.splice(lowerBound(nodes, (n) => compareFit(n, node) < 0), 0, node);
+  nodes.splice(
+    lowerBound(nodes, (n) => compareFit(n, node) < 0),
+    0,
+    node,
+  );
 }

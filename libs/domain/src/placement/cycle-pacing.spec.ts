@@ -1,7 +1,13 @@
 import { CyclePacingInput, nextCycleDelayMs } from './cycle-pacing';
 
 const base: CyclePacingInput = {
-  pending: null, blocked: false, lastCycleStartedMs: 1_000, lastCycleEndedMs: 1_010, nowMs: 1_020, intervalMs: 1_000, blockedGapMs: 100,
+  pending: null,
+  blocked: false,
+  lastCycleStartedMs: 1_000,
+  lastCycleEndedMs: 1_010,
+  nowMs: 1_020,
+  intervalMs: 1_000,
+  blockedGapMs: 100,
 };
 
 const loadGap = { perItemMs: 5, maxMs: 50 };
@@ -36,7 +42,12 @@ describe('nextCycleDelayMs (when the scheduler cycles again)', () => {
 
   it('never waits longer than the tick, and never negative', () => {
     for (const pending of [null, 'new-work', 'capacity'] as const) {
-      for (const [blocked, blockedCycles] of [[false, 0], [true, 1], [true, 4], [true, 1000]] as const) {
+      for (const [blocked, blockedCycles] of [
+        [false, 0],
+        [true, 1],
+        [true, 4],
+        [true, 1000],
+      ] as const) {
         for (let now = 1_010; now < 3_000; now += 37) {
           const d = nextCycleDelayMs({ ...base, pending, blocked, blockedCycles, nowMs: now });
           expect(d).toBeGreaterThanOrEqual(0);

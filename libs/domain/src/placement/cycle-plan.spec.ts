@@ -4,12 +4,33 @@ import { lookaheadFilled, planCycle, schedulableCapacity } from './cycle-plan';
 import { PlacementNode } from './schedulable';
 
 const node = (id: string, over: Partial<PlacementNode> = {}): PlacementNode => ({
-  id, rack: 'r1', health: 'HEALTHY', cordoned: false, version: 1,
-  gpuModel: 'H100', gpusTotal: 8, gpusAllocated: 0, cpuCores: 64, cpuAllocated: 0, memoryMiB: 524288, memoryAllocated: 0, ...over,
+  id,
+  rack: 'r1',
+  health: 'HEALTHY',
+  cordoned: false,
+  version: 1,
+  gpuModel: 'H100',
+  gpusTotal: 8,
+  gpusAllocated: 0,
+  cpuCores: 64,
+  cpuAllocated: 0,
+  memoryMiB: 524288,
+  memoryAllocated: 0,
+  ...over,
 });
-const job = (id: string, queue = 'q', gpus = 1, nodes = 1): QueuedJob => ({ id, queue, nodes, resources: { gpus, gpuModel: null, cpuCores: 1, memoryMiB: 1024 } });
+const job = (id: string, queue = 'q', gpus = 1, nodes = 1): QueuedJob => ({
+  id,
+  queue,
+  nodes,
+  resources: { gpus, gpuModel: null, cpuCores: 1, memoryMiB: 1024 },
+});
 const queue = (name: string, over: Partial<QueueShareState> = {}): QueueShareState => ({
-  name, priority: 0, weight: 1, quotaGpus: null, held: { gpus: 0, cpuCores: 0, memoryMiB: 0 }, ...over,
+  name,
+  priority: 0,
+  weight: 1,
+  quotaGpus: null,
+  held: { gpus: 0, cpuCores: 0, memoryMiB: 0 },
+  ...over,
 });
 const cycle = (jobs: QueuedJob[], queues: QueueShareState[], nodes: PlacementNode[], lookahead = 100, batchSize = 100) =>
   planCycle({ jobs, queues, nodes, lookahead, batchSize });
@@ -60,7 +81,11 @@ describe('planCycle', () => {
 
   it('every job of the batch is placed once or told why it waits; no node is over-committed', () => {
     const arbJob = fc.record({ queue: fc.constantFrom('a', 'b', 'c'), gpus: fc.integer({ min: 0, max: 8 }), nodes: fc.integer({ min: 1, max: 3 }) });
-    const arbNode = fc.record({ gpusTotal: fc.integer({ min: 0, max: 8 }), rack: fc.constantFrom('r1', 'r2'), health: fc.constantFrom('HEALTHY', 'HEALTHY', 'DEGRADED') as fc.Arbitrary<PlacementNode['health']> });
+    const arbNode = fc.record({
+      gpusTotal: fc.integer({ min: 0, max: 8 }),
+      rack: fc.constantFrom('r1', 'r2'),
+      health: fc.constantFrom('HEALTHY', 'HEALTHY', 'DEGRADED') as fc.Arbitrary<PlacementNode['health']>,
+    });
     fc.assert(
       fc.property(fc.array(arbJob, { maxLength: 30 }), fc.array(arbNode, { maxLength: 10 }), fc.integer({ min: 1, max: 30 }), (js, ns, batchSize) => {
         const jobs = js.map((j, i) => job(`j${i}`, j.queue, j.gpus, j.nodes));

@@ -72,7 +72,8 @@ export function planCycle(input: CycleInput): CyclePlan {
   const runtime = input.backfill ? new Map(input.jobs.map((j) => [j.id, j.maxRuntimeSeconds ?? null])) : null;
   const plan = planPlacements(
     batch.map((j) => ({ ...j, band: band.get(j.queue) ?? 0, ...(runtime ? { maxRuntimeSeconds: runtime.get(j.id) ?? null } : {}) })),
-    input.nodes, { ...input.indexes, withheld: input.withheld, backfill: input.backfill },
+    input.nodes,
+    { ...input.indexes, withheld: input.withheld, backfill: input.backfill },
   );
   return {
     order,

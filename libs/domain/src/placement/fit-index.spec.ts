@@ -5,9 +5,19 @@ import { PlacementNode, schedulable } from './schedulable';
 
 function node(id: string, over: Partial<PlacementNode> = {}): PlacementNode {
   return {
-    id, rack: 'r1', health: 'HEALTHY', cordoned: false, version: 1,
-    gpuModel: 'H100', gpusTotal: 8, gpusAllocated: 0, cpuCores: 64, cpuAllocated: 0,
-    memoryMiB: 524288, memoryAllocated: 0, ...over,
+    id,
+    rack: 'r1',
+    health: 'HEALTHY',
+    cordoned: false,
+    version: 1,
+    gpuModel: 'H100',
+    gpusTotal: 8,
+    gpusAllocated: 0,
+    cpuCores: 64,
+    cpuAllocated: 0,
+    memoryMiB: 524288,
+    memoryAllocated: 0,
+    ...over,
   };
 }
 const req = (over: Partial<ResourceRequest> = {}): ResourceRequest => ({ gpus: 1, gpuModel: null, cpuCores: 1, memoryMiB: 1024, ...over });
@@ -50,16 +60,29 @@ describe('FitIndex', () => {
 
   it('answers as a scan of the fleet would (best and every fitting node), across allocations', () => {
     const arbNode = (i: number) =>
-      fc.record({
-        model: fc.constantFrom('H100', 'A100', null),
-        total: fc.constantFrom(0, 4, 8),
-        gpus: fc.nat(8), cpu: fc.nat(8), mem: fc.nat(4),
-        health: fc.constantFrom('HEALTHY', 'HEALTHY', 'HEALTHY', 'DEGRADED'),
-        cordoned: fc.boolean(),
-      }).map((x): PlacementNode => node(`n${String(i).padStart(3, '0')}`, {
-        gpuModel: x.model, gpusTotal: x.model === null ? 0 : x.total, gpusAllocated: Math.min(x.gpus, x.model === null ? 0 : x.total),
-        cpuCores: 8, cpuAllocated: x.cpu, memoryMiB: 4, memoryAllocated: x.mem, health: x.health as PlacementNode['health'], cordoned: x.cordoned,
-      }));
+      fc
+        .record({
+          model: fc.constantFrom('H100', 'A100', null),
+          total: fc.constantFrom(0, 4, 8),
+          gpus: fc.nat(8),
+          cpu: fc.nat(8),
+          mem: fc.nat(4),
+          health: fc.constantFrom('HEALTHY', 'HEALTHY', 'HEALTHY', 'DEGRADED'),
+          cordoned: fc.boolean(),
+        })
+        .map((x): PlacementNode =>
+          node(`n${String(i).padStart(3, '0')}`, {
+            gpuModel: x.model,
+            gpusTotal: x.model === null ? 0 : x.total,
+            gpusAllocated: Math.min(x.gpus, x.model === null ? 0 : x.total),
+            cpuCores: 8,
+            cpuAllocated: x.cpu,
+            memoryMiB: 4,
+            memoryAllocated: x.mem,
+            health: x.health as PlacementNode['health'],
+            cordoned: x.cordoned,
+          }),
+        );
     const arbReq = fc.record({ gpus: fc.nat(4), gpuModel: fc.constantFrom('H100', 'A100', null), cpuCores: fc.nat(4), memoryMiB: fc.nat(2) });
     fc.assert(
       fc.property(
@@ -73,8 +96,16 @@ describe('FitIndex', () => {
           for (const r of reqs) {
             const got = index.best(r, excluded);
             expect(got?.id ?? null).toBe(scan([...state.values()], r, excluded));
-            const fitting = [...state.values()].filter((n) => schedulable(n) && !excluded.has(n.id) && fitsNow(n, r)).map((n) => n.id).sort();
-            expect(index.fitting(r, excluded).map((n) => n.id).sort()).toEqual(fitting);
+            const fitting = [...state.values()]
+              .filter((n) => schedulable(n) && !excluded.has(n.id) && fitsNow(n, r))
+              .map((n) => n.id)
+              .sort();
+            expect(
+              index
+                .fitting(r, excluded)
+                .map((n) => n.id)
+                .sort(),
+            ).toEqual(fitting);
             if (got) {
               const after = allocate(got, r);
               state.set(got.id, after);

@@ -67,7 +67,11 @@ export class FitIndex {
     }
     if (after && indexable(after)) {
       const bucket = this.bucketOf(after);
-      bucket.splice(lowerBound(bucket, (n) => compareWithinBucket(n, after) < 0), 0, after);
+      bucket.splice(
+        lowerBound(bucket, (n) => compareWithinBucket(n, after) < 0),
+        0,
+        after,
+      );
     }
   }
 

@@ -8,8 +8,13 @@ describe('gangMasterPort', () => {
     ['the highest device index', 'job-d', [63], 29563],
   ])('%s', (_n, jobId, devices, port) => expect(gangMasterPort(jobId, devices)).toBe(port));
 
-  it('GPU gangs sharing rank 0\'s node never share a port: their devices differ', () => {
-    const ports = [[0, 1], [2, 3], [4, 5], [6, 7]].map((d, i) => gangMasterPort(`job-${i}`, d));
+  it("GPU gangs sharing rank 0's node never share a port: their devices differ", () => {
+    const ports = [
+      [0, 1],
+      [2, 3],
+      [4, 5],
+      [6, 7],
+    ].map((d, i) => gangMasterPort(`job-${i}`, d));
     expect(new Set(ports).size).toBe(4);
   });
 

@@ -4,14 +4,28 @@ import { FitIndex, GangCandidates, PendingJob, PlacementNode, PlanOptions, planP
 
 /** The invariant the property test checks: no allocation past a node's capacity, none below zero. */
 function isOverCommitted(node: NodeCapacity): boolean {
-  return [[node.gpusAllocated, node.gpusTotal], [node.cpuAllocated, node.cpuCores], [node.memoryAllocated, node.memoryMiB]].some(([used, total]) => used > total || used < 0);
+  return [
+    [node.gpusAllocated, node.gpusTotal],
+    [node.cpuAllocated, node.cpuCores],
+    [node.memoryAllocated, node.memoryMiB],
+  ].some(([used, total]) => used > total || used < 0);
 }
 
 function node(id: string, over: Partial<PlacementNode> = {}): PlacementNode {
   return {
-    id, rack: 'r1', health: 'HEALTHY', cordoned: false, version: 1,
-    gpuModel: 'H100', gpusTotal: 8, gpusAllocated: 0, cpuCores: 64, cpuAllocated: 0,
-    memoryMiB: 524288, memoryAllocated: 0, ...over,
+    id,
+    rack: 'r1',
+    health: 'HEALTHY',
+    cordoned: false,
+    version: 1,
+    gpuModel: 'H100',
+    gpusTotal: 8,
+    gpusAllocated: 0,
+    cpuCores: 64,
+    cpuAllocated: 0,
+    memoryMiB: 524288,
+    memoryAllocated: 0,
+    ...over,
   };
 }
 function job(id: string, res: Partial<ResourceRequest> = {}, nodes = 1, band = 0): PendingJob {
@@ -54,11 +68,30 @@ describe('planPlacements', () => {
   });
 
   it.each<[string, PlacementNode[], PendingJob, string[] | string]>([
-    ['a job goes past the node it failed to start on, to the next best fit', [node('a', { gpusAllocated: 6 }), node('b')], { ...job('j'), avoidNodeIds: ['a'] }, ['b']],
-    ['but back on it when nothing else fits: a preference, never a wait', [node('a', { gpusAllocated: 6 }), node('b', { gpusAllocated: 8 })], { ...job('j'), avoidNodeIds: ['a'] }, ['a']],
-    ['a gang keeps to the racks without it when they hold the gang', [node('a', { rack: 'r1' }), node('b', { rack: 'r1' }), node('c', { rack: 'r2' }), node('d', { rack: 'r2' }), node('e', { rack: 'r2' })],
-      { ...job('g', {}, 2), avoidNodeIds: ['b'] }, ['c', 'd']],
-    ['a gang uses it when the fleet has no other way', [node('a', { rack: 'r1' }), node('b', { rack: 'r1' })], { ...job('g', {}, 2), avoidNodeIds: ['b'] }, ['a', 'b']],
+    [
+      'a job goes past the node it failed to start on, to the next best fit',
+      [node('a', { gpusAllocated: 6 }), node('b')],
+      { ...job('j'), avoidNodeIds: ['a'] },
+      ['b'],
+    ],
+    [
+      'but back on it when nothing else fits: a preference, never a wait',
+      [node('a', { gpusAllocated: 6 }), node('b', { gpusAllocated: 8 })],
+      { ...job('j'), avoidNodeIds: ['a'] },
+      ['a'],
+    ],
+    [
+      'a gang keeps to the racks without it when they hold the gang',
+      [node('a', { rack: 'r1' }), node('b', { rack: 'r1' }), node('c', { rack: 'r2' }), node('d', { rack: 'r2' }), node('e', { rack: 'r2' })],
+      { ...job('g', {}, 2), avoidNodeIds: ['b'] },
+      ['c', 'd'],
+    ],
+    [
+      'a gang uses it when the fleet has no other way',
+      [node('a', { rack: 'r1' }), node('b', { rack: 'r1' })],
+      { ...job('g', {}, 2), avoidNodeIds: ['b'] },
+      ['a', 'b'],
+    ],
     ['avoiding a node it would not have chosen changes nothing', [node('a', { gpusAllocated: 6 }), node('b')], { ...job('j'), avoidNodeIds: ['b'] }, ['a']],
   ])('nodes a job failed to start on (ADR 0035): %s', (_name, nodes, j, expected) => {
     const plan = planPlacements([j], nodes);
@@ -79,7 +112,10 @@ describe('planPlacements', () => {
     else expect(plan.placements[0].nodeIds.sort()).toEqual(expected);
     // The caller's index and gang candidates are given back as they were: the next plan may use the node.
     expect(planPlacements([job('after', { gpus: 8 })], nodes, { index, gangs }).placements[0].nodeIds).toEqual(['a']);
-    expect(planPlacements([job('gang', { gpus: 8 }, 1), job('g2', { gpus: 4 }, 2)], nodes, { index, gangs }).placements.map((p) => p.nodeIds.sort())).toEqual([['a'], ['b', 'c']]);
+    expect(planPlacements([job('gang', { gpus: 8 }, 1), job('g2', { gpus: 4 }, 2)], nodes, { index, gangs }).placements.map((p) => p.nodeIds.sort())).toEqual([
+      ['a'],
+      ['b', 'c'],
+    ]);
   });
 
   it('subtracts earlier placements before later jobs', () => {
@@ -89,11 +125,36 @@ describe('planPlacements', () => {
   });
 
   it.each<[string, PlacementNode[], PendingJob[], Record<string, number[][]>]>([
-    ['two 4-GPU jobs on one 8-GPU node: disjoint devices', [node('a')], [job('j1', { gpus: 4 }), job('j2', { gpus: 4 })], { j1: [[0, 1, 2, 3]], j2: [[4, 5, 6, 7]] }],
-    ['devices held by live attempts are skipped', [node('a', { gpusAllocated: 2, gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], gpusHeld: [1, 2] })], [job('j', { gpus: 3 })], { j: [[0, 3, 4]] }],
-    ['an unhealthy device is never assigned', [node('a', { gpusTotal: 7, gpuIndices: [0, 1, 3, 4, 5, 6, 7] })], [job('j', { gpus: 7 })], { j: [[0, 1, 3, 4, 5, 6, 7]] }],
+    [
+      'two 4-GPU jobs on one 8-GPU node: disjoint devices',
+      [node('a')],
+      [job('j1', { gpus: 4 }), job('j2', { gpus: 4 })],
+      { j1: [[0, 1, 2, 3]], j2: [[4, 5, 6, 7]] },
+    ],
+    [
+      'devices held by live attempts are skipped',
+      [node('a', { gpusAllocated: 2, gpuIndices: [0, 1, 2, 3, 4, 5, 6, 7], gpusHeld: [1, 2] })],
+      [job('j', { gpus: 3 })],
+      { j: [[0, 3, 4]] },
+    ],
+    [
+      'an unhealthy device is never assigned',
+      [node('a', { gpusTotal: 7, gpuIndices: [0, 1, 3, 4, 5, 6, 7] })],
+      [job('j', { gpus: 7 })],
+      { j: [[0, 1, 3, 4, 5, 6, 7]] },
+    ],
     ['a job without GPUs holds none', [node('a')], [job('j', { gpus: 0 })], { j: [[]] }],
-    ['each gang rank holds devices on its own node', [node('a', { gpusAllocated: 1, gpusHeld: [0] }), node('b', { gpusAllocated: 1, gpusHeld: [5] })], [job('j', { gpus: 2 }, 2)], { j: [[1, 2], [0, 1]] }],
+    [
+      'each gang rank holds devices on its own node',
+      [node('a', { gpusAllocated: 1, gpusHeld: [0] }), node('b', { gpusAllocated: 1, gpusHeld: [5] })],
+      [job('j', { gpus: 2 }, 2)],
+      {
+        j: [
+          [1, 2],
+          [0, 1],
+        ],
+      },
+    ],
     // A snapshot whose counts say a GPU is free but whose devices are all held: the job waits.
     ['counts and devices disagree: no device is shared', [node('a', { gpusTotal: 2, gpuIndices: [0, 1], gpusHeld: [0, 1] })], [job('j', { gpus: 1 })], {}],
   ])('devices: %s', (_name, nodes, jobs, expected) => {
@@ -124,7 +185,9 @@ describe('planPlacements', () => {
 
   // Anti-starvation and PRIORITY: the first job that waits for capacity holds the nodes it is
   // nearest to fitting; later jobs may not backfill them, and lower bands kept out say PRIORITY.
-  it.each<[string, PlacementNode[], PendingJob[], PlanOptions, { placed: Record<string, string[]>; pending: Record<string, string>; reserved: string[] | null }]>([
+  it.each<
+    [string, PlacementNode[], PendingJob[], PlanOptions, { placed: Record<string, string[]>; pending: Record<string, string>; reserved: string[] | null }]
+  >([
     [
       'a small job cannot backfill the node a blocked big one waits for',
       [node('a', { gpusAllocated: 4 })],
@@ -215,11 +278,18 @@ describe('planPlacements', () => {
         // Devices as a node reports them: a few unhealthy (not usable, not in gpusTotal) and the
         // allocated ones held by live attempts.
         const nodes = ns.map((n, i) => {
-          const usable = Array.from({ length: 8 }, (_, d) => d).filter((d) => !n.unhealthy.includes(d)).slice(0, n.gpusTotal);
+          const usable = Array.from({ length: 8 }, (_, d) => d)
+            .filter((d) => !n.unhealthy.includes(d))
+            .slice(0, n.gpusTotal);
           const allocated = Math.min(n.gpusAllocated, usable.length);
           return node(`n${i}`, {
-            gpusTotal: usable.length, gpusAllocated: allocated, gpuIndices: usable, gpusHeld: usable.slice(usable.length - allocated),
-            cpuCores: n.cpu, gpuModel: n.model, rack: n.rack,
+            gpusTotal: usable.length,
+            gpusAllocated: allocated,
+            gpuIndices: usable,
+            gpusHeld: usable.slice(usable.length - allocated),
+            cpuCores: n.cpu,
+            gpuModel: n.model,
+            rack: n.rack,
           });
         });
         const jobs = js.map((j, i) => job(`j${i}`, { gpus: j.gpus, cpuCores: j.cpu, gpuModel: j.model }, j.nodes));
@@ -250,68 +320,118 @@ describe('planPlacements', () => {
     );
   });
 
-  it('plans the same on a caller\'s index and gang candidates, and gives both back as they were (property)', () => {
+  it("plans the same on a caller's index and gang candidates, and gives both back as they were (property)", () => {
     const arbNode = fc.record({
-      gpusAllocated: fc.integer({ min: 0, max: 8 }), cpu: fc.integer({ min: 1, max: 64 }),
-      model: fc.constantFrom('H100', 'A100', null), rack: fc.constantFrom('r1', 'r2'), degraded: fc.boolean(),
+      gpusAllocated: fc.integer({ min: 0, max: 8 }),
+      cpu: fc.integer({ min: 1, max: 64 }),
+      model: fc.constantFrom('H100', 'A100', null),
+      rack: fc.constantFrom('r1', 'r2'),
+      degraded: fc.boolean(),
     });
-    const arbJob = fc.record({ gpus: fc.integer({ min: 0, max: 8 }), cpu: fc.integer({ min: 1, max: 32 }), model: fc.constantFrom('H100', 'A100', null), nodes: fc.integer({ min: 1, max: 2 }) });
+    const arbJob = fc.record({
+      gpus: fc.integer({ min: 0, max: 8 }),
+      cpu: fc.integer({ min: 1, max: 32 }),
+      model: fc.constantFrom('H100', 'A100', null),
+      nodes: fc.integer({ min: 1, max: 2 }),
+    });
     fc.assert(
-      fc.property(fc.array(arbNode, { minLength: 1, maxLength: 12 }), fc.array(arbJob, { maxLength: 20 }), fc.array(arbJob, { maxLength: 5 }), (ns, js, probes) => {
-        const nodes = ns.map((n, i) => node(`n${i}`, {
-          gpusTotal: 8, gpusAllocated: n.gpusAllocated, cpuCores: n.cpu, gpuModel: n.model, rack: n.rack, health: n.degraded ? 'DEGRADED' : 'HEALTHY',
-        }));
-        const jobs = js.map((j, i) => job(`j${i}`, { gpus: j.gpus, cpuCores: j.cpu, gpuModel: j.model }, j.nodes));
-        const index = new FitIndex(nodes);
-        const gangs = new GangCandidates(index);
-        const shapes = [...jobs.map((j) => j.resources), ...probes.map((p) => ({ gpus: p.gpus, gpuModel: p.model, cpuCores: p.cpu, memoryMiB: 1 }))];
-        for (const r of shapes) gangs.racks(r, new Set()); // built before the plan, as a caller's would be
-        expect(planPlacements(jobs, nodes, { index, gangs })).toEqual(planPlacements(jobs, nodes));
-        // Given back as they were: they answer every request as fresh ones of the same nodes do.
-        const fresh = new FitIndex(nodes);
-        const freshGangs = new GangCandidates(fresh);
-        const racks = (g: GangCandidates, r: (typeof shapes)[number]) =>
-          [...g.racks(r, new Set())].map(([rack, ns]) => `${rack}:${ns.map((n) => n.id).sort().join(',')}`).sort();
-        for (const r of shapes) {
-          expect(index.best(r, new Set())?.id ?? null).toBe(fresh.best(r, new Set())?.id ?? null);
-          expect(index.fitting(r, new Set()).map((n) => n.id).sort()).toEqual(fresh.fitting(r, new Set()).map((n) => n.id).sort());
-          expect(racks(gangs, r)).toEqual(racks(freshGangs, r));
-        }
-      }),
+      fc.property(
+        fc.array(arbNode, { minLength: 1, maxLength: 12 }),
+        fc.array(arbJob, { maxLength: 20 }),
+        fc.array(arbJob, { maxLength: 5 }),
+        (ns, js, probes) => {
+          const nodes = ns.map((n, i) =>
+            node(`n${i}`, {
+              gpusTotal: 8,
+              gpusAllocated: n.gpusAllocated,
+              cpuCores: n.cpu,
+              gpuModel: n.model,
+              rack: n.rack,
+              health: n.degraded ? 'DEGRADED' : 'HEALTHY',
+            }),
+          );
+          const jobs = js.map((j, i) => job(`j${i}`, { gpus: j.gpus, cpuCores: j.cpu, gpuModel: j.model }, j.nodes));
+          const index = new FitIndex(nodes);
+          const gangs = new GangCandidates(index);
+          const shapes = [...jobs.map((j) => j.resources), ...probes.map((p) => ({ gpus: p.gpus, gpuModel: p.model, cpuCores: p.cpu, memoryMiB: 1 }))];
+          for (const r of shapes) gangs.racks(r, new Set()); // built before the plan, as a caller's would be
+          expect(planPlacements(jobs, nodes, { index, gangs })).toEqual(planPlacements(jobs, nodes));
+          // Given back as they were: they answer every request as fresh ones of the same nodes do.
+          const fresh = new FitIndex(nodes);
+          const freshGangs = new GangCandidates(fresh);
+          const racks = (g: GangCandidates, r: (typeof shapes)[number]) =>
+            [...g.racks(r, new Set())]
+              .map(
+                ([rack, ns]) =>
+                  `${rack}:${ns
+                    .map((n) => n.id)
+                    .sort()
+                    .join(',')}`,
+              )
+              .sort();
+          for (const r of shapes) {
+            expect(index.best(r, new Set())?.id ?? null).toBe(fresh.best(r, new Set())?.id ?? null);
+            expect(
+              index
+                .fitting(r, new Set())
+                .map((n) => n.id)
+                .sort(),
+            ).toEqual(
+              fresh
+                .fitting(r, new Set())
+                .map((n) => n.id)
+                .sort(),
+            );
+            expect(racks(gangs, r)).toEqual(racks(freshGangs, r));
+          }
+        },
+      ),
     );
   });
 
   it('places a gang on the rack with the fewest fitting nodes that holds it, on its best-fitting nodes, as a scan of every node would (property)', () => {
     // The rule stated on its own: free GPUs, then cores, then memory, then id, fewest first.
     const fit = (a: PlacementNode, b: PlacementNode) =>
-      a.gpusTotal - a.gpusAllocated - (b.gpusTotal - b.gpusAllocated) || a.cpuCores - a.cpuAllocated - (b.cpuCores - b.cpuAllocated) ||
-      a.memoryMiB - a.memoryAllocated - (b.memoryMiB - b.memoryAllocated) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-    const arbNode = fc.record({ gpusAllocated: fc.integer({ min: 0, max: 8 }), cpu: fc.integer({ min: 1, max: 64 }), rack: fc.constantFrom('r1', 'r2', 'r3', 'r4') });
+      a.gpusTotal - a.gpusAllocated - (b.gpusTotal - b.gpusAllocated) ||
+      a.cpuCores - a.cpuAllocated - (b.cpuCores - b.cpuAllocated) ||
+      a.memoryMiB - a.memoryAllocated - (b.memoryMiB - b.memoryAllocated) ||
+      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    const arbNode = fc.record({
+      gpusAllocated: fc.integer({ min: 0, max: 8 }),
+      cpu: fc.integer({ min: 1, max: 64 }),
+      rack: fc.constantFrom('r1', 'r2', 'r3', 'r4'),
+    });
     fc.assert(
-      fc.property(fc.array(arbNode, { minLength: 1, maxLength: 16 }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 2, max: 4 }), fc.array(fc.nat(15), { maxLength: 4 }), (ns, gpus, size, busy) => {
-        const initial = ns.map((n, i) => node(`n${String(i).padStart(2, '0')}`, { gpusAllocated: n.gpusAllocated, cpuCores: n.cpu, rack: n.rack }));
-        // A caller's index and candidates, kept current through node changes (as the scheduler's are).
-        const index = new FitIndex(initial);
-        const gangs = new GangCandidates(index);
-        const req = { gpus, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1024 };
-        gangs.racks(req, new Set());
-        const nodes = [...initial];
-        for (const i of busy) {
-          if (i >= nodes.length) continue;
-          const after = { ...nodes[i], gpusAllocated: Math.min(8, nodes[i].gpusAllocated + 1) };
-          index.replace(nodes[i], after);
-          gangs.changed(after, new Set());
-          nodes[i] = after;
-        }
-        const candidates = nodes.filter((n) => fitsNow(n, req));
-        const byRack = new Map<string, PlacementNode[]>();
-        for (const n of candidates) byRack.set(n.rack, [...(byRack.get(n.rack) ?? []), n].sort(fit));
-        const holding = [...byRack.values()].filter((r) => r.length >= size).sort((a, b) => a.length - b.length || fit(a[0], b[0]));
-        const expected = holding.length > 0 ? holding[0].slice(0, size) : candidates.length >= size ? [...candidates].sort(fit).slice(0, size) : null;
-        const plan = planPlacements([job('g', req, size)], nodes, { index, gangs });
-        expect(plan.placements[0]?.nodeIds ?? null).toEqual(expected ? expected.map((n) => n.id) : null);
-        for (const [rack, inRack] of gangs.racks(req, new Set())) expect(inRack.map((n) => n.id)).toEqual(byRack.get(rack)!.map((n) => n.id));
-      }),
+      fc.property(
+        fc.array(arbNode, { minLength: 1, maxLength: 16 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 2, max: 4 }),
+        fc.array(fc.nat(15), { maxLength: 4 }),
+        (ns, gpus, size, busy) => {
+          const initial = ns.map((n, i) => node(`n${String(i).padStart(2, '0')}`, { gpusAllocated: n.gpusAllocated, cpuCores: n.cpu, rack: n.rack }));
+          // A caller's index and candidates, kept current through node changes (as the scheduler's are).
+          const index = new FitIndex(initial);
+          const gangs = new GangCandidates(index);
+          const req = { gpus, gpuModel: 'H100', cpuCores: 1, memoryMiB: 1024 };
+          gangs.racks(req, new Set());
+          const nodes = [...initial];
+          for (const i of busy) {
+            if (i >= nodes.length) continue;
+            const after = { ...nodes[i], gpusAllocated: Math.min(8, nodes[i].gpusAllocated + 1) };
+            index.replace(nodes[i], after);
+            gangs.changed(after, new Set());
+            nodes[i] = after;
+          }
+          const candidates = nodes.filter((n) => fitsNow(n, req));
+          const byRack = new Map<string, PlacementNode[]>();
+          for (const n of candidates) byRack.set(n.rack, [...(byRack.get(n.rack) ?? []), n].sort(fit));
+          const holding = [...byRack.values()].filter((r) => r.length >= size).sort((a, b) => a.length - b.length || fit(a[0], b[0]));
+          const expected = holding.length > 0 ? holding[0].slice(0, size) : candidates.length >= size ? [...candidates].sort(fit).slice(0, size) : null;
+          const plan = planPlacements([job('g', req, size)], nodes, { index, gangs });
+          expect(plan.placements[0]?.nodeIds ?? null).toEqual(expected ? expected.map((n) => n.id) : null);
+          for (const [rack, inRack] of gangs.racks(req, new Set())) expect(inRack.map((n) => n.id)).toEqual(byRack.get(rack)!.map((n) => n.id));
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -11,7 +11,17 @@ import { PlacementNode, schedulable } from './schedulable';
 export { PlacementNode, schedulable } from './schedulable';
 export { Reservation, chooseReservation } from './reservation';
 export {
-  BACKFILL_MODES, BackfillInput, BackfillMode, NodeRunsLookup, RankEnd, RankRun, backfillWindowSeconds, estimatedStartMs, fitsBackfillWindow, nodeReadyAtMs, rankEndMs,
+  BACKFILL_MODES,
+  BackfillInput,
+  BackfillMode,
+  NodeRunsLookup,
+  RankEnd,
+  RankRun,
+  backfillWindowSeconds,
+  estimatedStartMs,
+  fitsBackfillWindow,
+  nodeReadyAtMs,
+  rankEndMs,
 } from './backfill-window';
 export { heldByPriority } from './priority-hold';
 export { FitIndex } from './fit-index';
@@ -149,7 +159,12 @@ function chooseFor(job: PendingJob, index: FitIndex, gangs: GangCandidates, rese
  * (one gang's worth), so a gang's racks are the usual candidates with those of them that fit added.
  */
 function chooseOnReserved(
-  job: PendingJob, index: FitIndex, gangs: GangCandidates, reserved: ReadonlySet<string>, withheld: ReadonlySet<string>, reservedNodes: readonly PlacementNode[],
+  job: PendingJob,
+  index: FitIndex,
+  gangs: GangCandidates,
+  reserved: ReadonlySet<string>,
+  withheld: ReadonlySet<string>,
+  reservedNodes: readonly PlacementNode[],
 ): PlacementNode[] | null {
   if (job.nodes === 1) {
     const best = index.best(job.resources, withheld);
@@ -216,8 +231,13 @@ function ranksOn(backfill: BackfillInput, planned: ReadonlyMap<string, RankEnd[]
 
 /** planPlacements' body; every allocation it makes in the index is noted in `applied`, every node it changes in `touched`. */
 function planOnto(
-  jobs: PendingJob[], nodes: PlacementNode[], opts: PlanOptions, index: FitIndex, gangs: GangCandidates,
-  applied: Array<[PlacementNode, PlacementNode]>, touched: Map<string, PlacementNode>,
+  jobs: PendingJob[],
+  nodes: PlacementNode[],
+  opts: PlanOptions,
+  index: FitIndex,
+  gangs: GangCandidates,
+  applied: Array<[PlacementNode, PlacementNode]>,
+  touched: Map<string, PlacementNode>,
 ): PlacementPlan {
   // Only the nodes this plan has allocated on; the rest are as given (no 50,000-entry copy per cycle).
   const changed = new Map<string, PlacementNode>();
@@ -259,7 +279,15 @@ function planOnto(
       plan.pending.push({ jobId: job.id, reason: known.reason });
       continue;
     }
-    const onReserved = () => chooseOnReserved(job, index, gangs, reserved, withheld, window!.nodeIds.map((id) => changed.get(id) ?? reservedAsGiven.get(id)!));
+    const onReserved = () =>
+      chooseOnReserved(
+        job,
+        index,
+        gangs,
+        reserved,
+        withheld,
+        window!.nodeIds.map((id) => changed.get(id) ?? reservedAsGiven.get(id)!),
+      );
     const chosen = chooseFor(job, index, gangs, reserved) ?? (mayBackfill ? onReserved() : null);
     // Which devices each chosen node hands out. The counts already fit, so a node short of free
     // devices means its snapshot disagrees with itself: the job waits rather than share a device.
@@ -280,10 +308,18 @@ function planOnto(
         gangs.changed(after, reserved);
       }
       if (backfill) {
-        const end: RankEnd = { gpus: job.resources.gpus, cpuCores: job.resources.cpuCores, memoryMiB: job.resources.memoryMiB, endsAtMs: rankEndMs({ startedAtMs: null, maxRuntimeSeconds: job.maxRuntimeSeconds ?? null }, backfill.nowMs) };
+        const end: RankEnd = {
+          gpus: job.resources.gpus,
+          cpuCores: job.resources.cpuCores,
+          memoryMiB: job.resources.memoryMiB,
+          endsAtMs: rankEndMs({ startedAtMs: null, maxRuntimeSeconds: job.maxRuntimeSeconds ?? null }, backfill.nowMs),
+        };
         for (const n of chosen) plannedRanks.set(n.id, [...(plannedRanks.get(n.id) ?? []), end]);
       }
-      claim(chosen.map((n) => n.id), band);
+      claim(
+        chosen.map((n) => n.id),
+        band,
+      );
       plan.placements.push({ jobId: job.id, nodeIds: chosen.map((n) => n.id), gpuIndices: devices as number[][] });
       generation++;
       continue;
@@ -312,7 +348,12 @@ function planOnto(
         }
         if (backfill) {
           for (const id of nodeIds) reservedAsGiven.set(id, byId.get(id)!);
-          const startMs = estimatedStartMs(job.resources, nodeIds.map((id) => byId.get(id)!), (id) => ranksOn(backfill, plannedRanks, id), backfill.nowMs);
+          const startMs = estimatedStartMs(
+            job.resources,
+            nodeIds.map((id) => byId.get(id)!),
+            (id) => ranksOn(backfill, plannedRanks, id),
+            backfill.nowMs,
+          );
           window = { nodeIds, startMs };
           plan.reservation.estimatedStartMs = Number.isFinite(startMs) ? startMs : null;
         }

@@ -87,7 +87,11 @@ function deficit(node: NodeCapacity, req: ResourceRequest): [number, number, num
  * `need`, by branch and bound over candidates sorted cheapest first; null when even all do not.
  * `bound`: a set must cost less than this to be worth finding.
  */
-function cheapestCover(candidates: PreemptibleAttempt[], need: [number, number, number], bound: number): { victims: PreemptibleAttempt[]; cost: number } | null {
+function cheapestCover(
+  candidates: PreemptibleAttempt[],
+  need: [number, number, number],
+  bound: number,
+): { victims: PreemptibleAttempt[]; cost: number } | null {
   const sorted = [...candidates].sort((a, b) => victimCost(a) - victimCost(b) || (a.jobId < b.jobId ? -1 : 1));
   // Suffix sums: what the candidates from i on could give at most, to cut branches that cannot cover.
   const rest: Array<[number, number, number]> = new Array(sorted.length + 1);

@@ -39,7 +39,8 @@ function missing(node: NodeCapacity, req: ResourceRequest): [number, number, num
  * and a big head could wait indefinitely (bench:fairness).
  */
 export function chooseReservation(
-  job: { resources: ResourceRequest; nodes: number }, nodes: ReadonlyArray<NodeCapacity & Pick<PlacementNode, 'id' | 'health' | 'cordoned'>>,
+  job: { resources: ResourceRequest; nodes: number },
+  nodes: ReadonlyArray<NodeCapacity & Pick<PlacementNode, 'id' | 'health' | 'cordoned'>>,
   readyAtMs?: (node: NodeCapacity & Pick<PlacementNode, 'id'>) => number,
 ): string[] | null {
   const eligible = nodes.filter((n) => schedulable(n) && couldEverFit(n, job.resources));

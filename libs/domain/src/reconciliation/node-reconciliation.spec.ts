@@ -1,6 +1,13 @@
 import { DesiredRank, ObservedAttempt, ReconcileAction, reconcileNode } from './node-reconciliation';
 
-const want = (over: Partial<DesiredRank> = {}): DesiredRank => ({ jobId: 'j', attempt: 1, rankState: 'SCHEDULED', cancelRequested: false, placedAt: 0, ...over });
+const want = (over: Partial<DesiredRank> = {}): DesiredRank => ({
+  jobId: 'j',
+  attempt: 1,
+  rankState: 'SCHEDULED',
+  cancelRequested: false,
+  placedAt: 0,
+  ...over,
+});
 const obs = (jobId = 'j', attempt = 1): ObservedAttempt => ({ jobId, attempt });
 
 describe('reconcileNode', () => {
@@ -12,7 +19,13 @@ describe('reconcileNode', () => {
     ['scheduled and already running', [obs()], [want()], 10_000, []],
     ['unknown job running', [obs('x')], [], 10_000, [{ kind: 'KILL', jobId: 'x', attempt: 1, reason: 'ORPHAN' }]],
     ['old attempt running', [obs('j', 1)], [want({ attempt: 2, placedAt: 9_999 })], 10_000, [{ kind: 'KILL', jobId: 'j', attempt: 1, reason: 'ORPHAN' }]],
-    ['cancel intent not carried out', [obs()], [want({ rankState: 'RUNNING', cancelRequested: true })], 10_000, [{ kind: 'KILL', jobId: 'j', attempt: 1, reason: 'CANCEL_REQUESTED' }]],
+    [
+      'cancel intent not carried out',
+      [obs()],
+      [want({ rankState: 'RUNNING', cancelRequested: true })],
+      10_000,
+      [{ kind: 'KILL', jobId: 'j', attempt: 1, reason: 'CANCEL_REQUESTED' }],
+    ],
     ['cancelled before it started: no RUN', [], [want({ cancelRequested: true })], 10_000, []],
     ['running rank missing from the beat is not re-run (first miss starts the clock)', [], [want({ rankState: 'RUNNING' })], 10_000, []],
   ])('%s', (_n, observed, desired, now, expected) => {
@@ -45,13 +58,41 @@ describe('start timeouts', () => {
   const at = (observed: ObservedAttempt[], desired: DesiredRank[], now: number, absenceFrom: number | null = 0) =>
     reconcileNode(observed, desired, now, 5_000, new Map(), 15_000, absenceFrom, TIMEOUT).actions;
   it.each<[string, ObservedAttempt[], DesiredRank[], number, number | null, ReconcileAction[]]>([
-    ['placed, not started, within the timeout: the RUN is repeated', [], [want({ placedAt: 1_000 })], 30_999, 0, [{ kind: 'RUN', jobId: 'j', attempt: 1, reason: 'MISSING' }]],
-    ['placed, not started, at the timeout: lost, not repeated', [], [want({ placedAt: 1_000 })], 31_000, 0, [{ kind: 'LOST', jobId: 'j', attempt: 1, reason: 'START_TIMEOUT' }]],
+    [
+      'placed, not started, within the timeout: the RUN is repeated',
+      [],
+      [want({ placedAt: 1_000 })],
+      30_999,
+      0,
+      [{ kind: 'RUN', jobId: 'j', attempt: 1, reason: 'MISSING' }],
+    ],
+    [
+      'placed, not started, at the timeout: lost, not repeated',
+      [],
+      [want({ placedAt: 1_000 })],
+      31_000,
+      0,
+      [{ kind: 'LOST', jobId: 'j', attempt: 1, reason: 'START_TIMEOUT' }],
+    ],
     ['the beat lists it (RUNNING not applied yet): started', [obs()], [want({ placedAt: 1_000 })], 60_000, 0, []],
     ['reported RUNNING: never a start failure', [obs()], [want({ rankState: 'RUNNING', placedAt: 1_000 })], 60_000, 0, []],
     ['cancelled before it started: the cancel decides, not the timeout', [], [want({ placedAt: 1_000, cancelRequested: true })], 60_000, 0, []],
-    ['the view is stale: not judged, the RUN still repeated', [], [want({ placedAt: 1_000 })], 60_000, null, [{ kind: 'RUN', jobId: 'j', attempt: 1, reason: 'MISSING' }]],
-    ['past it by the clock, but the view is continuous only since 40 s: not yet', [], [want({ placedAt: 1_000 })], 60_000, 40_000, [{ kind: 'RUN', jobId: 'j', attempt: 1, reason: 'MISSING' }]],
+    [
+      'the view is stale: not judged, the RUN still repeated',
+      [],
+      [want({ placedAt: 1_000 })],
+      60_000,
+      null,
+      [{ kind: 'RUN', jobId: 'j', attempt: 1, reason: 'MISSING' }],
+    ],
+    [
+      'past it by the clock, but the view is continuous only since 40 s: not yet',
+      [],
+      [want({ placedAt: 1_000 })],
+      60_000,
+      40_000,
+      [{ kind: 'RUN', jobId: 'j', attempt: 1, reason: 'MISSING' }],
+    ],
   ])('%s', (_n, observed, desired, now, absenceFrom, expected) => {
     expect(at(observed, desired, now, absenceFrom)).toEqual(expected);
   });

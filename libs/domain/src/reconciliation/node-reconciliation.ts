@@ -48,9 +48,14 @@ const key = (jobId: string, attempt: number) => `${jobId}#${attempt}`;
  * the same way.
  */
 export function reconcileNode(
-  observed: ObservedAttempt[], desired: DesiredRank[], nowMs: number, graceMs: number,
-  missingSince: ReadonlyMap<string, number> = new Map(), phantomGraceMs = graceMs * 3,
-  absenceFrom: number | null = Number.NEGATIVE_INFINITY, startTimeoutMs = Number.POSITIVE_INFINITY,
+  observed: ObservedAttempt[],
+  desired: DesiredRank[],
+  nowMs: number,
+  graceMs: number,
+  missingSince: ReadonlyMap<string, number> = new Map(),
+  phantomGraceMs = graceMs * 3,
+  absenceFrom: number | null = Number.NEGATIVE_INFINITY,
+  startTimeoutMs = Number.POSITIVE_INFINITY,
 ): NodeReconcileResult {
   const actions: ReconcileAction[] = [];
   const nextMissing = new Map<string, number>();
@@ -67,11 +72,13 @@ export function reconcileNode(
     if (d.rankState === 'RUNNING') {
       const since = missingSince.get(k) ?? nowMs;
       nextMissing.set(k, since);
-      if (absenceFrom !== null && nowMs - Math.max(since, absenceFrom) >= phantomGraceMs) actions.push({ kind: 'LOST', jobId: d.jobId, attempt: d.attempt, reason: 'PHANTOM' });
+      if (absenceFrom !== null && nowMs - Math.max(since, absenceFrom) >= phantomGraceMs)
+        actions.push({ kind: 'LOST', jobId: d.jobId, attempt: d.attempt, reason: 'PHANTOM' });
       continue;
     }
     if (d.rankState !== 'SCHEDULED' || d.cancelRequested) continue;
-    if (startTimedOut(d.placedAt, nowMs, startTimeoutMs, absenceFrom)) actions.push({ kind: 'LOST', jobId: d.jobId, attempt: d.attempt, reason: 'START_TIMEOUT' });
+    if (startTimedOut(d.placedAt, nowMs, startTimeoutMs, absenceFrom))
+      actions.push({ kind: 'LOST', jobId: d.jobId, attempt: d.attempt, reason: 'START_TIMEOUT' });
     else if (nowMs - d.placedAt >= graceMs) actions.push({ kind: 'RUN', jobId: d.jobId, attempt: d.attempt, reason: 'MISSING' });
   }
   return { actions, missingSince: nextMissing };

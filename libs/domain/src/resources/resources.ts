@@ -39,12 +39,7 @@ export function fitsNow(node: NodeCapacity, req: ResourceRequest): boolean {
 
 /** Whether the node could hold `req` if it were empty: decides NO_MATCHING_NODES. */
 export function couldEverFit(node: NodeCapacity, req: ResourceRequest): boolean {
-  return (
-    modelMatches(node, req) &&
-    node.gpusTotal >= req.gpus &&
-    node.cpuCores >= req.cpuCores &&
-    node.memoryMiB >= req.memoryMiB
-  );
+  return modelMatches(node, req) && node.gpusTotal >= req.gpus && node.cpuCores >= req.cpuCores && node.memoryMiB >= req.memoryMiB;
 }
 
 export function allocate<N extends NodeCapacity>(node: N, req: ResourceRequest): N {

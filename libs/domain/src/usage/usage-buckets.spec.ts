@@ -30,28 +30,56 @@ describe('bucketCount', () => {
 describe('clipIntoBuckets', () => {
   it.each([
     ['inside one hour', T, T + 60_000, 0, 10 * T, 'hour', [{ start: Date.UTC(2026, 0, 31, 22), ms: 60_000 }]],
-    ['across midnight by day', T, T + 3 * H, 0, 10 * T, 'day', [{ start: Date.UTC(2026, 0, 31), ms: 1.5 * H }, { start: Date.UTC(2026, 1, 1), ms: 1.5 * H }]],
-    ['clipped to the range', T, T + 3 * H, T + H, T + 2 * H, 'hour', [{ start: Date.UTC(2026, 0, 31, 23), ms: 0.5 * H }, { start: Date.UTC(2026, 1, 1), ms: 0.5 * H }]],
+    [
+      'across midnight by day',
+      T,
+      T + 3 * H,
+      0,
+      10 * T,
+      'day',
+      [
+        { start: Date.UTC(2026, 0, 31), ms: 1.5 * H },
+        { start: Date.UTC(2026, 1, 1), ms: 1.5 * H },
+      ],
+    ],
+    [
+      'clipped to the range',
+      T,
+      T + 3 * H,
+      T + H,
+      T + 2 * H,
+      'hour',
+      [
+        { start: Date.UTC(2026, 0, 31, 23), ms: 0.5 * H },
+        { start: Date.UTC(2026, 1, 1), ms: 0.5 * H },
+      ],
+    ],
     ['outside the range', T, T + H, T + 2 * H, T + 3 * H, 'hour', []],
     ['empty', T, T, 0, 10 * T, 'month', []],
   ] as const)('%s', (_, start, end, from, to, g, shares) => expect(clipIntoBuckets(start, end, from, to, g)).toEqual(shares));
 
   it('shares add up to the clipped length, and any split of the range adds up to the whole (property)', () => {
     const year = 366 * 24 * H;
-    fc.assert(fc.property(
-      fc.integer({ min: 0, max: year }), fc.integer({ min: 0, max: year }), fc.integer({ min: 0, max: year }),
-      fc.integer({ min: 0, max: year }), fc.integer({ min: 0, max: year }), fc.constantFrom(...USAGE_GRANULARITIES),
-      (a, b, c, d, cut, g) => {
-        const base = Date.UTC(2026, 0, 1);
-        const [start, end] = [base + Math.min(a, b), base + Math.max(a, b)];
-        const [from, to] = [base + Math.min(c, d), base + Math.max(c, d)];
-        const mid = Math.min(Math.max(base + cut, from), to);
-        const sum = (xs: Array<{ ms: number }>) => xs.reduce((s, x) => s + x.ms, 0);
-        const whole = clipIntoBuckets(start, end, from, to, g);
-        expect(sum(whole)).toBe(Math.max(0, Math.min(end, to) - Math.max(start, from)));
-        expect(whole.every((s) => s.ms > 0 && s.start === bucketStart(s.start, g))).toBe(true);
-        expect(sum(clipIntoBuckets(start, end, from, mid, g)) + sum(clipIntoBuckets(start, end, mid, to, g))).toBe(sum(whole));
-      },
-    ));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: year }),
+        fc.integer({ min: 0, max: year }),
+        fc.integer({ min: 0, max: year }),
+        fc.integer({ min: 0, max: year }),
+        fc.integer({ min: 0, max: year }),
+        fc.constantFrom(...USAGE_GRANULARITIES),
+        (a, b, c, d, cut, g) => {
+          const base = Date.UTC(2026, 0, 1);
+          const [start, end] = [base + Math.min(a, b), base + Math.max(a, b)];
+          const [from, to] = [base + Math.min(c, d), base + Math.max(c, d)];
+          const mid = Math.min(Math.max(base + cut, from), to);
+          const sum = (xs: Array<{ ms: number }>) => xs.reduce((s, x) => s + x.ms, 0);
+          const whole = clipIntoBuckets(start, end, from, to, g);
+          expect(sum(whole)).toBe(Math.max(0, Math.min(end, to) - Math.max(start, from)));
+          expect(whole.every((s) => s.ms > 0 && s.start === bucketStart(s.start, g))).toBe(true);
+          expect(sum(clipIntoBuckets(start, end, from, mid, g)) + sum(clipIntoBuckets(start, end, mid, to, g))).toBe(sum(whole));
+        },
+      ),
+    );
   });
 });

@@ -13,8 +13,10 @@ const DAY_MS = 24 * HOUR_MS;
 /** The start (ms since the epoch, UTC) of the bucket that holds `ms`. */
 export function bucketStart(ms: number, granularity: UsageGranularity): number {
   switch (granularity) {
-    case 'hour': return Math.floor(ms / HOUR_MS) * HOUR_MS;
-    case 'day': return Math.floor(ms / DAY_MS) * DAY_MS;
+    case 'hour':
+      return Math.floor(ms / HOUR_MS) * HOUR_MS;
+    case 'day':
+      return Math.floor(ms / DAY_MS) * DAY_MS;
     case 'month': {
       const d = new Date(ms);
       return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
@@ -25,8 +27,10 @@ export function bucketStart(ms: number, granularity: UsageGranularity): number {
 /** The start of the bucket after the one that starts at or holds `ms`. */
 export function nextBucketStart(ms: number, granularity: UsageGranularity): number {
   switch (granularity) {
-    case 'hour': return bucketStart(ms, 'hour') + HOUR_MS;
-    case 'day': return bucketStart(ms, 'day') + DAY_MS;
+    case 'hour':
+      return bucketStart(ms, 'hour') + HOUR_MS;
+    case 'day':
+      return bucketStart(ms, 'day') + DAY_MS;
     case 'month': {
       const d = new Date(ms);
       return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);

@@ -2,11 +2,18 @@ import { MAX_USAGE_BUCKETS, checkUsageQuery } from './usage-query';
 
 describe('checkUsageQuery', () => {
   it.each([
-    [{ from: '2026-01-01', to: '2026-02-01' }, { fromMs: Date.UTC(2026, 0, 1), toMs: Date.UTC(2026, 1, 1), granularity: 'day', groupBy: [] }],
-    [{ from: '2026-01-01T10:00:00Z', to: '2026-01-01T12:00:00.000+01:00', granularity: 'hour', groupBy: 'queue,owner' },
-      { fromMs: Date.UTC(2026, 0, 1, 10), toMs: Date.UTC(2026, 0, 1, 11), granularity: 'hour', groupBy: ['queue', 'owner'] }],
-    [{ from: '2025-01-01', to: '2026-01-01', granularity: 'month', groupBy: 'gpuModel' },
-      { fromMs: Date.UTC(2025, 0, 1), toMs: Date.UTC(2026, 0, 1), granularity: 'month', groupBy: ['gpuModel'] }],
+    [
+      { from: '2026-01-01', to: '2026-02-01' },
+      { fromMs: Date.UTC(2026, 0, 1), toMs: Date.UTC(2026, 1, 1), granularity: 'day', groupBy: [] },
+    ],
+    [
+      { from: '2026-01-01T10:00:00Z', to: '2026-01-01T12:00:00.000+01:00', granularity: 'hour', groupBy: 'queue,owner' },
+      { fromMs: Date.UTC(2026, 0, 1, 10), toMs: Date.UTC(2026, 0, 1, 11), granularity: 'hour', groupBy: ['queue', 'owner'] },
+    ],
+    [
+      { from: '2025-01-01', to: '2026-01-01', granularity: 'month', groupBy: 'gpuModel' },
+      { fromMs: Date.UTC(2025, 0, 1), toMs: Date.UTC(2026, 0, 1), granularity: 'month', groupBy: ['gpuModel'] },
+    ],
   ])('accepts %j', (raw, range) => expect(checkUsageQuery(raw)).toEqual({ ok: true, range }));
 
   it.each([

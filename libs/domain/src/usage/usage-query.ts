@@ -50,7 +50,8 @@ export function checkUsageQuery(raw: RawUsageQuery): UsageQueryCheck {
   if (!USAGE_GRANULARITIES.includes(granularity)) return { ok: false, problem: `granularity must be one of ${USAGE_GRANULARITIES.join(', ')}` };
   const groupBy = raw.groupBy === undefined || raw.groupBy === '' ? [] : raw.groupBy.split(',');
   for (const key of groupBy) {
-    if (!USAGE_GROUP_KEYS.includes(key as UsageGroupKey)) return { ok: false, problem: `groupBy takes ${USAGE_GROUP_KEYS.join(', ')}; not ${JSON.stringify(key)}` };
+    if (!USAGE_GROUP_KEYS.includes(key as UsageGroupKey))
+      return { ok: false, problem: `groupBy takes ${USAGE_GROUP_KEYS.join(', ')}; not ${JSON.stringify(key)}` };
   }
   if (new Set(groupBy).size !== groupBy.length) return { ok: false, problem: 'groupBy names a key twice' };
   let buckets = 0;

@@ -20,10 +20,15 @@ describe('log grants', () => {
     ['garbage', () => 'not.a-grant', want, 'malformed'],
     ['three parts', () => `${signLogGrant(grant, signer)}.x`, want, 'malformed'],
     ['signed by another key', () => signLogGrant(grant, other), want, 'bad-signature'],
-    ['a payload changed after signing', () => {
-      const [, sig] = signLogGrant(grant, signer).split('.');
-      return `${Buffer.from(JSON.stringify({ ...grant, jobId: 'job-2' })).toString('base64url')}.${sig}`;
-    }, want, 'bad-signature'],
+    [
+      'a payload changed after signing',
+      () => {
+        const [, sig] = signLogGrant(grant, signer).split('.');
+        return `${Buffer.from(JSON.stringify({ ...grant, jobId: 'job-2' })).toString('base64url')}.${sig}`;
+      },
+      want,
+      'bad-signature',
+    ],
     ['expired', () => signLogGrant({ ...grant, exp: NOW - 1 }, signer), want, 'expired'],
     ['valid for longer than an agent accepts', () => signLogGrant({ ...grant, exp: NOW + LOG_GRANT_MAX_TTL_MS + 1 }, signer), want, 'too-long'],
     ['for another job', () => signLogGrant({ ...grant, jobId: 'job-9' }, signer), want, 'out-of-scope'],

@@ -55,7 +55,8 @@ export function refuseLogGrant(
   } catch {
     return { refusal: 'malformed' };
   }
-  if (typeof grant.jobId !== 'string' || !Number.isInteger(grant.attempt) || typeof grant.nodeId !== 'string' || !Number.isFinite(grant.exp)) return { refusal: 'malformed' };
+  if (typeof grant.jobId !== 'string' || !Number.isInteger(grant.attempt) || typeof grant.nodeId !== 'string' || !Number.isFinite(grant.exp))
+    return { refusal: 'malformed' };
   if (grant.exp <= now) return { refusal: 'expired' };
   if (grant.exp - now > LOG_GRANT_MAX_TTL_MS) return { refusal: 'too-long' };
   const hasNode = typeof want.nodeIds === 'function' ? want.nodeIds(grant.nodeId) : want.nodeIds.has(grant.nodeId);

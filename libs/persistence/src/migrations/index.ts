@@ -25,4 +25,30 @@ import { AddQueueHierarchy1796430000000 } from './1796430000000-AddQueueHierarch
 import { AddRankQueueAndOwner1796440000000 } from './1796440000000-AddRankQueueAndOwner';
 
 /** Every migration, in order. A new one is added here as well as in its own file. */
-export const MIGRATIONS = [CreateCoreTables1764410000000, AddTokensQueuesIdempotencyKeys1764420000000, AddLeaderLeases1764430000000, IndexQueuedJobsByQueue1764440000000, AddQueueWeight1764450000000, AddNodeEvents1764460000000, IndexActiveJobsByQueue1764470000000, TrackNodeChanges1764480000000, AddNodeEnrollments1764490000000, AddGatewayLifecycles1764500000000, AddJobEventStream1764510000000, AddGpuDevicesAndDeadlines1764520000000, AddRetryPolicy1796211464196, AddNodeLogsPort1796211528395, AddJobDependencies1796212057080, AddNodeDrain1796213191289, AddJobArrays1796214808627, AddPreemption1796214842824, AddDeclaredInventoryAndStartFailures1796215600000, AddQueueHostIpc1796300000000, AddFairShareUsage1796400000000, AddUsageLedger1796410000000, AddQueueOwnerWeights1796420000000, AddQueueHierarchy1796430000000, AddRankQueueAndOwner1796440000000];
+export const MIGRATIONS = [
+  CreateCoreTables1764410000000,
+  AddTokensQueuesIdempotencyKeys1764420000000,
+  AddLeaderLeases1764430000000,
+  IndexQueuedJobsByQueue1764440000000,
+  AddQueueWeight1764450000000,
+  AddNodeEvents1764460000000,
+  IndexActiveJobsByQueue1764470000000,
+  TrackNodeChanges1764480000000,
+  AddNodeEnrollments1764490000000,
+  AddGatewayLifecycles1764500000000,
+  AddJobEventStream1764510000000,
+  AddGpuDevicesAndDeadlines1764520000000,
+  AddRetryPolicy1796211464196,
+  AddNodeLogsPort1796211528395,
+  AddJobDependencies1796212057080,
+  AddNodeDrain1796213191289,
+  AddJobArrays1796214808627,
+  AddPreemption1796214842824,
+  AddDeclaredInventoryAndStartFailures1796215600000,
+  AddQueueHostIpc1796300000000,
+  AddFairShareUsage1796400000000,
+  AddUsageLedger1796410000000,
+  AddQueueOwnerWeights1796420000000,
+  AddQueueHierarchy1796430000000,
+  AddRankQueueAndOwner1796440000000,
+];

@@ -11,7 +11,11 @@ return 0
  * expired or lost lease costs a retried placement, never a double assignment.
  */
 export class NodeLeases {
-  constructor(private readonly redis: Redis, private readonly owner: string, private readonly ttlMs: number) {
+  constructor(
+    private readonly redis: Redis,
+    private readonly owner: string,
+    private readonly ttlMs: number,
+  ) {
     this.redis.defineCommand('gantryReleaseLease', { numberOfKeys: 1, lua: RELEASE_IF_OWNER });
   }
 

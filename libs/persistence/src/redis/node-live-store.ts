@@ -172,7 +172,10 @@ const HEARD_PAGE = 2000;
 const BEATS_PER_CALL = 200;
 
 export class NodeLiveStore {
-  constructor(private readonly redis: Redis, private readonly ttlMs: number) {
+  constructor(
+    private readonly redis: Redis,
+    private readonly ttlMs: number,
+  ) {
     this.redis.defineCommand('gantryRecordBeats', { lua: RECORD_BEATS });
     this.redis.defineCommand('gantryForgetNode', { numberOfKeys: 3, lua: FORGET_NODE });
     this.redis.defineCommand('gantryReadContributions', { lua: READ_CONTRIBUTIONS });
@@ -200,8 +203,22 @@ export class NodeLiveStore {
         const c = b.contribution ?? { gpus: 0, gpuUtilMilli: 0, cpuUtilMilli: 0 };
         keys.push(REDIS_KEYS.node(b.nodeId));
         args.push(
-          b.bootId, b.seq, b.sentAt, b.receivedAt, b.telemetry ?? '', b.nodeId, b.running, b.telemetryAt ?? b.sentAt, c.gpus, c.gpuUtilMilli, c.cpuUtilMilli,
-          b.expected === undefined ? '0' : '1', b.expected?.bootId ?? '', b.expected ? String(b.expected.seq) : '', JSON.stringify(b.pastBoots ?? []), b.offset ?? '-1',
+          b.bootId,
+          b.seq,
+          b.sentAt,
+          b.receivedAt,
+          b.telemetry ?? '',
+          b.nodeId,
+          b.running,
+          b.telemetryAt ?? b.sentAt,
+          c.gpus,
+          c.gpuUtilMilli,
+          c.cpuUtilMilli,
+          b.expected === undefined ? '0' : '1',
+          b.expected?.bootId ?? '',
+          b.expected ? String(b.expected.seq) : '',
+          JSON.stringify(b.pastBoots ?? []),
+          b.offset ?? '-1',
         );
       }
       pipeline.gantryRecordBeats(keys.length, ...keys, ...args);
@@ -226,7 +243,8 @@ export class NodeLiveStore {
     ((await pipeline.exec()) ?? []).forEach(([err, v], i) => {
       if (err) throw err;
       const [bootId, seq, boots, offset] = v as Array<string | null>;
-      if (bootId !== null && seq !== null) result.set(nodeIds[i], { bootId, seq: Number(seq), pastBoots: boots ? (JSON.parse(boots) as string[]) : [], offset: offset ?? '-1' });
+      if (bootId !== null && seq !== null)
+        result.set(nodeIds[i], { bootId, seq: Number(seq), pastBoots: boots ? (JSON.parse(boots) as string[]) : [], offset: offset ?? '-1' });
     });
     return result;
   }
@@ -323,7 +341,13 @@ export class NodeLiveStore {
       if (err) throw err;
       const [sentAt, receivedAt, running, telemetry, telemetryAt] = v as Array<string | null>;
       if (sentAt !== null && receivedAt !== null) {
-        result.set(nodeIds[i], { sentAt: Number(sentAt), receivedAt: Number(receivedAt), running: running ?? '[]', telemetry, telemetryAt: telemetryAt === null ? null : Number(telemetryAt) });
+        result.set(nodeIds[i], {
+          sentAt: Number(sentAt),
+          receivedAt: Number(receivedAt),
+          running: running ?? '[]',
+          telemetry,
+          telemetryAt: telemetryAt === null ? null : Number(telemetryAt),
+        });
       }
     });
     return result;

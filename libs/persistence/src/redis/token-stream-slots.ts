@@ -48,7 +48,10 @@ const key = (tokenKey: string) => `gantry:streams:${tokenKey}`;
 type Script = (...a: unknown[]) => Promise<unknown>;
 
 export class TokenStreamSlots {
-  constructor(private readonly redis: Redis, private readonly leaseMs: number) {
+  constructor(
+    private readonly redis: Redis,
+    private readonly leaseMs: number,
+  ) {
     redis.defineCommand('gantryAcquireStreamSlot', { numberOfKeys: 1, lua: ACQUIRE });
     redis.defineCommand('gantryRenewStreamSlots', { numberOfKeys: 1, lua: RENEW });
   }

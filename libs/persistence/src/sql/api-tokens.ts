@@ -20,17 +20,25 @@ export interface ApiTokenWithSecret extends ApiTokenRecord {
 }
 
 const toToken = (r: Record<string, any>): ApiTokenRecord => ({
-  id: r.id, owner: r.owner, role: r.role, description: r.description ?? null, createdAt: r.created_at,
-  expiresAt: r.expires_at ?? null, revokedAt: r.revoked_at ?? null,
+  id: r.id,
+  owner: r.owner,
+  role: r.role,
+  description: r.description ?? null,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at ?? null,
+  revokedAt: r.revoked_at ?? null,
 });
 
-export async function insertApiToken(
-  sql: Sql, t: Omit<ApiTokenRecord, 'revokedAt'> & { secretSha256: string },
-): Promise<void> {
-  await sql.rows(
-    `INSERT INTO api_tokens (id, owner, role, secret_sha256, created_at, description, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [t.id, t.owner, t.role, t.secretSha256, t.createdAt, t.description, t.expiresAt],
-  );
+export async function insertApiToken(sql: Sql, t: Omit<ApiTokenRecord, 'revokedAt'> & { secretSha256: string }): Promise<void> {
+  await sql.rows(`INSERT INTO api_tokens (id, owner, role, secret_sha256, created_at, description, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+    t.id,
+    t.owner,
+    t.role,
+    t.secretSha256,
+    t.createdAt,
+    t.description,
+    t.expiresAt,
+  ]);
 }
 
 export interface ApiTokenChanges {
@@ -70,9 +78,6 @@ export async function listApiTokensPage(sql: Sql, after: { createdAt: Date; id: 
  * is no such token.
  */
 export async function revokeApiToken(sql: Sql, id: string, now: Date): Promise<ApiTokenRecord | null> {
-  const [row] = await sql.rows(
-    `UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING *`,
-    [id, now],
-  );
+  const [row] = await sql.rows(`UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING *`, [id, now]);
   return row ? toToken(row) : null;
 }

@@ -30,7 +30,12 @@ export async function listAuditEntries(sql: Sql, beforeId: number | null, limit:
     beforeId === null ? [limit] : [limit, beforeId],
   );
   return rows.map((r) => ({
-    id: Number(r.id), at: r.at, actor: { owner: r.actor_owner, role: r.actor_role, tokenId: r.actor_token_id }, address: r.address,
-    action: r.action, target: r.target, details: r.details,
+    id: Number(r.id),
+    at: r.at,
+    actor: { owner: r.actor_owner, role: r.actor_role, tokenId: r.actor_token_id },
+    address: r.address,
+    action: r.action,
+    target: r.target,
+    details: r.details,
   }));
 }

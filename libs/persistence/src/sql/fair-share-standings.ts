@@ -32,10 +32,11 @@ const STANDINGS = `
  * (decayedGpuSeconds), without a row per rank.
  */
 export async function loadFairShareStandings(sql: Sql, nowMs: number, halfLifeSeconds: number): Promise<FairShareStandings> {
-  const rows = await sql.rows<{ kind: 'ended' | 'unfolded' | 'live'; queue: string; owner: string; a: number; b: number; as_of: Date | null }>(
-    STANDINGS,
-    [new Date(nowMs), halfLifeSeconds, MAX_HALF_LIVES],
-  );
+  const rows = await sql.rows<{ kind: 'ended' | 'unfolded' | 'live'; queue: string; owner: string; a: number; b: number; as_of: Date | null }>(STANDINGS, [
+    new Date(nowMs),
+    halfLifeSeconds,
+    MAX_HALF_LIVES,
+  ]);
   const out: FairShareStandings = new Map();
   const add = (queue: string, owner: string, s: FairShareStanding) => {
     const owners = out.get(queue) ?? new Map<string, FairShareStanding>();
@@ -47,7 +48,7 @@ export async function loadFairShareStandings(sql: Sql, nowMs: number, halfLifeSe
     const [a, b] = [Number(r.a), Number(r.b)];
     if (r.kind === 'ended') add(r.queue, r.owner, { usage: decayUsage(a, r.as_of!.getTime(), nowMs, halfLifeSeconds), gpus: 0 });
     // Each ended rank: gpus * hl / ln2 * (2^(-age(end)/hl) - 2^(-age(start)/hl)).
-    else if (r.kind === 'unfolded') add(r.queue, r.owner, { usage: Math.max(0, (a - b) * halfLifeSeconds / Math.LN2), gpus: 0 });
+    else if (r.kind === 'unfolded') add(r.queue, r.owner, { usage: Math.max(0, ((a - b) * halfLifeSeconds) / Math.LN2), gpus: 0 });
     else add(r.queue, r.owner, { usage: runningDecayedGpuSeconds(a, b, halfLifeSeconds), gpus: a });
   }
   return out;

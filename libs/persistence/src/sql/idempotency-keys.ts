@@ -21,9 +21,9 @@ export async function findIdempotencyKeys(sql: Sql, pairs: Array<{ owner: string
 
 /** Deletes expired keys in bounded batches; returns how many went. */
 export async function sweepIdempotencyKeys(sql: Sql, now: Date, batch = 5000): Promise<number> {
-  const rows = await sql.rows(
-    `DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2) RETURNING key`,
-    [now, batch],
-  );
+  const rows = await sql.rows(`DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= $1 LIMIT $2) RETURNING key`, [
+    now,
+    batch,
+  ]);
   return rows.length;
 }

@@ -44,7 +44,8 @@ export async function countArrayChildren(sql: Sql, parentIds: readonly string[])
   const out = new Map<string, ArrayChildCounts>(parentIds.map((id) => [id, NO_CHILDREN]));
   if (parentIds.length === 0) return out;
   const rows = await sql.rows<{ array_of: string; state: JobState; n: number }>(
-    `SELECT array_of, state, count(*)::int AS n FROM jobs WHERE array_of = ANY($1::uuid[]) GROUP BY array_of, state`, [[...parentIds]],
+    `SELECT array_of, state, count(*)::int AS n FROM jobs WHERE array_of = ANY($1::uuid[]) GROUP BY array_of, state`,
+    [[...parentIds]],
   );
   for (const r of rows) out.set(r.array_of, { ...out.get(r.array_of)!, [r.state]: r.n });
   return out;
@@ -57,7 +58,8 @@ export async function countArrayChildren(sql: Sql, parentIds: readonly string[])
 export async function countActiveArrayChildren(sql: Sql, arrayIds: readonly string[]): Promise<Map<string, number>> {
   if (arrayIds.length === 0) return new Map();
   const rows = await sql.rows<{ array_of: string; n: number }>(
-    `SELECT array_of, count(*)::int AS n FROM jobs WHERE array_of = ANY($1::uuid[]) AND state IN ('SCHEDULED', 'RUNNING') GROUP BY array_of`, [[...arrayIds]],
+    `SELECT array_of, count(*)::int AS n FROM jobs WHERE array_of = ANY($1::uuid[]) AND state IN ('SCHEDULED', 'RUNNING') GROUP BY array_of`,
+    [[...arrayIds]],
   );
   return new Map(rows.map((r) => [r.array_of, r.n]));
 }

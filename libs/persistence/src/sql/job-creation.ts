@@ -40,14 +40,21 @@ export async function createJobs(sql: Sql, requests: JobCreation[], now: Date, k
   const created = new Map((await insertCreatedJobs(sql, requests, now, keyTtlMs)).map((j) => [j.id, j]));
   const rest = requests.filter((r) => !created.has(r.job.id));
   if (rest.length === 0) return requests.map((r) => ({ kind: 'created', job: created.get(r.job.id)! }));
-  const queues = await existingQueues(sql, rest.map((r) => r.job.queue));
-  const stored = await findIdempotencyKeys(sql, rest.filter((r) => r.idempotency).map((r) => ({ owner: r.job.owner, key: r.idempotency!.key })));
+  const queues = await existingQueues(
+    sql,
+    rest.map((r) => r.job.queue),
+  );
+  const stored = await findIdempotencyKeys(
+    sql,
+    rest.filter((r) => r.idempotency).map((r) => ({ owner: r.job.owner, key: r.idempotency!.key })),
+  );
   const earlierJobs = new Map((await findJobs(sql, [...new Set([...stored.values()].map((s) => s.jobId))])).map((j) => [j.id, j]));
   return requests.map((r): JobCreationOutcome => {
     const job = created.get(r.job.id);
     const earlier = r.idempotency ? stored.get(keyOf(r.job.owner, r.idempotency.key)) : undefined;
     if (job) return { kind: 'created', job };
-    if (earlier) return earlier.bodySha256 === r.idempotency!.bodySha256 ? { kind: 'replayed', job: earlierJobs.get(earlier.jobId)! } : { kind: 'key-mismatch' };
+    if (earlier)
+      return earlier.bodySha256 === r.idempotency!.bodySha256 ? { kind: 'replayed', job: earlierJobs.get(earlier.jobId)! } : { kind: 'key-mismatch' };
     if (!queues.has(r.job.queue)) return { kind: 'unknown-queue' };
     if (!r.anyQueue && !admits(queues.get(r.job.queue)!, r.job.owner)) return { kind: 'queue-forbidden' };
     throw new ConcurrentUpdateError(`idempotency key of job ${r.job.id} (it expired and was swept meanwhile)`);
@@ -56,9 +63,9 @@ export async function createJobs(sql: Sql, requests: JobCreation[], now: Date, k
 
 /** Each existing queue's allowed owners (null: everyone). */
 async function existingQueues(sql: Sql, names: string[]): Promise<Map<string, string[] | null>> {
-  const rows = await sql.rows<{ name: string; allowed_owners: string[] | null }>(
-    `SELECT name, allowed_owners FROM queues WHERE name = ANY($1::text[])`, [[...new Set(names)]],
-  );
+  const rows = await sql.rows<{ name: string; allowed_owners: string[] | null }>(`SELECT name, allowed_owners FROM queues WHERE name = ANY($1::text[])`, [
+    [...new Set(names)],
+  ]);
   return new Map(rows.map((r) => [r.name, r.allowed_owners]));
 }
 
@@ -106,23 +113,36 @@ const INSERT_CREATED_JOBS = prepared(`WITH queue AS MATERIALIZED (
  */
 async function insertCreatedJobs(sql: Sql, requests: JobCreation[], now: Date, keyTtlMs: number): Promise<JobRecord[]> {
   const col = <T>(f: (x: JobCreation) => T): T[] => requests.map(f);
-  const rows = await sql.rows(
-    INSERT_CREATED_JOBS,
-    [
-      col((x) => x.job.id), col((x) => x.job.owner), col((x) => x.job.queue), col((x) => x.job.name), col((x) => x.job.image),
-      col((x) => JSON.stringify(x.job.command)), col((x) => JSON.stringify(x.job.env)), col((x) => JSON.stringify(x.job.labels)),
-      col((x) => x.job.gpus), col((x) => x.job.gpuModel), col((x) => x.job.cpuCores), col((x) => x.job.memoryMiB),
-      col((x) => x.job.nodes), col((x) => x.job.maxRetries), col((x) => x.job.traceParent), col((x) => x.job.createdAt),
-      col((x) => x.idempotency?.key ?? null), col((x) => x.idempotency?.bodySha256 ?? null),
-      now, new Date(now.getTime() + keyTtlMs),
-      col((x) => x.anyQueue ?? false),
-      col((x) => x.job.maxRuntimeSeconds ?? null),
-      col((x) => x.job.backoffSeconds ?? RETRY_POLICY_DEFAULTS.backoffSeconds), col((x) => x.job.maxBackoffSeconds ?? RETRY_POLICY_DEFAULTS.maxBackoffSeconds),
-      // One text[] of int[] literals: unnest flattens a 2-D array, so each job's codes travel as one element.
-      col((x) => intArrayLiteral(x.job.retryOnExitCodes ?? [])),
-      col((x) => x.job.depsPending ?? 0),
-      col((x) => x.job.arraySize ?? null), col((x) => x.job.arrayParallelism ?? null),
-    ],
-  );
+  const rows = await sql.rows(INSERT_CREATED_JOBS, [
+    col((x) => x.job.id),
+    col((x) => x.job.owner),
+    col((x) => x.job.queue),
+    col((x) => x.job.name),
+    col((x) => x.job.image),
+    col((x) => JSON.stringify(x.job.command)),
+    col((x) => JSON.stringify(x.job.env)),
+    col((x) => JSON.stringify(x.job.labels)),
+    col((x) => x.job.gpus),
+    col((x) => x.job.gpuModel),
+    col((x) => x.job.cpuCores),
+    col((x) => x.job.memoryMiB),
+    col((x) => x.job.nodes),
+    col((x) => x.job.maxRetries),
+    col((x) => x.job.traceParent),
+    col((x) => x.job.createdAt),
+    col((x) => x.idempotency?.key ?? null),
+    col((x) => x.idempotency?.bodySha256 ?? null),
+    now,
+    new Date(now.getTime() + keyTtlMs),
+    col((x) => x.anyQueue ?? false),
+    col((x) => x.job.maxRuntimeSeconds ?? null),
+    col((x) => x.job.backoffSeconds ?? RETRY_POLICY_DEFAULTS.backoffSeconds),
+    col((x) => x.job.maxBackoffSeconds ?? RETRY_POLICY_DEFAULTS.maxBackoffSeconds),
+    // One text[] of int[] literals: unnest flattens a 2-D array, so each job's codes travel as one element.
+    col((x) => intArrayLiteral(x.job.retryOnExitCodes ?? [])),
+    col((x) => x.job.depsPending ?? 0),
+    col((x) => x.job.arraySize ?? null),
+    col((x) => x.job.arrayParallelism ?? null),
+  ]);
   return rows.map(toJobRecord);
 }

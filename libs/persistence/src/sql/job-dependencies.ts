@@ -35,11 +35,15 @@ export async function insertJobDependencies(sql: Sql, rows: readonly JobDependen
 }
 
 /** What each of `jobIds` depends on, for the job resource (`dependsOn`), upstream ids ascending; a job with none is absent. */
-export async function listJobDependencies(sql: Sql, jobIds: readonly string[]): Promise<Map<string, Array<{ jobId: string; condition: JobDependencyRow['condition'] }>>> {
+export async function listJobDependencies(
+  sql: Sql,
+  jobIds: readonly string[],
+): Promise<Map<string, Array<{ jobId: string; condition: JobDependencyRow['condition'] }>>> {
   const out = new Map<string, Array<{ jobId: string; condition: JobDependencyRow['condition'] }>>();
   if (jobIds.length === 0) return out;
   const rows = await sql.rows<{ job_id: string; depends_on: string; condition: JobDependencyRow['condition'] }>(
-    `SELECT job_id, depends_on, condition FROM job_dependencies WHERE job_id = ANY($1::uuid[]) ORDER BY job_id, depends_on`, [[...jobIds]],
+    `SELECT job_id, depends_on, condition FROM job_dependencies WHERE job_id = ANY($1::uuid[]) ORDER BY job_id, depends_on`,
+    [[...jobIds]],
   );
   for (const r of rows) out.set(r.job_id, [...(out.get(r.job_id) ?? []), { jobId: r.depends_on, condition: r.condition }]);
   return out;

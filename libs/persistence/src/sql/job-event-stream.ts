@@ -64,9 +64,17 @@ export async function readJobEventStream(sql: Sql, after: StreamPosition, limit:
   const { text, params } = streamQuery(after, limit, filter);
   const rows = await sql.rows<Record<string, any>>(text, params);
   return rows.map((r) => ({
-    jobId: r.job_id, owner: r.owner, queue: r.queue,
-    seq: r.seq, type: r.type, at: r.at, fromState: r.from_state, toState: r.to_state,
-    attempt: r.attempt, nodeIds: r.node_ids, reason: r.reason,
+    jobId: r.job_id,
+    owner: r.owner,
+    queue: r.queue,
+    seq: r.seq,
+    type: r.type,
+    at: r.at,
+    fromState: r.from_state,
+    toState: r.to_state,
+    attempt: r.attempt,
+    nodeIds: r.node_ids,
+    reason: r.reason,
     position: { xid: r.stream_xid, jobId: r.job_id, seq: r.seq },
   }));
 }

@@ -16,7 +16,10 @@ export interface NewJobEvent {
  * compare-and-set that bumped jobs.last_event_seq, so seqs have no gaps even under racing writers.
  */
 export async function appendJobEvents(sql: Sql, jobId: string, firstSeq: number, events: NewJobEvent[]): Promise<void> {
-  await appendEventsOfJobs(sql, events.map((event, i) => ({ jobId, seq: firstSeq + i, event })));
+  await appendEventsOfJobs(
+    sql,
+    events.map((event, i) => ({ jobId, seq: firstSeq + i, event })),
+  );
 }
 
 /** Events of any number of jobs in one statement; each seq was reserved as appendJobEvents says. */
@@ -28,9 +31,5 @@ export async function appendEventsOfJobs(sql: Sql, rows: Array<{ jobId: string; 
     const b = i * 9;
     return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9})`;
   });
-  await sql.rows(
-    `INSERT INTO job_events (job_id, seq, type, at, from_state, to_state, attempt, node_ids, reason) VALUES ${tuples.join(', ')}`,
-    params,
-  );
+  await sql.rows(`INSERT INTO job_events (job_id, seq, type, at, from_state, to_state, attempt, node_ids, reason) VALUES ${tuples.join(', ')}`, params);
 }
-

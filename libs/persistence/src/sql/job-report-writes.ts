@@ -130,22 +130,38 @@ export async function writeJobReports(sql: Sql, writes: readonly JobReportWrite[
   const col = <T, R>(xs: readonly T[], f: (x: T) => R): R[] => xs.map(f);
   const ranks = writes.flatMap((w) => w.ranks.map((r) => ({ ...r, jobId: w.jobId, attempt: w.attempt })));
   const events = writes.flatMap((w) => w.events.map((e, i) => ({ ...e, jobId: w.jobId, seq: w.lastEventSeq + 1 + i })));
-  const [row] = await sql.rows<{ written: string[] | null; messages: string; freed: boolean }>(
-    WRITE_JOB_REPORTS,
-    [
-      col(writes, (w) => w.jobId), col(writes, (w) => w.expectedVersion), col(writes, (w) => w.events.length), col(writes, (w) => w.state),
-      col(writes, (w) => w.start), col(writes, (w) => w.end !== null), col(writes, (w) => w.end?.exitCode ?? null), col(writes, (w) => w.end?.reason ?? null),
-      now,
-      col(ranks, (r) => r.jobId), col(ranks, (r) => r.attempt), col(ranks, (r) => r.nodeId), col(ranks, (r) => r.state),
-      col(ranks, (r) => r.exitCode), col(ranks, (r) => r.release),
-      col(events, (e) => e.jobId), col(events, (e) => e.seq), col(events, (e) => e.type), col(events, (e) => e.fromState ?? null),
-      col(events, (e) => e.toState ?? null), col(events, (e) => e.attempt), col(events, (e) => textArrayLiteral(e.nodeIds)), col(events, (e) => e.reason ?? null),
-      col(messages, (m) => m.jobId), col(messages, (m) => m.topic), col(messages, (m) => m.key), col(messages, (m) => JSON.stringify(m.value)),
-      col(messages, (m) => JSON.stringify(m.headers ?? {})),
-      col(writes, (w) => w.retryAt),
-      col(writes, (w) => w.preempted ?? false),
-    ],
-  );
+  const [row] = await sql.rows<{ written: string[] | null; messages: string; freed: boolean }>(WRITE_JOB_REPORTS, [
+    col(writes, (w) => w.jobId),
+    col(writes, (w) => w.expectedVersion),
+    col(writes, (w) => w.events.length),
+    col(writes, (w) => w.state),
+    col(writes, (w) => w.start),
+    col(writes, (w) => w.end !== null),
+    col(writes, (w) => w.end?.exitCode ?? null),
+    col(writes, (w) => w.end?.reason ?? null),
+    now,
+    col(ranks, (r) => r.jobId),
+    col(ranks, (r) => r.attempt),
+    col(ranks, (r) => r.nodeId),
+    col(ranks, (r) => r.state),
+    col(ranks, (r) => r.exitCode),
+    col(ranks, (r) => r.release),
+    col(events, (e) => e.jobId),
+    col(events, (e) => e.seq),
+    col(events, (e) => e.type),
+    col(events, (e) => e.fromState ?? null),
+    col(events, (e) => e.toState ?? null),
+    col(events, (e) => e.attempt),
+    col(events, (e) => textArrayLiteral(e.nodeIds)),
+    col(events, (e) => e.reason ?? null),
+    col(messages, (m) => m.jobId),
+    col(messages, (m) => m.topic),
+    col(messages, (m) => m.key),
+    col(messages, (m) => JSON.stringify(m.value)),
+    col(messages, (m) => JSON.stringify(m.headers ?? {})),
+    col(writes, (w) => w.retryAt),
+    col(writes, (w) => w.preempted ?? false),
+  ]);
   if (Number(row.messages) > 0) wakeRelayOnCommit(sql);
   return { written: new Set(row.written ?? []), freed: row.freed };
 }

@@ -67,27 +67,71 @@ export interface JobRecord {
 
 export function toJobRecord(r: Record<string, any>): JobRecord {
   return {
-    id: r.id, owner: r.owner, queue: r.queue, name: r.name, image: r.image,
-    command: r.command, env: r.env, labels: r.labels,
-    gpus: r.gpus, gpuModel: r.gpu_model, cpuCores: r.cpu_cores, memoryMiB: Number(r.memory_mib),
-    nodes: r.nodes, maxRetries: r.max_retries, state: r.state, cancelRequested: r.cancel_requested,
-    attempt: r.attempt, nodeIds: r.node_ids ?? [], gpuIndices: r.gpu_indices ?? [], masterAddr: r.master_addr ?? null,
+    id: r.id,
+    owner: r.owner,
+    queue: r.queue,
+    name: r.name,
+    image: r.image,
+    command: r.command,
+    env: r.env,
+    labels: r.labels,
+    gpus: r.gpus,
+    gpuModel: r.gpu_model,
+    cpuCores: r.cpu_cores,
+    memoryMiB: Number(r.memory_mib),
+    nodes: r.nodes,
+    maxRetries: r.max_retries,
+    state: r.state,
+    cancelRequested: r.cancel_requested,
+    attempt: r.attempt,
+    nodeIds: r.node_ids ?? [],
+    gpuIndices: r.gpu_indices ?? [],
+    masterAddr: r.master_addr ?? null,
     maxRuntimeSeconds: r.max_runtime_seconds ?? null,
-    backoffSeconds: r.backoff_seconds, maxBackoffSeconds: r.max_backoff_seconds, retryOnExitCodes: r.retry_on_exit_codes ?? [],
-    notBefore: r.not_before ?? null, depsPending: r.deps_pending ?? 0, retriesForgiven: r.retries_forgiven ?? 0,
-    arraySize: r.array_size ?? null, arrayParallelism: r.array_parallelism ?? null, arrayOf: r.array_of ?? null, arrayIndex: r.array_index ?? null,
+    backoffSeconds: r.backoff_seconds,
+    maxBackoffSeconds: r.max_backoff_seconds,
+    retryOnExitCodes: r.retry_on_exit_codes ?? [],
+    notBefore: r.not_before ?? null,
+    depsPending: r.deps_pending ?? 0,
+    retriesForgiven: r.retries_forgiven ?? 0,
+    arraySize: r.array_size ?? null,
+    arrayParallelism: r.array_parallelism ?? null,
+    arrayOf: r.array_of ?? null,
+    arrayIndex: r.array_index ?? null,
     startFailedOn: r.start_failed_on ?? [],
-    preemptedAttempt: r.preempted_attempt ?? null, preemptedFor: r.preempted_for ?? null, lastPreemptedAt: r.last_preempted_at ?? null, pendingReason: r.pending_reason, exitCode: r.exit_code,
-    reason: r.reason, version: Number(r.version), lastEventSeq: r.last_event_seq, traceParent: r.trace_parent,
-    createdAt: r.created_at, updatedAt: r.updated_at, startedAt: r.started_at, finishedAt: r.finished_at,
+    preemptedAttempt: r.preempted_attempt ?? null,
+    preemptedFor: r.preempted_for ?? null,
+    lastPreemptedAt: r.last_preempted_at ?? null,
+    pendingReason: r.pending_reason,
+    exitCode: r.exit_code,
+    reason: r.reason,
+    version: Number(r.version),
+    lastEventSeq: r.last_event_seq,
+    traceParent: r.trace_parent,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
   };
 }
 
 export interface NewJob {
-  id: string; owner: string; queue: string; name: string; image: string;
-  command: string[]; env: Record<string, string>; labels: Record<string, string>;
-  gpus: number; gpuModel: string | null; cpuCores: number; memoryMiB: number;
-  nodes: number; maxRetries: number; traceParent: string | null; createdAt: Date;
+  id: string;
+  owner: string;
+  queue: string;
+  name: string;
+  image: string;
+  command: string[];
+  env: Record<string, string>;
+  labels: Record<string, string>;
+  gpus: number;
+  gpuModel: string | null;
+  cpuCores: number;
+  memoryMiB: number;
+  nodes: number;
+  maxRetries: number;
+  traceParent: string | null;
+  createdAt: Date;
   /** Longest an attempt may run, seconds; absent or null: no limit. */
   maxRuntimeSeconds?: number | null;
   /** The rest of the retry policy (ADR 0022); absent: the defaults, no exit code retried. */
@@ -130,9 +174,20 @@ export interface JobChanges {
 }
 
 const COLUMNS: Record<keyof JobChanges, string> = {
-  state: 'state', attempt: 'attempt', nodeIds: 'node_ids', pendingReason: 'pending_reason', exitCode: 'exit_code',
-  reason: 'reason', cancelRequested: 'cancel_requested', retriesForgiven: 'retries_forgiven', startFailedOn: 'start_failed_on',
-  preemptedAttempt: 'preempted_attempt', preemptedFor: 'preempted_for', lastPreemptedAt: 'last_preempted_at', startedAt: 'started_at', finishedAt: 'finished_at',
+  state: 'state',
+  attempt: 'attempt',
+  nodeIds: 'node_ids',
+  pendingReason: 'pending_reason',
+  exitCode: 'exit_code',
+  reason: 'reason',
+  cancelRequested: 'cancel_requested',
+  retriesForgiven: 'retries_forgiven',
+  startFailedOn: 'start_failed_on',
+  preemptedAttempt: 'preempted_attempt',
+  preemptedFor: 'preempted_for',
+  lastPreemptedAt: 'last_preempted_at',
+  startedAt: 'started_at',
+  finishedAt: 'finished_at',
 };
 
 /**
@@ -140,7 +195,12 @@ const COLUMNS: Record<keyof JobChanges, string> = {
  * and reserves `eventCount` event seqs. Returns the first reserved seq. Throws ConcurrentUpdateError on a lost race.
  */
 export async function casUpdateJob(
-  sql: Sql, id: string, expectedVersion: number, changes: JobChanges, eventCount: number, now: Date,
+  sql: Sql,
+  id: string,
+  expectedVersion: number,
+  changes: JobChanges,
+  eventCount: number,
+  now: Date,
 ): Promise<{ firstSeq: number; version: number }> {
   const params: unknown[] = [id, expectedVersion, eventCount, now];
   const sets = Object.entries(changes).map(([k, v]) => {
@@ -180,10 +240,7 @@ const FIND_JOBS_WITH_RANKS = `SELECT j.*, COALESCE((
 /** Jobs with the ranks of their current attempts, in one round trip (the report path reads both for every report). */
 export async function findJobsWithRanks(sql: Sql, ids: readonly string[]): Promise<Map<string, { job: JobRecord; ranks: RankRecord[] }>> {
   if (ids.length === 0) return new Map();
-  const rows = await sql.rows(
-    FIND_JOBS_WITH_RANKS,
-    [ids],
-  );
+  const rows = await sql.rows(FIND_JOBS_WITH_RANKS, [ids]);
   return new Map(rows.map((row) => [row.id as string, { job: toJobRecord(row), ranks: row.current_ranks as RankRecord[] }]));
 }
 
@@ -231,18 +288,27 @@ export async function releaseQueueGpus(sql: Sql, freed: ReadonlyArray<{ queue: s
 }
 
 export interface JobEventRecord {
-  seq: number; type: string; at: Date; fromState: string | null; toState: string | null;
-  attempt: number | null; nodeIds: string[] | null; reason: string | null;
+  seq: number;
+  type: string;
+  at: Date;
+  fromState: string | null;
+  toState: string | null;
+  attempt: number | null;
+  nodeIds: string[] | null;
+  reason: string | null;
 }
 
 export async function listJobEvents(sql: Sql, jobId: string, afterSeq: number, limit: number): Promise<JobEventRecord[]> {
-  const rows = await sql.rows<Record<string, any>>(
-    `SELECT * FROM job_events WHERE job_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-    [jobId, afterSeq, limit],
-  );
+  const rows = await sql.rows<Record<string, any>>(`SELECT * FROM job_events WHERE job_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, [jobId, afterSeq, limit]);
   return rows.map((r) => ({
-    seq: r.seq, type: r.type, at: r.at, fromState: r.from_state, toState: r.to_state,
-    attempt: r.attempt, nodeIds: r.node_ids, reason: r.reason,
+    seq: r.seq,
+    type: r.type,
+    at: r.at,
+    fromState: r.from_state,
+    toState: r.to_state,
+    attempt: r.attempt,
+    nodeIds: r.node_ids,
+    reason: r.reason,
   }));
 }
 
@@ -271,10 +337,7 @@ const LIVE_RANKS_ON_NODES = prepared(`SELECT j.*, a.node_id AS rank_node_id, a.s
 /** Every unreleased rank of a current attempt on the given nodes, with its job: the desired state. */
 export async function loadLiveRanksOnNodes(sql: Sql, nodeIds: string[]): Promise<LiveRankRow[]> {
   if (nodeIds.length === 0) return [];
-  const rows = await sql.rows<Record<string, any>>(
-    LIVE_RANKS_ON_NODES,
-    [nodeIds],
-  );
+  const rows = await sql.rows<Record<string, any>>(LIVE_RANKS_ON_NODES, [nodeIds]);
   return rows.map((r) => ({ job: toJobRecord(r), nodeId: r.rank_node_id, rankState: r.rank_state, placedAt: r.rank_created_at }));
 }
 
@@ -329,9 +392,23 @@ export type QueuedJobHead = ReturnType<typeof toQueuedJobHead>;
 function toQueuedJobHead(r: Record<string, any>) {
   const j: JobRecord = toJobRecord(r);
   return {
-    id: j.id, queue: j.queue, owner: j.owner, state: j.state, attempt: j.attempt, version: j.version, traceParent: j.traceParent, nodes: j.nodes,
-    gpus: j.gpus, gpuModel: j.gpuModel, cpuCores: j.cpuCores, memoryMiB: j.memoryMiB, pendingReason: j.pendingReason,
-    arrayOf: j.arrayOf, arrayParallelism: j.arrayParallelism, startFailedOn: j.startFailedOn, maxRuntimeSeconds: j.maxRuntimeSeconds ?? null,
+    id: j.id,
+    queue: j.queue,
+    owner: j.owner,
+    state: j.state,
+    attempt: j.attempt,
+    version: j.version,
+    traceParent: j.traceParent,
+    nodes: j.nodes,
+    gpus: j.gpus,
+    gpuModel: j.gpuModel,
+    cpuCores: j.cpuCores,
+    memoryMiB: j.memoryMiB,
+    pendingReason: j.pendingReason,
+    arrayOf: j.arrayOf,
+    arrayParallelism: j.arrayParallelism,
+    startFailedOn: j.startFailedOn,
+    maxRuntimeSeconds: j.maxRuntimeSeconds ?? null,
   };
 }
 

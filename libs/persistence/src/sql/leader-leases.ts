@@ -30,10 +30,11 @@ export async function acquireLeadership(sql: Sql, name: string, holder: string, 
  * ends, so a deposed leader that wakes up late cannot commit.
  */
 export async function holdsLeadership(sql: Sql, who: Leadership): Promise<boolean> {
-  const rows = await sql.rows(
-    `SELECT 1 FROM leader_leases WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > now() FOR SHARE`,
-    [who.name, who.holder, who.epoch],
-  );
+  const rows = await sql.rows(`SELECT 1 FROM leader_leases WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > now() FOR SHARE`, [
+    who.name,
+    who.holder,
+    who.epoch,
+  ]);
   return rows.length === 1;
 }
 

@@ -31,9 +31,11 @@ const NODES_CHANGED_SINCE = prepared(`SELECT h.horizon, h.removed, n.*, n.change
          ARRAY(SELECT node_id FROM removed_nodes WHERE removed_xid >= $1::xid8) AS removed
      ) h
      LEFT JOIN nodes n ON n.changed_xid >= $1::xid8`);
-const ALL_NODES_PAGE = prepared(`SELECT h.horizon, n.*, n.changed_xid::text AS changed_xid_text FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon) h
+const ALL_NODES_PAGE =
+  prepared(`SELECT h.horizon, n.*, n.changed_xid::text AS changed_xid_text FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon) h
      LEFT JOIN LATERAL (SELECT * FROM nodes WHERE id > $1 ORDER BY id LIMIT $2) n ON true`);
-const WRITERS_PAGE = prepared(`SELECT h.horizon, n.id, n.changed_xid::text AS changed_xid_text FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon) h
+const WRITERS_PAGE =
+  prepared(`SELECT h.horizon, n.id, n.changed_xid::text AS changed_xid_text FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon) h
      LEFT JOIN LATERAL (SELECT id, changed_xid FROM nodes WHERE id > $1 ORDER BY id LIMIT $2) n ON true`);
 const NODES_BY_ID = prepared(`SELECT n.*, n.changed_xid::text AS changed_xid_text FROM nodes n WHERE n.id = ANY($1::text[])`);
 /** Rows per statement of a read of every node. */

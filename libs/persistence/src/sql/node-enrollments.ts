@@ -29,7 +29,9 @@ export async function revokeNodeEnrollment(sql: Sql, nodeId: string, now: Date):
 
 /** A node's enrollment as the database holds it now (not a replica's copy); null when never enrolled. */
 export async function findEnrollment(sql: Sql, nodeId: string): Promise<{ generation: number; revoked: boolean } | null> {
-  const [row] = await sql.rows<{ generation: number; revoked_at: Date | null }>(`SELECT generation, revoked_at FROM node_enrollments WHERE node_id = $1`, [nodeId]);
+  const [row] = await sql.rows<{ generation: number; revoked_at: Date | null }>(`SELECT generation, revoked_at FROM node_enrollments WHERE node_id = $1`, [
+    nodeId,
+  ]);
   return row ? { generation: row.generation, revoked: row.revoked_at !== null } : null;
 }
 

@@ -35,13 +35,16 @@ export async function appendNodeEvents(sql: Sql, events: NewNodeEvent[], epoch: 
 
 /** One node's events after `afterId`, oldest first. */
 export async function listNodeEvents(sql: Sql, nodeId: string, afterId: number, limit: number): Promise<NodeEventRecord[]> {
-  const rows = await sql.rows<Record<string, any>>(
-    `SELECT * FROM node_events WHERE node_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
-    [nodeId, afterId, limit],
-  );
+  const rows = await sql.rows<Record<string, any>>(`SELECT * FROM node_events WHERE node_id = $1 AND id > $2 ORDER BY id LIMIT $3`, [nodeId, afterId, limit]);
   return rows.map((r) => ({
-    id: Number(r.id), nodeId: r.node_id, type: r.type, at: r.at, fromHealth: r.from_health ?? undefined, toHealth: r.to_health ?? undefined,
-    reason: r.reason ?? undefined, jobIds: r.job_ids ?? undefined,
+    id: Number(r.id),
+    nodeId: r.node_id,
+    type: r.type,
+    at: r.at,
+    fromHealth: r.from_health ?? undefined,
+    toHealth: r.to_health ?? undefined,
+    reason: r.reason ?? undefined,
+    jobIds: r.job_ids ?? undefined,
   }));
 }
 

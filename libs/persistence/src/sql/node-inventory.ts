@@ -18,7 +18,10 @@ export interface RecordedTopology {
   exceeded: InventoryResource[];
 }
 
-const byId = <T>(id: (x: T) => string) => (a: T, b: T) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0);
+const byId =
+  <T>(id: (x: T) => string) =>
+  (a: T, b: T) =>
+    id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0;
 
 /**
  * Records reported topologies (the heartbeat-ingester, for nodes that are new or changed only), in
@@ -60,17 +63,22 @@ export async function declareInventories(sql: Sql, declared: Array<{ nodeId: str
   if (declared.length === 0) return;
   const ordered = [...declared].sort(byId((d) => d.nodeId));
   const ids = ordered.map((d) => d.nodeId);
-  const enrolled = new Set((await sql.rows<{ node_id: string }>(
-    `SELECT node_id FROM node_enrollments WHERE node_id = ANY($1::text[]) ORDER BY node_id FOR UPDATE`, [ids],
-  )).map((r) => r.node_id));
+  const enrolled = new Set(
+    (await sql.rows<{ node_id: string }>(`SELECT node_id FROM node_enrollments WHERE node_id = ANY($1::text[]) ORDER BY node_id FOR UPDATE`, [ids])).map(
+      (r) => r.node_id,
+    ),
+  );
   const rows = await sql.rows<{ id: string; zone: string; rack: string; logs_port: number | null; reported: ReportedHardwareRecord }>(
-    `SELECT id, zone, rack, logs_port, reported FROM nodes WHERE id = ANY($1::text[]) AND reported IS NOT NULL ORDER BY id FOR UPDATE`, [ids],
+    `SELECT id, zone, rack, logs_port, reported FROM nodes WHERE id = ANY($1::text[]) AND reported IS NOT NULL ORDER BY id FOR UPDATE`,
+    [ids],
   );
   const reports = new Map(rows.map((n) => [n.id, reportedTopologyOf({ ...n, logsPort: n.logs_port })!]));
-  const pins = ordered.filter((d) => enrolled.has(d.nodeId)).map((d) => {
-    const reported = reports.get(d.nodeId);
-    return { nodeId: d.nodeId, inventory: reported ? pinAfterReport(d.inventory, reported) : d.inventory };
-  });
+  const pins = ordered
+    .filter((d) => enrolled.has(d.nodeId))
+    .map((d) => {
+      const reported = reports.get(d.nodeId);
+      return { nodeId: d.nodeId, inventory: reported ? pinAfterReport(d.inventory, reported) : d.inventory };
+    });
   await writeInventories(sql, pins);
   const believed = pins.filter((p) => reports.has(p.nodeId)).map((p) => believedTopology(reports.get(p.nodeId)!, p.inventory).topology);
   if (believed.length === 0) return;
@@ -82,8 +90,14 @@ export async function declareInventories(sql: Sql, declared: Array<{ nodeId: str
      WHERE n.id = v.id AND (n.gpu_model, n.gpus_total, n.gpu_indices, n.cpu_cores, n.memory_mib, n.address)
        IS DISTINCT FROM (v.gpu_model, v.gpus_total, v.gpu_indices::int[], v.cpu_cores, v.memory_mib, v.address)`,
     [
-      believed.map((t) => t.id), believed.map((t) => t.gpuModel), believed.map((t) => t.gpusTotal), believed.map((t) => intArrayLiteral(t.gpuIndices)),
-      believed.map((t) => t.cpuCores), believed.map((t) => t.memoryMiB), believed.map((t) => t.address), now,
+      believed.map((t) => t.id),
+      believed.map((t) => t.gpuModel),
+      believed.map((t) => t.gpusTotal),
+      believed.map((t) => intArrayLiteral(t.gpuIndices)),
+      believed.map((t) => t.cpuCores),
+      believed.map((t) => t.memoryMiB),
+      believed.map((t) => t.address),
+      now,
     ],
   );
 }
@@ -95,21 +109,35 @@ export async function lockPinnedInventory(sql: Sql, nodeId: string): Promise<Nod
 }
 
 /** What a node row says the node last reported, as a topology; null for a row that has no report. */
-export function reportedTopologyOf(n: { id: string; zone: string; rack: string; logsPort: number | null; reported: ReportedHardwareRecord | null }): NodeTopology | null {
+export function reportedTopologyOf(n: {
+  id: string;
+  zone: string;
+  rack: string;
+  logsPort: number | null;
+  reported: ReportedHardwareRecord | null;
+}): NodeTopology | null {
   const r = n.reported;
   if (r === null) return null;
   return {
-    id: n.id, zone: n.zone, rack: n.rack, logsPort: n.logsPort, gpuModel: r.gpuModel, gpusTotal: r.gpuIndices.length, gpuIndices: r.gpuIndices,
-    cpuCores: r.cpuCores, memoryMiB: Number(r.memoryMiB), address: r.address,
+    id: n.id,
+    zone: n.zone,
+    rack: n.rack,
+    logsPort: n.logsPort,
+    gpuModel: r.gpuModel,
+    gpusTotal: r.gpuIndices.length,
+    gpuIndices: r.gpuIndices,
+    cpuCores: r.cpuCores,
+    memoryMiB: Number(r.memoryMiB),
+    address: r.address,
   };
 }
 
 async function writeInventories(sql: Sql, pins: Array<{ nodeId: string; inventory: NodeInventory }>): Promise<void> {
   if (pins.length === 0) return;
-  await sql.rows(
-    `UPDATE node_enrollments e SET inventory = v.inventory FROM unnest($1::text[], $2::jsonb[]) AS v (id, inventory) WHERE e.node_id = v.id`,
-    [pins.map((p) => p.nodeId), pins.map((p) => JSON.stringify(p.inventory))],
-  );
+  await sql.rows(`UPDATE node_enrollments e SET inventory = v.inventory FROM unnest($1::text[], $2::jsonb[]) AS v (id, inventory) WHERE e.node_id = v.id`, [
+    pins.map((p) => p.nodeId),
+    pins.map((p) => JSON.stringify(p.inventory)),
+  ]);
 }
 
 /**

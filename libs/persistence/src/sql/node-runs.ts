@@ -31,8 +31,11 @@ export async function loadNodeRuns(sql: Sql, nodeIds: readonly string[]): Promis
     if (!entry) out.set(r.id, (entry = { changedXid: r.xid, ranks: [] }));
     if (r.gpus === null) continue; // no live rank
     entry.ranks.push({
-      gpus: r.gpus, cpuCores: r.cpu_cores, memoryMiB: Number(r.memory_mib),
-      startedAtMs: r.started_at === null ? null : new Date(r.started_at).getTime(), maxRuntimeSeconds: r.max_runtime_seconds,
+      gpus: r.gpus,
+      cpuCores: r.cpu_cores,
+      memoryMiB: Number(r.memory_mib),
+      startedAtMs: r.started_at === null ? null : new Date(r.started_at).getTime(),
+      maxRuntimeSeconds: r.max_runtime_seconds,
     });
   }
   return out;

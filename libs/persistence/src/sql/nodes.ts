@@ -53,12 +53,28 @@ export interface NodeRecord {
 
 export function toNodeRecord(r: Record<string, any>): NodeRecord {
   return {
-    id: r.id, zone: r.zone, rack: r.rack, gpuModel: r.gpu_model, gpusTotal: r.gpus_total, cpuCores: r.cpu_cores,
-    memoryMiB: Number(r.memory_mib), gpuIndices: r.gpu_indices ?? [], gpusHeld: r.gpus_held ?? [], address: r.address ?? null, logsPort: r.logs_port ?? null,
-    gpusAllocated: r.gpus_allocated, cpuAllocated: r.cpu_allocated,
-    memoryAllocated: Number(r.memory_allocated), cordoned: r.cordoned, drainDeadline: r.drain_deadline ?? null, version: Number(r.version),
-    firstSeenAt: r.first_seen_at, updatedAt: r.updated_at,
-    reported: r.reported ?? null, cordonReason: r.cordon_reason ?? null, startFailures: r.start_failures ?? 0,
+    id: r.id,
+    zone: r.zone,
+    rack: r.rack,
+    gpuModel: r.gpu_model,
+    gpusTotal: r.gpus_total,
+    cpuCores: r.cpu_cores,
+    memoryMiB: Number(r.memory_mib),
+    gpuIndices: r.gpu_indices ?? [],
+    gpusHeld: r.gpus_held ?? [],
+    address: r.address ?? null,
+    logsPort: r.logs_port ?? null,
+    gpusAllocated: r.gpus_allocated,
+    cpuAllocated: r.cpu_allocated,
+    memoryAllocated: Number(r.memory_allocated),
+    cordoned: r.cordoned,
+    drainDeadline: r.drain_deadline ?? null,
+    version: Number(r.version),
+    firstSeenAt: r.first_seen_at,
+    updatedAt: r.updated_at,
+    reported: r.reported ?? null,
+    cordonReason: r.cordon_reason ?? null,
+    startFailures: r.start_failures ?? 0,
     ...(r.declared !== undefined ? { declared: r.declared } : {}),
   };
 }
@@ -70,7 +86,13 @@ export interface TopologyWrite {
 }
 
 /** The report as nodes.reported keeps it (the rest of a topology is in the row's own columns). */
-export function reportedRecord(t: NodeTopology): { gpuModel: string | null; gpuIndices: number[]; cpuCores: number; memoryMiB: number; address: string | null } {
+export function reportedRecord(t: NodeTopology): {
+  gpuModel: string | null;
+  gpuIndices: number[];
+  cpuCores: number;
+  memoryMiB: number;
+  address: string | null;
+} {
   return { gpuModel: t.gpuModel, gpuIndices: t.gpuIndices, cpuCores: t.cpuCores, memoryMiB: t.memoryMiB, address: t.address };
 }
 
@@ -79,7 +101,13 @@ export function reportedRecord(t: NodeTopology): { gpuModel: string | null; gpuI
  * believes with recordReportedTopology); returns how many rows were written.
  */
 export async function upsertNodeTopology(sql: Sql, nodes: NodeTopology[], now: Date): Promise<number> {
-  return (await upsertTopologyWrites(sql, nodes.map((t) => ({ believed: t, reported: t })), now)).size;
+  return (
+    await upsertTopologyWrites(
+      sql,
+      nodes.map((t) => ({ believed: t, reported: t })),
+      now,
+    )
+  ).size;
 }
 
 /**
@@ -90,11 +118,25 @@ export async function upsertNodeTopology(sql: Sql, nodes: NodeTopology[], now: D
 export async function upsertTopologyWrites(sql: Sql, nodes: TopologyWrite[], now: Date): Promise<Set<string>> {
   if (nodes.length === 0) return new Set();
   const params: unknown[] = [now];
-  const tuples = [...nodes].sort((a, b) => (a.believed.id < b.believed.id ? -1 : 1)).map(({ believed: t, reported }) => {
-    params.push(t.id, t.zone, t.rack, t.gpuModel, t.gpusTotal, t.cpuCores, t.memoryMiB, intArrayLiteral(t.gpuIndices), t.address, t.logsPort, JSON.stringify(reportedRecord(reported)));
-    const b = params.length - 11;
-    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::int, $${b + 6}::int, $${b + 7}::bigint, $${b + 8}::int[], $${b + 9}::text, $${b + 10}::int, $${b + 11}::jsonb, $1::timestamptz, $1::timestamptz)`;
-  });
+  const tuples = [...nodes]
+    .sort((a, b) => (a.believed.id < b.believed.id ? -1 : 1))
+    .map(({ believed: t, reported }) => {
+      params.push(
+        t.id,
+        t.zone,
+        t.rack,
+        t.gpuModel,
+        t.gpusTotal,
+        t.cpuCores,
+        t.memoryMiB,
+        intArrayLiteral(t.gpuIndices),
+        t.address,
+        t.logsPort,
+        JSON.stringify(reportedRecord(reported)),
+      );
+      const b = params.length - 11;
+      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::int, $${b + 6}::int, $${b + 7}::bigint, $${b + 8}::int[], $${b + 9}::text, $${b + 10}::int, $${b + 11}::jsonb, $1::timestamptz, $1::timestamptz)`;
+    });
   const rows = await sql.rows<{ id: string }>(
     `INSERT INTO nodes (id, zone, rack, gpu_model, gpus_total, cpu_cores, memory_mib, gpu_indices, address, logs_port, reported, first_seen_at, updated_at)
      VALUES ${tuples.join(', ')}
@@ -140,10 +182,9 @@ export async function loadNodeRacks(sql: Sql): Promise<Array<{ nodeId: string; r
 
 /** Unreleased ranks on one node: (job, attempt) pairs. */
 export async function liveRanksOnNode(sql: Sql, nodeId: string): Promise<Array<{ jobId: string; attempt: number }>> {
-  const rows = await sql.rows<{ job_id: string; attempt: number }>(
-    `SELECT job_id, attempt FROM attempt_nodes WHERE node_id = $1 AND released_at IS NULL`,
-    [nodeId],
-  );
+  const rows = await sql.rows<{ job_id: string; attempt: number }>(`SELECT job_id, attempt FROM attempt_nodes WHERE node_id = $1 AND released_at IS NULL`, [
+    nodeId,
+  ]);
   return rows.map((r) => ({ jobId: r.job_id, attempt: r.attempt }));
 }
 
@@ -159,10 +200,7 @@ export async function listNodesPage(sql: Sql, filter: NodeListFilter, afterId: s
   if (afterId !== null) where.push(`n.id > $${params.push(afterId)}`);
   if (filter.gpuModel !== undefined) where.push(`n.gpu_model = $${params.push(filter.gpuModel)}`);
   if (filter.zone !== undefined) where.push(`n.zone = $${params.push(filter.zone)}`);
-  const rows = await sql.rows(
-    `${WITH_DECLARED} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY n.id LIMIT $${params.push(limit)}`,
-    params,
-  );
+  const rows = await sql.rows(`${WITH_DECLARED} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY n.id LIMIT $${params.push(limit)}`, params);
   return rows.map(toNodeRecord);
 }
 

@@ -123,29 +123,49 @@ const COMMIT_PLACEMENTS = prepared(`WITH p AS (
  * on nothing else.
  */
 export async function commitPlacementsThatHold(
-  sql: Sql, placements: PlacementWrite[], nodeVersions: Map<string, number>, now: Date, fence: PlacementFence = { queues: [], cohorts: [] },
+  sql: Sql,
+  placements: PlacementWrite[],
+  nodeVersions: Map<string, number>,
+  now: Date,
+  fence: PlacementFence = { queues: [], cohorts: [] },
 ): Promise<{ placed: string[]; lost: string[] }> {
   if (placements.length === 0) return { placed: [], lost: [] };
-  const ranks = placements.flatMap((p) => p.nodeIds.map((nodeId, rank) => ({ jobId: p.jobId, rank, nodeId, devices: intArrayLiteral(p.gpuIndices[rank] ?? []) })));
+  const ranks = placements.flatMap((p) =>
+    p.nodeIds.map((nodeId, rank) => ({ jobId: p.jobId, rank, nodeId, devices: intArrayLiteral(p.gpuIndices[rank] ?? []) })),
+  );
   const nodeIds = [...new Set(ranks.map((r) => r.nodeId))];
   const commands = placements.flatMap((p) => p.commands.map((c) => ({ ...c, jobId: p.jobId })));
-  const [row] = await sql.rows<{ placed: string[] | null; commands: string }>(
-    COMMIT_PLACEMENTS,
-    [
-      placements.map((p) => p.jobId), placements.map((p) => p.expectedVersion), placements.map((p) => p.attempt),
-      placements.map((p) => textArrayLiteral(p.nodeIds)), placements.map((p) => p.perRank.gpus), placements.map((p) => p.perRank.cpuCores),
-      placements.map((p) => p.perRank.memoryMiB),
-      ranks.map((r) => r.jobId), ranks.map((r) => r.rank), ranks.map((r) => r.nodeId),
-      nodeIds, nodeIds.map((id) => nodeVersions.get(id)!),
-      now,
-      commands.map((c) => c.jobId), commands.map((c) => c.topic), commands.map((c) => c.key), commands.map((c) => JSON.stringify(c.value)),
-      commands.map((c) => JSON.stringify(c.headers ?? {})),
-      ranks.map((r) => r.devices), placements.map((p) => intArrayLiteral(p.gpuIndices.flat())),
-      fence.queues.map((q) => q.queue), fence.queues.map((q) => q.cap), fence.queues.map((q) => q.cohort),
-      fence.cohorts.map((c) => c.cohort), fence.cohorts.map((c) => c.cap),
-    ],
-  );
+  const [row] = await sql.rows<{ placed: string[] | null; commands: string }>(COMMIT_PLACEMENTS, [
+    placements.map((p) => p.jobId),
+    placements.map((p) => p.expectedVersion),
+    placements.map((p) => p.attempt),
+    placements.map((p) => textArrayLiteral(p.nodeIds)),
+    placements.map((p) => p.perRank.gpus),
+    placements.map((p) => p.perRank.cpuCores),
+    placements.map((p) => p.perRank.memoryMiB),
+    ranks.map((r) => r.jobId),
+    ranks.map((r) => r.rank),
+    ranks.map((r) => r.nodeId),
+    nodeIds,
+    nodeIds.map((id) => nodeVersions.get(id)!),
+    now,
+    commands.map((c) => c.jobId),
+    commands.map((c) => c.topic),
+    commands.map((c) => c.key),
+    commands.map((c) => JSON.stringify(c.value)),
+    commands.map((c) => JSON.stringify(c.headers ?? {})),
+    ranks.map((r) => r.devices),
+    placements.map((p) => intArrayLiteral(p.gpuIndices.flat())),
+    fence.queues.map((q) => q.queue),
+    fence.queues.map((q) => q.cap),
+    fence.queues.map((q) => q.cohort),
+    fence.cohorts.map((c) => c.cohort),
+    fence.cohorts.map((c) => c.cap),
+  ]);
   if (Number(row.commands) > 0) wakeRelayOnCommit(sql);
   const placed = new Set(row.placed ?? []);
-  return { placed: placements.filter((p) => placed.has(p.jobId)).map((p) => p.jobId), lost: placements.filter((p) => !placed.has(p.jobId)).map((p) => p.jobId) };
+  return {
+    placed: placements.filter((p) => placed.has(p.jobId)).map((p) => p.jobId),
+    lost: placements.filter((p) => !placed.has(p.jobId)).map((p) => p.jobId),
+  };
 }

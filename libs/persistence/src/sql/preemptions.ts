@@ -15,8 +15,15 @@ export const PREEMPTED = 'PREEMPTED';
  */
 export async function loadPreemptibleAttempts(sql: Sql, belowBand: number): Promise<PreemptibleAttempt[]> {
   const rows = await sql.rows<{
-    id: string; attempt: number; priority: number; node_ids: string[]; gpus: number; cpu_cores: number; memory_mib: string;
-    last_preempted_at: Date | null; preempted_attempt: number | null;
+    id: string;
+    attempt: number;
+    priority: number;
+    node_ids: string[];
+    gpus: number;
+    cpu_cores: number;
+    memory_mib: string;
+    last_preempted_at: Date | null;
+    preempted_attempt: number | null;
   }>(
     `SELECT j.id, j.attempt, q.priority, j.node_ids, j.gpus, j.cpu_cores, j.memory_mib, j.last_preempted_at, j.preempted_attempt
      FROM queues q JOIN jobs j ON j.queue = q.name AND j.state = 'RUNNING'
@@ -24,7 +31,10 @@ export async function loadPreemptibleAttempts(sql: Sql, belowBand: number): Prom
     [belowBand],
   );
   return rows.map((r) => ({
-    jobId: r.id, attempt: r.attempt, band: r.priority, nodeIds: r.node_ids ?? [],
+    jobId: r.id,
+    attempt: r.attempt,
+    band: r.priority,
+    nodeIds: r.node_ids ?? [],
     perNode: { gpus: r.gpus, cpuCores: r.cpu_cores, memoryMiB: Number(r.memory_mib) },
     lastPreemptedAtMs: r.last_preempted_at ? r.last_preempted_at.getTime() : null,
     preempting: r.preempted_attempt !== null,
@@ -48,14 +58,29 @@ export interface CohortAttempt {
 /** Every RUNNING attempt of the queues named (one index range each, jobs_active_by_queue): read only when a lender may reclaim. */
 export async function loadCohortAttempts(sql: Sql, queues: readonly string[]): Promise<CohortAttempt[]> {
   if (queues.length === 0) return [];
-  const rows = await sql.rows<{ id: string; attempt: number; queue: string; gpus: number; nodes: number; started_at: Date | null; updated_at: Date; last_preempted_at: Date | null; preempted_attempt: number | null }>(
+  const rows = await sql.rows<{
+    id: string;
+    attempt: number;
+    queue: string;
+    gpus: number;
+    nodes: number;
+    started_at: Date | null;
+    updated_at: Date;
+    last_preempted_at: Date | null;
+    preempted_attempt: number | null;
+  }>(
     `SELECT id, attempt, queue, gpus, nodes, started_at, updated_at, last_preempted_at, preempted_attempt
      FROM jobs WHERE queue = ANY($1::text[]) AND state = 'RUNNING'`,
     [[...queues]],
   );
   return rows.map((r) => ({
-    jobId: r.id, attempt: r.attempt, queue: r.queue, gpus: r.gpus * r.nodes, placedAt: (r.started_at ?? r.updated_at).getTime(),
-    lastPreemptedAtMs: r.last_preempted_at ? r.last_preempted_at.getTime() : null, preempting: r.preempted_attempt !== null,
+    jobId: r.id,
+    attempt: r.attempt,
+    queue: r.queue,
+    gpus: r.gpus * r.nodes,
+    placedAt: (r.started_at ?? r.updated_at).getTime(),
+    lastPreemptedAtMs: r.last_preempted_at ? r.last_preempted_at.getTime() : null,
+    preempting: r.preempted_attempt !== null,
   }));
 }
 
@@ -82,7 +107,11 @@ export async function loadAttemptsStopping(sql: Sql): Promise<{ preemptors: Set<
  * Either way the preemptor is looked at again next cycle. Victims are locked in id order, as every writer does.
  */
 export async function requestPreemption(
-  sql: Sql, preemptorId: string, victims: ReadonlyArray<{ jobId: string; attempt: number }>, graceMs: number, now: Date,
+  sql: Sql,
+  preemptorId: string,
+  victims: ReadonlyArray<{ jobId: string; attempt: number }>,
+  graceMs: number,
+  now: Date,
 ): Promise<boolean> {
   // The preemptor's row first: two scheduler replicas preempting for it at once serialise here, and
   // the second finds it placed, or with victims already stopping for it, and gives up.
@@ -101,13 +130,28 @@ export async function requestPreemption(
   );
   // Some victims are marked already: throwing rolls them back with the rest.
   if (rows.length !== ordered.length) throw new ConcurrentUpdateError(`victims of ${preemptorId}`);
-  await appendEventsOfJobs(sql, rows.map((r) => ({
-    jobId: r.id, seq: r.last_event_seq,
-    event: { type: 'PREEMPTION_REQUESTED', at: now, attempt: r.attempt, nodeIds: r.node_ids, reason: `${PREEMPTED}: for job ${preemptorId}, ${graceMs} ms to stop` },
-  })));
-  await enqueueOutbox(sql, rows.flatMap((r) => r.node_ids.map((nodeId) => {
-    const kill: KillCommand = { type: 'KILL', nodeId, jobId: r.id, attempt: r.attempt, issuedAt: now.getTime(), reason: PREEMPTED, graceMs };
-    return { topic: TOPICS.agentCommands, key: nodeId, value: kill };
-  })));
+  await appendEventsOfJobs(
+    sql,
+    rows.map((r) => ({
+      jobId: r.id,
+      seq: r.last_event_seq,
+      event: {
+        type: 'PREEMPTION_REQUESTED',
+        at: now,
+        attempt: r.attempt,
+        nodeIds: r.node_ids,
+        reason: `${PREEMPTED}: for job ${preemptorId}, ${graceMs} ms to stop`,
+      },
+    })),
+  );
+  await enqueueOutbox(
+    sql,
+    rows.flatMap((r) =>
+      r.node_ids.map((nodeId) => {
+        const kill: KillCommand = { type: 'KILL', nodeId, jobId: r.id, attempt: r.attempt, issuedAt: now.getTime(), reason: PREEMPTED, graceMs };
+        return { topic: TOPICS.agentCommands, key: nodeId, value: kill };
+      }),
+    ),
+  );
   return true;
 }

@@ -31,8 +31,18 @@ export interface QueueUsage {
 }
 
 const toQueue = (r: Record<string, any>): QueueRecord => ({
-  name: r.name, priority: r.priority, quotaGpus: r.quota_gpus, weight: Number(r.weight), allowedOwners: r.allowed_owners ?? null, preemption: r.preemption ?? 'never', hostIpc: r.host_ipc === true, ownerWeights: r.owner_weights ?? null,
-  parent: r.parent ?? null, borrowingLimitGpus: r.borrowing_limit_gpus ?? 0, createdAt: r.created_at, updatedAt: r.updated_at,
+  name: r.name,
+  priority: r.priority,
+  quotaGpus: r.quota_gpus,
+  weight: Number(r.weight),
+  allowedOwners: r.allowed_owners ?? null,
+  preemption: r.preemption ?? 'never',
+  hostIpc: r.host_ipc === true,
+  ownerWeights: r.owner_weights ?? null,
+  parent: r.parent ?? null,
+  borrowingLimitGpus: r.borrowing_limit_gpus ?? 0,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 /**
@@ -43,8 +53,16 @@ const toQueue = (r: Record<string, any>): QueueRecord => ({
 export async function insertQueue(
   sql: Sql,
   q: {
-    name: string; priority: number; quotaGpus: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy; hostIpc?: boolean;
-    ownerWeights?: Record<string, number> | null; parent?: string | null; borrowingLimitGpus?: number;
+    name: string;
+    priority: number;
+    quotaGpus: number | null;
+    weight?: number;
+    allowedOwners?: string[] | null;
+    preemption?: PreemptionPolicy;
+    hostIpc?: boolean;
+    ownerWeights?: Record<string, number> | null;
+    parent?: string | null;
+    borrowingLimitGpus?: number;
   },
   now: Date,
 ): Promise<boolean> {
@@ -52,8 +70,19 @@ export async function insertQueue(
     `INSERT INTO queues (name, priority, quota_gpus, weight, created_at, updated_at, allowed_owners, preemption, host_ipc, owner_weights, parent, borrowing_limit_gpus)
      VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9::jsonb, $10, $11)
      ON CONFLICT (name) DO NOTHING RETURNING name`,
-    [q.name, q.priority, q.quotaGpus, q.weight ?? 1, now, q.allowedOwners ?? null, q.preemption ?? 'never', q.hostIpc ?? false,
-      q.ownerWeights ? JSON.stringify(q.ownerWeights) : null, q.parent ?? null, q.borrowingLimitGpus ?? 0],
+    [
+      q.name,
+      q.priority,
+      q.quotaGpus,
+      q.weight ?? 1,
+      now,
+      q.allowedOwners ?? null,
+      q.preemption ?? 'never',
+      q.hostIpc ?? false,
+      q.ownerWeights ? JSON.stringify(q.ownerWeights) : null,
+      q.parent ?? null,
+      q.borrowingLimitGpus ?? 0,
+    ],
   );
   return rows.length === 1;
 }
@@ -68,10 +97,18 @@ export async function listQueues(sql: Sql): Promise<QueueRecord[]> {
 }
 
 export async function updateQueue(
-  sql: Sql, name: string,
+  sql: Sql,
+  name: string,
   changes: {
-    priority?: number; quotaGpus?: number | null; weight?: number; allowedOwners?: string[] | null; preemption?: PreemptionPolicy; hostIpc?: boolean;
-    ownerWeights?: Record<string, number> | null; parent?: string | null; borrowingLimitGpus?: number;
+    priority?: number;
+    quotaGpus?: number | null;
+    weight?: number;
+    allowedOwners?: string[] | null;
+    preemption?: PreemptionPolicy;
+    hostIpc?: boolean;
+    ownerWeights?: Record<string, number> | null;
+    parent?: string | null;
+    borrowingLimitGpus?: number;
   },
   now: Date,
 ): Promise<QueueRecord | null> {
@@ -82,10 +119,23 @@ export async function updateQueue(
        host_ipc = COALESCE($10, host_ipc), owner_weights = CASE WHEN $11::boolean THEN $12::jsonb ELSE owner_weights END,
        parent = CASE WHEN $13::boolean THEN $14 ELSE parent END, borrowing_limit_gpus = COALESCE($15::integer, borrowing_limit_gpus)
      WHERE name = $1 RETURNING *`,
-    [name, changes.priority ?? null, 'quotaGpus' in changes, changes.quotaGpus ?? null, now, changes.weight ?? null,
-      'allowedOwners' in changes, changes.allowedOwners ?? null, changes.preemption ?? null, changes.hostIpc ?? null,
-      'ownerWeights' in changes, changes.ownerWeights ? JSON.stringify(changes.ownerWeights) : null,
-      'parent' in changes, changes.parent ?? null, changes.borrowingLimitGpus ?? null],
+    [
+      name,
+      changes.priority ?? null,
+      'quotaGpus' in changes,
+      changes.quotaGpus ?? null,
+      now,
+      changes.weight ?? null,
+      'allowedOwners' in changes,
+      changes.allowedOwners ?? null,
+      changes.preemption ?? null,
+      changes.hostIpc ?? null,
+      'ownerWeights' in changes,
+      changes.ownerWeights ? JSON.stringify(changes.ownerWeights) : null,
+      'parent' in changes,
+      changes.parent ?? null,
+      changes.borrowingLimitGpus ?? null,
+    ],
   );
   return row ? toQueue(row) : null;
 }

@@ -17,12 +17,27 @@ const NO_MODEL = '';
 const toModel = (m: string | null): string | null => (m === null || m === NO_MODEL ? null : m);
 
 interface IntervalRow {
-  owner: string; queue: string; gpu_model: string | null; gpus: number; cpu_cores: number; attempt: number; rank: number; started_at: Date; ended_at: Date | null;
+  owner: string;
+  queue: string;
+  gpu_model: string | null;
+  gpus: number;
+  cpu_cores: number;
+  attempt: number;
+  rank: number;
+  started_at: Date;
+  ended_at: Date | null;
 }
 
 const toInterval = (r: IntervalRow, endMs: number): HeldInterval => ({
-  owner: r.owner, queue: r.queue, gpuModel: toModel(r.gpu_model), gpus: r.gpus, cpuCores: r.cpu_cores,
-  attempt: r.attempt, rank: r.rank, startMs: r.started_at.getTime(), endMs,
+  owner: r.owner,
+  queue: r.queue,
+  gpuModel: toModel(r.gpu_model),
+  gpus: r.gpus,
+  cpuCores: r.cpu_cores,
+  attempt: r.attempt,
+  rank: r.rank,
+  startMs: r.started_at.getTime(),
+  endMs,
 });
 
 /** What one fold did. */
@@ -58,8 +73,16 @@ export async function foldUsage(sql: Sql, now: Date, halfLifeSeconds: number, li
      SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
      ON CONFLICT (hour, owner, queue, gpu_model) DO UPDATE SET gpu_ms = usage_hourly.gpu_ms + excluded.gpu_ms,
        cpu_ms = usage_hourly.cpu_ms + excluded.cpu_ms, attempts = usage_hourly.attempts + excluded.attempts, jobs = usage_hourly.jobs + excluded.jobs`,
-    [cells.map((c) => new Date(c.start)), cells.map((c) => c.owner), cells.map((c) => c.queue), cells.map((c) => c.gpuModel ?? NO_MODEL),
-      cells.map((c) => c.gpuMs), cells.map((c) => c.cpuMs), cells.map((c) => c.attempts), cells.map((c) => c.jobs)],
+    [
+      cells.map((c) => new Date(c.start)),
+      cells.map((c) => c.owner),
+      cells.map((c) => c.queue),
+      cells.map((c) => c.gpuModel ?? NO_MODEL),
+      cells.map((c) => c.gpuMs),
+      cells.map((c) => c.cpuMs),
+      cells.map((c) => c.attempts),
+      cells.map((c) => c.jobs),
+    ],
   );
   await addFairShareUsage(sql, [...decayed.values()], now.getTime(), halfLifeSeconds);
   await sql.rows(
@@ -71,7 +94,12 @@ export async function foldUsage(sql: Sql, now: Date, halfLifeSeconds: number, li
 }
 
 /** Adds ended ranks' decayed GPU-seconds to fair_share_usage, each pair's stored value decayed to the same instant first. */
-async function addFairShareUsage(sql: Sql, pairs: Array<{ queue: string; owner: string; records: IntervalRow[] }>, nowMs: number, halfLifeSeconds: number): Promise<void> {
+async function addFairShareUsage(
+  sql: Sql,
+  pairs: Array<{ queue: string; owner: string; records: IntervalRow[] }>,
+  nowMs: number,
+  halfLifeSeconds: number,
+): Promise<void> {
   const stored = await sql.rows<{ queue: string; owner: string; gpu_seconds: number; as_of: Date }>(
     `SELECT queue, owner, gpu_seconds, as_of FROM fair_share_usage f JOIN unnest($1::text[], $2::text[]) AS k (q, o) ON f.queue = k.q AND f.owner = k.o
      ORDER BY queue, owner FOR UPDATE OF f`,
@@ -131,8 +159,14 @@ export async function loadUsageReport(sql: Sql, range: UsageRange, owner: string
   for (const r of rows) {
     if (r.kind === 'cell') {
       report.addCell({
-        start: r.started_at.getTime(), owner: r.owner, queue: r.queue, gpuModel: toModel(r.gpu_model),
-        gpuMs: Number(r.gpu_ms), cpuMs: Number(r.cpu_ms), attempts: Number(r.attempts), jobs: Number(r.jobs),
+        start: r.started_at.getTime(),
+        owner: r.owner,
+        queue: r.queue,
+        gpuModel: toModel(r.gpu_model),
+        gpuMs: Number(r.gpu_ms),
+        cpuMs: Number(r.cpu_ms),
+        attempts: Number(r.attempts),
+        jobs: Number(r.jobs),
       });
     } else {
       report.addInterval(toInterval(r, r.kind === 'ended' ? r.ended_at!.getTime() : runningEnd));

@@ -30,7 +30,11 @@ const HTTP_DRAIN_MS = 10_000;
  * consumers commit and stop, the outbox relay flushes, clients close), and the process exits by
  * the same signal.
  */
-export async function bootstrapService(module: Type<unknown> | DynamicModule, config: ServiceEnv, opts: BootstrapOptions = {}): Promise<NestFastifyApplication> {
+export async function bootstrapService(
+  module: Type<unknown> | DynamicModule,
+  config: ServiceEnv,
+  opts: BootstrapOptions = {},
+): Promise<NestFastifyApplication> {
   const problems = new ProblemDetailsFilter(opts.translateError);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,

@@ -18,14 +18,17 @@ export class ServiceEnv implements ConfigRules {
    * SASL mechanism to authenticate to Kafka with (contract 4.1); unset: no SASL. `oauthbearer` is a
    * real node agent's alone: it connects as its node's principal with tokens from the gateway (ADR 0034).
    */
-  @IsOptional() @IsIn(['scram-sha-512', 'scram-sha-256', 'plain', 'oauthbearer']) KAFKA_SASL_MECHANISM?: 'scram-sha-512' | 'scram-sha-256' | 'plain' | 'oauthbearer';
+  @IsOptional() @IsIn(['scram-sha-512', 'scram-sha-256', 'plain', 'oauthbearer']) KAFKA_SASL_MECHANISM?:
+    'scram-sha-512' | 'scram-sha-256' | 'plain' | 'oauthbearer';
   /** This process's Kafka principal and its password; required with a KAFKA_SASL_MECHANISM other than oauthbearer. */
   @ValidateIf((e: ServiceEnv) => e.KAFKA_SASL_MECHANISM !== undefined && e.KAFKA_SASL_MECHANISM !== 'oauthbearer')
-  @IsString() @MinLength(1, { message: 'KAFKA_SASL_USERNAME is required when KAFKA_SASL_MECHANISM is set' })
+  @IsString()
+  @MinLength(1, { message: 'KAFKA_SASL_USERNAME is required when KAFKA_SASL_MECHANISM is set' })
   KAFKA_SASL_USERNAME?: string;
   /** The password of KAFKA_SASL_USERNAME; required with it. */
   @ValidateIf((e: ServiceEnv) => e.KAFKA_SASL_MECHANISM !== undefined && e.KAFKA_SASL_MECHANISM !== 'oauthbearer')
-  @IsString() @MinLength(1, { message: 'KAFKA_SASL_PASSWORD is required when KAFKA_SASL_MECHANISM is set' })
+  @IsString()
+  @MinLength(1, { message: 'KAFKA_SASL_PASSWORD is required when KAFKA_SASL_MECHANISM is set' })
   KAFKA_SASL_PASSWORD?: string;
   /** TLS to the brokers. */
   @IsIn(['true', 'false']) KAFKA_SSL: 'true' | 'false' = 'false';
@@ -81,14 +84,17 @@ export class StatefulServiceEnv extends ServiceEnv {
    * Ed25519 private key (PEM, PKCS#8) that signs agent commands (contract 4.1). Required by the
    * services that send commands: gateway, scheduler, reconciler.
    */
-  @IsOptional() @Matches(/-----BEGIN PRIVATE KEY-----/, { message: 'GANTRY_COMMAND_SIGNING_KEY must be a PEM (PKCS#8) Ed25519 private key' })
+  @IsOptional()
+  @Matches(/-----BEGIN PRIVATE KEY-----/, { message: 'GANTRY_COMMAND_SIGNING_KEY must be a PEM (PKCS#8) Ed25519 private key' })
   GANTRY_COMMAND_SIGNING_KEY?: string;
   /**
    * The secret every node credential is derived from (HMAC-SHA256(secret, node id and generation)).
    * Required by the services that enroll nodes or verify what they send: gateway, heartbeat-ingester,
    * reconciler. At least 32 characters.
    */
-  @IsOptional() @IsString() @MinLength(32, { message: 'GANTRY_NODE_CREDENTIAL_SECRET must be at least 32 characters' })
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'GANTRY_NODE_CREDENTIAL_SECRET must be at least 32 characters' })
   GANTRY_NODE_CREDENTIAL_SECRET?: string;
   /** A heartbeat's sentAt or a report's at further than this from the broker's receive time is refused, ms. */
   @IsInt() @Min(1000) GANTRY_CLOCK_SKEW_MS: number = 30000;

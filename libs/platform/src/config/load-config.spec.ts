@@ -22,7 +22,10 @@ describe('loadConfig', () => {
     }
   });
 
-  it.each([['GANTRY_NODE_CREDENTIAL_SECRET', 'too-short-secret'], ['GANTRY_COMMAND_SIGNING_KEY', 'not-a-pem-but-a-secret']])('names a bad secret (%s) without showing its value', (name, value) => {
+  it.each([
+    ['GANTRY_NODE_CREDENTIAL_SECRET', 'too-short-secret'],
+    ['GANTRY_COMMAND_SIGNING_KEY', 'not-a-pem-but-a-secret'],
+  ])('names a bad secret (%s) without showing its value', (name, value) => {
     expect(() => loadConfig(StatefulServiceEnv, { [name]: value })).toThrow(`${name}=<${value.length} characters, not shown>`);
     expect(() => loadConfig(StatefulServiceEnv, { [name]: value })).not.toThrow(value);
   });

@@ -34,9 +34,7 @@ export function loadConfig<T extends object>(cls: new () => T, env: NodeJS.Proce
   const config = plainToInstance(cls, defined, { enableImplicitConversion: true, exposeDefaultValues: true });
   const errors: ValidationError[] = validateSync(config, { whitelist: true, forbidUnknownValues: true });
   if (errors.length > 0) {
-    throw new ConfigError(
-      errors.map((e) => `${e.property}=${shown(e.property, env[e.property])}: ${Object.values(e.constraints ?? {}).join('; ')}`),
-    );
+    throw new ConfigError(errors.map((e) => `${e.property}=${shown(e.property, env[e.property])}: ${Object.values(e.constraints ?? {}).join('; ')}`));
   }
   const rules = config as ConfigRules;
   const given = new Set(Object.keys(defined));

@@ -2,8 +2,12 @@ import { defaultDetectorIntervalMs, defaultFenceMs, defaultHeartbeatMs, defaultI
 import { ConfigError, loadConfig } from './load-config';
 import { ServiceEnv } from './env';
 
-const at = (hb: number, suspect: number, dead: number, fence?: number) =>
-  ({ GANTRY_HEARTBEAT_MS: hb, GANTRY_NODE_SUSPECT_MS: suspect, GANTRY_NODE_DEAD_MS: dead, GANTRY_AGENT_FENCE_MS: fence });
+const at = (hb: number, suspect: number, dead: number, fence?: number) => ({
+  GANTRY_HEARTBEAT_MS: hb,
+  GANTRY_NODE_SUSPECT_MS: suspect,
+  GANTRY_NODE_DEAD_MS: dead,
+  GANTRY_AGENT_FENCE_MS: fence,
+});
 
 describe('timing defaults', () => {
   it.each([
@@ -28,7 +32,11 @@ describe('timingProblems', () => {
     ['only the contract timeouts set, defaults derived', at(667, 2000, 5000, 3750), []],
     ['heartbeat not under suspect', at(3000, 3000, 40000), [/GANTRY_HEARTBEAT_MS=3000 must be shorter than GANTRY_NODE_SUSPECT_MS=3000/]],
     ['suspect not under dead', at(1000, 40000, 40000), [/GANTRY_NODE_SUSPECT_MS=40000 must be shorter than GANTRY_NODE_DEAD_MS=40000/]],
-    ['dead within a heartbeat of suspect', at(5000, 15000, 19000), [/GANTRY_NODE_DEAD_MS=19000 must exceed GANTRY_NODE_SUSPECT_MS=15000 by more than GANTRY_HEARTBEAT_MS=5000/]],
+    [
+      'dead within a heartbeat of suspect',
+      at(5000, 15000, 19000),
+      [/GANTRY_NODE_DEAD_MS=19000 must exceed GANTRY_NODE_SUSPECT_MS=15000 by more than GANTRY_HEARTBEAT_MS=5000/],
+    ],
     ['fence not under dead', at(5000, 15000, 40000, 40000), [/GANTRY_AGENT_FENCE_MS=40000 must be shorter than GANTRY_NODE_DEAD_MS=40000/]],
     ['fence not over a heartbeat', at(5000, 15000, 40000, 5000), [/GANTRY_AGENT_FENCE_MS=5000 must be longer than GANTRY_HEARTBEAT_MS=5000/]],
     ['two rules broken', at(50000, 15000, 10000), [/GANTRY_HEARTBEAT_MS/, /GANTRY_NODE_SUSPECT_MS=15000 must be shorter/]],
@@ -39,8 +47,9 @@ describe('timingProblems', () => {
   });
 
   it('marks the values the environment did not set as defaults', () => {
-    expect(timingProblems(at(5000, 15000, 10000), new Set(['GANTRY_NODE_DEAD_MS']))[0])
-      .toBe('GANTRY_NODE_SUSPECT_MS=15000 (default) must be shorter than GANTRY_NODE_DEAD_MS=10000: a node is DEGRADED before it is dead');
+    expect(timingProblems(at(5000, 15000, 10000), new Set(['GANTRY_NODE_DEAD_MS']))[0]).toBe(
+      'GANTRY_NODE_SUSPECT_MS=15000 (default) must be shorter than GANTRY_NODE_DEAD_MS=10000: a node is DEGRADED before it is dead',
+    );
   });
 });
 
@@ -58,6 +67,8 @@ describe('loadConfig with the timing rules', () => {
 
   it('refuses timings that contradict each other, naming the variables', () => {
     expect(() => loadConfig(ServiceEnv, { GANTRY_NODE_DEAD_MS: '10000' })).toThrow(ConfigError);
-    expect(() => loadConfig(ServiceEnv, { GANTRY_NODE_DEAD_MS: '10000' })).toThrow(/GANTRY_NODE_SUSPECT_MS=15000 \(default\) must be shorter than GANTRY_NODE_DEAD_MS=10000/);
+    expect(() => loadConfig(ServiceEnv, { GANTRY_NODE_DEAD_MS: '10000' })).toThrow(
+      /GANTRY_NODE_SUSPECT_MS=15000 \(default\) must be shorter than GANTRY_NODE_DEAD_MS=10000/,
+    );
   });
 });

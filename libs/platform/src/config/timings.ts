@@ -64,12 +64,16 @@ export function timingProblems(t: Timings, given: ReadonlySet<string> = new Set(
     problems.push(`${show('GANTRY_NODE_SUSPECT_MS')} must be shorter than ${show('GANTRY_NODE_DEAD_MS')}: a node is DEGRADED before it is dead`);
   } else if (dead - suspect <= hb) {
     // ADR 0007: nodes of a partitioned rack cross the dead timeout spread over one heartbeat period.
-    problems.push(`${show('GANTRY_NODE_DEAD_MS')} must exceed ${show('GANTRY_NODE_SUSPECT_MS')} by more than ${show('GANTRY_HEARTBEAT_MS')}: a partitioned rack must look partitioned before its first node is dead`);
+    problems.push(
+      `${show('GANTRY_NODE_DEAD_MS')} must exceed ${show('GANTRY_NODE_SUSPECT_MS')} by more than ${show('GANTRY_HEARTBEAT_MS')}: a partitioned rack must look partitioned before its first node is dead`,
+    );
   }
   const fence = t.GANTRY_AGENT_FENCE_MS;
   if (fence !== undefined) {
     if (fence >= dead) {
-      problems.push(`${show('GANTRY_AGENT_FENCE_MS')} must be shorter than ${show('GANTRY_NODE_DEAD_MS')}: the agent must stop its work before the control plane places it elsewhere`);
+      problems.push(
+        `${show('GANTRY_AGENT_FENCE_MS')} must be shorter than ${show('GANTRY_NODE_DEAD_MS')}: the agent must stop its work before the control plane places it elsewhere`,
+      );
     }
     if (fence <= hb) {
       problems.push(`${show('GANTRY_AGENT_FENCE_MS')} must be longer than ${show('GANTRY_HEARTBEAT_MS')}: an agent waits a period for each acknowledgement`);

@@ -25,7 +25,11 @@ describe('checkBodyShape', () => {
     ['the deepest body allowed', nest(BODY_SHAPE_LIMITS.maxDepth), null],
     ['one level deeper', nest(BODY_SHAPE_LIMITS.maxDepth + 1), /nests deeper than 32 levels$/.source],
     ['the most keys allowed in one object', Object.fromEntries(Array.from({ length: BODY_SHAPE_LIMITS.maxKeysPerObject }, (_, i) => [`k${i}`, i])), null],
-    ['one key more, nested', { env: Object.fromEntries(Array.from({ length: BODY_SHAPE_LIMITS.maxKeysPerObject + 1 }, (_, i) => [`k${i}`, i])) }, 'env: has more than 1024 keys'],
+    [
+      'one key more, nested',
+      { env: Object.fromEntries(Array.from({ length: BODY_SHAPE_LIMITS.maxKeysPerObject + 1 }, (_, i) => [`k${i}`, i])) },
+      'env: has more than 1024 keys',
+    ],
     ['a NUL in a nested string', { command: ['ok', 'a\u0000b'] }, 'command[1]: must not contain a NUL character'],
     ['a NUL in a key', { env: { 'A\u0000': 'x' } }, 'env.A\u0000: a key must not contain a NUL character'],
     ['a NUL in a top-level string', { name: '\u0000' }, 'name: must not contain a NUL character'],

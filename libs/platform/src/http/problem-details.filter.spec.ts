@@ -6,10 +6,22 @@ import { ProblemDetailsFilter } from './problem-details.filter';
 function render(exception: unknown, filter = new ProblemDetailsFilter()) {
   const sent: { status?: number; type?: string; body?: any; headers: Record<string, string> } = { headers: {} };
   const reply = {
-    status(s: number) { sent.status = s; return this; },
-    type(t: string) { sent.type = t; return this; },
-    header(n: string, v: string) { sent.headers[n] = v; return this; },
-    send(b: string) { sent.body = JSON.parse(b); return this; },
+    status(s: number) {
+      sent.status = s;
+      return this;
+    },
+    type(t: string) {
+      sent.type = t;
+      return this;
+    },
+    header(n: string, v: string) {
+      sent.headers[n] = v;
+      return this;
+    },
+    send(b: string) {
+      sent.body = JSON.parse(b);
+      return this;
+    },
   } as unknown as FastifyReply;
   filter.render(exception, { method: 'POST', url: '/v1/jobs' } as FastifyRequest, reply);
   return sent;
@@ -23,13 +35,25 @@ describe('ProblemDetailsFilter', () => {
 
   it.each<[string, unknown, number, string, string | RegExp]>([
     ['an ApiError: its own problem', new ApiError(ErrorCode.UNPROCESSABLE, 'queue q does not exist'), 422, 'unprocessable', 'queue q does not exist'],
-    ["Fastify's body limit (Nest maps it to a 413 HttpException)", new HttpException('Request body is too large', 413), 413, 'payload-too-large', 'request body exceeds 1 MiB'],
+    [
+      "Fastify's body limit (Nest maps it to a 413 HttpException)",
+      new HttpException('Request body is too large', 413),
+      413,
+      'payload-too-large',
+      'request body exceeds 1 MiB',
+    ],
     ['any other 413', new PayloadTooLargeException(), 413, 'payload-too-large', 'request body exceeds 1 MiB'],
     ['a 404', new NotFoundException('Cannot GET /x'), 404, 'not-found', 'Cannot GET /x'],
     ['a 400 (an undecodable URL)', new BadRequestException("'/v1/jobs/%zz' is not a valid url component"), 400, 'validation-failed', /not a valid url/],
     ['an unexpected error: a 500 that hides it', new Error('db password is hunter2'), 500, 'internal', /^internal error; quote error id [0-9a-f-]{36}$/],
     ['a 5xx HttpException: a 500 as well', new HttpException('upstream', 502), 500, 'internal', /^internal error; quote error id/],
-    ['a 503 (not ready): a 503 naming what is down', new HttpException({ status: 'error', error: { postgres: { status: 'down', message: 'timeout' } } }, 503), 503, 'unavailable', 'not ready: postgres (timeout)'],
+    [
+      'a 503 (not ready): a 503 naming what is down',
+      new HttpException({ status: 'error', error: { postgres: { status: 'down', message: 'timeout' } } }, 503),
+      503,
+      'unavailable',
+      'not ready: postgres (timeout)',
+    ],
   ])('%s', (_n, exception, status, code, detail) => {
     const sent = render(exception);
     expect(sent.status).toBe(status);
@@ -60,9 +84,15 @@ describe('ProblemDetailsFilter', () => {
 
   it('renders an error its translator knows as the problem it means, and logs nothing', () => {
     const timeout = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
-    const filter = new ProblemDetailsFilter((e) => ((e as { code?: string }).code === '57014' ? new ApiError(ErrorCode.UNAVAILABLE, 'database busy').retryAfter(2) : null));
+    const filter = new ProblemDetailsFilter((e) =>
+      (e as { code?: string }).code === '57014' ? new ApiError(ErrorCode.UNAVAILABLE, 'database busy').retryAfter(2) : null,
+    );
     const sent = render(timeout, filter);
-    expect({ status: sent.status, detail: sent.body.detail, headers: sent.headers }).toEqual({ status: 503, detail: 'database busy', headers: { 'retry-after': '2' } });
+    expect({ status: sent.status, detail: sent.body.detail, headers: sent.headers }).toEqual({
+      status: 503,
+      detail: 'database busy',
+      headers: { 'retry-after': '2' },
+    });
     expect(error).not.toHaveBeenCalled();
     expect(render(new Error('other'), filter).status).toBe(500);
   });

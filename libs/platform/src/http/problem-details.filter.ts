@@ -42,7 +42,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       const status = e.getStatus();
       // The only 413 is the body limit (BODY_LIMIT_BYTES); Fastify's message would not say which.
       if (status === 413) return problemFor(ErrorCode.PAYLOAD_TOO_LARGE, 'request body exceeds 1 MiB');
-      const code = status === 404 ? ErrorCode.NOT_FOUND : status === 401 ? ErrorCode.UNAUTHENTICATED : status === 403 ? ErrorCode.FORBIDDEN : ErrorCode.VALIDATION_FAILED;
+      const code =
+        status === 404 ? ErrorCode.NOT_FOUND : status === 401 ? ErrorCode.UNAUTHENTICATED : status === 403 ? ErrorCode.FORBIDDEN : ErrorCode.VALIDATION_FAILED;
       return { ...problemFor(code, e.message), status };
     }
     const errorId = randomUUID();

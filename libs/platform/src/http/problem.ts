@@ -58,7 +58,11 @@ export class ApiError extends HttpException {
   /** Response headers that go with the problem (`Retry-After` on a 429 or 503). */
   readonly headers: Record<string, string> = {};
 
-  constructor(readonly code: ErrorCode, detail: string, readonly fieldErrors?: FieldError[]) {
+  constructor(
+    readonly code: ErrorCode,
+    detail: string,
+    readonly fieldErrors?: FieldError[],
+  ) {
     super(problemFor(code, detail, fieldErrors), STATUS[code][0]);
   }
 

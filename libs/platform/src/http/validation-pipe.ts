@@ -18,7 +18,10 @@ export type FastValidator = (value: unknown) => object | null;
 
 /** A body whose DTO has a FastValidator skips class-transformer and class-validator when the check accepts it. */
 class FastPathValidationPipe extends ValidationPipe {
-  constructor(options: ConstructorParameters<typeof ValidationPipe>[0], private readonly fast: ReadonlyMap<unknown, FastValidator>) {
+  constructor(
+    options: ConstructorParameters<typeof ValidationPipe>[0],
+    private readonly fast: ReadonlyMap<unknown, FastValidator>,
+  ) {
     super(options);
   }
 

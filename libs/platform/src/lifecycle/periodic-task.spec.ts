@@ -31,9 +31,13 @@ describe('PeriodicTask', () => {
   it('hands a failed round to onError and runs the next one', async () => {
     const errors: unknown[] = [];
     let n = 0;
-    const task = new PeriodicTask(100, async () => {
-      if (++n === 1) throw new Error('boom');
-    }, (e) => errors.push(e));
+    const task = new PeriodicTask(
+      100,
+      async () => {
+        if (++n === 1) throw new Error('boom');
+      },
+      (e) => errors.push(e),
+    );
     task.start();
     await jest.advanceTimersByTimeAsync(250);
     expect(n).toBe(2);

@@ -16,8 +16,13 @@ function sources(dir: string): string[] {
 }
 
 it('docs/architecture/overview.md names every metric that apps and libs register', () => {
-  const registered = [...new Set(['apps', 'libs'].flatMap((d) => sources(join(ROOT, d)))
-    .flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/new (?:Counter|Gauge|Histogram)\(\{\s*name: '([a-z_]+)'/g)].map((m) => m[1])))];
+  const registered = [
+    ...new Set(
+      ['apps', 'libs']
+        .flatMap((d) => sources(join(ROOT, d)))
+        .flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/new (?:Counter|Gauge|Histogram)\(\{\s*name: '([a-z_]+)'/g)].map((m) => m[1])),
+    ),
+  ];
   const overview = readFileSync(join(ROOT, 'docs', 'architecture', 'overview.md'), 'utf8');
   expect(registered.length).toBeGreaterThan(20);
   expect(registered.filter((name) => !overview.includes(`\`${name}`))).toEqual([]);

@@ -38,7 +38,10 @@ export class NodeCredentialDirectory {
 
   async start(): Promise<void> {
     await this.refresh();
-    this.timer = setInterval(() => void this.refresh().catch((err) => this.logger.warn({ err }, 'node enrollments not refreshed; next tick retries')), this.refreshMs);
+    this.timer = setInterval(
+      () => void this.refresh().catch((err) => this.logger.warn({ err }, 'node enrollments not refreshed; next tick retries')),
+      this.refreshMs,
+    );
     this.timer.unref();
   }
 

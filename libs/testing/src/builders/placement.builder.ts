@@ -14,12 +14,23 @@ export async function placeJob(ds: DataSource, job: JobRecord, nodeIds: string[]
   const sql = autocommit(ds);
   const nodes = new Map((await loadNodes(sql, nodeIds)).map((n) => [n.id, n]));
   const versions = new Map([...nodes.values()].map((n) => [n.id, n.version]));
-  const { lost } = await commitPlacementsThatHold(sql, [{
-    jobId: job.id, expectedVersion: job.version, attempt: 1, nodeIds,
-    // The devices the scheduler would choose (lowest free first).
-    gpuIndices: nodeIds.map((id) => (nodes.get(id) ? chooseGpuIndices(nodes.get(id)!, job.gpus) : null) ?? []),
-    perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB }, commands: [],
-  }], versions, now);
+  const { lost } = await commitPlacementsThatHold(
+    sql,
+    [
+      {
+        jobId: job.id,
+        expectedVersion: job.version,
+        attempt: 1,
+        nodeIds,
+        // The devices the scheduler would choose (lowest free first).
+        gpuIndices: nodeIds.map((id) => (nodes.get(id) ? chooseGpuIndices(nodes.get(id)!, job.gpus) : null) ?? []),
+        perRank: { gpus: job.gpus, cpuCores: job.cpuCores, memoryMiB: job.memoryMiB },
+        commands: [],
+      },
+    ],
+    versions,
+    now,
+  );
   if (lost.length > 0) throw new Error(`placeJob: the placement of ${job.id} on ${nodeIds.join(', ')} did not hold`);
   if (opts.running) {
     await inTransaction(ds, async (tx) => {

@@ -6,9 +6,15 @@ function reachable(host, port) {
   return new Promise((resolve) => {
     const s = net.connect({ host, port: Number(port) });
     s.setTimeout(2000);
-    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once('error', () => resolve(false));
-    s.once('timeout', () => { s.destroy(); resolve(false); });
+    s.once('timeout', () => {
+      s.destroy();
+      resolve(false);
+    });
   });
 }
 
