@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the node agent relies on about a real NVIDIA host, checked on one (issue 14; README "Running real GPU work", ADR 0019):
+# What the node agent relies on about a real NVIDIA host, checked on one (issue 14; docs/gpu-nodes.md, ADR 0019):
 #   1. the agent's exact nvidia-smi query, idle and with a GPU busy, saved for the parser's tests;
 #   2. CUDA_VISIBLE_DEVICES as the agent sets it (with CUDA_DEVICE_ORDER=PCI_BUS_ID) names the device
 #      nvidia-smi calls by that index, and an empty value hides every GPU from CUDA;

@@ -70,7 +70,7 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
 }
 
 /**
- * Screenshots of each page: into docs/console/ (shown in the README) when GANTRY_UPDATE_SCREENSHOTS=1,
+ * Screenshots of each page: into docs/console/ (shown in docs/console.md) when GANTRY_UPDATE_SCREENSHOTS=1,
  * else into .cache/console-screenshots/, so an ordinary test run changes no tracked file.
  */
 export function screenshotDir(root: string): string {

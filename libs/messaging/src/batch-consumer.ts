@@ -71,7 +71,7 @@ export interface BatchConsumerOptions<T> {
   admit?: (item: ConsumedMessage<T>) => Rejection | null;
   /**
    * Handles the admitted messages of a batch, at most `maxItemsPerCall` at a time. Throw when the
-   * batch could not be handled (it is tried again, see the failure policy in the README); return
+   * batch could not be handled (it is tried again, see the failure policy in docs/services.md); return
    * the messages it will never handle, to park them.
    */
   handleBatch: (items: ConsumedMessage<T>[]) => Promise<TerminalFailure<T>[]>;
@@ -151,7 +151,7 @@ function decodeHeaders(h: IHeaders | undefined): MessageHeaders {
 type Outcome<T> = { failures: TerminalFailure<T>[] } | null;
 
 /**
- * kafkajs `eachBatch` with the failure policy every Gantry consumer shares (README): a message that
+ * kafkajs `eachBatch` with the failure policy every Gantry consumer shares (docs/services.md): a message that
  * does not parse, is not from whom it claims, or can never be handled is parked on the dead-letter
  * topic and the partition goes on; a dependency that is down is waited for, and a partition that
  * stops advancing shows on /readyz.

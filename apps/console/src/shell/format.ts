@@ -44,7 +44,7 @@ export function count(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-/** What a pending reason means, in a sentence (the reasons of the scheduler, README "Placement"). */
+/** What a pending reason means, in a sentence (the reasons of the scheduler, docs/scheduling.md). */
 export function pendingReasonText(reason: string | null | undefined): string | null {
   if (!reason) return null;
   const [code, detail] = reason.split(':');

@@ -1,4 +1,4 @@
-/** The states a job moves through; see README.md for the diagram. */
+/** The states a job moves through; docs/jobs.md says what each means. */
 export const JOB_STATES = ['QUEUED', 'SCHEDULED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Drain (contract §4.7, README "Drain").
+ * Drain (contract §4.7, docs/nodes.md).
  *
  * - `nodes.drain_deadline`: a node being drained (cordoned at the request) whose attempts still
  *   there are ended and requeued at this time by the reconciler's leader; cleared then, or by an

@@ -30,7 +30,7 @@ export type JobCreationOutcome =
  *
  * It does not retry. A request that was neither created nor found (its key's holder expired and was
  * swept between the two statements) throws ConcurrentUpdateError; trying it again claims the key
- * afresh. Retrying is the client's, with the same Idempotency-Key (README, "Retries").
+ * afresh. Retrying is the client's, with the same Idempotency-Key (docs/api.md).
  *
  * Outside a transaction on purpose: a key claimed by a concurrent batch makes this statement wait
  * on the primary key until that batch commits, and the follow-up read must then see its row, which
