@@ -20,15 +20,16 @@ import {
   PreparedStatement,
   Sql,
   autocommit,
+  claimOutboxRows,
   commitPlacementsThatHold,
   createDataSource,
   createJobs,
+  deleteClaimedOutboxRows,
   findJobsWithRanks,
   loadNodes,
   newJobId as timeOrderedJobId,
   OUTBOX_VACUUM_EVERY_ROWS,
   OutboxVacuumSchedule,
-  prepared,
   upsertNodeTopology,
   vacuumOutbox,
   writeJobReports,
@@ -212,11 +213,11 @@ async function main(): Promise<void> {
   await ds.destroy();
 }
 
-/** What a relay does with the rows (sent nowhere here): the statement of libs/messaging's OutboxRelay, and its vacuum. */
-const CLAIM_ROWS = prepared(`DELETE FROM outbox WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-  RETURNING id, topic, key, value, headers`);
+/** What a relay does with the rows (sent nowhere here): OutboxRelay's claim and delete, and its vacuum. */
 async function claimOutbox(sql: Sql): Promise<void> {
-  if (vacuums.due((await sql.rows(CLAIM_ROWS, [500])).length)) await vacuumOutbox(sql);
+  const rows = await claimOutboxRows(sql, 500);
+  await deleteClaimedOutboxRows(sql, rows);
+  if (vacuums.due(rows.length)) await vacuumOutbox(sql);
 }
 
 main().catch((e) => {

@@ -1,5 +1,14 @@
 import { DataSource } from 'typeorm';
-import { OutboxVacuumSchedule, Sql, autocommit, inTransaction, onOutboxCommitted, prepared, vacuumOutbox } from '@gantry/persistence';
+import {
+  OutboxVacuumSchedule,
+  Sql,
+  autocommit,
+  claimOutboxRows,
+  deleteClaimedOutboxRows,
+  inTransaction,
+  onOutboxCommitted,
+  vacuumOutbox,
+} from '@gantry/persistence';
 import { DeadLetter, DeadLetterPublisher } from './dead-letter';
 import { isTransientFailure } from './failure-kind';
 import { MessageProducer } from './kafka-client';
@@ -62,23 +71,6 @@ export interface OutboxRelayOptions {
 export const MAX_MESSAGE_BYTES = 900 * 1024;
 /** Messages per produce request by size: well under the broker's limits per request and per partition batch. */
 export const MAX_REQUEST_BYTES = 768 * 1024;
-
-/**
- * The claim: the first rows no other relay holds, locked, with what they carry. They are deleted
- * by `OUTBOX_DELETE` once published. Claiming and deleting in one statement,
- * `DELETE ... WHERE id IN (SELECT ... LIMIT $1 FOR UPDATE SKIP LOCKED)`, let the planner, whose
- * statistics often say the outbox is empty (its vacuums run while it is), pick a nested loop that
- * re-ran the locking subquery for every row: quadratic in the backlog, so a relay that fell behind
- * fell further (bench:dispatch, docs/benchmarks/history/dispatch.md).
- */
-export const OUTBOX_CLAIM = prepared(`SELECT ctid::text AS ctid, id, topic, key, value, headers FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`);
-
-/**
- * Deletes claimed rows by their tuple ids (stable while this transaction holds their locks). Not a
- * named statement on purpose: planned with the array in hand, it is a TID scan or one hashed pass
- * over the table, never a scan per row.
- */
-export const OUTBOX_DELETE = 'DELETE FROM outbox WHERE ctid = ANY ($1::tid[])';
 
 /**
  * Publishes outbox rows to Kafka and deletes them, so a state change and its messages are never
@@ -145,7 +137,7 @@ export class OutboxRelay {
    */
   async publishBatch(): Promise<number> {
     return inTransaction(this.opts.dataSource, async (sql) => {
-      const rows = await sql.rows<OutboxRow & { ctid: string }>(OUTBOX_CLAIM, [this.opts.batchSize ?? 500]);
+      const rows = await claimOutboxRows(sql, this.opts.batchSize ?? 500);
       if (rows.length === 0) return 0;
       const expand = new Map<string, (row: OutboxRow) => Iterable<TopicMessage>>();
       for (const [source, expander] of this.expanders) {
@@ -159,7 +151,7 @@ export class OutboxRelay {
         for (const m of messages) await out.add(this.signed(m));
       }
       await out.flush();
-      await sql.rows(OUTBOX_DELETE, [rows.map((r) => r.ctid)]);
+      await deleteClaimedOutboxRows(sql, rows);
       this.opts.onPublished?.(rows.length);
       return rows.length;
     });

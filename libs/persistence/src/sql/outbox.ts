@@ -1,4 +1,4 @@
-import { Sql } from './sql';
+import { Sql, prepared } from './sql';
 
 export interface OutboxMessage {
   topic: string;
@@ -41,6 +41,39 @@ export async function enqueueOutbox(sql: Sql, messages: OutboxMessage[]): Promis
   });
   await sql.rows(`INSERT INTO outbox (topic, key, value, headers) VALUES ${tuples.join(', ')}`, params);
   wakeRelayOnCommit(sql);
+}
+
+/** An outbox row as a relay claims it; `ctid` names it for deleteClaimedOutboxRows. */
+export interface ClaimedOutboxRow {
+  ctid: string;
+  id: string;
+  topic: string;
+  key: string | null;
+  value: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Claiming and deleting in one statement, `DELETE ... WHERE id IN (SELECT ... LIMIT $1 FOR UPDATE
+ * SKIP LOCKED)`, let the planner, whose statistics often say the outbox is empty (its vacuums run
+ * while it is), pick a nested loop that re-ran the locking subquery for every row: quadratic in
+ * the backlog, so a relay that fell behind fell further (bench:dispatch,
+ * docs/benchmarks/history/dispatch.md). So the claim only locks and reads.
+ */
+const CLAIM = prepared(`SELECT ctid::text AS ctid, id, topic, key, value, headers FROM outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`);
+
+/** Locks and reads the first `limit` rows no other relay holds, in id order, for the caller's transaction. */
+export async function claimOutboxRows(sql: Sql, limit: number): Promise<ClaimedOutboxRow[]> {
+  return sql.rows<ClaimedOutboxRow>(CLAIM, [limit]);
+}
+
+/**
+ * Deletes claimed rows by their tuple ids (stable while the transaction holds their locks). Not a
+ * named statement on purpose: planned with the array in hand, it is a TID scan or one hashed pass
+ * over the table, never a scan per row.
+ */
+export async function deleteClaimedOutboxRows(sql: Sql, rows: readonly Pick<ClaimedOutboxRow, 'ctid'>[]): Promise<void> {
+  if (rows.length > 0) await sql.rows('DELETE FROM outbox WHERE ctid = ANY ($1::tid[])', [rows.map((r) => r.ctid)]);
 }
 
 /**
